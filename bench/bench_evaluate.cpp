@@ -1,0 +1,32 @@
+// One full evaluation of Llama 3 405B on 16,384 H100s (TP 8 × PP 16 × DP 128, 8k context,
+// global batch 2048 → 16 micro-batches), as a search would run it.
+#include <benchmark/benchmark.h>
+
+#include "core/api.h"
+#include "core/estimate.h"
+#include "core/presets.h"
+
+using namespace cutlab;
+
+static Config llama405b_16k() {
+  Config c;
+  c.model = *find_model_preset("llama3-405b");
+  c.cluster = *find_cluster_preset("dgx-h100");
+  c.plan.tp = 8, c.plan.pp = 16, c.plan.dp = 128, c.plan.sp = true, c.plan.recompute = "selective";
+  c.workload.seq_len = 8192, c.workload.global_batch = 2048;
+  return c;
+}
+
+static void BM_EvaluateLlama405B_16384(benchmark::State& state) {
+  const Config c = llama405b_16k();
+  for (auto _ : state) benchmark::DoNotOptimize(evaluate(c));
+}
+BENCHMARK(BM_EvaluateLlama405B_16384);
+
+static void BM_EvaluateJsonLlama405B_16384(benchmark::State& state) {
+  const std::string text = R"({"model": "llama3-405b", "cluster": "dgx-h100",
+    "plan": {"tp": 8, "pp": 16, "dp": 128, "sp": true, "recompute": "selective"},
+    "workload": {"seq_len": 8192, "global_batch": 2048}})";
+  for (auto _ : state) benchmark::DoNotOptimize(api::evaluate_json(text));
+}
+BENCHMARK(BM_EvaluateJsonLlama405B_16384);

@@ -1,0 +1,14 @@
+// api.h: the string-in, string-out façade shared by the CLI and the WASM module.
+// Every function takes JSON text and returns JSON text: {"ok": true, "result": …} or
+// {"ok": false, "errors": [{"code", "path", "message"}, …]}. Nothing throws.
+#pragma once
+#include <string>
+
+namespace cutlab::api {
+
+std::string evaluate_json(const std::string& config_text);       // result: the estimate (README schema)
+std::string schedule_json(const std::string& config_text);       // result: the schedule with every op
+std::string gpu_json(const std::string& config_text, int rank);  // result: what one GPU holds
+std::string presets_json();                                      // result: models and clusters
+
+}  // namespace cutlab::api

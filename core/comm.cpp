@@ -1,0 +1,53 @@
+#include "core/comm.h"
+
+#include <algorithm>
+
+namespace cutlab {
+
+const char* collective_name(Collective c) {
+  switch (c) {
+    case Collective::AllReduce: return "all-reduce";
+    case Collective::AllGather: return "all-gather";
+    case Collective::ReduceScatter: return "reduce-scatter";
+    case Collective::AllToAll: return "all-to-all";
+    case Collective::SendRecv: return "send-recv";
+  }
+  return "?";
+}
+
+double collective_time_s(Collective kind, double S, const GroupInfo& g, const Cluster& c) {
+  const double n = g.size;
+  if (n <= 1 && kind != Collective::SendRecv) return 0.0;
+  const double B_nv = c.nvlink_bytes_per_s * c.efficiency.nvlink;
+  const double B_so = c.scaleout_bytes_per_s * c.efficiency.scaleout;
+  const bool spans = g.nodes_spanned > 1;
+  const double alpha = spans ? c.scaleout_latency_s : c.nvlink_latency_s;
+  const double k = std::max(1, g.members_per_node), N = std::max(1, g.nodes_spanned);
+  // Bandwidth term of a ring over the group, for a data fraction `f` of S crossing each link:
+  // intra-node over NVLink, inter-node over the k NICs of the node's members.
+  auto ring = [&](double steps_factor) {
+    if (!spans) return steps_factor * (n - 1) / n * S / B_nv;
+    const double inter = steps_factor * (N - 1) / N * S / (k * B_so);
+    const double intra = k > 1 ? steps_factor * (k - 1) / k * S / B_nv : 0.0;
+    return std::max(inter, intra);
+  };
+  switch (kind) {
+    case Collective::AllReduce:  // reduce-scatter + all-gather: 2(n−1)/n · S/B + 2(n−1)·α
+      return ring(2.0) + 2.0 * (n - 1) * alpha;
+    case Collective::AllGather:
+    case Collective::ReduceScatter:  // (n−1)/n · S/B + (n−1)·α
+      return ring(1.0) + (n - 1) * alpha;
+    case Collective::AllToAll: {
+      // Each GPU keeps 1/n of S and sends (n−1)/n; the part bound for other nodes, (n−k)/n, leaves
+      // through its own NIC while the rest moves over NVLink.
+      const double intra = (k - 1) / n * S / B_nv;
+      const double inter = spans ? (n - k) / n * S / B_so : 0.0;
+      return std::max(intra, inter) + (n - 1) * alpha;
+    }
+    case Collective::SendRecv:
+      return S / (spans ? B_so : B_nv) + alpha;
+  }
+  return 0.0;
+}
+
+}  // namespace cutlab

@@ -1,0 +1,36 @@
+// comm.h: time of one collective on one process group, alpha-beta model with ring algorithms
+// and NCCL's bus-bandwidth convention (DESIGN.md §5; Thakur et al. 2005 for the ring costs).
+// A group inside one NVLink domain runs at NVLink bandwidth; a group spanning N nodes with k
+// members per node is hierarchical: the inter-node phase moves 1/k of the data per NIC
+// (each GPU has its own NIC) and runs concurrently with the intra-node phase.
+// Ignores: tree/NVLS algorithms, congestion between concurrent groups, SHARP in-network reduction.
+#pragma once
+#include <string>
+
+#include "core/hardware.h"
+#include "core/placement.h"
+
+namespace cutlab {
+
+enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
+const char* collective_name(Collective c);
+
+// `bytes`: for all-reduce the buffer size; for all-gather / reduce-scatter the full (gathered)
+// tensor; for all-to-all the bytes each GPU sends (including its own share); for send-recv the message.
+double collective_time_s(Collective kind, double bytes, const GroupInfo& group, const Cluster& cluster);
+
+// One collective of the step, as reported.
+struct CommOp {
+  std::string axis;             // tp, cp, ep, pp, dp, edp, ...
+  Collective collective = Collective::AllReduce;
+  std::string what;             // e.g. "layer outputs, forward and backward"
+  double message_bytes = 0;     // per call
+  double calls = 0;             // per step on this GPU
+  double bytes = 0;             // message_bytes × calls
+  int group_size = 1;
+  Link link = Link::NVLink;
+  double time_s = 0;            // total per step
+  double exposed_s = 0;         // part not hidden behind compute
+};
+
+}  // namespace cutlab

@@ -1,0 +1,53 @@
+// compute.h: time of one micro-batch's forward and backward on one GPU of a pipeline stage.
+// GEMMs: FLOPs / (peak × efficiency(shape)), efficiency = gemm · x/(x + gemm_half_dim) with x the
+// smallest GEMM dimension (small or thin GEMMs under-use the tensor cores). Attention scores:
+// flash attention skips the masked half of a causal s×s matrix, at the attention efficiency.
+// Memory-bound ops (norms, activations, residuals, dropout, softmax of the loss): bytes / (HBM ×
+// efficiency). Backward = input gradients (B: one GEMM per forward GEMM, 2× attention) + weight
+// gradients (W: one GEMM per forward GEMM), Narayanan et al. 2021 §5.1.
+// Ignores: kernel launch gaps, the embedding lookup, optimizer kernels (estimate.h adds the step).
+#pragma once
+#include <vector>
+
+#include "core/hardware.h"
+#include "core/model.h"
+#include "core/placement.h"
+#include "core/plan.h"
+
+namespace cutlab {
+
+// Time of one GEMM of (M×K)·(K×N) at the given peak.
+double gemm_time_s(double M, double N, double K, double peak_flops_per_s, const Efficiencies& e);
+
+struct LayerTimes {
+  double gemm_f_s = 0;        // forward GEMMs
+  double attention_f_s = 0;   // forward score and value products
+  double memory_f_s = 0;      // forward memory-bound ops
+  double f_s() const { return gemm_f_s + attention_f_s + memory_f_s; }
+  double b_s() const { return gemm_f_s + 2.0 * attention_f_s + 2.0 * memory_f_s; }  // input gradients
+  double w_s() const { return gemm_f_s; }                                           // weight gradients
+};
+
+// One layer, one micro-batch, one GPU.
+LayerTimes layer_times(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w, bool moe);
+
+struct StageCompute {
+  int stage = 0;
+  double f_s = 0;            // forward of one micro-batch, all chunks of the stage
+  double b_s = 0;            // backward for inputs, including recomputation
+  double w_s = 0;            // backward for weights
+  double recompute_s = 0;    // part of b_s spent re-running the forward
+};
+
+// One model chunk: layers [first_layer, last_layer]; the chunk ending at the last layer also runs
+// the output layer and the loss.
+StageCompute chunk_compute(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
+                           int first_layer, int last_layer);
+// All chunks of a stage.
+StageCompute stage_compute(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
+                           const StageInfo& stage);
+
+// Peak dense FLOP/s of the workload's GEMM dtype.
+double peak_flops_per_s(const Cluster& c, const Workload& w);
+
+}  // namespace cutlab

@@ -1,0 +1,38 @@
+// hardware.h: a cluster of identical GPUs in NVLink domains joined by a scale-out network.
+// Peaks come from vendor datasheets (DESIGN.md §8); efficiencies are calibrated parameters
+// (see docs/calibration.md), never per-case factors.
+// Ignores: network topology beyond two tiers (rail-optimised fat trees are assumed non-blocking),
+// clock throttling, and the difference between NVLink generations beyond their bandwidth.
+#pragma once
+#include <string>
+
+namespace cutlab {
+
+struct Efficiencies {
+  double gemm = 0.8;            // large-GEMM fraction of dense peak
+  double gemm_half_dim = 128;   // GEMM efficiency = gemm · x/(x + gemm_half_dim), x the smallest GEMM dimension
+  double attention = 0.6;       // flash-attention score/value FLOPs, fraction of peak
+  double hbm = 0.8;             // memory-bound ops, fraction of HBM bandwidth
+  double nvlink = 0.8;          // NCCL bus bandwidth / link peak inside the NVLink domain
+  double scaleout = 0.8;        // same across the scale-out network
+  double overlap = 0.9;         // fraction of an overlappable window that really hides communication
+};
+
+struct Cluster {
+  std::string name;
+  std::string gpu;                    // e.g. "H100 SXM"
+  int gpus = 0;                       // 0: taken from the plan's mesh; else must equal it
+  int gpus_per_node = 8;              // size of the NVLink domain (8 for DGX/HGX, 72 for NVL72)
+  double hbm_bytes = 0;
+  double hbm_bytes_per_s = 0;
+  double bf16_flops_per_s = 0;        // dense peak
+  double fp8_flops_per_s = 0;         // dense peak (0: not supported)
+  double nvlink_bytes_per_s = 0;      // per GPU per direction
+  double nvlink_latency_s = 0;
+  double scaleout_bytes_per_s = 0;    // per GPU per direction (one NIC per GPU)
+  double scaleout_latency_s = 0;
+  double reserved_bytes = 0;          // CUDA context, NCCL buffers, allocator slack: not usable by the model
+  Efficiencies efficiency;
+};
+
+}  // namespace cutlab

@@ -1,0 +1,477 @@
+#include "core/json_io.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <variant>
+
+#include "core/presets.h"
+#include "core/units.h"
+
+namespace cutlab {
+
+using nlohmann::json;
+
+namespace {
+
+// [SECTION] Field tables: one row per JSON key; the struct member it fills and the factor from
+// the key's unit to SI. Reading and writing both use these tables, so keys cannot drift.
+template <class T>
+using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*>;
+
+template <class T>
+struct Field {
+  const char* key;
+  Member<T> member;
+  double scale = 1.0;  // JSON value × scale = SI value
+};
+
+const std::vector<Field<ModelSpec>>& model_fields() {
+  static const std::vector<Field<ModelSpec>> f = {
+      {"name", &ModelSpec::name},
+      {"layers", &ModelSpec::layers},
+      {"hidden", &ModelSpec::hidden},
+      {"heads", &ModelSpec::heads},
+      {"kv_heads", &ModelSpec::kv_heads},
+      {"head_dim", &ModelSpec::head_dim},
+      {"ffn_hidden", &ModelSpec::ffn_hidden},
+      {"gated_mlp", &ModelSpec::gated_mlp},
+      {"vocab", &ModelSpec::vocab},
+      {"tied_embeddings", &ModelSpec::tied_embeddings},
+      {"dropout", &ModelSpec::dropout},
+      {"experts", &ModelSpec::experts},
+      {"top_k", &ModelSpec::top_k},
+      {"shared_experts", &ModelSpec::shared_experts},
+      {"expert_ffn_hidden", &ModelSpec::expert_ffn_hidden},
+      {"dense_layers", &ModelSpec::dense_layers},
+      {"q_lora_rank", &ModelSpec::q_lora_rank},
+      {"kv_lora_rank", &ModelSpec::kv_lora_rank},
+      {"qk_rope_head_dim", &ModelSpec::qk_rope_head_dim},
+      {"v_head_dim", &ModelSpec::v_head_dim},
+  };
+  return f;
+}
+
+const std::vector<Field<Cluster>>& cluster_fields() {
+  static const std::vector<Field<Cluster>> f = {
+      {"name", &Cluster::name},
+      {"gpu", &Cluster::gpu},
+      {"gpus", &Cluster::gpus},
+      {"gpus_per_node", &Cluster::gpus_per_node},
+      {"hbm_GiB", &Cluster::hbm_bytes, units::GiB},
+      {"hbm_GBps", &Cluster::hbm_bytes_per_s, units::GBps},
+      {"bf16_TFLOPs", &Cluster::bf16_flops_per_s, units::TFLOPs},
+      {"fp8_TFLOPs", &Cluster::fp8_flops_per_s, units::TFLOPs},
+      {"nvlink_GBps", &Cluster::nvlink_bytes_per_s, units::GBps},
+      {"nvlink_latency_us", &Cluster::nvlink_latency_s, units::us},
+      {"scaleout_GBps", &Cluster::scaleout_bytes_per_s, units::GBps},
+      {"scaleout_latency_us", &Cluster::scaleout_latency_s, units::us},
+      {"reserved_GiB", &Cluster::reserved_bytes, units::GiB},
+  };
+  return f;
+}
+
+const std::vector<Field<Efficiencies>>& efficiency_fields() {
+  static const std::vector<Field<Efficiencies>> f = {
+      {"gemm", &Efficiencies::gemm},         {"gemm_half_dim", &Efficiencies::gemm_half_dim},
+      {"attention", &Efficiencies::attention}, {"hbm", &Efficiencies::hbm},
+      {"nvlink", &Efficiencies::nvlink},     {"scaleout", &Efficiencies::scaleout},
+      {"overlap", &Efficiencies::overlap},
+  };
+  return f;
+}
+
+const std::vector<Field<Plan>>& plan_fields() {
+  static const std::vector<Field<Plan>> f = {
+      {"tp", &Plan::tp},
+      {"pp", &Plan::pp},
+      {"cp", &Plan::cp},
+      {"ep", &Plan::ep},
+      {"dp", &Plan::dp},
+      {"etp", &Plan::etp},
+      {"sp", &Plan::sp},
+      {"distributed_optimizer", &Plan::distributed_optimizer},
+      {"vpp", &Plan::vpp},
+      {"schedule", &Plan::schedule},
+      {"micro_batch", &Plan::micro_batch},
+      {"recompute", &Plan::recompute},
+      {"flash_attention", &Plan::flash_attention},
+      {"rank_order", &Plan::rank_order},
+      {"overlap_grad_reduce", &Plan::overlap_grad_reduce},
+      {"overlap_param_gather", &Plan::overlap_param_gather},
+      {"tp_comm_overlap", &Plan::tp_comm_overlap},
+      {"layers_per_stage", &Plan::layers_per_stage},
+  };  // "zero" is read by hand: an integer 0–3 or "fsdp"
+  return f;
+}
+
+const std::vector<Field<Workload>>& workload_fields() {
+  static const std::vector<Field<Workload>> f = {
+      {"mode", &Workload::mode},           {"seq_len", &Workload::seq_len},
+      {"global_batch", &Workload::global_batch}, {"dtype", &Workload::dtype},
+      {"grad_dtype", &Workload::grad_dtype}, {"optimizer", &Workload::optimizer},
+  };
+  return f;
+}
+
+const char* type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::number_float: return "a number";
+    default: return "an integer";
+  }
+}
+
+bool is_integral(const json& v) {
+  if (v.is_number_integer() || v.is_number_unsigned()) return true;
+  if (!v.is_number_float()) return false;
+  const double d = v.get<double>();
+  return std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 2e9;
+}
+
+template <class T>
+void read_field(const json& v, const Field<T>& f, T& out, const std::string& path, Errors& errors) {
+  auto wrong = [&](const char* want) {
+    errors.push_back({ErrorCode::WrongType, path, std::string("must be ") + want + ", got " + type_name(v)});
+  };
+  std::visit(
+      [&](auto member) {
+        using M = std::remove_reference_t<decltype(out.*member)>;
+        if constexpr (std::is_same_v<M, int>) {
+          if (!is_integral(v)) return wrong("an integer");
+          const double d = v.get<double>();
+          if (std::fabs(d) > 2e9) return wrong("an integer below 2^31");
+          out.*member = static_cast<int>(d);
+        } else if constexpr (std::is_same_v<M, double>) {
+          if (!v.is_number()) return wrong("a number");
+          const double d = v.get<double>();
+          if (!std::isfinite(d)) return wrong("a finite number");
+          out.*member = d * f.scale;
+        } else if constexpr (std::is_same_v<M, bool>) {
+          if (!v.is_boolean()) return wrong("true or false");
+          out.*member = v.get<bool>();
+        } else if constexpr (std::is_same_v<M, std::string>) {
+          if (!v.is_string()) return wrong("a string");
+          out.*member = v.get<std::string>();
+        } else {
+          if (!v.is_array()) return wrong("an array of integers");
+          M list;
+          for (size_t i = 0; i < v.size(); ++i) {
+            if (!is_integral(v[i])) {
+              errors.push_back({ErrorCode::WrongType, path + "/" + std::to_string(i), "must be an integer"});
+              continue;
+            }
+            list.push_back(v[i].template get<int>());
+          }
+          out.*member = list;
+        }
+      },
+      f.member);
+}
+
+template <class T>
+json write_fields(const T& in, const std::vector<Field<T>>& fields) {
+  json j = json::object();
+  for (const Field<T>& f : fields) {
+    std::visit(
+        [&](auto member) {
+          using M = std::remove_cvref_t<decltype(in.*member)>;
+          if constexpr (std::is_same_v<M, double>)
+            j[f.key] = in.*member / f.scale;
+          else
+            j[f.key] = in.*member;
+        },
+        f.member);
+  }
+  return j;
+}
+
+// Reads every key of `j` into `out`; keys outside the table and `extra` are errors.
+template <class T>
+void read_fields(const json& j, const std::string& path, const std::vector<Field<T>>& fields, T& out, Errors& errors,
+                 std::initializer_list<const char*> extra = {}) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    auto f = std::find_if(fields.begin(), fields.end(), [&](const Field<T>& x) { return key == x.key; });
+    if (f != fields.end()) {
+      read_field(it.value(), *f, out, path + "/" + key, errors);
+      continue;
+    }
+    if (std::any_of(extra.begin(), extra.end(), [&](const char* e) { return key == e; })) continue;
+    std::string known;
+    for (const Field<T>& x : fields) known += (known.empty() ? "" : ", ") + std::string(x.key);
+    for (const char* e : extra) known += std::string(", ") + e;
+    errors.push_back({ErrorCode::UnknownKey, path + "/" + key, "unknown key '" + key + "' (known: " + known + ")"});
+  }
+}
+
+void require(const json& j, const std::string& path, std::initializer_list<const char*> keys, Errors& errors) {
+  for (const char* k : keys)
+    if (!j.contains(k)) errors.push_back({ErrorCode::MissingKey, path + "/" + k, std::string("missing required key '") + k + "'"});
+}
+
+std::string preset_names(bool models) {
+  std::string s;
+  if (models)
+    for (const ModelPreset& p : model_presets()) s += (s.empty() ? "" : ", ") + p.spec.name;
+  else
+    for (const ClusterPreset& p : cluster_presets()) s += (s.empty() ? "" : ", ") + p.spec.name;
+  return s;
+}
+
+// A section that may be a preset name, a full object, or a preset with overrides.
+// Returns false when the section cannot be read at all.
+template <class T, class Find>
+bool resolve_section(const json& j, const char* section, Find find, bool models, T& out, const json** overrides,
+                     Errors& errors) {
+  const std::string path = std::string("/") + section;
+  *overrides = nullptr;
+  auto from_preset = [&](const json& name, const std::string& at) {
+    if (!name.is_string()) {
+      errors.push_back({ErrorCode::WrongType, at, std::string("must be a preset name (a string), got ") + type_name(name)});
+      return false;
+    }
+    auto p = find(name.template get<std::string>());
+    if (!p) {
+      errors.push_back({ErrorCode::OutOfRange, at,
+                        "unknown preset '" + name.template get<std::string>() + "' (presets: " + preset_names(models) + ")"});
+      return false;
+    }
+    out = *p;
+    return true;
+  };
+  if (j.is_string()) return from_preset(j, path);
+  if (!j.is_object()) {
+    errors.push_back({ErrorCode::WrongType, path, std::string("must be a preset name or an object, got ") + type_name(j)});
+    return false;
+  }
+  *overrides = &j;
+  if (j.contains("preset")) return from_preset(j["preset"], path + "/preset");
+  return true;
+}
+
+}  // namespace
+
+Result<Config> config_from_json(const json& j) {
+  Result<Config> r;
+  Errors& errors = r.errors;
+  Config& c = r.value;
+  if (!j.is_object()) {
+    errors.push_back({ErrorCode::WrongType, "", std::string("the config must be an object, got ") + type_name(j)});
+    return r;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "model" && it.key() != "cluster" && it.key() != "plan" && it.key() != "workload")
+      errors.push_back({ErrorCode::UnknownKey, "/" + it.key(), "unknown key '" + it.key() + "' (known: model, cluster, plan, workload)"});
+  require(j, "", {"model", "cluster"}, errors);
+
+  if (j.contains("model")) {
+    const json* o = nullptr;
+    if (resolve_section(j["model"], "model", find_model_preset, true, c.model, &o, errors) && o) {
+      if (!o->contains("preset")) require(*o, "/model", {"layers", "hidden", "heads", "vocab"}, errors);
+      read_fields(*o, "/model", model_fields(), c.model, errors, {"preset"});
+      // Defaults that follow from other fields: MHA, and d_head = h / a.
+      if (!o->contains("preset")) {
+        if (!o->contains("kv_heads")) c.model.kv_heads = c.model.heads;
+        if (!o->contains("head_dim") && c.model.heads > 0) c.model.head_dim = c.model.hidden / c.model.heads;
+        if (!o->contains("ffn_hidden") && !o->contains("experts")) c.model.ffn_hidden = 4 * c.model.hidden;
+      }
+    }
+  }
+  if (j.contains("cluster")) {
+    const json* o = nullptr;
+    if (resolve_section(j["cluster"], "cluster", find_cluster_preset, false, c.cluster, &o, errors) && o) {
+      if (!o->contains("preset"))
+        require(*o, "/cluster", {"hbm_GiB", "hbm_GBps", "bf16_TFLOPs", "nvlink_GBps", "scaleout_GBps"}, errors);
+      read_fields(*o, "/cluster", cluster_fields(), c.cluster, errors, {"preset", "efficiency"});
+      if (o->contains("efficiency")) {
+        const json& e = (*o)["efficiency"];
+        if (e.is_object())
+          read_fields(e, "/cluster/efficiency", efficiency_fields(), c.cluster.efficiency, errors);
+        else
+          errors.push_back({ErrorCode::WrongType, "/cluster/efficiency", std::string("must be an object, got ") + type_name(e)});
+      }
+    }
+  }
+  if (j.contains("plan")) {
+    const json& p = j["plan"];
+    if (!p.is_object()) {
+      errors.push_back({ErrorCode::WrongType, "/plan", std::string("must be an object, got ") + type_name(p)});
+    } else {
+      read_fields(p, "/plan", plan_fields(), c.plan, errors, {"zero"});
+      if (p.contains("zero")) {
+        const json& z = p["zero"];
+        if (z.is_string() && z.get<std::string>() == "fsdp")
+          c.plan.zero = 3;
+        else if (is_integral(z))
+          c.plan.zero = z.get<int>();
+        else
+          errors.push_back({ErrorCode::WrongType, "/plan/zero", std::string("must be 0, 1, 2, 3 or \"fsdp\", got ") + type_name(z)});
+      }
+    }
+  }
+  // dp may be left out when cluster.gpus is given: it is what the mesh leaves, if that is whole.
+  if (j.contains("plan") && j["plan"].is_object() && !j["plan"].contains("dp") && c.cluster.gpus > 0) {
+    const Plan& p = c.plan;
+    const long long rest = static_cast<long long>(p.tp) * p.pp * p.cp * (p.etp > 0 ? 1 : p.ep);
+    if (rest > 0 && c.cluster.gpus % rest == 0)
+      c.plan.dp = static_cast<int>(c.cluster.gpus / rest);
+    else
+      errors.push_back({ErrorCode::Incompatible, "/plan/dp",
+                        "dp is not given and cluster.gpus = " + std::to_string(c.cluster.gpus) +
+                            " is not a multiple of the rest of the mesh (" + std::to_string(rest) + ")"});
+  }
+  if (j.contains("workload")) {
+    const json& w = j["workload"];
+    if (!w.is_object())
+      errors.push_back({ErrorCode::WrongType, "/workload", std::string("must be an object, got ") + type_name(w)});
+    else
+      read_fields(w, "/workload", workload_fields(), c.workload, errors);
+  }
+  return r;
+}
+
+// [SECTION] Output
+
+json to_json(const ModelSpec& m) { return write_fields(m, model_fields()); }
+json to_json(const Workload& w) { return write_fields(w, workload_fields()); }
+
+json to_json(const Cluster& c) {
+  json j = write_fields(c, cluster_fields());
+  j["efficiency"] = write_fields(c.efficiency, efficiency_fields());
+  return j;
+}
+
+json to_json(const Plan& p) {
+  json j = write_fields(p, plan_fields());
+  j["zero"] = p.zero;
+  return j;
+}
+
+json to_json(const Config& c) {
+  return {{"model", to_json(c.model)}, {"cluster", to_json(c.cluster)}, {"plan", to_json(c.plan)}, {"workload", to_json(c.workload)}};
+}
+
+json to_json(const Errors& errors) {
+  json a = json::array();
+  for (const Error& e : errors) a.push_back({{"code", error_code_name(e.code)}, {"path", e.path}, {"message", e.message}});
+  return a;
+}
+
+json to_json(const ScheduleResult& s, bool with_ops) {
+  json j = {{"name", s.name},
+            {"makespan_s", s.makespan_s},
+            {"bubble_fraction", s.bubble_fraction},
+            {"peak_alive_micro_batches", s.peak_alive_micro_batches}};
+  if (with_ops) {
+    json ops = json::array();
+    for (const Op& op : s.ops)
+      ops.push_back({{"stage", op.stage}, {"kind", op_kind_name(op.kind)}, {"micro_batch", op.micro_batch},
+                     {"chunk", op.chunk}, {"start_s", op.start_s}, {"end_s", op.end_s}});
+    j["ops"] = std::move(ops);
+    json idle = json::array();
+    for (const Interval& i : s.idle) idle.push_back({{"stage", i.stage}, {"start_s", i.start_s}, {"end_s", i.end_s}});
+    j["idle"] = std::move(idle);
+  }
+  return j;
+}
+
+json to_json(const GpuPlacement& g) {
+  json chunks = json::array();
+  for (auto [a, b] : g.seq_chunks) chunks.push_back({a, b});
+  return {{"rank", g.rank}, {"node", g.node}, {"local", g.local},
+          {"tp", g.tp}, {"cp", g.cp}, {"ep", g.ep}, {"dp", g.dp}, {"pp", g.pp}, {"etp", g.etp}, {"edp", g.edp},
+          {"replica", g.replica}, {"first_layer", g.first_layer}, {"last_layer", g.last_layer},
+          {"heads", {g.heads_begin, g.heads_end}}, {"kv_heads", {g.kv_heads_begin, g.kv_heads_end}},
+          {"ffn", {g.ffn_begin, g.ffn_end}}, {"experts", {g.experts_begin, g.experts_end}},
+          {"expert_ffn", {g.expert_ffn_begin, g.expert_ffn_end}}, {"seq_chunks", chunks},
+          {"embedding", g.embedding}, {"output", g.output}};
+}
+
+json to_json(const Estimate& e, const Config& cfg) {
+  json j;
+  j["gpus"] = e.mesh.gpus;
+  j["mesh"] = {{"gpus", e.mesh.gpus}, {"dp_attn", e.mesh.dp_attn}, {"etp", e.mesh.etp}, {"edp", e.mesh.edp},
+               {"num_micro_batches", e.mesh.num_micro_batches}};
+  j["config"] = to_json(cfg);
+  j["params"] = {{"total", e.params.total}, {"active", e.params.active}, {"embedding", e.params.embedding},
+                 {"output", e.params.output}, {"attention", e.params.attention}, {"dense_mlp", e.params.dense_mlp},
+                 {"experts", e.params.experts}};
+  j["flops"] = {{"model_per_step", e.model_flops_per_step}, {"hardware_per_step", e.hardware_flops_per_step}};
+
+  json groups = json::array();
+  for (const GroupInfo& g : e.placement.groups)
+    groups.push_back({{"axis", g.axis}, {"size", g.size}, {"count", g.count}, {"members_per_node", g.members_per_node},
+                      {"nodes_spanned", g.nodes_spanned}, {"link", link_name(g.link)}});
+  json stages = json::array();
+  for (const StageInfo& s : e.placement.stages) {
+    json chunks = json::array();
+    for (auto [a, b] : s.chunks) chunks.push_back({a, b});
+    stages.push_back({{"stage", s.stage}, {"layers", s.layers}, {"moe_layers", s.moe_layers},
+                      {"embedding", s.embedding}, {"output", s.output}, {"chunks", chunks}});
+  }
+  j["placement"] = {{"gpus", e.placement.gpus}, {"nodes", e.placement.nodes},
+                    {"gpus_per_node", e.placement.gpus_per_node}, {"rank_order", cfg.plan.rank_order},
+                    {"groups", groups}, {"stages", stages}};
+
+  json per_stage = json::array();
+  for (const StageMemory& s : e.memory.per_stage)
+    per_stage.push_back({{"stage", s.stage}, {"dense_params", s.dense_params}, {"expert_params", s.expert_params},
+                         {"weights_bytes", s.weights_bytes}, {"grads_bytes", s.grads_bytes},
+                         {"optimizer_bytes", s.optimizer_bytes}, {"activations_bytes", s.activations_bytes},
+                         {"activation_bytes_per_micro_batch", s.activation_bytes_per_micro_batch},
+                         {"in_flight_micro_batches", s.in_flight_micro_batches}, {"total_bytes", s.total_bytes},
+                         {"capacity_bytes", s.capacity_bytes}, {"fits", s.fits}});
+  j["memory"] = {{"peak_stage", e.memory.peak_stage}, {"fits", e.memory.fits},
+                 {"overflow_bytes", e.memory.overflow_bytes}, {"per_stage", per_stage}};
+
+  json comm = json::array();
+  for (const CommOp& c : e.comm)
+    comm.push_back({{"axis", c.axis}, {"collective", collective_name(c.collective)}, {"what", c.what},
+                    {"message_bytes", c.message_bytes}, {"calls", c.calls}, {"bytes", c.bytes},
+                    {"group_size", c.group_size}, {"link", link_name(c.link)}, {"time_s", c.time_s},
+                    {"exposed_s", c.exposed_s}});
+  j["comm"] = comm;
+  j["comm_stage"] = e.comm_stage;
+  j["schedule"] = to_json(e.schedule, false);
+
+  const TimeBreakdown& b = e.breakdown;
+  json st = json::array();
+  for (const StageTime& s : e.stages)
+    st.push_back({{"stage", s.stage}, {"f_s", s.f_s}, {"b_s", s.b_s}, {"w_s", s.w_s}, {"busy_s", s.busy_s},
+                  {"end_s", s.end_s}, {"dp_exposed_s", s.dp_exposed_s}, {"optimizer_s", s.optimizer_s}});
+  j["time"] = {{"step_s", e.step_s},
+               {"breakdown", {{"compute_s", b.compute_s}, {"recompute_s", b.recompute_s}, {"tp_exposed_s", b.tp_exposed_s},
+                              {"cp_exposed_s", b.cp_exposed_s}, {"ep_exposed_s", b.ep_exposed_s},
+                              {"pp_bubble_s", b.pp_bubble_s}, {"dp_exposed_s", b.dp_exposed_s},
+                              {"optimizer_s", b.optimizer_s}}},
+               {"stages", st}};
+  j["throughput"] = {{"tokens_per_s", e.tokens_per_s}, {"tokens_per_s_per_gpu", e.tokens_per_s / e.mesh.gpus},
+                     {"model_flops_per_s_per_gpu", e.model_flops_per_s_per_gpu}};
+  j["mfu"] = e.mfu;
+  j["hfu"] = e.hfu;
+  j["peak"] = {{"flops_per_s", e.peak_flops_per_s}, {"name", e.peak_name}};
+  return j;
+}
+
+json presets_json() {
+  json models = json::array(), clusters = json::array();
+  for (const ModelPreset& p : model_presets()) {
+    json m = to_json(p.spec);
+    m["source"] = p.source;
+    m["published_params"] = p.published_params;
+    models.push_back(m);
+  }
+  for (const ClusterPreset& p : cluster_presets()) {
+    json c = to_json(p.spec);
+    c["source"] = p.source;
+    clusters.push_back(c);
+  }
+  return {{"models", models}, {"clusters", clusters}};
+}
+
+}  // namespace cutlab

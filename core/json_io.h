@@ -1,0 +1,26 @@
+// json_io.h: the JSON edge of the core. Reads a config (model, cluster, plan, workload; each a
+// preset name, a full object, or {"preset": name, ...overrides}) with strict keys, collecting every
+// error with its JSON path; writes results. The only place where units are converted: JSON keys
+// carry human units (hbm_GiB, nvlink_GBps, bf16_TFLOPs, *_us), structs hold SI base units.
+#pragma once
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/error.h"
+#include "core/estimate.h"
+
+namespace cutlab {
+
+Result<Config> config_from_json(const nlohmann::json& j);
+
+nlohmann::json to_json(const ModelSpec& m);
+nlohmann::json to_json(const Cluster& c);
+nlohmann::json to_json(const Plan& p);
+nlohmann::json to_json(const Workload& w);
+nlohmann::json to_json(const Config& c);
+nlohmann::json to_json(const Estimate& e, const Config& c);
+nlohmann::json to_json(const ScheduleResult& s, bool with_ops);
+nlohmann::json to_json(const GpuPlacement& g);
+nlohmann::json to_json(const Errors& errors);
+nlohmann::json presets_json();
+
+}  // namespace cutlab

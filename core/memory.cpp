@@ -1,0 +1,153 @@
+#include "core/memory.h"
+
+#include <algorithm>
+
+namespace cutlab {
+
+StateBytesPerParam state_bytes_per_param(const Plan& plan, const Workload& w, double d) {
+  StateBytesPerParam b;
+  b.weights = 2.0;  // bf16/fp16 working copy
+  b.grads = w.grad_dtype == "fp32" ? 4.0 : 2.0;
+  b.optimizer = 12.0;  // fp32 master weights, Adam momentum and variance (ZeRO paper K = 12)
+  const int zero = std::max(plan.zero, plan.distributed_optimizer ? 1 : 0);
+  if (zero >= 1) b.optimizer /= d;
+  if (zero >= 2) b.grads /= d;
+  if (zero >= 3) b.weights /= d;
+  return b;
+}
+
+double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, bool moe) {
+  // Korthikanti et al. 2022 §4.1 count, per layer, 16-bit unless noted (bytes):
+  //   two norm inputs 4sbh, attention and MLP inputs 2sbh each, two dropout masks sbh each
+  //   (1 byte), Q and K 4sbh, V 2sbh, projection input 2sbh, MLP 4sbf (GeLU input and output),
+  //   scores 2as²b + mask as²b + dropout output 2as²b  →  s·b·h·(34 + 5·a·s/h) for f = 4h.
+  // TP divides what lives between the split GEMMs; SP divides the rest; CP divides s.
+  const double s = double(w.seq_len) / plan.cp, b = plan.micro_batch, h = m.hidden, t = plan.tp;
+  const double ts = plan.sp ? t : 1.0;
+  const double a_gpu = double(m.heads) / t;
+  const double g_gpu = std::max(1.0, double(m.kv_heads) / t);  // KV heads are replicated when tp > g
+  const double d_qk = qk_head_dim(m), d_v = v_head_dim_of(m);
+  const double drop = m.dropout ? 1.0 : 0.0;
+
+  if (plan.recompute == "full") return 2.0 * s * b * h / ts;  // only the layer input is kept
+
+  const double outside_tp = s * b * h * (4 + 2 + 2 + 2 * drop) / ts;
+  double attention;
+  if (is_mla(m)) {
+    // MLA: the latent projections' outputs (q latent, kv latent + rope key) are kept for the
+    // up-projection backward, then decompressed per-head Q, K (d_nope + d_rope), V and O input.
+    const double latents = 2.0 * s * b * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim);
+    attention = latents + 2.0 * s * b * a_gpu * (d_qk + d_qk + d_v + d_v);
+  } else {
+    attention = 2.0 * s * b * (a_gpu * d_qk + g_gpu * d_qk + g_gpu * d_v + a_gpu * d_v);
+  }
+  const bool keep_scores = plan.recompute == "none" && !plan.flash_attention;
+  // Scores of this rank's s/cp queries against all s keys (as²b when cp = 1).
+  const double scores = keep_scores ? (2.0 + 3.0 * drop) * a_gpu * s * (s * plan.cp) * b : 0.0;
+  // MLP: GeLU input and output (4sbf); SwiGLU (fused, Megatron's bias_swiglu_fusion) keeps the
+  // 2f-wide gate/up output and the product fed to the down projection: 6sbf.
+  const double per_f = m.gated_mlp ? 6.0 : 4.0;
+  double mlp;
+  if (!moe) {
+    mlp = per_f * s * b * m.ffn_hidden / t;
+  } else {
+    // Routed tokens: with balanced routing each EP rank receives s·b·k token copies; it keeps
+    // their permuted inputs (2h) and the expert MLP activations split over the expert TP group.
+    const Mesh mesh = derive_mesh(plan, w);
+    const double k = m.top_k, fe = m.expert_ffn_hidden;
+    const double routed = s * b * k * (2.0 * h + per_f * fe / mesh.etp);
+    const double shared = per_f * s * b * fe * m.shared_experts / t;
+    const double router = 4.0 * s * b * m.experts;  // fp32 router logits
+    mlp = routed + shared + router;
+  }
+  return outside_tp + attention + scores + mlp;
+}
+
+double in_flight_micro_batches(const Plan& plan, int m, int i) {
+  const double p = plan.pp;
+  if (plan.schedule == "gpipe") return m;
+  if (plan.schedule == "interleaved" && plan.vpp > 1) {
+    // Megatron's interleaved warm-up runs 2(p−i−1) + (v−1)p chunk forwards before the first
+    // backward; each chunk is 1/v of the stage. Stage 0: p + (p−1)/v = p·(1 + (p−1)/(p·v))
+    // (Korthikanti et al. 2022 §4.2.3).
+    const double v = plan.vpp;
+    return std::min<double>(m, (2.0 * (p - i - 1) + (v - 1) * p + 1) / v);
+  }
+  if (plan.schedule == "dualpipe") {
+    // DeepSeek-V3 Table 2: PP + 1 micro-batches of one stage's layers; a DualPipe device holds
+    // two stages' layers, so in units of its own layers that is (p + 1)/2.
+    return std::min<double>(m, p + 1) / 2.0;
+  }
+  return std::min<double>(m, p - i);  // 1F1B and ZB-H1 (Qi et al. 2023: same as 1F1B)
+}
+
+MemoryResult memory_per_stage(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
+                              const Placement& pl, const std::vector<double>& in_flight) {
+  MemoryResult out;
+  const Mesh mesh = derive_mesh(plan, w);
+  const LayerParams dl = dense_layer_params(m), el = moe_layer_params(m);
+  const double t = plan.tp, V = m.vocab, h = m.hidden;
+  const double dense_shards = double(mesh.dp_attn) * plan.cp;  // DP × CP (× EP) replicas of dense weights
+  const double expert_shards = mesh.edp;
+  const StateBytesPerParam dense_b = state_bytes_per_param(plan, w, dense_shards);
+  const StateBytesPerParam expert_b = state_bytes_per_param(plan, w, expert_shards);
+  const double act_dense = layer_activation_bytes(m, plan, w, false);
+  const double act_moe = is_moe(m) ? layer_activation_bytes(m, plan, w, true) : 0.0;
+  // With full recompute the backward of one layer rematerialises its activations in full.
+  Plan no_recompute = plan;
+  no_recompute.recompute = "selective";
+  const double act_rematerialised =
+      plan.recompute == "full"
+          ? std::max(layer_activation_bytes(m, no_recompute, w, false),
+                     is_moe(m) ? layer_activation_bytes(m, no_recompute, w, true) : 0.0)
+          : 0.0;
+  const double capacity = c.hbm_bytes - c.reserved_bytes;
+  const double fp8_copy = w.dtype == "fp8" ? 1.0 : 0.0;  // Transformer Engine's cached fp8 weight copy
+
+  double peak = -1;
+  for (const StageInfo& st : pl.stages) {
+    StageMemory sm;
+    sm.stage = st.stage;
+    const double n_moe = st.moe_layers, n_dense = st.layers - st.moe_layers;
+    sm.dense_params = st.layers * (dl.attention / t + dl.norms) + n_dense * dl.dense_mlp / t +
+                      n_moe * (el.router + el.shared_experts / t);
+    if (st.embedding) sm.dense_params += V * h / t;
+    if (st.output && !(m.tied_embeddings && st.embedding)) sm.dense_params += V * h / t;
+    if (st.output) sm.dense_params += h;  // final norm
+    sm.expert_params = n_moe * (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp;
+    sm.weights_bytes = sm.dense_params * (dense_b.weights + fp8_copy) + sm.expert_params * (expert_b.weights + fp8_copy);
+    if (plan.zero >= 3) {
+      // ZeRO-3 gathers the current layer's full weights (and prefetches the next one).
+      const double layer = (n_moe > 0 ? el.attention / t + el.shared_experts / t +
+                                             (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp
+                                       : dl.attention / t + dl.dense_mlp / t);
+      sm.weights_bytes += 2.0 * 2.0 * layer;
+    }
+    sm.grads_bytes = sm.dense_params * dense_b.grads + sm.expert_params * expert_b.grads;
+    sm.optimizer_bytes = sm.dense_params * dense_b.optimizer + sm.expert_params * expert_b.optimizer;
+    sm.activation_bytes_per_micro_batch = n_dense * act_dense + n_moe * act_moe;
+    sm.in_flight_micro_batches = static_cast<size_t>(st.stage) < in_flight.size()
+                                     ? in_flight[st.stage]
+                                     : in_flight_micro_batches(plan, mesh.num_micro_batches, st.stage);
+    sm.activations_bytes = sm.in_flight_micro_batches * sm.activation_bytes_per_micro_batch + act_rematerialised;
+    if (st.output) {
+      // Output layer and loss of the micro-batch in flight: fp32 logits over this rank's vocabulary
+      // slice and the fp32 input (Megatron's vocab-parallel cross entropy).
+      const double s = double(w.seq_len) / plan.cp, b = plan.micro_batch;
+      sm.activations_bytes += 4.0 * s * b * V / t + 4.0 * s * b * h / (plan.sp ? t : 1.0);
+    }
+    sm.total_bytes = sm.weights_bytes + sm.grads_bytes + sm.optimizer_bytes + sm.activations_bytes;
+    sm.capacity_bytes = capacity;
+    sm.fits = sm.total_bytes <= capacity;
+    if (sm.total_bytes > peak) {
+      peak = sm.total_bytes;
+      out.peak_stage = st.stage;
+    }
+    out.per_stage.push_back(sm);
+  }
+  out.fits = peak <= capacity;
+  out.overflow_bytes = out.fits ? 0.0 : peak - capacity;
+  return out;
+}
+
+}  // namespace cutlab

@@ -1,0 +1,65 @@
+// memory.h: memory per GPU for each pipeline stage of a training plan.
+// Model states: mixed precision with Adam (Rajbhandari et al. 2019, ZeRO, arXiv:1910.02054 §3):
+// 16-bit weights, gradients in grad_dtype, K = 12 bytes of fp32 master weights and moments, sharded
+// by ZeRO stage over the data-parallel group (Megatron's distributed optimizer = ZeRO-1).
+// Activations: Korthikanti et al. 2022 (arXiv:2205.05198) Table 2, generalised by counting the
+// stored tensors for GQA, MLA, gated MLPs, MoE, CP, SP and recompute, times in-flight micro-batches.
+// Ignores: allocator fragmentation, NCCL buffers and CUDA context (cluster.reserved_GiB covers them),
+// temporary buffers of a single op (all-gathered weights under ZeRO-3 are counted for one layer).
+#pragma once
+#include <vector>
+
+#include "core/hardware.h"
+#include "core/model.h"
+#include "core/placement.h"
+#include "core/plan.h"
+
+namespace cutlab {
+
+// Bytes per parameter of model states on one GPU, for a parameter sharded over a data-parallel
+// group of `dp_shards` GPUs. ZeRO paper Figure 1: 16, 4 + 12/Nd, 2 + 14/Nd, 16/Nd with 16-bit grads;
+// Megatron (theoretical_memory_usage.py): 18, or 6 + 12/d with the distributed optimizer.
+struct StateBytesPerParam {
+  double weights = 2;
+  double grads = 4;
+  double optimizer = 12;
+  double total() const { return weights + grads + optimizer; }
+};
+StateBytesPerParam state_bytes_per_param(const Plan& plan, const Workload& w, double dp_shards);
+
+// Stored activations of one transformer layer for one micro-batch on one GPU, bytes.
+// `moe` selects an MoE layer (routed experts replace the dense MLP).
+double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, bool moe);
+
+// Micro-batches whose activations a stage holds at peak, in units of the stage's full layers,
+// from the schedule's closed form (DESIGN.md §6; replaced by the simulated count when available).
+double in_flight_micro_batches(const Plan& plan, int num_micro_batches, int stage);
+
+struct StageMemory {
+  int stage = 0;
+  double dense_params = 0;      // per GPU, before ZeRO sharding
+  double expert_params = 0;     // per GPU, before ZeRO sharding
+  double weights_bytes = 0;
+  double grads_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double in_flight_micro_batches = 0;
+  double activation_bytes_per_micro_batch = 0;
+  double total_bytes = 0;
+  double capacity_bytes = 0;    // HBM minus cluster.reserved_GiB
+  bool fits = true;
+};
+
+struct MemoryResult {
+  std::vector<StageMemory> per_stage;
+  int peak_stage = 0;
+  bool fits = true;
+  double overflow_bytes = 0;    // peak total − capacity when it does not fit, else 0
+};
+
+// `in_flight` (optional, one per stage): peak alive micro-batches from a simulated schedule,
+// in units of the stage's full layers; empty: closed forms.
+MemoryResult memory_per_stage(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
+                              const Placement& pl, const std::vector<double>& in_flight = {});
+
+}  // namespace cutlab

@@ -1,0 +1,80 @@
+// model.h: a dense or MoE decoder-only transformer, and what it costs per token.
+// Parameter counts follow the weight shapes of Megatron-Core / Hugging Face implementations
+// (GQA attention, optional SwiGLU MLP, optional DeepSeek MLA, routed + shared experts).
+// Model FLOPs follow Narayanan et al. 2021 (arXiv:2104.04473) §5.1 as generalised in
+// Megatron-LM training.py num_floating_point_operations (GQA, gated MLP, MoE top-k).
+// Ignores: biases, learned position embeddings, MTP modules (DeepSeek-V3 reports 671B without them).
+#pragma once
+#include <string>
+
+namespace cutlab {
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;              // L, transformer blocks
+  int hidden = 0;              // h
+  int heads = 0;               // a, query heads
+  int kv_heads = 0;            // g, key/value heads (GQA; = heads for MHA)
+  int head_dim = 0;            // d_head (for MLA: the non-rotary q/k head dim, qk_nope_head_dim)
+  int ffn_hidden = 0;          // f, dense MLP hidden size
+  bool gated_mlp = false;      // SwiGLU: three matrices (gate, up, down)
+  int vocab = 0;               // V
+  bool tied_embeddings = false;
+  bool dropout = false;        // stores dropout masks (GPT, Megatron paper models); Llama: none
+  // MoE (experts = 0: dense model)
+  int experts = 0;             // routed experts per MoE layer
+  int top_k = 0;               // routed experts per token
+  int shared_experts = 0;      // always-active experts, each expert_ffn_hidden wide
+  int expert_ffn_hidden = 0;   // f_e
+  int dense_layers = 0;        // leading dense layers (DeepSeek-V3: 3)
+  // MLA (DeepSeek-V2/V3 multi-head latent attention; kv_lora_rank = 0: ordinary attention)
+  int q_lora_rank = 0;         // 0: queries projected directly
+  int kv_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+};
+
+bool is_moe(const ModelSpec& m);
+bool is_mla(const ModelSpec& m);
+int moe_layer_count(const ModelSpec& m);    // layers with experts
+int dense_layer_count(const ModelSpec& m);  // layers with a dense MLP
+
+// Parameter counts of one block's parts (not sharded).
+struct LayerParams {
+  double attention = 0;       // projections (Q, K, V, O, or MLA's down/up projections)
+  double norms = 0;           // RMSNorm/LayerNorm weights of the block
+  double dense_mlp = 0;       // dense MLP (0 in MoE layers)
+  double router = 0;          // h x E gate (MoE layers)
+  double routed_expert = 0;   // one routed expert
+  double shared_experts = 0;  // all shared experts together
+};
+LayerParams dense_layer_params(const ModelSpec& m);
+LayerParams moe_layer_params(const ModelSpec& m);
+
+struct ParamCounts {
+  double total = 0;        // every weight
+  double active = 0;       // weights touched per token (top-k routed + shared experts)
+  double embedding = 0;    // input embedding V x h
+  double output = 0;       // output layer V x h (0 if tied)
+  double attention = 0;    // all layers
+  double dense_mlp = 0;    // all dense MLPs
+  double experts = 0;      // all routed + shared experts and routers
+};
+ParamCounts count_params(const ModelSpec& m);
+
+// Query and value widths a·d_head; MLA uses qk_nope + qk_rope for q/k and v_head_dim for v.
+double qk_head_dim(const ModelSpec& m);
+double v_head_dim_of(const ModelSpec& m);
+
+// Model FLOPs of one training step over `sequences` sequences of seq_len tokens (forward +
+// backward, no recompute): 6·tokens·(active matmul params incl. the output layer) +
+// 6·B·s²·L·a·(d_qk + d_v)/2·2 for the attention scores. For GPT shapes this is
+// 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)) (Narayanan et al. 2021, eq. in §5.1 without recompute).
+double model_flops_per_step(const ModelSpec& m, double sequences, double seq_len);
+
+// Matmul FLOPs of one forward pass per token (2 per active weight, excluding the embedding lookup),
+// and attention-score FLOPs of one forward pass per sequence (QK^T and AV, full s², as Megatron counts).
+double forward_matmul_flops_per_token(const ModelSpec& m);
+double forward_attention_flops_per_sequence(const ModelSpec& m, double seq_len);
+
+}  // namespace cutlab

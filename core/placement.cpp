@@ -1,0 +1,211 @@
+#include "core/placement.h"
+
+#include <algorithm>
+#include <array>
+
+namespace cutlab {
+
+const char* link_name(Link link) { return link == Link::NVLink ? "nvlink" : "scaleout"; }
+
+namespace {
+
+struct Axis {
+  long long stride = 1;
+  int size = 1;
+};
+
+// Members of the group that contains rank 0 lying in node 0, i.e. with rank offset < G.
+// Axes are (stride, size) pairs; every member's offset is Σ c_k·stride_k.
+long long members_below(const std::vector<Axis>& axes, size_t i, long long offset, long long limit) {
+  if (i == axes.size()) return 1;
+  long long n = 0;
+  for (int k = 0; k < axes[i].size; ++k) {
+    const long long off = offset + k * axes[i].stride;
+    if (off >= limit) break;
+    n += members_below(axes, i + 1, off, limit);
+  }
+  return n;
+}
+
+GroupInfo make_group(const std::string& name, std::vector<Axis> axes, int gpus, int gpus_per_node) {
+  GroupInfo g;
+  g.axis = name;
+  long long size = 1;
+  for (const Axis& a : axes) size *= a.size;
+  g.size = static_cast<int>(size);
+  g.count = size > 0 ? gpus / size : 0;
+  std::sort(axes.begin(), axes.end(), [](const Axis& a, const Axis& b) { return a.stride > b.stride; });
+  const long long k = std::max<long long>(1, members_below(axes, 0, 0, gpus_per_node));
+  g.members_per_node = static_cast<int>(k);
+  g.nodes_spanned = static_cast<int>((size + k - 1) / k);
+  g.link = g.nodes_spanned > 1 ? Link::ScaleOut : Link::NVLink;
+  return g;
+}
+
+}  // namespace
+
+const GroupInfo* find_group(const Placement& p, const std::string& axis) {
+  for (const GroupInfo& g : p.groups)
+    if (g.axis == axis) return &g;
+  return nullptr;
+}
+
+Placement place(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w) {
+  Placement pl;
+  const Mesh mesh = derive_mesh(plan, w);
+  const bool folding = plan.etp > 0;
+  pl.gpus = mesh.gpus;
+  pl.gpus_per_node = std::max(1, c.gpus_per_node);
+  pl.nodes = (pl.gpus + pl.gpus_per_node - 1) / pl.gpus_per_node;
+
+  // Strides in rank_order (innermost first). Under folding, ep is not an attention-mesh axis.
+  const std::array<std::pair<const char*, int>, 5> sizes = {
+      {{"tp", plan.tp}, {"cp", plan.cp}, {"ep", folding ? 1 : plan.ep}, {"dp", plan.dp}, {"pp", plan.pp}}};
+  auto size_of = [&](const std::string& n) {
+    for (auto& [k, v] : sizes)
+      if (n == k) return v;
+    return 1;
+  };
+  long long stride = 1;
+  std::array<long long, 5> strides{1, 1, 1, 1, 1};
+  for (size_t start = 0;;) {
+    const size_t dash = plan.rank_order.find('-', start);
+    const std::string n = plan.rank_order.substr(start, dash == std::string::npos ? std::string::npos : dash - start);
+    for (size_t i = 0; i < sizes.size(); ++i)
+      if (n == sizes[i].first) strides[i] = stride;
+    stride *= size_of(n);
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  pl.stride_tp = strides[0], pl.stride_cp = strides[1], pl.stride_ep = strides[2];
+  pl.stride_dp = strides[3], pl.stride_pp = strides[4];
+  const Axis tp{pl.stride_tp, plan.tp}, cp{pl.stride_cp, plan.cp}, dp{pl.stride_dp, plan.dp}, pp{pl.stride_pp, plan.pp};
+  const int G = pl.gpus_per_node, N = pl.gpus;
+
+  pl.groups.push_back(make_group("tp", {tp}, N, G));
+  pl.groups.push_back(make_group("cp", {cp}, N, G));
+  pl.groups.push_back(make_group("pp", {pp}, N, G));
+  if (!folding) {
+    const Axis ep{pl.stride_ep, plan.ep};
+    pl.groups.push_back(make_group("ep", {ep}, N, G));
+    pl.groups.push_back(make_group("dp", {dp}, N, G));
+    // Dense gradients are reduced over every replica of the dense weights: DP × CP × EP
+    // (Megatron: the data-parallel group with context parallel; EP ranks hold the same attention).
+    pl.groups.push_back(make_group("dp_grad", {cp, ep, dp}, N, G));
+    // Expert gradients over the expert-data-parallel group (CP × DP with etp = tp).
+    if (is_moe(m)) pl.groups.push_back(make_group("edp", {cp, dp}, N, G));
+  } else {
+    // Folding: inside each pipeline stage the expert mesh is etp (innermost) × ep × edp.
+    const Axis etp{1, mesh.etp}, ep{mesh.etp, plan.ep}, edp{static_cast<long long>(mesh.etp) * plan.ep, mesh.edp};
+    pl.groups.push_back(make_group("dp", {dp}, N, G));
+    pl.groups.push_back(make_group("dp_grad", {cp, dp}, N, G));
+    pl.groups.push_back(make_group("etp", {etp}, N, G));
+    pl.groups.push_back(make_group("ep", {ep}, N, G));
+    pl.groups.push_back(make_group("edp", {edp}, N, G));
+  }
+
+  const std::vector<int> per_stage = stage_layers(m, plan);
+  const int P = plan.pp;
+  std::vector<int> stage_first(P, 0);
+  for (int s = 1; s < P; ++s) stage_first[s] = stage_first[s - 1] + per_stage[s - 1];
+  const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
+  auto add_chunk = [&](StageInfo& st, int a, int b) {
+    st.chunks.push_back({a, b});
+    st.layers += b - a + 1;
+    st.moe_layers += std::max(0, b - std::max(a, first_moe) + 1);
+  };
+  for (int s = 0; s < P; ++s) {
+    StageInfo st;
+    st.stage = s;
+    if (plan.schedule == "dualpipe") {
+      // DualPipe (DeepSeek-V3 §3.2.1): the model is cut into p stages and device s holds stage s
+      // of the forward-direction copy and stage p−1−s of the reverse one: 2× parameters.
+      for (int part : {s, P - 1 - s}) add_chunk(st, stage_first[part], stage_first[part] + per_stage[part] - 1);
+      st.embedding = st.output = (s == 0 || s == P - 1);
+    } else if (plan.vpp > 1) {
+      // Interleaved (Narayanan et al. 2021 §2.2): p·v model chunks, chunk k of stage s is virtual
+      // stage k·p + s; each stage's layers are cut evenly into its v chunks.
+      const int v = plan.vpp;
+      std::vector<int> vl(static_cast<size_t>(P) * v);
+      for (int q = 0; q < P; ++q)
+        for (int k = 0; k < v; ++k) vl[k * P + q] = per_stage[q] / v + (k < per_stage[q] % v ? 1 : 0);
+      int first = 0;
+      for (int vs = 0; vs < P * v; ++vs) {
+        if (vs % P == s) add_chunk(st, first, first + vl[vs] - 1);
+        first += vl[vs];
+      }
+      st.embedding = s == 0;
+      st.output = s == P - 1;
+    } else {
+      add_chunk(st, stage_first[s], stage_first[s] + per_stage[s] - 1);
+      st.embedding = s == 0;
+      st.output = s == P - 1;
+    }
+    st.first_layer = st.chunks.front().first;
+    pl.stages.push_back(st);
+  }
+  return pl;
+}
+
+GpuPlacement gpu_placement(const ModelSpec& m, const Plan& plan, const Workload& w, const Placement& pl, int rank) {
+  GpuPlacement g;
+  const Mesh mesh = derive_mesh(plan, w);
+  const bool folding = plan.etp > 0;
+  g.rank = rank;
+  g.node = rank / pl.gpus_per_node;
+  g.local = rank % pl.gpus_per_node;
+  auto coord = [&](long long stride, int size) { return static_cast<int>((rank / stride) % size); };
+  g.tp = coord(pl.stride_tp, plan.tp);
+  g.cp = coord(pl.stride_cp, plan.cp);
+  g.dp = coord(pl.stride_dp, plan.dp);
+  g.pp = coord(pl.stride_pp, plan.pp);
+  if (folding) {
+    const int local = static_cast<int>(rank % (pl.gpus / plan.pp));
+    g.etp = local % mesh.etp;
+    g.ep = (local / mesh.etp) % plan.ep;
+    g.edp = local / (mesh.etp * plan.ep);
+    g.replica = g.dp;
+  } else {
+    g.ep = coord(pl.stride_ep, plan.ep);
+    g.etp = g.tp;
+    g.edp = g.dp * plan.cp + g.cp;
+    g.replica = g.dp * plan.ep + g.ep;
+  }
+  const StageInfo& st = pl.stages[g.pp];
+  g.first_layer = st.first_layer;
+  g.last_layer = st.chunks.back().second;
+  for (auto& ch : st.chunks) g.last_layer = std::max(g.last_layer, ch.second);
+  g.embedding = st.embedding;
+  g.output = st.output;
+  const int t = plan.tp;
+  g.heads_begin = g.tp * m.heads / t;
+  g.heads_end = (g.tp + 1) * m.heads / t;
+  if (t <= m.kv_heads) {
+    g.kv_heads_begin = g.tp * m.kv_heads / t;
+    g.kv_heads_end = (g.tp + 1) * m.kv_heads / t;
+  } else {  // replicated: tp/g ranks share one KV head
+    g.kv_heads_begin = g.tp / (t / std::max(1, m.kv_heads));
+    g.kv_heads_end = g.kv_heads_begin + 1;
+  }
+  g.ffn_begin = static_cast<int>(static_cast<long long>(g.tp) * m.ffn_hidden / t);
+  g.ffn_end = static_cast<int>(static_cast<long long>(g.tp + 1) * m.ffn_hidden / t);
+  if (is_moe(m)) {
+    g.experts_begin = g.ep * m.experts / plan.ep;
+    g.experts_end = (g.ep + 1) * m.experts / plan.ep;
+    g.expert_ffn_begin = g.etp * m.expert_ffn_hidden / mesh.etp;
+    g.expert_ffn_end = (g.etp + 1) * m.expert_ffn_hidden / mesh.etp;
+  }
+  // Context parallel with causal load balancing (Megatron-Core): the sequence is cut into 2·cp
+  // chunks and rank i holds chunks i and 2·cp−1−i.
+  const int c = plan.cp, s = w.seq_len;
+  if (c == 1) {
+    g.seq_chunks.push_back({0, s});
+  } else {
+    const int chunk = s / (2 * c);
+    g.seq_chunks.push_back({g.cp * chunk, (g.cp + 1) * chunk});
+    g.seq_chunks.push_back({(2 * c - 1 - g.cp) * chunk, (2 * c - g.cp) * chunk});
+  }
+  return g;
+}
+
+}  // namespace cutlab

@@ -1,0 +1,74 @@
+// placement.h: where every rank sits on each parallel axis, what it holds, and which link each
+// process group uses. Ranks are laid out in mixed radix by plan.rank_order, innermost first
+// (Megatron-Core default tp-cp-ep-dp-pp: a TP group is consecutive GPUs of one node).
+// Nothing is enumerated per GPU: gpu_placement(rank) is computed on demand, and a group's link
+// is derived from its strides, so 16,384+ GPUs cost the same as 8.
+// Assumes groups are aligned with nodes as in the group that contains rank 0 (true whenever
+// the node size is a product of inner axis sizes); a group spanning nodes uses the scale-out link.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/hardware.h"
+#include "core/model.h"
+#include "core/plan.h"
+
+namespace cutlab {
+
+enum class Link { NVLink, ScaleOut };
+const char* link_name(Link link);
+
+struct GroupInfo {
+  std::string axis;        // tp, cp, ep, dp, pp, etp, edp, dp_grad (DP × CP × EP for dense gradients)
+  int size = 1;            // GPUs per group
+  long long count = 0;     // number of such groups
+  int members_per_node = 1;
+  int nodes_spanned = 1;
+  Link link = Link::NVLink;
+};
+
+struct StageInfo {
+  int stage = 0;
+  int first_layer = 0;     // 0-based, inclusive (chunk 0; interleaved stages hold several ranges)
+  int layers = 0;          // layers held (all chunks)
+  int moe_layers = 0;      // of which MoE
+  bool embedding = false;  // holds the input embedding
+  bool output = false;     // holds the output layer and loss
+  std::vector<std::pair<int, int>> chunks;  // [first, last] layer of each model chunk held
+};
+
+struct Placement {
+  int gpus = 1;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  std::vector<GroupInfo> groups;
+  std::vector<StageInfo> stages;
+  // Strides of the five axes in rank space (attention mesh), by name order tp, cp, ep, dp, pp.
+  long long stride_tp = 1, stride_cp = 1, stride_ep = 1, stride_dp = 1, stride_pp = 1;
+};
+
+Placement place(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w);
+
+const GroupInfo* find_group(const Placement& p, const std::string& axis);
+
+// What one GPU holds.
+struct GpuPlacement {
+  int rank = 0;
+  int node = 0;
+  int local = 0;            // index inside the node
+  int tp = 0, cp = 0, ep = 0, dp = 0, pp = 0;  // coordinates on the attention mesh
+  int etp = 0, edp = 0;     // coordinates on the expert mesh
+  int replica = 0;          // data-parallel replica of the dense weights (0 … dp_attn-1)
+  int first_layer = 0, last_layer = -1;        // of the stage (all chunks), inclusive
+  int heads_begin = 0, heads_end = 0;          // query heads held (TP slice)
+  int kv_heads_begin = 0, kv_heads_end = 0;    // KV heads held (replicated when tp > kv_heads)
+  int ffn_begin = 0, ffn_end = 0;              // dense MLP columns held
+  int experts_begin = 0, experts_end = 0;      // routed experts held
+  int expert_ffn_begin = 0, expert_ffn_end = 0;
+  std::vector<std::pair<int, int>> seq_chunks; // token ranges [begin, end) of each sequence
+  bool embedding = false, output = false;
+};
+
+GpuPlacement gpu_placement(const ModelSpec& m, const Plan& plan, const Workload& w, const Placement& pl, int rank);
+
+}  // namespace cutlab

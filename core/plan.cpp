@@ -1,0 +1,268 @@
+#include "core/plan.h"
+
+#include <algorithm>
+#include <string>
+
+namespace cutlab {
+
+Mesh derive_mesh(const Plan& p, const Workload& w) {
+  Mesh mesh;
+  const bool folding = p.etp > 0;
+  mesh.gpus = folding ? p.tp * p.cp * p.dp * p.pp : p.tp * p.pp * p.cp * p.ep * p.dp;
+  mesh.dp_attn = folding ? p.dp : p.ep * p.dp;
+  mesh.etp = folding ? p.etp : p.tp;
+  const int expert_denominator = mesh.etp * p.ep * p.pp;
+  mesh.edp = expert_denominator > 0 ? std::max(1, mesh.gpus / expert_denominator) : 1;
+  const long long per_step = static_cast<long long>(p.micro_batch) * mesh.dp_attn;
+  mesh.num_micro_batches = per_step > 0 ? std::max<long long>(1, w.global_batch / per_step) : 1;
+  return mesh;
+}
+
+std::vector<int> stage_layers(const ModelSpec& m, const Plan& plan) {
+  if (!plan.layers_per_stage.empty()) return plan.layers_per_stage;
+  const int p = std::max(1, plan.pp), L = m.layers;
+  std::vector<int> out(p, L / p);
+  // Uneven split: every stage gets ceil(L/p) except the first and last ones, which carry the
+  // embedding and the output layer + loss; Llama 3 (arXiv:2407.21783 §3.3.2) removed one layer from
+  // each of those (126 layers on 16 stages: 7, 8 × 14, 7).
+  int shortfall = p * ((L + p - 1) / p) - L;
+  for (int& n : out) n = (L + p - 1) / p;
+  for (int i = 0; shortfall > 0 && i < p; ++i) {
+    const int stage = (i % 2 == 0) ? i / 2 : p - 1 - i / 2;  // 0, p-1, 1, p-2, ...
+    --out[stage];
+    --shortfall;
+  }
+  return out;
+}
+
+namespace {
+
+struct Checker {
+  Errors& errors;
+  void add(ErrorCode code, const std::string& path, const std::string& msg) { errors.push_back({code, path, msg}); }
+  void positive(const std::string& path, double v) {
+    if (!(v > 0)) add(ErrorCode::OutOfRange, path, "must be positive, got " + fmt(v));
+  }
+  void at_most(const std::string& path, double v, double limit, const char* why) {
+    if (v > limit) add(ErrorCode::OutOfRange, path, fmt(v) + " exceeds " + fmt(limit) + " (" + why + ")");
+  }
+  void fraction(const std::string& path, double v) {
+    if (!(v > 0 && v <= 1)) add(ErrorCode::OutOfRange, path, "must be in (0, 1], got " + fmt(v));
+  }
+  void non_negative(const std::string& path, double v) {
+    if (!(v >= 0)) add(ErrorCode::OutOfRange, path, "must be ≥ 0, got " + fmt(v));
+  }
+  static std::string fmt(double v) {
+    if (v == static_cast<long long>(v) && v < 1e15 && v > -1e15) return std::to_string(static_cast<long long>(v));
+    std::string s = std::to_string(v);
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    return s;
+  }
+};
+
+bool one_of(const std::string& v, std::initializer_list<const char*> options) {
+  return std::any_of(options.begin(), options.end(), [&](const char* o) { return v == o; });
+}
+
+void validate_model(const ModelSpec& m, Checker& c) {
+  const std::string P = "/model/";
+  c.positive(P + "layers", m.layers);
+  c.at_most(P + "layers", m.layers, 10000, "no published model is that deep");
+  c.positive(P + "hidden", m.hidden);
+  c.at_most(P + "hidden", m.hidden, 1 << 20, "absurd width");
+  c.positive(P + "heads", m.heads);
+  c.positive(P + "kv_heads", m.kv_heads);
+  c.positive(P + "head_dim", m.head_dim);
+  c.positive(P + "vocab", m.vocab);
+  c.at_most(P + "vocab", m.vocab, 1 << 24, "absurd vocabulary");
+  if (m.heads > 0 && m.kv_heads > 0 && m.heads % m.kv_heads != 0)
+    c.add(ErrorCode::Incompatible, P + "kv_heads", "kv_heads = " + c.fmt(m.kv_heads) + " must divide heads = " + c.fmt(m.heads));
+  if (m.kv_heads > m.heads)
+    c.add(ErrorCode::Incompatible, P + "kv_heads", "kv_heads = " + c.fmt(m.kv_heads) + " exceeds heads = " + c.fmt(m.heads));
+  if (dense_layer_count(m) > 0) c.positive(P + "ffn_hidden", m.ffn_hidden);
+  if (m.experts < 0) c.add(ErrorCode::OutOfRange, P + "experts", "must be ≥ 0 (0 for a dense model)");
+  if (m.experts > 0) {
+    c.positive(P + "top_k", m.top_k);
+    if (m.top_k > m.experts)
+      c.add(ErrorCode::Incompatible, P + "top_k", "top_k = " + c.fmt(m.top_k) + " exceeds experts = " + c.fmt(m.experts));
+    c.positive(P + "expert_ffn_hidden", m.expert_ffn_hidden);
+    c.non_negative(P + "shared_experts", m.shared_experts);
+    if (m.dense_layers < 0 || m.dense_layers > m.layers)
+      c.add(ErrorCode::OutOfRange, P + "dense_layers", "must be between 0 and layers = " + c.fmt(m.layers));
+  } else {
+    for (auto [key, v] : {std::pair{"top_k", m.top_k}, {"shared_experts", m.shared_experts},
+                          {"expert_ffn_hidden", m.expert_ffn_hidden}, {"dense_layers", m.dense_layers}})
+      if (v != 0) c.add(ErrorCode::Incompatible, P + key, std::string(key) + " is set but experts = 0 (a dense model)");
+  }
+  if (m.kv_lora_rank < 0 || m.q_lora_rank < 0 || m.qk_rope_head_dim < 0 || m.v_head_dim < 0)
+    c.add(ErrorCode::OutOfRange, P + "kv_lora_rank", "MLA ranks and head dims must be ≥ 0");
+  if (m.kv_lora_rank == 0 && (m.q_lora_rank > 0 || m.qk_rope_head_dim > 0))
+    c.add(ErrorCode::Incompatible, P + "kv_lora_rank", "MLA fields are set but kv_lora_rank = 0");
+}
+
+void validate_cluster(const Cluster& cl, Checker& c) {
+  const std::string P = "/cluster/";
+  c.positive(P + "gpus_per_node", cl.gpus_per_node);
+  c.at_most(P + "gpus_per_node", cl.gpus_per_node, 576, "largest NVLink domain built is 576 GPUs");
+  c.positive(P + "hbm_GiB", cl.hbm_bytes);
+  c.positive(P + "hbm_GBps", cl.hbm_bytes_per_s);
+  c.positive(P + "bf16_TFLOPs", cl.bf16_flops_per_s);
+  c.non_negative(P + "fp8_TFLOPs", cl.fp8_flops_per_s);
+  c.positive(P + "nvlink_GBps", cl.nvlink_bytes_per_s);
+  c.positive(P + "scaleout_GBps", cl.scaleout_bytes_per_s);
+  c.non_negative(P + "nvlink_latency_us", cl.nvlink_latency_s);
+  c.non_negative(P + "scaleout_latency_us", cl.scaleout_latency_s);
+  c.non_negative(P + "reserved_GiB", cl.reserved_bytes);
+  if (cl.reserved_bytes >= cl.hbm_bytes && cl.hbm_bytes > 0)
+    c.add(ErrorCode::Incompatible, P + "reserved_GiB", "reserved memory must be smaller than hbm_GiB");
+  if (cl.gpus < 0) c.add(ErrorCode::OutOfRange, P + "gpus", "must be positive");
+  const std::string E = P + "efficiency/";
+  const Efficiencies& e = cl.efficiency;
+  c.fraction(E + "gemm", e.gemm);
+  c.non_negative(E + "gemm_half_dim", e.gemm_half_dim);
+  c.fraction(E + "attention", e.attention);
+  c.fraction(E + "hbm", e.hbm);
+  c.fraction(E + "nvlink", e.nvlink);
+  c.fraction(E + "scaleout", e.scaleout);
+  if (!(e.overlap >= 0 && e.overlap <= 1)) c.add(ErrorCode::OutOfRange, E + "overlap", "must be in [0, 1]");
+}
+
+void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w, Checker& c) {
+  const std::string P = "/plan/";
+  bool axes_ok = true;
+  for (auto [key, v] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep}, {"dp", p.dp},
+                        {"vpp", p.vpp}, {"micro_batch", p.micro_batch}}) {
+    if (v < 1) {
+      c.add(ErrorCode::OutOfRange, P + key, std::string(key) + " must be ≥ 1, got " + c.fmt(v));
+      axes_ok = false;
+    }
+    if (v > (1 << 20)) {
+      c.add(ErrorCode::OutOfRange, P + key, std::string(key) + " = " + c.fmt(v) + " is absurd (more than 2^20)");
+      axes_ok = false;
+    }
+  }
+  if (p.etp < 0) {
+    c.add(ErrorCode::OutOfRange, P + "etp", "etp must be ≥ 1 (or absent: experts use tp)");
+    axes_ok = false;
+  }
+  if (!axes_ok) return;
+  const Mesh mesh = derive_mesh(p, w);
+  const double product = double(p.tp) * p.pp * p.cp * (p.etp > 0 ? 1.0 : p.ep) * p.dp;
+  if (product > 1e7) c.add(ErrorCode::OutOfRange, P + "dp", "the mesh has " + c.fmt(product) + " GPUs, more than 10^7");
+  if (cl.gpus > 0 && product != cl.gpus) {
+    const std::string eq = p.etp > 0 ? "tp × cp × dp × pp = " : "tp × pp × cp × ep × dp = ";
+    c.add(ErrorCode::Incompatible, "/cluster/gpus",
+          "cluster.gpus = " + c.fmt(cl.gpus) + " but " + eq + c.fmt(product));
+  }
+  // Tensor parallel: heads split evenly; KV heads split, or replicated when tp is a multiple of them.
+  if (m.heads > 0 && m.heads % p.tp != 0)
+    c.add(ErrorCode::Incompatible, P + "tp", "tp = " + c.fmt(p.tp) + " does not divide heads = " + c.fmt(m.heads));
+  if (m.kv_heads > 0 && m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+    c.add(ErrorCode::Incompatible, P + "tp",
+          "tp = " + c.fmt(p.tp) + " neither divides kv_heads = " + c.fmt(m.kv_heads) + " nor is a multiple of it");
+  if (dense_layer_count(m) > 0 && m.ffn_hidden > 0 && m.ffn_hidden % p.tp != 0)
+    c.add(ErrorCode::Incompatible, P + "tp", "tp = " + c.fmt(p.tp) + " does not divide ffn_hidden = " + c.fmt(m.ffn_hidden));
+  if (p.sp && p.tp == 1)
+    c.add(ErrorCode::Incompatible, P + "sp", "sequence parallel splits along the TP group; it needs tp > 1");
+  // Experts.
+  if (!is_moe(m)) {
+    if (p.ep > 1) c.add(ErrorCode::Incompatible, P + "ep", "ep = " + c.fmt(p.ep) + " but the model has no experts");
+    if (p.etp > 0) c.add(ErrorCode::Incompatible, P + "etp", "etp is set but the model has no experts");
+  } else {
+    if (m.experts % p.ep != 0)
+      c.add(ErrorCode::Incompatible, P + "ep", "ep = " + c.fmt(p.ep) + " does not divide experts = " + c.fmt(m.experts));
+    if (m.expert_ffn_hidden > 0 && m.expert_ffn_hidden % mesh.etp != 0)
+      c.add(ErrorCode::Incompatible, P + (p.etp > 0 ? "etp" : "tp"),
+            "expert tensor parallel " + c.fmt(mesh.etp) + " does not divide expert_ffn_hidden = " + c.fmt(m.expert_ffn_hidden));
+    if (p.etp > 0 && p.rank_order.size() >= 2 && p.rank_order.substr(p.rank_order.size() - 2) != "pp")
+      c.add(ErrorCode::Incompatible, P + "rank_order", "MoE Parallel Folding lays out both meshes inside a stage: pp must be last (outermost)");
+    if (p.etp > 0) {
+      const long long per_stage = static_cast<long long>(mesh.gpus) / p.pp;
+      if (per_stage % (static_cast<long long>(p.etp) * p.ep) != 0)
+        c.add(ErrorCode::Incompatible, P + "ep",
+              "folding: etp × ep = " + c.fmt(double(p.etp) * p.ep) + " must divide the GPUs of a stage, tp × cp × dp = " +
+                  c.fmt(double(per_stage)));
+    }
+  }
+  // Pipeline.
+  if (p.pp > m.layers && m.layers > 0)
+    c.add(ErrorCode::Incompatible, P + "pp", "pp = " + c.fmt(p.pp) + " exceeds layers = " + c.fmt(m.layers));
+  if (!one_of(p.schedule, {"gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe"}))
+    c.add(ErrorCode::OutOfRange, P + "schedule",
+          "unknown schedule '" + p.schedule + "' (gpipe, 1f1b, interleaved, zb-h1, dualpipe)");
+  const int chunks = p.vpp;
+  if (p.vpp > 1 && p.schedule != "interleaved")
+    c.add(ErrorCode::Incompatible, P + "vpp", "vpp = " + c.fmt(p.vpp) + " needs schedule 'interleaved'");
+  if (p.schedule == "interleaved" && p.vpp < 2)
+    c.add(ErrorCode::Incompatible, P + "vpp", "schedule 'interleaved' needs vpp ≥ 2 (vpp = 1 is plain 1f1b)");
+  if (static_cast<long long>(p.pp) * chunks > m.layers && m.layers > 0 && p.pp <= m.layers)
+    c.add(ErrorCode::Incompatible, P + "vpp",
+          "pp × chunks = " + c.fmt(double(p.pp) * chunks) + " model chunks exceed layers = " + c.fmt(m.layers));
+  if (!p.layers_per_stage.empty()) {
+    if (static_cast<int>(p.layers_per_stage.size()) != p.pp)
+      c.add(ErrorCode::Incompatible, P + "layers_per_stage",
+            "has " + c.fmt(double(p.layers_per_stage.size())) + " entries but pp = " + c.fmt(p.pp));
+    long long sum = 0;
+    for (size_t i = 0; i < p.layers_per_stage.size(); ++i) {
+      sum += p.layers_per_stage[i];
+      if (p.layers_per_stage[i] < chunks)
+        c.add(ErrorCode::OutOfRange, P + "layers_per_stage/" + std::to_string(i),
+              "a stage needs at least " + c.fmt(chunks) + " layer(s), got " + c.fmt(p.layers_per_stage[i]));
+    }
+    if (sum != m.layers)
+      c.add(ErrorCode::Incompatible, P + "layers_per_stage", "sums to " + c.fmt(double(sum)) + " but the model has " + c.fmt(m.layers) + " layers");
+  }
+  // Context parallel: the load-balanced causal split gives each rank 2 chunks of s/(2·cp).
+  if (p.cp > 1 && w.seq_len > 0 && w.seq_len % (2 * p.cp) != 0)
+    c.add(ErrorCode::Incompatible, P + "cp", "seq_len = " + c.fmt(w.seq_len) + " is not divisible by 2 × cp = " + c.fmt(2.0 * p.cp));
+  // Batch: global batch = micro batch × micro-batches × data-parallel replicas.
+  const long long per_step = static_cast<long long>(p.micro_batch) * mesh.dp_attn;
+  if (w.global_batch > 0 && w.global_batch % per_step != 0)
+    c.add(ErrorCode::Incompatible, "/workload/global_batch",
+          "global_batch = " + c.fmt(w.global_batch) + " is not a multiple of micro_batch × data-parallel replicas = " +
+              c.fmt(p.micro_batch) + " × " + c.fmt(mesh.dp_attn));
+  if (p.zero < 0 || p.zero > 3) c.add(ErrorCode::OutOfRange, P + "zero", "must be 0, 1, 2, 3 or \"fsdp\"");
+  if (!one_of(p.recompute, {"none", "selective", "full"}))
+    c.add(ErrorCode::OutOfRange, P + "recompute", "unknown recompute '" + p.recompute + "' (none, selective, full)");
+  // Rank order: a permutation of the five axes.
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t dash = p.rank_order.find('-', start);
+    parts.push_back(p.rank_order.substr(start, dash == std::string::npos ? std::string::npos : dash - start));
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  std::vector<std::string> sorted = parts;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != std::vector<std::string>{"cp", "dp", "ep", "pp", "tp"})
+    c.add(ErrorCode::OutOfRange, P + "rank_order",
+          "'" + p.rank_order + "' must order all of tp, cp, ep, dp, pp, innermost first (e.g. tp-cp-ep-dp-pp)");
+}
+
+void validate_workload(const Workload& w, Checker& c) {
+  const std::string P = "/workload/";
+  if (w.mode != "train") c.add(ErrorCode::OutOfRange, P + "mode", "unknown mode '" + w.mode + "' (train)");
+  c.positive(P + "seq_len", w.seq_len);
+  c.at_most(P + "seq_len", w.seq_len, 1 << 24, "longer than 16M tokens");
+  c.positive(P + "global_batch", w.global_batch);
+  if (!one_of(w.dtype, {"bf16", "fp8"})) c.add(ErrorCode::OutOfRange, P + "dtype", "unknown dtype '" + w.dtype + "' (bf16, fp8)");
+  if (!one_of(w.grad_dtype, {"fp32", "bf16", "fp16"}))
+    c.add(ErrorCode::OutOfRange, P + "grad_dtype", "unknown grad_dtype '" + w.grad_dtype + "' (fp32, bf16, fp16)");
+  if (w.optimizer != "adam") c.add(ErrorCode::OutOfRange, P + "optimizer", "unknown optimizer '" + w.optimizer + "' (adam)");
+}
+
+}  // namespace
+
+Errors validate(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w) {
+  Errors errors;
+  Checker c{errors};
+  validate_model(m, c);
+  validate_cluster(cl, c);
+  validate_workload(w, c);
+  validate_plan(m, cl, p, w, c);
+  if (w.dtype == "fp8" && !(cl.fp8_flops_per_s > 0))
+    c.add(ErrorCode::Incompatible, "/workload/dtype", "dtype fp8 but the GPU has no fp8 peak (fp8_TFLOPs = 0)");
+  return errors;
+}
+
+}  // namespace cutlab

@@ -1,0 +1,58 @@
+// plan.h: how the model is cut (Plan) and what is run (Workload), and the rules they must obey.
+// Mesh (Megatron-Core): GPUs = TP × PP × CP × EP × DP. With MoE Parallel Folding (Liu et al. 2025,
+// arXiv:2504.14960) `etp` is set and the attention mesh TP × CP × DP × PP and the expert mesh
+// ETP × EP × EDP × PP cover the same GPUs.
+// validate() returns every broken rule at once, each with its JSON path.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/hardware.h"
+#include "core/model.h"
+
+namespace cutlab {
+
+struct Plan {
+  int tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
+  int etp = 0;                        // 0: no folding (experts use TP = tp); ≥ 1: folding, GPUs = tp·cp·dp·pp
+  bool sp = false;                    // sequence parallel (Korthikanti et al. 2022)
+  int zero = 0;                       // 0–3 (ZeRO stage; "fsdp" in JSON = 3)
+  bool distributed_optimizer = false; // Megatron's: shards optimizer state over DP (= ZeRO-1)
+  int vpp = 1;                        // virtual pipeline chunks per stage
+  std::string schedule = "1f1b";      // gpipe | 1f1b | interleaved | zb-h1 | dualpipe
+  int micro_batch = 1;                // sequences per micro-batch
+  std::string recompute = "none";     // none | selective | full
+  bool flash_attention = true;        // the s×s score matrix is never stored
+  std::string rank_order = "tp-cp-ep-dp-pp";  // innermost first (Megatron-Core default)
+  bool overlap_grad_reduce = true;    // DP gradient reduction overlapped with backward
+  bool overlap_param_gather = true;   // distributed-optimizer / ZeRO-3 parameter gathers overlapped with forward
+  bool tp_comm_overlap = false;       // TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
+  std::vector<int> layers_per_stage;  // empty: even split, first and last stages take the remainder's shortfall
+};
+
+struct Workload {
+  std::string mode = "train";         // train (infer comes with the serving model)
+  int seq_len = 4096;
+  int global_batch = 0;               // sequences per step
+  std::string dtype = "bf16";         // bf16 | fp8 (GEMM precision)
+  std::string grad_dtype = "fp32";    // fp32 (Megatron main_grad) | bf16 | fp16 (ZeRO paper)
+  std::string optimizer = "adam";     // Adam with fp32 master weights and two fp32 moments
+};
+
+// Derived sizes of the two meshes.
+struct Mesh {
+  int gpus = 1;
+  int dp_attn = 1;       // data-parallel replicas of attention/dense weights (= ep·dp without folding)
+  int etp = 1;           // expert tensor parallel
+  int edp = 1;           // expert data parallel = gpus / (etp·ep·pp)
+  int num_micro_batches = 1;  // per pipeline per step
+};
+Mesh derive_mesh(const Plan& plan, const Workload& w);
+
+// Layers on each pipeline stage (size pp); plan.layers_per_stage when given.
+std::vector<int> stage_layers(const ModelSpec& m, const Plan& plan);
+
+Errors validate(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w);
+
+}  // namespace cutlab

@@ -1,0 +1,143 @@
+#include "core/presets.h"
+
+#include "core/units.h"
+
+namespace cutlab {
+
+namespace {
+
+ModelSpec gpt(const char* name, int layers, int hidden, int heads) {
+  // Megatron GPT family (Shoeybi et al. 2019; Narayanan et al. 2021 Table 1; Korthikanti et al.
+  // 2022 Table 3): f = 4h, d_head = h/a, V = 51,200 (GPT-2 BPE padded), tied embeddings, dropout.
+  ModelSpec m;
+  m.name = name;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.head_dim = hidden / heads;
+  m.ffn_hidden = 4 * hidden;
+  m.vocab = 51200;
+  m.tied_embeddings = true;
+  m.dropout = true;
+  return m;
+}
+
+ModelSpec llama(const char* name, int layers, int hidden, int heads, int ffn) {
+  // Llama 3 (Dubey et al. 2024, arXiv:2407.21783, Table 3): 8 KV heads, SwiGLU, V = 128,256,
+  // untied embeddings, no dropout.
+  ModelSpec m;
+  m.name = name;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden = ffn;
+  m.gated_mlp = true;
+  m.vocab = 128256;
+  return m;
+}
+
+std::vector<ModelPreset> make_models() {
+  std::vector<ModelPreset> v;
+  v.push_back({gpt("gpt3-175b", 96, 12288, 96),
+               "Brown et al. 2020 (GPT-3) Table 2.1: 96 layers, d_model 12288, 96 heads; V padded to 51,200 as in Megatron",
+               175e9});
+  v.push_back({gpt("megatron-22b", 48, 6144, 64), "Korthikanti et al. 2022 (arXiv:2205.05198) Table 3: 22B", 22e9});
+  v.push_back({gpt("megatron-530b", 105, 20480, 128),
+               "Korthikanti et al. 2022 Table 3; Narayanan et al. 2021 Table 1 (529.6B)", 529.6e9});
+  v.push_back({gpt("megatron-1t", 128, 25600, 160), "Narayanan et al. 2021 (arXiv:2104.04473) Table 1: 1008B", 1008e9});
+  v.push_back({llama("llama3-8b", 32, 4096, 32, 14336), "Llama 3 paper (arXiv:2407.21783) Table 3: 8B", 8.03e9});
+  v.push_back({llama("llama3-70b", 80, 8192, 64, 28672), "Llama 3 paper Table 3: 70B", 70.6e9});
+  v.push_back({llama("llama3-405b", 126, 16384, 128, 53248), "Llama 3 paper Table 3: 405B", 405e9});
+  {
+    ModelSpec m;  // Mixtral 8x22B: Hugging Face mistralai/Mixtral-8x22B-v0.1 config.json
+    m.name = "mixtral-8x22b";
+    m.layers = 56, m.hidden = 6144, m.heads = 48, m.kv_heads = 8, m.head_dim = 128;
+    m.ffn_hidden = 16384, m.gated_mlp = true, m.vocab = 32768;
+    m.experts = 8, m.top_k = 2, m.expert_ffn_hidden = 16384;
+    v.push_back({m, "mistralai/Mixtral-8x22B-v0.1 config.json; Mistral AI: 141B total, 39B active", 141e9});
+  }
+  {
+    ModelSpec m;  // DeepSeek-V3: config.json of deepseek-ai/DeepSeek-V3 and arXiv:2412.19437 §4.2
+    m.name = "deepseek-v3";
+    m.layers = 61, m.dense_layers = 3, m.hidden = 7168, m.heads = 128, m.kv_heads = 128, m.head_dim = 128;
+    m.q_lora_rank = 1536, m.kv_lora_rank = 512, m.qk_rope_head_dim = 64, m.v_head_dim = 128;
+    m.ffn_hidden = 18432, m.gated_mlp = true, m.vocab = 129280;
+    m.experts = 256, m.top_k = 8, m.shared_experts = 1, m.expert_ffn_hidden = 2048;
+    v.push_back({m, "DeepSeek-V3 report (arXiv:2412.19437) §4.2 and config.json: 671B total, 37B active", 671e9});
+  }
+  {
+    ModelSpec m;  // Qwen2-57B-A14B: config.json of Qwen/Qwen2-57B-A14B (Qwen2 report arXiv:2407.10671 Table 1)
+    m.name = "qwen2-57b-a14b";
+    m.layers = 28, m.hidden = 3584, m.heads = 28, m.kv_heads = 4, m.head_dim = 128;
+    m.ffn_hidden = 18944, m.gated_mlp = true, m.vocab = 151936;
+    m.experts = 64, m.top_k = 8, m.shared_experts = 8, m.expert_ffn_hidden = 2560;  // shared: 20480 = 8 × 2560
+    v.push_back({m, "Qwen/Qwen2-57B-A14B config.json; Qwen2 report (arXiv:2407.10671): 57B total, 14B active", 57e9});
+  }
+  return v;
+}
+
+Cluster node(const char* name, const char* gpu, int per_node, double hbm_GiB, double hbm_GBps, double bf16, double fp8,
+             double nvlink_GBps, double scaleout_GBps) {
+  Cluster c;
+  c.name = name;
+  c.gpu = gpu;
+  c.gpus_per_node = per_node;
+  c.hbm_bytes = hbm_GiB * units::GiB;
+  c.hbm_bytes_per_s = hbm_GBps * units::GBps;
+  c.bf16_flops_per_s = bf16 * units::TFLOPs;
+  c.fp8_flops_per_s = fp8 * units::TFLOPs;
+  c.nvlink_bytes_per_s = nvlink_GBps * units::GBps;
+  c.scaleout_bytes_per_s = scaleout_GBps * units::GBps;
+  // NCCL per-hop latencies (order of magnitude from nccl-tests small-message all-reduce).
+  c.nvlink_latency_s = 3 * units::us;
+  c.scaleout_latency_s = 8 * units::us;
+  c.reserved_bytes = 2 * units::GiB;  // CUDA context, NCCL buffers, allocator slack
+  return c;
+}
+
+std::vector<ClusterPreset> make_clusters() {
+  std::vector<ClusterPreset> v;
+  const char* sheet = "NVIDIA datasheets (dense peaks); DESIGN.md §8";
+  v.push_back({node("dgx-a100", "A100 SXM 80GB", 8, 80, 2039, 312, 0, 300, 25),
+               std::string(sheet) + "; NVLink 3 600 GB/s total; 8× HDR 200 Gb/s IB per node"});
+  v.push_back({node("dgx-h100", "H100 SXM", 8, 79.6, 3350, 989, 1979, 450, 50),
+               std::string(sheet) + "; 81,559 MiB usable; NVLink 4 900 GB/s total; 8× NDR 400 Gb/s per node"});
+  v.push_back({node("hgx-h800", "H800 SXM", 8, 79.6, 3350, 989, 1979, 200, 50),
+               std::string(sheet) + "; NVLink 400 GB/s total (DeepSeek-V3 §3.2.2: ~160 GB/s achievable), 400 Gb/s IB"});
+  v.push_back({node("hgx-h200", "H200 SXM", 8, 140.4, 4800, 989, 1979, 450, 50),
+               std::string(sheet) + "; 141 GB HBM3e (143,771 MiB usable); NVLink 4; 400 Gb/s per GPU"});
+  v.push_back({node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50),
+               std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU"});
+  v.push_back({node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50),
+               std::string(sheet) + "; 186 GB HBM3e; 72 GPUs in one NVLink 5 domain; 400 Gb/s per GPU scale-out"});
+  return v;
+}
+
+}  // namespace
+
+const std::vector<ModelPreset>& model_presets() {
+  static const std::vector<ModelPreset> presets = make_models();
+  return presets;
+}
+
+const std::vector<ClusterPreset>& cluster_presets() {
+  static const std::vector<ClusterPreset> presets = make_clusters();
+  return presets;
+}
+
+std::optional<ModelSpec> find_model_preset(const std::string& name) {
+  for (const ModelPreset& p : model_presets())
+    if (p.spec.name == name) return p.spec;
+  return std::nullopt;
+}
+
+std::optional<Cluster> find_cluster_preset(const std::string& name) {
+  for (const ClusterPreset& p : cluster_presets())
+    if (p.spec.name == name) return p.spec;
+  return std::nullopt;
+}
+
+}  // namespace cutlab

@@ -1,0 +1,492 @@
+// schedule.cpp: generates each stage's op order for a pipeline schedule, then simulates it.
+// Two steps, kept apart so each can be read against its source:
+//   1. generate: per stage, the ORDER of ops (F, B, W, FB) as the reference implementation issues them;
+//   2. simulate: every op starts as soon as its inputs have arrived and its stage is free, in that order.
+// Timing model (p stages, v chunks per stage, m micro-batches; f, b, w from input.times[stage*v + chunk]):
+//   F lasts f; B lasts b + w when the schedule does not split B and W (gpipe, 1f1b, interleaved, DualPipe's
+//   non-zero-bubble backwards), else b and a later W lasts w; FB (DualPipe) lasts f + b + w of its two halves:
+//   the overlap hides communication, not compute, so the F&B unit of DeepSeek-V3 Table 2 is F + B(full).
+//   An op's outputs (activation or gradient) leave when the op ends and arrive p2p_s later on another stage.
+// Activation memory: a (micro-batch, chunk) pair is alive on its stage from the start of its forward to the
+//   end of its last backward op (W when split, else B or FB). peak_alive_micro_batches counts such pairs,
+//   i.e. it is in chunk units: for gpipe, 1f1b, zb-h1 and dualpipe (each micro-batch meets one chunk per
+//   stage) that is micro-batches; for interleaved each pair holds 1/v of a 1F1B stage's activations, so
+//   the caller divides by v.
+// Ignores: contention between p2p and compute, jitter, the optimizer step, DualPipe's comm ordering.
+#include "core/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace cutlab {
+
+const char* op_kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::F: return "F";
+    case OpKind::B: return "B";
+    case OpKind::W: return "W";
+    case OpKind::FB: return "FB";
+  }
+  return "?";
+}
+
+namespace {
+
+// JSON-pointer paths of the plan fields behind each input (the caller's JSON layout).
+constexpr const char* k_path_schedule = "/plan/schedule";
+constexpr const char* k_path_stages = "/plan/pp";
+constexpr const char* k_path_chunks = "/plan/vpp";
+constexpr const char* k_path_micro_batches = "/workload/global_batch";
+
+// Upper bound on p * v * m, so a typo cannot ask for gigabytes of ops (WASM has little memory).
+constexpr long long k_max_pairs = 1LL << 22;
+
+enum class Kind { GPipe, OneFOneB, Interleaved, ZbH1, DualPipe, Unknown };
+
+Kind kind_from_name(const std::string& name) {
+  if (name == "gpipe") return Kind::GPipe;
+  if (name == "1f1b") return Kind::OneFOneB;
+  if (name == "interleaved") return Kind::Interleaved;
+  if (name == "zb-h1") return Kind::ZbH1;
+  if (name == "dualpipe") return Kind::DualPipe;
+  return Kind::Unknown;
+}
+
+// Appends one stage's ops, untimed, in issue order. The ops array is the result's (no copy); `split_w`
+// runs beside it: for a B op, whether its W is a separate later op (then the B lasts b, not b + w, and
+// the activations stay alive until the W). An FB op's backward half is always a full backward.
+struct Emitter {
+  std::vector<Op>& ops;
+  std::vector<unsigned char>& split_w;
+  int stage = 0;
+  void operator()(OpKind kind, int micro_batch, int chunk, bool split = false, int backward_micro_batch = -1,
+                  int backward_chunk = -1) {
+    ops.push_back(Op{stage, kind, micro_batch, chunk, 0.0, 0.0, backward_micro_batch, backward_chunk});
+    split_w.push_back(split ? 1 : 0);
+  }
+};
+
+// The path of a micro-batch through the virtual stages, as neighbour lookups on (stage, chunk).
+// 1 chunk per stage: stages 0..p-1. Interleaved (Narayanan et al. 2021 §2.2.2): chunk c of stage s is
+// virtual stage c*p + s, so after stage p-1 of chunk c comes stage 0 of chunk c+1. DualPipe (DeepSeek-V3
+// §3.2.1): micro-batches [0, m/2) run stages 0..p-1 on chunk 0; micro-batches [m/2, m) run the reverse
+// direction, stages p-1..0 on chunk 1 (stage s's chunk 1 is the reverse pipeline's stage p-1-s).
+// On a given stage the chunk fixes the direction, so no lookup needs the micro-batch.
+struct Place {
+  int stage = -1;  // -1: none (the micro-batch starts or ends here)
+  int chunk = 0;
+};
+
+struct Topology {
+  Kind kind = Kind::OneFOneB;
+  int p = 1, v = 1, m = 1;
+
+  Place previous(int s, int c) const {
+    if (kind == Kind::DualPipe) return c == 0 ? Place{s - 1, 0} : Place{s + 1 < p ? s + 1 : -1, 1};
+    if (s > 0) return {s - 1, c};
+    return c > 0 ? Place{p - 1, c - 1} : Place{};
+  }
+  Place next(int s, int c) const {
+    if (kind == Kind::DualPipe) return c == 0 ? Place{s + 1 < p ? s + 1 : -1, 0} : Place{s - 1, 1};
+    if (s + 1 < p) return {s + 1, c};
+    return c + 1 < v ? Place{0, c + 1} : Place{};
+  }
+  std::size_t slot(int j, int s, int c) const { return (static_cast<std::size_t>(j) * p + s) * v + c; }
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Generators: each appends one stage's ops, in issue order, through `emit`.
+
+// GPipe (Huang et al. 2019, arXiv:1811.06965, Fig. 2c): all forwards, then all backwards, last micro-batch
+// first (the last stage turns around without waiting).
+void generate_gpipe(const Topology& t, Emitter& emit) {
+  for (int j = 0; j < t.m; ++j) emit(OpKind::F, j, 0);
+  for (int j = t.m - 1; j >= 0; --j) emit(OpKind::B, j, 0);
+}
+
+// 1F1B / PipeDream-Flush (Narayanan et al. 2021 §2.2.1; Megatron-LM forward_backward_pipelining_without_
+// interleaving): stage s runs min(p-s-1, m) warm-up forwards, then pairs of F and B, then the remaining B.
+void generate_1f1b(const Topology& t, int s, Emitter& emit) {
+  const int warmup = std::min(t.p - s - 1, t.m);
+  for (int j = 0; j < warmup; ++j) emit(OpKind::F, j, 0);
+  for (int i = 0; i < t.m - warmup; ++i) {
+    emit(OpKind::F, warmup + i, 0);
+    emit(OpKind::B, i, 0);
+  }
+  for (int j = t.m - warmup; j < t.m; ++j) emit(OpKind::B, j, 0);
+}
+
+// Interleaved 1F1B (Narayanan et al. 2021 §2.2.2; Megatron-LM forward_backward_pipelining_with_interleaving,
+// m % p == 0): the k-th forward of a stage is chunk (k/p) % v of micro-batch (k/(p*v))*p + k%p, i.e. groups of
+// p micro-batches pass chunk 0, then chunk 1, ...; the k-th backward walks the chunks in reverse.
+// Warm-up forwards: (p-s-1)*2 + (v-1)*p (all of them when m == p).
+void generate_interleaved(const Topology& t, int s, Emitter& emit) {
+  const int p = t.p, v = t.v, total = t.m * t.v;
+  int warmup = (p - s - 1) * 2 + (v - 1) * p;
+  if (t.m == p || warmup > total) warmup = total;
+  auto micro_batch = [&](int k) { return (k / (p * v)) * p + k % p; };
+  auto forward = [&](int k) { emit(OpKind::F, micro_batch(k), (k / p) % v); };
+  auto backward = [&](int k) { emit(OpKind::B, micro_batch(k), v - 1 - (k / p) % v); };
+  for (int k = 0; k < warmup; ++k) forward(k);
+  for (int i = 0; i < total - warmup; ++i) {
+    forward(warmup + i);
+    backward(i);
+  }
+  for (int k = total - warmup; k < total; ++k) backward(k);
+}
+
+// ZB-H1 (Qi et al. 2023, arXiv:2401.10241, handcrafted schedule ZB-H1): the 1F1B order with B split into B (input grad)
+// and W (weight grad). Stage s postpones up to s W passes: it holds p-s micro-batches after warm-up plus s
+// postponed, i.e. p, the 1F1B peak of stage 0, so no stage exceeds 1F1B's peak memory. Stage 0 postpones none
+// (F... B W F B W ...); the last stage runs F B F B ... and its W fill the tail. In the cool-down each B is
+// followed by one W (filling the gap until the next gradient arrives); the rest are flushed at the end.
+// With m >= p and w <= b this reproduces the paper's bubble (p-1)(T_F + T_B - T_W) exactly (tests).
+void generate_zb_h1(const Topology& t, int s, Emitter& emit) {
+  const int warmup = std::min(t.p - s - 1, t.m);
+  const int max_postponed = s;
+  int next_w = 0;  // W run in micro-batch order, the order of the B passes
+  auto backward = [&](int j) { emit(OpKind::B, j, 0, true); };
+  auto weight = [&]() { emit(OpKind::W, next_w++, 0); };
+  for (int j = 0; j < warmup; ++j) emit(OpKind::F, j, 0);
+  for (int i = 0; i < t.m - warmup; ++i) {
+    emit(OpKind::F, warmup + i, 0);
+    backward(i);
+    if (i + 1 - next_w > max_postponed) weight();
+  }
+  for (int j = t.m - warmup; j < t.m; ++j) {
+    backward(j);
+    weight();
+  }
+  while (next_w < t.m) weight();
+}
+
+// DualPipe (DeepSeek-V3 §3.2.1; the order of deepseek-ai/DualPipe dualpipe.py, DualPipe.step, steps 1-8).
+// Stage s is at distance h = min(s, p-1-s) from the nearer end. "near" is the direction that enters at that
+// end (chunk 0 on the first half of the stages, chunk 1 on the second half), "far" the other one.
+// Backward ops marked zb split off their W, which a later W op runs (first in, first out).
+void generate_dualpipe(const Topology& t, int s, Emitter& emit) {
+  const int p = t.p, half_p = p / 2, half_m = t.m / 2;
+  const int h = std::min(s, p - 1 - s);
+  const bool middle = h == half_p - 1;
+  const int near = s < half_p ? 0 : 1, far = 1 - near;
+  int next_f[2] = {0, 0}, next_b[2] = {0, 0};
+  // Postponed W passes run first in, first out: the queue is this stage's split B ops, found by scanning
+  // its emitted ops forward (each W comes after the B that queued it, so the scan only advances).
+  std::size_t w_scan = emit.ops.size();
+  auto mb = [&](int c, int index) { return c * half_m + index; };
+  auto forward = [&](int c) { emit(OpKind::F, mb(c, next_f[c]++), c); };
+  auto backward = [&](int c, bool zb) { emit(OpKind::B, mb(c, next_b[c]++), c, zb); };
+  auto weight = [&]() {
+    while (!(emit.ops[w_scan].kind == OpKind::B && emit.split_w[w_scan])) ++w_scan;
+    const int j = emit.ops[w_scan].micro_batch, c = emit.ops[w_scan].chunk;
+    ++w_scan;
+    emit(OpKind::W, j, c);
+  };
+  auto forward_backward = [&](int cf, int cb) {
+    const int jf = mb(cf, next_f[cf]++);
+    const int jb = mb(cb, next_b[cb]++);
+    emit(OpKind::FB, jf, cf, false, jb, cb);
+  };
+
+  for (int i = 0; i < (half_p - h - 1) * 2; ++i) forward(near);  // step 1: nF0
+  for (int i = 0; i < h + 1; ++i) {                                // step 2: nF0F1
+    forward(near);
+    forward(far);
+  }
+  for (int i = 0; i < half_p - h - 1; ++i) {  // step 3: nB1W1F1 (zero bubble)
+    backward(far, true);
+    weight();
+    forward(far);
+  }
+  for (int i = 0; i < half_m - p + h + 1; ++i) {  // step 4 (main): nF0B1F1B0
+    if (i == 0 && middle) {  // the reference does not overlap this pair on the middle stages
+      forward(near);
+      backward(far, false);
+    } else {
+      forward_backward(near, far);
+    }
+    forward_backward(far, near);
+  }
+  for (int i = 0; i < half_p - h - 1; ++i) {  // step 5: nB1F1B0
+    backward(far, false);
+    forward_backward(far, near);
+  }
+  bool zb = false;  // step 6: nB1B0, the second half with zero bubble
+  for (int i = 0; i < h + 1; ++i) {
+    if (i == (h + 1) / 2 && h % 2 == 1) zb = true;
+    backward(far, zb);
+    if (i == (h + 1) / 2 && h % 2 == 0) zb = true;
+    backward(near, zb);
+  }
+  for (int i = 0; i < half_p - h - 1; ++i) {  // step 7: nWB0 (zero bubble)
+    weight();
+    backward(near, true);
+  }
+  for (int i = 0; i < h + 1; ++i) weight();  // step 8: nW
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+Errors validate(const ScheduleInput& in, Kind kind) {
+  Errors errors;
+  auto add = [&](ErrorCode code, const char* path, std::string message) {
+    errors.push_back({code, path, std::move(message)});
+  };
+  const int p = in.stages, m = in.micro_batches, v = in.chunks;
+  if (kind == Kind::Unknown)
+    add(ErrorCode::OutOfRange, k_path_schedule,
+        "schedule = \"" + in.name + "\" is not one of gpipe, 1f1b, interleaved, zb-h1, dualpipe");
+  if (p < 1) add(ErrorCode::OutOfRange, k_path_stages, "pp = " + std::to_string(p) + " must be at least 1");
+  if (m < 1)
+    add(ErrorCode::OutOfRange, k_path_micro_batches,
+        "micro-batches = " + std::to_string(m) + " must be at least 1");
+  if (v < 1) add(ErrorCode::OutOfRange, k_path_chunks, "vpp = " + std::to_string(v) + " must be at least 1");
+  const bool sizes_ok = p >= 1 && m >= 1 && v >= 1;
+
+  if (kind == Kind::Interleaved) {
+    if (v == 1)
+      add(ErrorCode::Incompatible, k_path_chunks,
+          "interleaved needs vpp >= 2 chunks per stage; with vpp = 1 use 1f1b");
+    if (p >= 1 && m >= 1 && m % p != 0)
+      add(ErrorCode::Incompatible, k_path_micro_batches,
+          "interleaved needs micro-batches = " + std::to_string(m) + " to be a multiple of pp = " +
+              std::to_string(p) + " (Megatron-LM)");
+  } else if (kind == Kind::DualPipe) {
+    if (p >= 1 && p % 2 != 0)
+      add(ErrorCode::Incompatible, k_path_stages, "dualpipe needs an even pp, got " + std::to_string(p));
+    if (m >= 1 && m % 2 != 0)
+      add(ErrorCode::Incompatible, k_path_micro_batches,
+          "dualpipe needs an even number of micro-batches, got " + std::to_string(m));
+    if (p >= 1 && m >= 1 && m < 2 * p)
+      add(ErrorCode::Incompatible, k_path_micro_batches,
+          "dualpipe needs micro-batches = " + std::to_string(m) + " >= 2 * pp = " + std::to_string(2 * p) +
+              " (deepseek-ai/DualPipe)");
+    if (v >= 1 && v != 2)
+      add(ErrorCode::Incompatible, k_path_chunks,
+          "dualpipe holds 2 chunks per stage (one per direction), got vpp = " + std::to_string(v));
+  } else if (kind != Kind::Unknown && v > 1) {
+    add(ErrorCode::Incompatible, k_path_chunks,
+        in.name + " runs one chunk per stage, got vpp = " + std::to_string(v) + "; use interleaved");
+  }
+
+  if (sizes_ok && static_cast<double>(p) * v * m > static_cast<double>(k_max_pairs))  // double: no overflow
+    add(ErrorCode::OutOfRange, k_path_micro_batches,
+        "pp * vpp * micro-batches exceeds " + std::to_string(k_max_pairs) + " (pp = " + std::to_string(p) +
+            ", vpp = " + std::to_string(v) + ", micro-batches = " + std::to_string(m) + ")");
+  if (sizes_ok && static_cast<long long>(in.times.size()) != static_cast<long long>(p) * v)
+    add(ErrorCode::Incompatible, k_path_stages,
+        "times has " + std::to_string(in.times.size()) + " entries, expected pp * vpp = " +
+            std::to_string(static_cast<long long>(p) * v));
+
+  // Durations come from the cost model, not from the plan: their paths point into ScheduleInput.
+  auto check_duration = [&](double value_s, const std::string& path) {
+    if (!(value_s >= 0) || !std::isfinite(value_s))
+      add(ErrorCode::OutOfRange, path.c_str(),
+          "duration " + std::to_string(value_s) + " s must be finite and non-negative");
+  };
+  for (std::size_t i = 0; i < in.times.size(); ++i) {
+    const std::string base = "/times/" + std::to_string(i);
+    check_duration(in.times[i].f_s, base + "/f_s");
+    check_duration(in.times[i].b_s, base + "/b_s");
+    check_duration(in.times[i].w_s, base + "/w_s");
+  }
+  check_duration(in.p2p_s, "/p2p_s");
+  return errors;
+}
+
+}  // namespace
+
+Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
+  Result<ScheduleResult> result;
+  const Kind kind = kind_from_name(input.name);
+  result.errors = validate(input, kind);
+  if (!result.ok()) return result;
+
+  Topology t;
+  t.kind = kind;
+  t.p = input.stages;
+  t.v = input.chunks;
+  t.m = input.micro_batches;
+  const int p = t.p;
+
+  ScheduleResult& out = result.value;
+  out.name = input.name;
+
+  // 1. Generate each stage's op order into the result's ops; stage s owns [begin[s], begin[s+1]).
+  // Ops per stage: 2mv (F and B), 3m when every backward may be split (zb-h1; dualpipe has at most that).
+  const bool may_split = kind == Kind::ZbH1 || kind == Kind::DualPipe;
+  const std::size_t ops_bound = static_cast<std::size_t>(p) * t.m * (may_split ? 3 : 2 * t.v);
+  out.ops.reserve(ops_bound);
+  std::vector<unsigned char> split_w;
+  split_w.reserve(ops_bound);
+  std::vector<std::size_t> begin(p + 1, 0);
+  Emitter emit{out.ops, split_w, 0};
+  for (int s = 0; s < p; ++s) {
+    begin[s] = out.ops.size();
+    emit.stage = s;
+    switch (kind) {
+      case Kind::GPipe: generate_gpipe(t, emit); break;
+      case Kind::OneFOneB: generate_1f1b(t, s, emit); break;
+      case Kind::Interleaved: generate_interleaved(t, s, emit); break;
+      case Kind::ZbH1: generate_zb_h1(t, s, emit); break;
+      case Kind::DualPipe: generate_dualpipe(t, s, emit); break;
+      case Kind::Unknown: break;
+    }
+  }
+  begin[p] = out.ops.size();
+
+  // 2. Simulate. f_end / b_end: when the forward / input-gradient output of (micro-batch, stage, chunk) is
+  // ready on its own stage; negative until that op has been timed.
+  const std::size_t num_slots = static_cast<std::size_t>(t.m) * p * t.v;
+  std::vector<double> f_end(num_slots, -1.0), b_end(num_slots, -1.0);
+  const double p2p_s = input.p2p_s;
+  auto times_of = [&](int s, int c) -> const OpTimes& { return input.times[static_cast<std::size_t>(s) * t.v + c]; };
+
+  // Earliest time the forward of (j, s, c) may start given its input, or -1 if the input is not yet timed.
+  auto forward_ready = [&](int j, int s, int c) -> double {
+    const Place from = t.previous(s, c);
+    if (from.stage < 0) return 0.0;
+    const double e = f_end[t.slot(j, from.stage, from.chunk)];
+    if (e < 0) return -1.0;
+    return from.stage == s ? e : e + p2p_s;
+  };
+  // Same for the backward: it needs its own forward and the gradient from the next virtual stage.
+  auto backward_ready = [&](int j, int s, int c) -> double {
+    const double own_f = f_end[t.slot(j, s, c)];
+    if (own_f < 0) return -1.0;
+    const Place from = t.next(s, c);
+    if (from.stage < 0) return own_f;
+    const double e = b_end[t.slot(j, from.stage, from.chunk)];
+    if (e < 0) return -1.0;
+    return std::max(own_f, from.stage == s ? e : e + p2p_s);
+  };
+
+  std::vector<std::size_t> cursor(begin.begin(), begin.end() - 1);
+  std::vector<double> free_at(p, 0.0);
+  std::vector<int> stack;
+  stack.reserve(p);
+  std::vector<char> queued(p, 1);
+  for (int s = p - 1; s >= 0; --s) stack.push_back(s);
+  auto wake = [&](int s) {
+    if (!queued[s]) {
+      queued[s] = 1;
+      stack.push_back(s);
+    }
+  };
+  // After the forward output of (s, c) is timed, the next virtual stage may proceed; after its input
+  // gradient is timed, the previous one may.
+  auto wake_forward_consumer = [&](int s, int c) {
+    const Place to = t.next(s, c);
+    if (to.stage >= 0) wake(to.stage);
+  };
+  auto wake_backward_consumer = [&](int s, int c) {
+    const Place to = t.previous(s, c);
+    if (to.stage >= 0) wake(to.stage);
+  };
+
+  while (!stack.empty()) {
+    const int s = stack.back();
+    stack.pop_back();
+    queued[s] = 0;
+    for (; cursor[s] < begin[s + 1]; ++cursor[s]) {
+      Op& op = out.ops[cursor[s]];
+      double ready = 0, duration = 0;
+      switch (op.kind) {
+        case OpKind::F:
+          ready = forward_ready(op.micro_batch, s, op.chunk);
+          duration = times_of(s, op.chunk).f_s;
+          break;
+        case OpKind::B: {
+          ready = backward_ready(op.micro_batch, s, op.chunk);
+          const OpTimes& ot = times_of(s, op.chunk);
+          duration = split_w[cursor[s]] ? ot.b_s : ot.b_s + ot.w_s;
+          break;
+        }
+        case OpKind::W:
+          ready = b_end[t.slot(op.micro_batch, s, op.chunk)];
+          duration = times_of(s, op.chunk).w_s;
+          break;
+        case OpKind::FB: {
+          const double rf = forward_ready(op.micro_batch, s, op.chunk);
+          const double rb = backward_ready(op.backward_micro_batch, s, op.backward_chunk);
+          ready = (rf < 0 || rb < 0) ? -1.0 : std::max(rf, rb);
+          const OpTimes& bt = times_of(s, op.backward_chunk);
+          duration = times_of(s, op.chunk).f_s + bt.b_s + bt.w_s;
+          break;
+        }
+      }
+      if (ready < 0) break;  // an input is not timed yet; its producer wakes this stage
+      const double start_s = std::max(free_at[s], ready);
+      const double end_s = start_s + duration;
+      free_at[s] = end_s;
+      op.start_s = start_s;
+      op.end_s = end_s;
+      if (op.kind == OpKind::F || op.kind == OpKind::FB) {
+        f_end[t.slot(op.micro_batch, s, op.chunk)] = end_s;
+        wake_forward_consumer(s, op.chunk);
+      }
+      if (op.kind == OpKind::B) {
+        b_end[t.slot(op.micro_batch, s, op.chunk)] = end_s;
+        wake_backward_consumer(s, op.chunk);
+      } else if (op.kind == OpKind::FB) {
+        b_end[t.slot(op.backward_micro_batch, s, op.backward_chunk)] = end_s;
+        wake_backward_consumer(s, op.backward_chunk);
+      }
+    }
+  }
+  for (int s = 0; s < p; ++s) {
+    if (cursor[s] != begin[s + 1]) {
+      // Cannot happen for a valid generator; reported rather than asserted so a bug never hangs the UI.
+      result.value = ScheduleResult{};
+      result.errors.push_back({ErrorCode::Incompatible, k_path_schedule,
+                               "schedule " + input.name + " deadlocked on stage " + std::to_string(s) +
+                                   " (internal error)"});
+      return result;
+    }
+  }
+
+  // 3. Makespan, idle intervals, bubble fraction, peak alive (micro-batch, chunk) pairs.
+  double makespan_s = 0;
+  for (int s = 0; s < p; ++s) makespan_s = std::max(makespan_s, free_at[s]);
+  out.makespan_s = makespan_s;
+  const double tolerance_s = 1e-9 * makespan_s;  // gaps below this are rounding, not bubbles
+  out.peak_alive_micro_batches.assign(p, 0);
+  std::size_t num_gaps = 0;  // counted first so the idle list is allocated once, at its size
+  for (int s = 0; s < p; ++s) {
+    double t_s = 0;
+    for (std::size_t i = begin[s]; i < begin[s + 1]; ++i) {
+      num_gaps += out.ops[i].start_s - t_s > tolerance_s;
+      t_s = out.ops[i].end_s;
+    }
+    num_gaps += makespan_s - t_s > tolerance_s;
+  }
+  out.idle.reserve(num_gaps);
+  double idle_s = 0;
+  auto add_idle = [&](int s, double from_s, double to_s) {
+    if (to_s - from_s > tolerance_s) {
+      out.idle.push_back({s, from_s, to_s});
+      idle_s += to_s - from_s;
+    }
+  };
+  for (int s = 0; s < p; ++s) {
+    double t_s = 0;
+    int alive = 0, peak = 0;
+    for (std::size_t i = begin[s]; i < begin[s + 1]; ++i) {
+      const Op& op = out.ops[i];
+      add_idle(s, t_s, op.start_s);
+      t_s = op.end_s;
+      // Ops of a stage run one at a time, so walking them in order is a sweep over time; a pair freed at
+      // the end of one op and one allocated at the start of the next never coexist.
+      if (op.kind == OpKind::F || op.kind == OpKind::FB) peak = std::max(peak, ++alive);
+      if (op.kind == OpKind::FB || op.kind == OpKind::W || (op.kind == OpKind::B && !split_w[i])) --alive;
+    }
+    add_idle(s, t_s, makespan_s);
+    out.peak_alive_micro_batches[s] = peak;
+  }
+  out.bubble_fraction = makespan_s > 0 ? idle_s / (p * makespan_s) : 0.0;
+  return result;
+}
+
+}  // namespace cutlab

@@ -1,0 +1,65 @@
+// schedule.h: pipeline schedules generated and simulated op by op.
+// Schedules: GPipe (Huang et al. 2019), 1F1B / PipeDream-Flush and interleaved 1F1B
+// (Narayanan et al. 2021, arXiv:2104.04473 §2.2), ZB-H1 (Qi et al. 2023, arXiv:2401.10241),
+// DualPipe (DeepSeek-V3 report, arXiv:2412.19437 §3.2.1, Table 2).
+// Input: per stage and chunk the F, B, W durations of one micro-batch (from the cost model) and
+// the point-to-point time between neighbouring stages. Output: every op with start and end,
+// idle intervals, makespan, bubble fraction, and per stage the peak number of micro-batches
+// whose activations are alive. Ignores: contention between p2p and compute, jitter.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace cutlab {
+
+enum class OpKind { F, B, W, FB };  // FB: DualPipe's overlapped forward+backward pair
+const char* op_kind_name(OpKind kind);
+
+struct OpTimes {
+  double f_s = 0;  // forward of one micro-batch through this chunk
+  double b_s = 0;  // backward for inputs (the whole backward when the schedule does not split B and W)
+  double w_s = 0;  // backward for weights (only used as a separate op by zb-h1 and dualpipe)
+};
+
+struct ScheduleInput {
+  std::string name = "1f1b";        // gpipe | 1f1b | interleaved | zb-h1 | dualpipe
+  int stages = 1;                   // p
+  int micro_batches = 1;            // m
+  int chunks = 1;                   // v: model chunks per stage (interleaved: vpp; dualpipe: 2)
+  std::vector<OpTimes> times;       // size stages*chunks, index stage*chunks + chunk
+  double p2p_s = 0;                 // transfer time of one activation (or gradient) between stages
+};
+
+struct Op {
+  int stage = 0;
+  OpKind kind = OpKind::F;
+  int micro_batch = 0;
+  int chunk = 0;
+  double start_s = 0;
+  double end_s = 0;
+  int backward_micro_batch = -1;  // FB only: the backward half (micro_batch and chunk name the forward half)
+  int backward_chunk = -1;        // FB only
+};
+
+struct Interval {
+  int stage = 0;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct ScheduleResult {
+  std::string name;
+  std::vector<Op> ops;                        // sorted by stage, then start_s
+  std::vector<Interval> idle;                 // gaps in each stage's timeline within [0, makespan]
+  double makespan_s = 0;
+  double bubble_fraction = 0;                 // idle time / (stages * makespan)
+  std::vector<int> peak_alive_micro_batches;  // per stage: max micro-batches with stored activations
+                                              // (interleaved: (micro-batch, chunk) pairs; divide by chunks)
+};
+
+// Validates the combination (errors with paths under /plan) and simulates it.
+Result<ScheduleResult> simulate_schedule(const ScheduleInput& input);
+
+}  // namespace cutlab

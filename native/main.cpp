@@ -1,0 +1,311 @@
+// cutlab: the command-line face of the core.
+//   cutlab evaluate [CONFIG.json|-] [flags] [--json] [--require-fit] [--max-memory-fraction F]
+//   cutlab presets [--json]
+// Exit codes: 0 ok, 1 usage or I/O error, 2 invalid input, 3 does not fit (with --require-fit).
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/presets.h"
+#include "native/format.h"
+
+using nlohmann::json;
+using namespace cutlab;
+using namespace cutlab::cli;
+
+namespace {
+
+constexpr int kOk = 0, kUsage = 1, kInvalid = 2, kNoFit = 3;
+
+const char* kUsageText = R"(usage:
+  cutlab evaluate [CONFIG.json | -] [options]   evaluate a training plan
+  cutlab presets [--json]                       list model and cluster presets
+
+evaluate options:
+  --json                      print one JSON document instead of tables
+  --require-fit               exit 3 when the plan does not fit in memory
+  --max-memory-fraction F     with --require-fit: peak must stay under F × usable HBM
+  --model NAME --cluster NAME --gpus N
+  --tp N --pp N --cp N --ep N --dp N --etp N --vpp N --micro-batch N
+  --zero 0-3|fsdp --sp --distributed-optimizer --recompute none|selective|full
+  --schedule gpipe|1f1b|interleaved|zb-h1|dualpipe --rank-order tp-cp-ep-dp-pp
+  --seq-len N --global-batch N --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
+A flag overrides the same field of the config file; without a file the flags are the config.
+)";
+
+struct Args {
+  std::string command, file;
+  bool as_json = false, require_fit = false;
+  double max_fraction = 1.0;
+  std::vector<std::pair<std::string, std::string>> overrides;  // flag, value
+};
+
+// Sets `section/key` in the config; a preset name in the section becomes {"preset": name}.
+void set_field(json& cfg, const std::string& section, const std::string& key, const json& value) {
+  json& s = cfg[section];
+  if (s.is_string()) s = json{{"preset", s}};
+  if (!s.is_object()) s = json::object();
+  s[key] = value;
+}
+
+// Integers stay integers so that validation reports types faithfully.
+json parse_value(const std::string& v) {
+  json j = json::parse(v, nullptr, false);
+  if (!j.is_discarded() && (j.is_number() || j.is_boolean())) return j;
+  return v;
+}
+
+bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
+  static const std::map<std::string, std::pair<std::string, std::string>> fields = {
+      {"--gpus", {"cluster", "gpus"}},       {"--tp", {"plan", "tp"}},
+      {"--pp", {"plan", "pp"}},              {"--cp", {"plan", "cp"}},
+      {"--ep", {"plan", "ep"}},              {"--dp", {"plan", "dp"}},
+      {"--etp", {"plan", "etp"}},            {"--vpp", {"plan", "vpp"}},
+      {"--micro-batch", {"plan", "micro_batch"}}, {"--zero", {"plan", "zero"}},
+      {"--recompute", {"plan", "recompute"}}, {"--schedule", {"plan", "schedule"}},
+      {"--rank-order", {"plan", "rank_order"}}, {"--seq-len", {"workload", "seq_len"}},
+      {"--global-batch", {"workload", "global_batch"}}, {"--dtype", {"workload", "dtype"}},
+      {"--grad-dtype", {"workload", "grad_dtype"}}};
+  for (const auto& [flag, value] : a.overrides) {
+    if (flag == "--model" || flag == "--cluster") {
+      const std::string section = flag.substr(2);
+      json& s = cfg[section];
+      if (s.is_object()) s["preset"] = value;  // keep the file's overrides on top of the new preset
+      else s = value;
+    } else if (flag == "--sp") {
+      set_field(cfg, "plan", "sp", true);
+    } else if (flag == "--distributed-optimizer") {
+      set_field(cfg, "plan", "distributed_optimizer", true);
+    } else if (auto it = fields.find(flag); it != fields.end()) {
+      set_field(cfg, it->second.first, it->second.second, parse_value(value));
+    } else {
+      problem = "unknown option " + flag;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool parse_args(int argc, char** argv, Args& a, std::string& problem) {
+  if (argc < 2) return false;
+  a.command = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string s = argv[i];
+    if (s == "--json") a.as_json = true;
+    else if (s == "--require-fit") a.require_fit = true;
+    else if (s == "--sp" || s == "--distributed-optimizer") a.overrides.push_back({s, ""});
+    else if (s == "--max-memory-fraction" || (s.rfind("--", 0) == 0 && s.size() > 2)) {
+      if (i + 1 >= argc) {
+        problem = s + " needs a value";
+        return false;
+      }
+      const std::string v = argv[++i];
+      if (s == "--max-memory-fraction") {
+        char* end = nullptr;
+        a.max_fraction = std::strtod(v.c_str(), &end);
+        if (*end != '\0' || !(a.max_fraction > 0 && a.max_fraction <= 1)) {
+          problem = "--max-memory-fraction must be in (0, 1]";
+          return false;
+        }
+        a.require_fit = true;
+      } else {
+        a.overrides.push_back({s, v});
+      }
+    } else if (a.file.empty()) {
+      a.file = s;
+    } else {
+      problem = "unexpected argument " + s;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool read_file(const std::string& path, std::string& text) {
+  if (path == "-") {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+    return true;
+  }
+  std::ifstream in(path);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  text = ss.str();
+  return true;
+}
+
+int report_errors(const Errors& errors, bool as_json) {
+  if (as_json) {
+    std::cout << json{{"errors", to_json(errors)}}.dump(2) << "\n";
+  } else {
+    std::cerr << "invalid input (" << errors.size() << (errors.size() == 1 ? " problem" : " problems") << "):\n";
+    for (const Error& e : errors) std::cerr << "  " << (e.path.empty() ? "/" : e.path) << ": " << e.message << "\n";
+  }
+  return kInvalid;
+}
+
+std::string pct(double f) { return fixed(100.0 * f, 1) + "%"; }
+
+void print_tables(const Estimate& e, const Config& c) {
+  const Plan& p = c.plan;
+  const Workload& w = c.workload;
+  std::cout << "cutlab · " << c.model.name << " on " << c.cluster.name << " (" << c.cluster.gpu << ")\n";
+  std::cout << with_commas(e.mesh.gpus) << " GPUs = ";
+  if (p.etp > 0)
+    std::cout << "TP " << p.tp << " × CP " << p.cp << " × DP " << p.dp << " × PP " << p.pp << "  |  experts: ETP "
+              << e.mesh.etp << " × EP " << p.ep << " × EDP " << e.mesh.edp << " × PP " << p.pp;
+  else
+    std::cout << "TP " << p.tp << " × PP " << p.pp << " × CP " << p.cp << " × EP " << p.ep << " × DP " << p.dp;
+  std::cout << "  (" << with_commas(e.placement.nodes) << " nodes of " << e.placement.gpus_per_node << ")\n";
+  std::cout << "params " << count(e.params.total) << " total, " << count(e.params.active) << " active · seq "
+            << w.seq_len << " · global batch " << w.global_batch << " = micro-batch " << p.micro_batch << " × "
+            << e.mesh.num_micro_batches << " × " << e.mesh.dp_attn << " replicas · " << w.dtype << " · ZeRO "
+            << std::max(p.zero, p.distributed_optimizer ? 1 : 0) << (p.sp ? " · SP" : "") << " · recompute "
+            << p.recompute << "\n\n";
+
+  Table groups{{"group", "size", "groups", "per node", "nodes", "link"}, {}};
+  for (const GroupInfo& g : e.placement.groups) {
+    if (g.size <= 1) continue;
+    groups.rows.push_back({g.axis, std::to_string(g.size), with_commas(double(g.count)), std::to_string(g.members_per_node),
+                           std::to_string(g.nodes_spanned), std::string(link_name(g.link)) + (g.axis == "tp" && g.link == Link::ScaleOut ? "  ⚠ TP crosses nodes" : "")});
+  }
+  std::cout << "Placement (rank order " << p.rank_order << ", innermost first)\n";
+  if (groups.rows.empty()) std::cout << " one GPU: nothing is cut\n";
+  else std::cout << groups.render();
+  std::cout << "\n";
+
+  Table mem{{"stage", "layers", "weights", "grads", "optimizer", "activations", "in flight", "total GiB", "usable", "fits"}, {}};
+  for (size_t i = 0; i < e.memory.per_stage.size(); ++i) {
+    const StageMemory& s = e.memory.per_stage[i];
+    const StageInfo& st = e.placement.stages[i];
+    std::string layers;
+    for (auto [a, b] : st.chunks) layers += (layers.empty() ? "" : ",") + std::to_string(a) + "–" + std::to_string(b);
+    if (st.embedding) layers += " +emb";
+    if (st.output) layers += " +out";
+    mem.rows.push_back({std::to_string(s.stage) + (int(i) == e.memory.peak_stage ? " *" : ""), layers, gib(s.weights_bytes),
+                        gib(s.grads_bytes), gib(s.optimizer_bytes), gib(s.activations_bytes),
+                        fixed(s.in_flight_micro_batches, 2), gib(s.total_bytes), gib(s.capacity_bytes),
+                        s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
+  }
+  std::cout << "Memory per GPU, GiB (* peak stage)\n" << mem.render();
+  if (e.memory.fits)
+    std::cout << " fits: peak " << gib(e.memory.per_stage[e.memory.peak_stage].total_bytes) << " of "
+              << gib(e.memory.per_stage[0].capacity_bytes) << " GiB usable\n\n";
+  else
+    std::cout << " DOES NOT FIT: stage " << e.memory.peak_stage << " overflows by " << gib(e.memory.overflow_bytes) << " GiB\n\n";
+
+  Table comm{{"axis", "collective", "group", "link", "message", "calls", "bytes", "time", "exposed"}, {}};
+  for (const CommOp& op : e.comm)
+    comm.rows.push_back({op.axis, collective_name(op.collective), std::to_string(op.group_size), link_name(op.link),
+                         human_bytes(op.message_bytes), with_commas(op.calls), human_bytes(op.bytes),
+                         human_time(op.time_s), human_time(op.exposed_s)});
+  std::cout << "Communication per step, one GPU of stage " << e.comm_stage << "\n";
+  if (comm.rows.empty()) std::cout << " none\n\n";
+  else std::cout << comm.render() << "\n";
+
+  const TimeBreakdown& b = e.breakdown;
+  Table time{{"part", "time", "share"}, {}};
+  auto row = [&](const char* name, double s) {
+    if (s > 0) time.rows.push_back({name, human_time(s), pct(s / e.step_s)});
+  };
+  row("compute (F, B, W)", b.compute_s);
+  row("recompute", b.recompute_s);
+  row("TP exposed", b.tp_exposed_s);
+  row("CP exposed", b.cp_exposed_s);
+  row("EP exposed", b.ep_exposed_s);
+  row("pipeline bubble + p2p", b.pp_bubble_s);
+  row("DP exposed", b.dp_exposed_s);
+  row("optimizer step", b.optimizer_s);
+  time.rows.push_back({"step", human_time(e.step_s), "100%"});
+  std::cout << "Time per step (schedule " << e.schedule.name << ", bubble " << pct(e.schedule.bubble_fraction) << ")\n"
+            << time.render();
+  std::cout << " " << with_commas(e.tokens_per_s) << " tokens/s · " << fixed(e.model_flops_per_s_per_gpu / 1e12, 0)
+            << " TFLOP/s per GPU · MFU " << pct(e.mfu) << " of " << e.peak_name << " · HFU " << pct(e.hfu) << "\n";
+}
+
+int cmd_presets(const Args& a) {
+  if (a.as_json) {
+    std::cout << presets_json().dump(2) << "\n";
+    return kOk;
+  }
+  Table models{{"model", "layers", "hidden", "heads/kv", "experts", "params", "source"}, {}};
+  for (const ModelPreset& p : model_presets()) {
+    const ModelSpec& m = p.spec;
+    models.rows.push_back({m.name, std::to_string(m.layers), std::to_string(m.hidden),
+                           std::to_string(m.heads) + "/" + std::to_string(m.kv_heads),
+                           m.experts ? std::to_string(m.experts) + " top-" + std::to_string(m.top_k) : "-",
+                           count(count_params(m).total), p.source.substr(0, 60)});
+  }
+  Table clusters{{"cluster", "gpu", "per node", "HBM GiB", "bf16 TFLOP/s", "NVLink GB/s", "scale-out GB/s"}, {}};
+  for (const ClusterPreset& p : cluster_presets()) {
+    const Cluster& c = p.spec;
+    clusters.rows.push_back({c.name, c.gpu, std::to_string(c.gpus_per_node), fixed(c.hbm_bytes / 1073741824.0, 1),
+                             fixed(c.bf16_flops_per_s / 1e12, 0), fixed(c.nvlink_bytes_per_s / 1e9, 0),
+                             fixed(c.scaleout_bytes_per_s / 1e9, 0)});
+  }
+  std::cout << "Models\n" << models.render() << "\nClusters\n" << clusters.render();
+  return kOk;
+}
+
+int cmd_evaluate(const Args& a) {
+  json cfg = json::object();
+  if (!a.file.empty()) {
+    std::string text;
+    if (!read_file(a.file, text)) {
+      std::cerr << "cutlab: cannot read " << a.file << "\n";
+      return kUsage;
+    }
+    cfg = json::parse(text, nullptr, false);
+    if (cfg.is_discarded()) return report_errors({{ErrorCode::ParseError, "", a.file + " is not valid JSON"}}, a.as_json);
+  }
+  std::string problem;
+  if (!apply_overrides(cfg, a, problem)) {
+    std::cerr << "cutlab: " << problem << "\n" << kUsageText;
+    return kUsage;
+  }
+  const Result<Config> c = config_from_json(cfg);
+  if (!c.ok()) return report_errors(c.errors, a.as_json);
+  const Result<Estimate> e = evaluate(c.value);
+  if (!e.ok()) return report_errors(e.errors, a.as_json);
+  if (a.as_json)
+    std::cout << to_json(e.value, c.value).dump(2) << "\n";
+  else
+    print_tables(e.value, c.value);
+  if (a.require_fit) {
+    const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
+    if (peak.total_bytes > a.max_fraction * peak.capacity_bytes) {
+      std::cerr << "cutlab: stage " << peak.stage << " needs " << gib(peak.total_bytes) << " GiB, over "
+                << fixed(a.max_fraction * 100, 0) << "% of " << gib(peak.capacity_bytes) << " GiB usable\n";
+      return kNoFit;
+    }
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  std::string problem;
+  if (!parse_args(argc, argv, a, problem)) {
+    if (!problem.empty()) std::cerr << "cutlab: " << problem << "\n";
+    std::cerr << kUsageText;
+    return kUsage;
+  }
+  if (a.command == "evaluate") return cmd_evaluate(a);
+  if (a.command == "presets") return cmd_presets(a);
+  if (a.command == "--help" || a.command == "help" || a.command == "-h") {
+    std::cout << kUsageText;
+    return kOk;
+  }
+  std::cerr << "cutlab: unknown command " << a.command << "\n" << kUsageText;
+  return kUsage;
+}

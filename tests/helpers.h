@@ -1,0 +1,36 @@
+// Shared test helpers: configs built from presets.
+#pragma once
+#include "core/estimate.h"
+#include "core/presets.h"
+
+namespace cutlab::test {
+
+inline Config config(const char* model, const char* cluster, int tp, int pp, int dp, int seq_len, int global_batch) {
+  Config c;
+  c.model = *find_model_preset(model);
+  c.cluster = *find_cluster_preset(cluster);
+  c.plan.tp = tp;
+  c.plan.pp = pp;
+  c.plan.dp = dp;
+  c.workload.seq_len = seq_len;
+  c.workload.global_batch = global_batch;
+  return c;
+}
+
+// A GPT-shaped model as in Korthikanti et al. 2022 (f = 4h, MHA, dropout, learned masks).
+inline ModelSpec gpt_shape(int layers, int hidden, int heads, int vocab = 51200) {
+  ModelSpec m;
+  m.name = "gpt";
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.head_dim = hidden / heads;
+  m.ffn_hidden = 4 * hidden;
+  m.vocab = vocab;
+  m.tied_embeddings = true;
+  m.dropout = true;
+  return m;
+}
+
+}  // namespace cutlab::test

@@ -1,0 +1,63 @@
+#include <catch2/catch.hpp>
+
+#include "core/comm.h"
+#include "core/presets.h"
+
+using namespace cutlab;
+using Catch::Matchers::WithinRel;
+
+namespace {
+GroupInfo group(int size, int per_node) {
+  GroupInfo g;
+  g.size = size;
+  g.members_per_node = per_node;
+  g.nodes_spanned = (size + per_node - 1) / per_node;
+  g.link = g.nodes_spanned > 1 ? Link::ScaleOut : Link::NVLink;
+  return g;
+}
+}  // namespace
+
+TEST_CASE("ring collectives inside a node follow the alpha-beta formulas", "[comm]") {
+  const Cluster c = *find_cluster_preset("dgx-h100");
+  const double B = c.nvlink_bytes_per_s * c.efficiency.nvlink, a = c.nvlink_latency_s, S = 256e6, n = 8;
+  const GroupInfo g = group(8, 8);
+  // DESIGN.md §5: all-reduce 2(n−1)/n·S/B + 2(n−1)α; all-gather (n−1)/n·S/B + (n−1)α.
+  REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, g, c), WithinRel(2 * (n - 1) / n * S / B + 2 * (n - 1) * a, 1e-12));
+  REQUIRE_THAT(collective_time_s(Collective::AllGather, S, g, c), WithinRel((n - 1) / n * S / B + (n - 1) * a, 1e-12));
+  REQUIRE_THAT(collective_time_s(Collective::ReduceScatter, S, g, c), WithinRel((n - 1) / n * S / B + (n - 1) * a, 1e-12));
+  REQUIRE_THAT(collective_time_s(Collective::AllToAll, S, g, c), WithinRel((n - 1) / n * S / B + (n - 1) * a, 1e-12));
+  REQUIRE_THAT(collective_time_s(Collective::SendRecv, S, g, c), WithinRel(S / B + a, 1e-12));
+}
+
+TEST_CASE("a group with one GPU per node runs at the NIC's bandwidth", "[comm]") {
+  const Cluster c = *find_cluster_preset("dgx-h100");
+  const double B = c.scaleout_bytes_per_s * c.efficiency.scaleout, a = c.scaleout_latency_s, S = 1e9, n = 128;
+  const GroupInfo g = group(128, 1);
+  REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, g, c), WithinRel(2 * (n - 1) / n * S / B + 2 * (n - 1) * a, 1e-12));
+}
+
+TEST_CASE("a group spanning nodes with k members per node shares k NICs", "[comm]") {
+  // TP16 on two 8-GPU nodes: the inter-node phase moves S·2(N−1)/N over 8 NICs in parallel,
+  // the intra-node phase 2(k−1)/k·S over NVLink; the slower one bounds the bandwidth term.
+  const Cluster c = *find_cluster_preset("dgx-h100");
+  const double Bs = c.scaleout_bytes_per_s * c.efficiency.scaleout, Bn = c.nvlink_bytes_per_s * c.efficiency.nvlink;
+  const double S = 512e6, N = 2, k = 8, n = 16;
+  const double inter = 2 * (N - 1) / N * S / (k * Bs), intra = 2 * (k - 1) / k * S / Bn;
+  REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, group(16, 8), c),
+               WithinRel(std::max(inter, intra) + 2 * (n - 1) * c.scaleout_latency_s, 1e-12));
+  // All-to-all: (n − k)/n of the data leaves the node through each GPU's own NIC.
+  REQUIRE_THAT(collective_time_s(Collective::AllToAll, S, group(16, 8), c),
+               WithinRel(std::max((k - 1) / n * S / Bn, (n - k) / n * S / Bs) + (n - 1) * c.scaleout_latency_s, 1e-12));
+}
+
+TEST_CASE("a group of one GPU costs nothing", "[comm]") {
+  const Cluster c = *find_cluster_preset("dgx-a100");
+  REQUIRE(collective_time_s(Collective::AllReduce, 1e9, group(1, 1), c) == 0.0);
+  REQUIRE(collective_time_s(Collective::AllToAll, 1e9, group(1, 1), c) == 0.0);
+}
+
+TEST_CASE("crossing nodes is slower than NVLink for the same collective", "[comm]") {
+  const Cluster c = *find_cluster_preset("dgx-h100");
+  REQUIRE(collective_time_s(Collective::AllReduce, 1e8, group(8, 1), c) >
+          3 * collective_time_s(Collective::AllReduce, 1e8, group(8, 8), c));
+}

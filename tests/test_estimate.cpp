@@ -1,0 +1,99 @@
+#include <catch2/catch.hpp>
+
+#include "core/estimate.h"
+#include "tests/helpers.h"
+
+using namespace cutlab;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+Estimate run(const Config& c) {
+  Result<Estimate> r = evaluate(c);
+  REQUIRE(r.ok());
+  return r.value;
+}
+}  // namespace
+
+TEST_CASE("the time breakdown adds up to the step time", "[estimate]") {
+  Config c = GENERATE(test::config("llama3-70b", "dgx-h100", 8, 2, 4, 8192, 64),
+                      test::config("llama3-405b", "dgx-h100", 8, 16, 128, 8192, 2048),
+                      test::config("gpt3-175b", "dgx-a100", 8, 8, 16, 2048, 1536),
+                      test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 64));
+  c.plan.sp = c.plan.tp > 1;
+  c.plan.recompute = "selective";
+  const Estimate e = run(c);
+  REQUIRE_THAT(e.breakdown.total_s(), WithinRel(e.step_s, 1e-9));
+  REQUIRE(e.breakdown.pp_bubble_s >= 0);
+  REQUIRE(e.breakdown.dp_exposed_s >= 0);
+}
+
+TEST_CASE("MFU, tokens/s and model FLOPs are consistent", "[estimate]") {
+  const Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 4, 8192, 64);
+  const Estimate e = run(c);
+  REQUIRE_THAT(e.tokens_per_s, WithinRel(64.0 * 8192 / e.step_s, 1e-12));
+  REQUIRE_THAT(e.mfu, WithinRel(e.model_flops_per_step / (e.step_s * 64 * 989e12), 1e-12));
+  REQUIRE(e.mfu > 0.05);
+  REQUIRE(e.mfu < 1.0);
+  REQUIRE(e.peak_name == "bf16 dense 989 TFLOP/s");
+}
+
+TEST_CASE("without a pipeline or peers the step is the compute plus the optimizer", "[estimate]") {
+  const Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 4096, 4);
+  const Estimate e = run(c);
+  const StageTime& s = e.stages[0];
+  REQUIRE_THAT(e.step_s, WithinRel(4 * (s.f_s + s.b_s + s.w_s) + e.breakdown.optimizer_s, 1e-12));
+  REQUIRE(e.comm.empty());
+  REQUIRE(e.breakdown.pp_bubble_s == 0);
+}
+
+TEST_CASE("the pipeline bubble shrinks with more micro-batches", "[estimate]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 1, 4096, 8);
+  const double few = run(c).schedule.bubble_fraction;
+  c.workload.global_batch = 64;
+  const double many = run(c).schedule.bubble_fraction;
+  REQUIRE(many < few);
+  // 1F1B with nearly equal stages: (p − 1)/(m + p − 1).
+  REQUIRE_THAT(many, WithinAbs(3.0 / 67.0, 0.03));
+}
+
+TEST_CASE("keeping TP inside the NVLink domain is faster than crossing nodes", "[estimate]") {
+  Config inside = test::config("llama3-70b", "dgx-h100", 8, 2, 1, 4096, 16);
+  Config across = inside;
+  across.plan.rank_order = "pp-tp-cp-ep-dp";  // TP strided over both nodes, 4 GPUs in each
+  // Inside: 2(n−1)/n·S over NVLink at 360 GB/s. Across: the inter-node half of the ring moves
+  // S/4 per NIC at 40 GB/s (= S/160 GB/s vs S/206 GB/s) plus 15 hops of scale-out latency.
+  REQUIRE(run(across).breakdown.tp_exposed_s > 1.25 * run(inside).breakdown.tp_exposed_s);
+}
+
+TEST_CASE("a plan that does not fit is a result, not an error", "[estimate]") {
+  const Config c = test::config("llama3-405b", "dgx-h100", 8, 1, 1, 8192, 8);
+  Result<Estimate> r = evaluate(c);
+  REQUIRE(r.ok());
+  REQUIRE_FALSE(r.value.memory.fits);
+  REQUIRE(r.value.memory.overflow_bytes > 0);
+}
+
+TEST_CASE("invalid input returns every error and no estimate", "[estimate]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 3, 2, 4, 8192, 63);
+  Result<Estimate> r = evaluate(c);
+  REQUIRE_FALSE(r.ok());
+  REQUIRE(r.errors.size() >= 2);
+}
+
+TEST_CASE("data-parallel traffic of ZeRO-3 exceeds ZeRO-1's", "[estimate]") {
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 64, 4096, 256);
+  c.plan.zero = 1;
+  auto dp_bytes = [](const Estimate& e) {
+    double b = 0;
+    for (const CommOp& op : e.comm)
+      if (op.axis == "dp") b += op.bytes;
+    return b;
+  };
+  const double z1 = dp_bytes(run(c));
+  c.plan.zero = 3;
+  const double z3 = dp_bytes(run(c));
+  // ZeRO-1: reduce-scatter 4Ψ + all-gather 2Ψ; ZeRO-3 with m = 4 micro-batches:
+  // 4 × reduce-scatter 4Ψ + 8 × all-gather 2Ψ.
+  REQUIRE_THAT(z3 / z1, WithinRel((4 * 4.0 + 8 * 2.0) / 6.0, 1e-9));
+}

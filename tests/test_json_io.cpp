@@ -1,0 +1,97 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/api.h"
+#include "core/json_io.h"
+
+using namespace cutlab;
+using nlohmann::json;
+
+namespace {
+bool has(const Errors& errors, const std::string& path, ErrorCode code) {
+  return std::any_of(errors.begin(), errors.end(), [&](const Error& e) { return e.path == path && e.code == code; });
+}
+}  // namespace
+
+TEST_CASE("presets resolve by name and accept overrides", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({
+    "model": {"preset": "llama3-70b", "layers": 40},
+    "cluster": {"preset": "dgx-h100", "hbm_GiB": 96, "efficiency": {"gemm": 0.7}},
+    "plan": {"tp": 8, "zero": "fsdp"}, "workload": {"global_batch": 8}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.model.layers == 40);
+  REQUIRE(r.value.model.hidden == 8192);
+  REQUIRE(r.value.cluster.hbm_bytes == 96.0 * 1024 * 1024 * 1024);
+  REQUIRE(r.value.cluster.efficiency.gemm == 0.7);
+  REQUIRE(r.value.plan.zero == 3);
+}
+
+TEST_CASE("every bad field is reported with its path and kind", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({
+    "model": {"hidden": 4096}, "cluster": "dgx-z", "plan": {"tp": "eight", "bogus": 1, "zero": 9.5},
+    "workload": {"seq_len": 4096.5}, "extra": true})"));
+  const Errors& e = r.errors;
+  REQUIRE(has(e, "/model/layers", ErrorCode::MissingKey));
+  REQUIRE(has(e, "/model/heads", ErrorCode::MissingKey));
+  REQUIRE(has(e, "/cluster", ErrorCode::OutOfRange));  // unknown preset
+  REQUIRE(has(e, "/plan/tp", ErrorCode::WrongType));
+  REQUIRE(has(e, "/plan/bogus", ErrorCode::UnknownKey));
+  REQUIRE(has(e, "/plan/zero", ErrorCode::WrongType));
+  REQUIRE(has(e, "/workload/seq_len", ErrorCode::WrongType));
+  REQUIRE(has(e, "/extra", ErrorCode::UnknownKey));
+}
+
+TEST_CASE("dp is derived from cluster.gpus when it is left out", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({
+    "model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 16384},
+    "plan": {"tp": 8, "pp": 16}, "workload": {"global_batch": 2048}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.plan.dp == 128);
+}
+
+TEST_CASE("a written config reads back to the same config", "[json]") {
+  const Result<Config> a = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "distributed_optimizer": true}, "workload": {"global_batch": 1920}})"));
+  REQUIRE(a.ok());
+  const json written = to_json(a.value);
+  const Result<Config> b = config_from_json(written);
+  REQUIRE(b.ok());
+  REQUIRE(to_json(b.value) == written);
+}
+
+TEST_CASE("the API returns the documented result keys", "[json][api]") {
+  const json out = json::parse(api::evaluate_json(R"({"model": "llama3-70b", "cluster": "dgx-h100",
+    "plan": {"tp": 8, "pp": 2, "dp": 1}, "workload": {"seq_len": 8192, "global_batch": 16}})"));
+  REQUIRE(out["ok"] == true);
+  const json& r = out["result"];
+  for (const char* key : {"gpus", "params", "flops", "memory", "comm", "time", "throughput", "mfu", "schedule"})
+    REQUIRE(r.contains(key));
+  REQUIRE(r["params"].contains("total"));
+  REQUIRE(r["params"].contains("active"));
+  REQUIRE(r["flops"].contains("model_per_step"));
+  for (const char* key : {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "total_bytes",
+                          "capacity_bytes", "fits"})
+    REQUIRE(r["memory"]["per_stage"][0].contains(key));
+  for (const char* key : {"axis", "collective", "bytes", "group_size", "link", "time_s", "exposed_s"})
+    REQUIRE(r["comm"][0].contains(key));
+  REQUIRE(r["time"].contains("step_s"));
+  REQUIRE(r["time"].contains("breakdown"));
+  REQUIRE(r["throughput"].contains("tokens_per_s"));
+  REQUIRE(r["gpus"] == 16);
+}
+
+TEST_CASE("the API reports malformed JSON and invalid plans as errors", "[json][api]") {
+  const json bad = json::parse(api::evaluate_json("{not json"));
+  REQUIRE(bad["ok"] == false);
+  REQUIRE(bad["errors"][0]["code"] == "parse_error");
+  const json invalid = json::parse(api::evaluate_json(R"({"model": "llama3-70b", "cluster": "dgx-h100",
+    "plan": {"tp": 3}, "workload": {"global_batch": 16}})"));
+  REQUIRE(invalid["ok"] == false);
+  REQUIRE(invalid["errors"][0]["path"] == "/plan/tp");
+  const json gpu = json::parse(api::gpu_json(R"({"model": "llama3-70b", "cluster": "dgx-h100",
+    "plan": {"tp": 8, "pp": 2}, "workload": {"global_batch": 16}})", 99));
+  REQUIRE(gpu["ok"] == false);
+  REQUIRE(gpu["errors"][0]["path"] == "/rank");
+}

@@ -1,0 +1,149 @@
+#include <catch2/catch.hpp>
+
+#include "core/memory.h"
+#include "core/presets.h"
+#include "tests/helpers.h"
+
+using namespace cutlab;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("ZeRO model states per parameter are 16, 4 + 12/Nd, 2 + 14/Nd, 16/Nd with 16-bit gradients", "[memory]") {
+  // Rajbhandari et al. 2019 (arXiv:1910.02054) §3 and Figure 1: Ψ = 7.5B, Nd = 64, K = 12.
+  Plan plan;
+  Workload w;
+  w.grad_dtype = "fp16";
+  const double psi = 7.5e9, nd = 64;
+  const double expected_bpp[] = {16.0, 4.0 + 12.0 / nd, 2.0 + 14.0 / nd, 16.0 / nd};
+  const double expected_GB[] = {120.0, 31.4, 16.6, 1.9};  // as printed in Figure 1
+  for (int stage = 0; stage <= 3; ++stage) {
+    plan.zero = stage;
+    const double bpp = state_bytes_per_param(plan, w, nd).total();
+    REQUIRE_THAT(bpp, WithinRel(expected_bpp[stage], 1e-12));
+    REQUIRE_THAT(bpp * psi / 1e9, WithinAbs(expected_GB[stage], 0.05));
+  }
+}
+
+TEST_CASE("Megatron keeps 18 bytes per parameter, 6 + 12/d with the distributed optimizer", "[memory]") {
+  // megatron/training/theoretical_memory_usage.py: bf16 params, fp32 main_grad, Adam.
+  Plan plan;
+  Workload w;  // grad_dtype fp32 by default
+  REQUIRE(state_bytes_per_param(plan, w, 8).total() == 18.0);
+  plan.distributed_optimizer = true;
+  const double d = GENERATE(2.0, 8.0, 64.0);
+  REQUIRE_THAT(state_bytes_per_param(plan, w, d).total(), WithinRel(6.0 + 12.0 / d, 1e-12));
+}
+
+namespace {
+// Korthikanti et al. 2022 (arXiv:2205.05198) Table 2 setting: f = 4h, MHA, dropout, no flash attention.
+struct Korthikanti {
+  ModelSpec m = test::gpt_shape(96, 12288, 96);
+  Workload w;
+  Plan plan;
+  double s = 2048, b = 1, h = 12288, a = 96;
+  Korthikanti() {
+    w.seq_len = 2048;
+    plan.flash_attention = false;
+  }
+  double bytes(int t, bool sp, const char* recompute) {
+    plan.tp = t;
+    plan.sp = sp;
+    plan.recompute = recompute;
+    return layer_activation_bytes(m, plan, w, false);
+  }
+};
+}  // namespace
+
+TEST_CASE("activations per layer reproduce Korthikanti et al. Table 2", "[memory]") {
+  Korthikanti k;
+  const double s = k.s, b = k.b, h = k.h, a = k.a, t = 8;
+  SECTION("no parallelism: sbh(34 + 5as/h)") {
+    REQUIRE_THAT(k.bytes(1, false, "none"), WithinRel(s * b * h * (34 + 5 * a * s / h), 1e-12));
+  }
+  SECTION("tensor parallel: sbh(10 + 24/t + 5as/(ht))") {
+    REQUIRE_THAT(k.bytes(8, false, "none"), WithinRel(s * b * h * (10 + 24 / t + 5 * a * s / (h * t)), 1e-12));
+  }
+  SECTION("tensor + sequence parallel: sbh/t·(34 + 5as/h)") {
+    REQUIRE_THAT(k.bytes(8, true, "none"), WithinRel(s * b * h / t * (34 + 5 * a * s / h), 1e-12));
+  }
+  SECTION("tensor parallel + selective recompute: sbh(10 + 24/t)") {
+    REQUIRE_THAT(k.bytes(8, false, "selective"), WithinRel(s * b * h * (10 + 24 / t), 1e-12));
+  }
+  SECTION("tensor + sequence parallel + selective recompute: 34·sbh/t") {
+    REQUIRE_THAT(k.bytes(8, true, "selective"), WithinRel(34 * s * b * h / t, 1e-12));
+  }
+  SECTION("full recompute: 2sbh") {
+    REQUIRE_THAT(k.bytes(8, false, "full"), WithinRel(2 * s * b * h, 1e-12));
+  }
+}
+
+TEST_CASE("flash attention stores no score matrix", "[memory]") {
+  Korthikanti k;
+  const double with_scores = k.bytes(8, true, "none");
+  k.plan.flash_attention = true;
+  REQUIRE_THAT(k.bytes(8, true, "none"), WithinRel(34 * k.s * k.b * k.h / 8, 1e-12));
+  REQUIRE(with_scores > k.bytes(8, true, "none"));
+}
+
+TEST_CASE("context parallel divides the per-layer activations by cp", "[memory]") {
+  Korthikanti k;
+  k.plan.flash_attention = true;
+  const double one = k.bytes(8, true, "selective");
+  k.plan.cp = 4;
+  REQUIRE_THAT(k.bytes(8, true, "selective"), WithinRel(one / 4, 1e-12));
+}
+
+TEST_CASE("in-flight micro-batches on the first stage follow the schedule", "[memory]") {
+  Plan plan;
+  plan.pp = 8;
+  plan.schedule = "gpipe";
+  REQUIRE(in_flight_micro_batches(plan, 32, 0) == 32);
+  plan.schedule = "1f1b";
+  REQUIRE(in_flight_micro_batches(plan, 32, 0) == 8);
+  REQUIRE(in_flight_micro_batches(plan, 32, 7) == 1);
+  REQUIRE(in_flight_micro_batches(plan, 4, 0) == 4);
+  plan.schedule = "interleaved";
+  plan.vpp = 4;  // Korthikanti et al. 2022 §4.2.3: p·(1 + (p − 1)/(p·v))
+  REQUIRE_THAT(in_flight_micro_batches(plan, 32, 0), WithinRel(8.0 * (1 + 7.0 / 32), 1e-12));
+}
+
+TEST_CASE("model states of a data-parallel plan add up to bytes per parameter times parameters", "[memory]") {
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 4096, 64);
+  c.plan.distributed_optimizer = true;
+  const Placement pl = place(c.model, c.cluster, c.plan, c.workload);
+  const MemoryResult mem = memory_per_stage(c.model, c.cluster, c.plan, c.workload, pl);
+  const double psi = count_params(c.model).total;
+  REQUIRE_THAT(mem.per_stage[0].weights_bytes, WithinRel(2 * psi, 1e-12));
+  REQUIRE_THAT(mem.per_stage[0].grads_bytes, WithinRel(4 * psi, 1e-12));
+  REQUIRE_THAT(mem.per_stage[0].optimizer_bytes, WithinRel(12 * psi / 8, 1e-12));
+}
+
+TEST_CASE("weights on all stages and expert ranks add up to the model", "[memory]") {
+  SECTION("dense, pipeline of 4") {
+    Config c = test::config("llama3-70b", "dgx-h100", 1, 4, 2, 4096, 64);
+    const Placement pl = place(c.model, c.cluster, c.plan, c.workload);
+    const MemoryResult mem = memory_per_stage(c.model, c.cluster, c.plan, c.workload, pl);
+    double sum = 0;
+    for (const StageMemory& s : mem.per_stage) sum += s.dense_params + s.expert_params;
+    REQUIRE_THAT(sum, WithinRel(count_params(c.model).total, 1e-12));
+  }
+  SECTION("DeepSeek-V3, PP 16 × EP 64") {
+    Config c = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 1920);
+    c.plan.ep = 64;
+    const Placement pl = place(c.model, c.cluster, c.plan, c.workload);
+    const MemoryResult mem = memory_per_stage(c.model, c.cluster, c.plan, c.workload, pl);
+    double sum = 0;
+    for (const StageMemory& s : mem.per_stage) sum += s.dense_params + s.expert_params * 64;
+    REQUIRE_THAT(sum, WithinRel(count_params(c.model).total, 1e-12));
+  }
+}
+
+TEST_CASE("a plan that does not fit is a result with the overflow", "[memory]") {
+  Config c = test::config("llama3-405b", "dgx-h100", 8, 1, 1, 8192, 8);
+  const Placement pl = place(c.model, c.cluster, c.plan, c.workload);
+  const MemoryResult mem = memory_per_stage(c.model, c.cluster, c.plan, c.workload, pl);
+  REQUIRE_FALSE(mem.fits);
+  REQUIRE_THAT(mem.overflow_bytes, WithinRel(mem.per_stage[0].total_bytes - mem.per_stage[0].capacity_bytes, 1e-12));
+  // 405.9B params × 18 bytes / 8 GPUs ≈ 913 GB of model states alone.
+  REQUIRE(mem.per_stage[0].weights_bytes + mem.per_stage[0].grads_bytes + mem.per_stage[0].optimizer_bytes > 900e9);
+}

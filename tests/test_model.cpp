@@ -1,0 +1,60 @@
+#include <catch2/catch.hpp>
+
+#include "core/model.h"
+#include "core/presets.h"
+#include "tests/helpers.h"
+
+using namespace cutlab;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("model FLOPs of a GPT shape equal 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h))", "[model]") {
+  // Narayanan et al. 2021 (arXiv:2104.04473) §5.1, without the recompute forward (96 → 72).
+  const auto [L, h, a, s, B] = GENERATE(table<int, int, int, double, double>(
+      {{24, 2304, 24, 2048, 512}, {96, 12288, 96, 2048, 1536}, {105, 20480, 128, 2048, 2520}, {32, 4096, 32, 8192, 64}}));
+  const ModelSpec m = test::gpt_shape(L, h, a);
+  const double V = m.vocab, hh = h;
+  const double expected = 72.0 * B * s * L * hh * hh * (1.0 + s / (6.0 * hh) + V / (12.0 * L * hh));
+  REQUIRE_THAT(model_flops_per_step(m, B, s), WithinRel(expected, 1e-12));
+}
+
+TEST_CASE("model FLOPs of GQA with SwiGLU follow Megatron's generalised formula", "[model]") {
+  // DESIGN.md §4 / Megatron training.py: 12·B·s·L·h²·((1 + g/a)·(a·d/h) + (f/h)·k·3/2 + s/h + V/(2·L·h)).
+  const ModelSpec m = *find_model_preset("llama3-70b");
+  const double B = 16, s = 8192, L = m.layers, h = m.hidden, a = m.heads, g = m.kv_heads, d = m.head_dim,
+               f = m.ffn_hidden, V = m.vocab;
+  const double expected = 12.0 * B * s * L * h * h *
+                          ((1 + g / a) * (a * d / h) + (f / h) * 1.0 * 1.5 + (s / h) * (a * d / h) + V / (2 * L * h));
+  REQUIRE_THAT(model_flops_per_step(m, B, s), WithinRel(expected, 1e-12));
+}
+
+TEST_CASE("preset parameter counts match their published sizes", "[model][presets]") {
+  for (const ModelPreset& p : model_presets()) {
+    INFO(p.spec.name);
+    REQUIRE_THAT(count_params(p.spec).total, WithinRel(p.published_params, 0.015));
+  }
+}
+
+TEST_CASE("active parameters of MoE presets match their published figures", "[model][presets]") {
+  // DeepSeek-V3 report abstract: 37B activated; Mixtral: 39B active; Qwen2-57B-A14B: 14B.
+  REQUIRE_THAT(count_params(*find_model_preset("deepseek-v3")).active, WithinRel(37e9, 0.03));
+  REQUIRE_THAT(count_params(*find_model_preset("mixtral-8x22b")).active, WithinRel(39e9, 0.03));
+  REQUIRE_THAT(count_params(*find_model_preset("qwen2-57b-a14b")).active, WithinRel(14e9, 0.05));
+  const ParamCounts dense = count_params(*find_model_preset("llama3-405b"));
+  REQUIRE(dense.active == dense.total);
+}
+
+TEST_CASE("Llama 3 405B layer weights counted by hand", "[model]") {
+  const ModelSpec m = *find_model_preset("llama3-405b");
+  const LayerParams p = dense_layer_params(m);
+  REQUIRE(p.attention == 16384.0 * 128 * (2 * 128 + 2 * 8));  // W_Q, W_O: h×(a·d); W_K, W_V: h×(g·d)
+  REQUIRE(p.dense_mlp == 3.0 * 16384 * 53248);                // gate, up, down
+}
+
+TEST_CASE("DeepSeek-V3 MLA projection weights counted by hand", "[model]") {
+  // q: 7168·1536 + 1536·128·192; kv: 7168·(512 + 64) + 512·128·(128 + 128); o: 128·128·7168.
+  const LayerParams p = dense_layer_params(*find_model_preset("deepseek-v3"));
+  REQUIRE(p.attention == 11010048.0 + 37748736.0 + 4128768.0 + 16777216.0 + 117440512.0);
+  const LayerParams e = moe_layer_params(*find_model_preset("deepseek-v3"));
+  REQUIRE(e.routed_expert == 3.0 * 7168 * 2048);
+  REQUIRE(e.router == 7168.0 * 256);
+}

@@ -1,0 +1,113 @@
+#include <catch2/catch.hpp>
+
+#include "core/placement.h"
+#include "core/presets.h"
+#include "tests/helpers.h"
+
+using namespace cutlab;
+
+namespace {
+Placement placed(const Config& c) { return place(c.model, c.cluster, c.plan, c.workload); }
+}  // namespace
+
+TEST_CASE("TP8 · PP2 on two nodes: TP stays on NVLink, PP crosses nodes", "[placement]") {
+  const Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 1, 8192, 16);
+  const Placement pl = placed(c);
+  REQUIRE(pl.nodes == 2);
+  REQUIRE(find_group(pl, "tp")->link == Link::NVLink);
+  REQUIRE(find_group(pl, "tp")->nodes_spanned == 1);
+  REQUIRE(find_group(pl, "pp")->link == Link::ScaleOut);
+  REQUIRE(find_group(pl, "pp")->nodes_spanned == 2);
+  // GPU 9 is on node 1: TP rank 1 of stage 1, layers 40–79, heads 8–15 of 64.
+  const GpuPlacement g = gpu_placement(c.model, c.plan, c.workload, pl, 9);
+  REQUIRE(g.node == 1);
+  REQUIRE(g.tp == 1);
+  REQUIRE(g.pp == 1);
+  REQUIRE(g.first_layer == 40);
+  REQUIRE(g.last_layer == 79);
+  REQUIRE(g.heads_begin == 8);
+  REQUIRE(g.heads_end == 16);
+  REQUIRE(g.kv_heads_begin == 1);
+  REQUIRE(g.kv_heads_end == 2);
+  REQUIRE(g.output);
+  REQUIRE_FALSE(g.embedding);
+}
+
+TEST_CASE("TP wider than a node crosses the scale-out network", "[placement]") {
+  Config c = test::config("llama3-405b", "dgx-h100", 16, 1, 1, 8192, 16);
+  const GroupInfo* tp = find_group(placed(c), "tp");
+  REQUIRE(tp->link == Link::ScaleOut);
+  REQUIRE(tp->members_per_node == 8);
+  REQUIRE(tp->nodes_spanned == 2);
+  SECTION("but not in an NVL72 domain") {
+    c.cluster = *find_cluster_preset("gb200-nvl72");
+    REQUIRE(find_group(placed(c), "tp")->link == Link::NVLink);
+  }
+}
+
+TEST_CASE("the rank order decides which groups cross nodes", "[placement]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 1, 8192, 16);
+  c.plan.rank_order = "pp-tp-cp-ep-dp";  // PP innermost: a TP group strides over 2 GPUs
+  const Placement pl = placed(c);
+  REQUIRE(find_group(pl, "pp")->link == Link::NVLink);
+  REQUIRE(find_group(pl, "tp")->link == Link::ScaleOut);
+  REQUIRE(find_group(pl, "tp")->members_per_node == 4);
+}
+
+TEST_CASE("experts are held whole, EP rank e holding E/ep consecutive experts", "[placement]") {
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 1920);
+  c.plan.ep = 64;
+  const Placement pl = placed(c);
+  REQUIRE(pl.gpus == 2048);
+  REQUIRE(find_group(pl, "ep")->link == Link::ScaleOut);
+  const GpuPlacement g = gpu_placement(c.model, c.plan, c.workload, pl, 13);
+  REQUIRE(g.ep == 13);
+  REQUIRE(g.experts_begin == 52);
+  REQUIRE(g.experts_end == 56);
+  REQUIRE(g.expert_ffn_begin == 0);
+  REQUIRE(g.expert_ffn_end == 2048);
+}
+
+TEST_CASE("context parallel ranks hold two balanced chunks of the sequence", "[placement]") {
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 8192, 8);
+  c.plan.cp = 2;
+  const Placement pl = placed(c);
+  const GpuPlacement g0 = gpu_placement(c.model, c.plan, c.workload, pl, 0);
+  const GpuPlacement g1 = gpu_placement(c.model, c.plan, c.workload, pl, 1);
+  REQUIRE(g0.seq_chunks == std::vector<std::pair<int, int>>{{0, 2048}, {6144, 8192}});
+  REQUIRE(g1.seq_chunks == std::vector<std::pair<int, int>>{{2048, 4096}, {4096, 6144}});
+}
+
+TEST_CASE("interleaved stages hold v chunks of layers, round robin", "[placement]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 1, 8192, 16);
+  c.plan.schedule = "interleaved";
+  c.plan.vpp = 2;
+  const Placement pl = placed(c);
+  // 80 layers in 8 chunks of 10: stage 1 holds virtual stages 1 and 5.
+  REQUIRE(pl.stages[1].chunks == std::vector<std::pair<int, int>>{{10, 19}, {50, 59}});
+  REQUIRE(pl.stages[0].embedding);
+  REQUIRE(pl.stages[3].output);
+}
+
+TEST_CASE("DualPipe stages hold their own stage and the mirrored one", "[placement]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 1, 8192, 16);
+  c.plan.schedule = "dualpipe";
+  const Placement pl = placed(c);
+  REQUIRE(pl.stages[0].chunks == std::vector<std::pair<int, int>>{{0, 19}, {60, 79}});
+  REQUIRE(pl.stages[0].layers == 40);
+  REQUIRE(pl.stages[0].embedding);
+  REQUIRE(pl.stages[0].output);
+}
+
+TEST_CASE("placement of 16,384 GPUs is computed from strides", "[placement]") {
+  Config c = test::config("llama3-405b", "dgx-h100", 8, 16, 128, 8192, 2048);
+  const Placement pl = placed(c);
+  REQUIRE(pl.nodes == 2048);
+  REQUIRE(find_group(pl, "dp")->count == 128);
+  REQUIRE(find_group(pl, "dp")->nodes_spanned == 128);
+  const GpuPlacement last = gpu_placement(c.model, c.plan, c.workload, pl, 16383);
+  REQUIRE(last.pp == 15);
+  REQUIRE(last.dp == 127);
+  REQUIRE(last.tp == 7);
+  REQUIRE(last.last_layer == 125);
+}

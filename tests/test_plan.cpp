@@ -1,0 +1,133 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "core/plan.h"
+#include "core/presets.h"
+#include "tests/helpers.h"
+
+using namespace cutlab;
+
+namespace {
+bool has_error(const Errors& errors, const std::string& path) {
+  return std::any_of(errors.begin(), errors.end(), [&](const Error& e) { return e.path == path; });
+}
+Errors check(const Config& c) { return validate(c.model, c.cluster, c.plan, c.workload); }
+}  // namespace
+
+TEST_CASE("a valid plan has no errors", "[plan]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 4, 8192, 64);
+  REQUIRE(check(c).empty());
+}
+
+TEST_CASE("each broken rule is reported at its JSON path", "[plan]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 4, 8192, 64);
+  SECTION("tp must divide the heads") {
+    c.plan.tp = 3;
+    REQUIRE(has_error(check(c), "/plan/tp"));
+  }
+  SECTION("ep needs experts") {
+    c.plan.ep = 2;
+    REQUIRE(has_error(check(c), "/plan/ep"));
+  }
+  SECTION("pp cannot exceed layers") {
+    c.plan.pp = 81;
+    REQUIRE(has_error(check(c), "/plan/pp"));
+  }
+  SECTION("vpp needs the interleaved schedule, and enough layers") {
+    c.plan.vpp = 2;
+    REQUIRE(has_error(check(c), "/plan/vpp"));
+    c.plan.schedule = "interleaved";
+    REQUIRE(check(c).empty());
+    c.plan.vpp = 41;
+    REQUIRE(has_error(check(c), "/plan/vpp"));
+  }
+  SECTION("global batch = micro batch × micro-batches × DP") {
+    c.workload.global_batch = 66;
+    REQUIRE(has_error(check(c), "/workload/global_batch"));
+  }
+  SECTION("cp must split the sequence into 2·cp chunks") {
+    c.plan.cp = 3;
+    REQUIRE(has_error(check(c), "/plan/cp"));
+  }
+  SECTION("cluster.gpus must equal the mesh") {
+    c.cluster.gpus = 128;
+    REQUIRE(has_error(check(c), "/cluster/gpus"));
+  }
+  SECTION("zero, negative and absurd values") {
+    c.plan.dp = 0;
+    c.model.hidden = -1;
+    c.workload.seq_len = 1 << 30;
+    c.cluster.efficiency.gemm = 1.5;
+    const Errors e = check(c);
+    REQUIRE(has_error(e, "/plan/dp"));
+    REQUIRE(has_error(e, "/model/hidden"));
+    REQUIRE(has_error(e, "/workload/seq_len"));
+    REQUIRE(has_error(e, "/cluster/efficiency/gemm"));
+  }
+  SECTION("unknown names") {
+    c.plan.schedule = "2f2b";
+    c.plan.recompute = "some";
+    c.plan.rank_order = "tp-pp-dp";
+    c.workload.dtype = "fp4";
+    const Errors e = check(c);
+    REQUIRE(has_error(e, "/plan/schedule"));
+    REQUIRE(has_error(e, "/plan/recompute"));
+    REQUIRE(has_error(e, "/plan/rank_order"));
+    REQUIRE(has_error(e, "/workload/dtype"));
+  }
+}
+
+TEST_CASE("every error is reported at once", "[plan]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 3, 100, 4, 8191, 63);
+  const Errors e = check(c);
+  REQUIRE(has_error(e, "/plan/tp"));
+  REQUIRE(has_error(e, "/plan/pp"));
+  REQUIRE(has_error(e, "/workload/global_batch"));
+  REQUIRE(e.size() >= 3);
+}
+
+TEST_CASE("MoE rules: ep divides experts; folding fits etp × ep in a stage", "[plan]") {
+  Config c = test::config("mixtral-8x22b", "dgx-h100", 2, 8, 8, 4096, 256);
+  c.plan.ep = 3;
+  REQUIRE(has_error(check(c), "/plan/ep"));
+  c.plan.ep = 8;
+  c.plan.etp = 1;  // folding: GPUs = tp·cp·dp·pp = 128; experts 1 × 8 × 2 × 8
+  REQUIRE(check(c).empty());
+  c.plan.dp = 2;  // stage has tp·dp = 4 GPUs < etp·ep = 8
+  c.workload.global_batch = 64;
+  REQUIRE(has_error(check(c), "/plan/ep"));
+}
+
+TEST_CASE("uneven pipelines take the shortfall from the first and last stages", "[plan]") {
+  // Llama 3 (arXiv:2407.21783 §3.3.2): 126 layers on 16 stages, one fewer on the first and last.
+  const ModelSpec m = *find_model_preset("llama3-405b");
+  Plan plan;
+  plan.pp = 16;
+  const std::vector<int> layers = stage_layers(m, plan);
+  REQUIRE(layers.front() == 7);
+  REQUIRE(layers.back() == 7);
+  REQUIRE(std::count(layers.begin(), layers.end(), 8) == 14);
+  plan.pp = 2;
+  REQUIRE(stage_layers(*find_model_preset("llama3-70b"), plan) == std::vector<int>{40, 40});
+}
+
+TEST_CASE("an explicit layer split must cover the model", "[plan]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 4, 8192, 64);
+  c.plan.layers_per_stage = {39, 41};
+  REQUIRE(check(c).empty());
+  c.plan.layers_per_stage = {39, 40};
+  REQUIRE(has_error(check(c), "/plan/layers_per_stage"));
+}
+
+TEST_CASE("the derived mesh counts replicas, expert groups and micro-batches", "[plan]") {
+  Plan p;
+  p.tp = 1, p.pp = 16, p.ep = 64, p.dp = 2;
+  Workload w;
+  w.global_batch = 1920;
+  const Mesh m = derive_mesh(p, w);
+  REQUIRE(m.gpus == 2048);
+  REQUIRE(m.dp_attn == 128);
+  REQUIRE(m.edp == 2);
+  REQUIRE(m.num_micro_batches == 15);
+}
