@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_io.h"
+#include "core/options.h"
 
 namespace cutlab::api {
 
@@ -55,6 +56,12 @@ std::string gpu_json(const std::string& text, int rank) {
   if (rank < 0 || rank >= pl.gpus)
     return failure({{ErrorCode::OutOfRange, "/rank", "rank must be in [0, " + std::to_string(pl.gpus) + ")"}});
   return success(to_json(gpu_placement(c.model, c.plan, c.workload, pl, rank)));
+}
+
+std::string options_json(const std::string& text) {
+  const Result<Config> cfg = read_config(text);
+  if (!cfg.ok()) return failure(cfg.errors);
+  return success(json(axis_options(cfg.value)));
 }
 
 std::string presets_json() { return success(cutlab::presets_json()); }

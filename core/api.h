@@ -9,6 +9,7 @@ namespace cutlab::api {
 std::string evaluate_json(const std::string& config_text);       // result: the estimate (README schema)
 std::string schedule_json(const std::string& config_text);       // result: the schedule with every op
 std::string gpu_json(const std::string& config_text, int rank);  // result: what one GPU holds
+std::string options_json(const std::string& config_text);        // result: valid values per axis
 std::string presets_json();                                      // result: models and clusters
 
 }  // namespace cutlab::api

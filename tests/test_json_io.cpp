@@ -95,3 +95,15 @@ TEST_CASE("the API reports malformed JSON and invalid plans as errors", "[json][
   REQUIRE(gpu["ok"] == false);
   REQUIRE(gpu["errors"][0]["path"] == "/rank");
 }
+
+TEST_CASE("axis options list only values that keep the plan valid", "[json][api]") {
+  const json out = json::parse(api::options_json(R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 16},
+    "plan": {"tp": 8, "pp": 2}, "workload": {"seq_len": 8192, "global_batch": 16}})"));
+  REQUIRE(out["ok"] == true);
+  // With PP 2 fixed on 16 GPUs, TP can take 1–8 (dp = 16/(2·tp)); with TP 8 fixed, PP 1 or 2.
+  REQUIRE(out["result"]["tp"] == json({1, 2, 4, 8}));
+  REQUIRE(out["result"]["pp"] == json({1, 2}));
+  REQUIRE(out["result"]["cp"] == json({1}));
+  REQUIRE(out["result"]["ep"] == json({1}));  // dense model
+  REQUIRE(out["result"]["micro_batch"] == json({1, 2, 4, 8, 16}));
+}

@@ -1,0 +1,67 @@
+#include "core/options.h"
+
+#include <algorithm>
+#include <set>
+
+namespace cutlab {
+
+namespace {
+
+std::set<std::string> error_paths(const Config& c) {
+  std::set<std::string> paths;
+  for (const Error& e : validate(c.model, c.cluster, c.plan, c.workload)) paths.insert(e.path);
+  return paths;
+}
+
+std::vector<int> divisors(long long n, int limit) {
+  std::vector<int> d;
+  for (long long i = 1; i <= n && i <= limit; ++i)
+    if (n % i == 0) d.push_back(static_cast<int>(i));
+  return d;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<int>> axis_options(const Config& base) {
+  std::map<std::string, std::vector<int>> out;
+  const Plan& p = base.plan;
+  const bool folding = p.etp > 0;
+  const long long gpus = base.cluster.gpus > 0 ? base.cluster.gpus : derive_mesh(p, base.workload).gpus;
+  struct Axis {
+    const char* name;
+    int Plan::*field;
+    std::vector<int> candidates;
+  };
+  const int layers = std::max(1, base.model.layers);
+  std::vector<int> vpp;
+  for (int v = 1; v <= std::min(16, layers); ++v) vpp.push_back(v);
+  const long long per_replica = std::max<long long>(1, base.workload.global_batch / std::max(1, derive_mesh(p, base.workload).dp_attn));
+  std::vector<Axis> axes = {{"tp", &Plan::tp, divisors(gpus, 256)},  {"pp", &Plan::pp, divisors(gpus, layers)},
+                            {"cp", &Plan::cp, divisors(gpus, 256)},  {"ep", &Plan::ep, divisors(gpus, 1024)},
+                            {"vpp", &Plan::vpp, vpp},                {"micro_batch", &Plan::micro_batch, divisors(per_replica, 256)}};
+  if (is_moe(base.model)) axes.push_back({"etp", &Plan::etp, divisors(gpus, 64)});
+
+  for (const Axis& a : axes) {
+    const std::string own = std::string("/plan/") + a.name;
+    std::set<std::string> baseline = error_paths(base);
+    baseline.erase(own);
+    std::vector<int>& ok = out[a.name];
+    for (int v : a.candidates) {
+      Config c = base;
+      c.plan.*a.field = v;
+      if (std::string(a.name) == "vpp") c.plan.schedule = v > 1 ? "interleaved" : (p.schedule == "interleaved" ? "1f1b" : p.schedule);
+      if (base.cluster.gpus > 0) {
+        // The GPU count is fixed: dp takes what the rest of the mesh leaves.
+        const long long rest = static_cast<long long>(c.plan.tp) * c.plan.pp * c.plan.cp * (folding ? 1 : c.plan.ep);
+        if (gpus % rest != 0) continue;
+        c.plan.dp = static_cast<int>(gpus / rest);
+      }
+      const std::set<std::string> paths = error_paths(c);
+      if (std::all_of(paths.begin(), paths.end(), [&](const std::string& s) { return baseline.count(s) > 0; }))
+        ok.push_back(v);
+    }
+  }
+  return out;
+}
+
+}  // namespace cutlab
