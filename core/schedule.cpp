@@ -166,6 +166,8 @@ void generate_zb_h1(const Topology& t, int s, Emitter& emit) {
 // Stage s is at distance h = min(s, p-1-s) from the nearer end. "near" is the direction that enters at that
 // end (chunk 0 on the first half of the stages, chunk 1 on the second half), "far" the other one.
 // Backward ops marked zb split off their W, which a later W op runs (first in, first out).
+// With F = b (any w <= F) the simulated bubble is exactly Table 2's (p/2 - 1)(F&B + B - 3W) with F&B = F + B;
+// for F != b it departs from it (see tests/test_schedule.cpp). Needs m >= 2p, as the reference asserts.
 void generate_dualpipe(const Topology& t, int s, Emitter& emit) {
   const int p = t.p, half_p = p / 2, half_m = t.m / 2;
   const int h = std::min(s, p - 1 - s);
