@@ -267,7 +267,9 @@ Result<Estimate> evaluate(const Config& cfg) {
   const double makespan = e.schedule.makespan_s;
   e.step_s = tail_end + optimizer_s;
 
-  // Stages and the busiest one.
+  // Stages and the busiest one. `passes`: micro-batches that run through all of a stage's layers
+  // (DualPipe sends half the micro-batches through each of a device's two chunks).
+  const double passes = plan.schedule == "dualpipe" ? mb / 2.0 : double(mb);
   int busiest = 0;
   double busiest_busy = -1;
   for (int s = 0; s < p; ++s) {
@@ -279,7 +281,7 @@ Result<Estimate> evaluate(const Config& cfg) {
       st.b_s += ot.b_s;
       st.w_s += ot.w_s;
     }
-    st.busy_s = mb * (st.f_s + st.b_s + st.w_s);
+    st.busy_s = passes * (st.f_s + st.b_s + st.w_s);
     st.end_s = stage_end[s];
     st.dp_exposed_s = dp[s].exposed_s;
     st.optimizer_s = dp[s].optimizer_s;
@@ -292,37 +294,39 @@ Result<Estimate> evaluate(const Config& cfg) {
   e.comm_stage = busiest;
   const PerStage& b = per[busiest];
   TimeBreakdown& br = e.breakdown;
-  br.recompute_s = mb * b.compute.recompute_s;
-  br.compute_s = mb * (b.compute.f_s + b.compute.b_s + b.compute.w_s) - br.recompute_s;
-  br.tp_exposed_s = mb * b.tp_exposed;
-  br.cp_exposed_s = mb * b.cp_exposed;
-  br.ep_exposed_s = mb * b.ep_exposed;
+  br.recompute_s = passes * b.compute.recompute_s;
+  br.compute_s = passes * (b.compute.f_s + b.compute.b_s + b.compute.w_s) - br.recompute_s;
+  br.tp_exposed_s = passes * b.tp_exposed;
+  br.cp_exposed_s = passes * b.cp_exposed;
+  br.ep_exposed_s = passes * b.ep_exposed;
   br.pp_bubble_s = makespan - busiest_busy;
   br.dp_exposed_s = tail_end - makespan;
   br.optimizer_s = optimizer_s;
 
   // Communication table for a GPU of the busiest stage.
-  const double m_calls = mb;
+  const double m_calls = passes;
   const double nd = b.dense_layers, ne = b.moe_layers;
   if (const GroupInfo* g = find_group(e.placement, "tp"); g && g->size > 1) {
     const double calls = m_calls * (nd + ne) * (z.tp_calls_fwd + z.tp_calls_bwd);
     const char* what = "layer outputs, 2 per layer forward and backward";
     if (plan.sp) {
-      e.comm.push_back(make_op("tp", Collective::ReduceScatter, what, z.tp_message, calls, *g, mb * b.tp / 2, mb * b.tp_exposed / 2));
-      e.comm.push_back(make_op("tp", Collective::AllGather, what, z.tp_message, calls, *g, mb * b.tp / 2, mb * b.tp_exposed / 2));
+      e.comm.push_back(make_op("tp", Collective::ReduceScatter, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
+      e.comm.push_back(make_op("tp", Collective::AllGather, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
     } else {
-      e.comm.push_back(make_op("tp", Collective::AllReduce, what, z.tp_message, calls, *g, mb * b.tp, mb * b.tp_exposed));
+      e.comm.push_back(make_op("tp", Collective::AllReduce, what, z.tp_message, calls, *g, passes * b.tp, passes * b.tp_exposed));
     }
   }
   if (const GroupInfo* g = find_group(e.placement, "cp"); g && g->size > 1)
     e.comm.push_back(make_op("cp", Collective::SendRecv, "K/V chunks around the ring (forward; twice in backward)",
-                             z.cp_message, m_calls * (nd + ne) * 3.0 * (g->size - 1), *g, mb * b.cp, mb * b.cp_exposed));
+                             z.cp_message, m_calls * (nd + ne) * 3.0 * (g->size - 1), *g, passes * b.cp, passes * b.cp_exposed));
   if (const GroupInfo* g = find_group(e.placement, "ep"); g && g->size > 1 && ne > 0)
     e.comm.push_back(make_op("ep", Collective::AllToAll, "token dispatch and combine, forward and backward",
-                             z.ep_message, m_calls * ne * 4.0, *g, mb * b.ep, mb * b.ep_exposed));
+                             z.ep_message, m_calls * ne * 4.0, *g, passes * b.ep, passes * b.ep_exposed));
   if (p > 1 && pp_group) {
-    const double sends = (busiest > 0 ? 1.0 : 0.0) + (busiest < p - 1 ? 1.0 : 0.0);
-    const double calls = m_calls * chunks * sends;
+    // Each chunk pass receives and sends one activation forward and one gradient backward, except
+    // at the ends of the pipeline.
+    const double sends = chunks > 1 || (busiest > 0 && busiest < p - 1) ? 2.0 : 1.0;
+    const double calls = passes * chunks * sends;
     e.comm.push_back(make_op("pp", Collective::SendRecv, "activations forward, gradients backward", z.pp_message,
                              calls, *pp_group, calls * sin.p2p_s, 0.0));
     // p2p on the critical path is part of the simulated makespan (reported in the pipeline bubble).

@@ -97,3 +97,22 @@ TEST_CASE("data-parallel traffic of ZeRO-3 exceeds ZeRO-1's", "[estimate]") {
   // 4 × reduce-scatter 4Ψ + 8 × all-gather 2Ψ.
   REQUIRE_THAT(z3 / z1, WithinRel((4 * 4.0 + 8 * 2.0) / 6.0, 1e-9));
 }
+
+TEST_CASE("every schedule's breakdown adds up and its busiest stage does each micro-batch once", "[estimate]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 1, 4096, 16);
+  c.plan.sp = true;
+  const auto [name, vpp] = GENERATE(table<const char*, int>(
+      {{"gpipe", 1}, {"1f1b", 1}, {"interleaved", 2}, {"zb-h1", 1}, {"dualpipe", 1}}));
+  c.plan.schedule = name;
+  c.plan.vpp = vpp;
+  const Estimate e = run(c);
+  INFO(name);
+  REQUIRE_THAT(e.breakdown.total_s(), WithinRel(e.step_s, 1e-9));
+  REQUIRE(e.breakdown.pp_bubble_s >= 0);
+  // Busy time of a stage = micro-batches × (F + B + W) of all its layers: 20 layers per stage
+  // (DualPipe: 40 layers, each micro-batch through half of them).
+  const StageTime& s = e.stages[1];
+  const double per_pass = s.f_s + s.b_s + s.w_s;
+  REQUIRE_THAT(s.busy_s, WithinRel((std::string(name) == "dualpipe" ? 8.0 : 16.0) * per_pass, 1e-12));
+  REQUIRE(e.schedule.makespan_s >= s.busy_s);
+}
