@@ -46,6 +46,20 @@ std::string schedule_json(const std::string& text) {
   return success(to_json(e.value.schedule, true));
 }
 
+std::string timeline_json(const std::string& text, double width) {
+  const Result<Config> cfg = read_config(text);
+  if (!cfg.ok()) return failure(cfg.errors);
+  const Result<Estimate> e = evaluate(cfg.value);
+  if (!e.ok()) return failure(e.errors);
+  if (!(width >= 200 && width <= 20000))
+    return failure({{ErrorCode::OutOfRange, "/width", "width must be between 200 and 20000 pixels"}});
+  TimelineLayout layout;
+  layout.width = width;
+  json out = to_json(timeline_scene(e.value.schedule, layout));
+  out["schedule"] = to_json(e.value.schedule, false);
+  return success(std::move(out));
+}
+
 std::string gpu_json(const std::string& text, int rank) {
   const Result<Config> cfg = read_config(text);
   if (!cfg.ok()) return failure(cfg.errors);

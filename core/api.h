@@ -8,6 +8,8 @@ namespace cutlab::api {
 
 std::string evaluate_json(const std::string& config_text);       // result: the estimate (README schema)
 std::string schedule_json(const std::string& config_text);       // result: the schedule with every op
+// result: the pipeline timeline's geometry (core/scene.h), laid out for `width` pixels.
+std::string timeline_json(const std::string& config_text, double width);
 std::string gpu_json(const std::string& config_text, int rank);  // result: what one GPU holds
 std::string options_json(const std::string& config_text);        // result: valid values per axis
 std::string presets_json();                                      // result: models and clusters

@@ -380,6 +380,17 @@ json to_json(const ScheduleResult& s, bool with_ops) {
   return j;
 }
 
+json to_json(const Scene& s) {
+  json rects = json::array(), labels = json::array(), grid = json::array();
+  for (const SceneRect& r : s.rects)
+    rects.push_back({{"kind", r.kind}, {"stage", r.stage}, {"micro_batch", r.micro_batch}, {"chunk", r.chunk},
+                     {"x", r.x}, {"y", r.y}, {"w", r.w}, {"h", r.h}, {"start_s", r.start_s}, {"end_s", r.end_s}});
+  for (const SceneRect& r : s.grid) grid.push_back({{"kind", r.kind}, {"x", r.x}, {"y", r.y}, {"h", r.h}, {"t_s", r.start_s}});
+  for (const SceneLabel& l : s.labels)
+    labels.push_back({{"kind", l.kind}, {"text", l.text}, {"x", l.x}, {"y", l.y}, {"anchor", l.anchor}});
+  return {{"width", s.width}, {"height", s.height}, {"rects", rects}, {"grid", grid}, {"labels", labels}};
+}
+
 json to_json(const GpuPlacement& g) {
   json chunks = json::array();
   for (auto [a, b] : g.seq_chunks) chunks.push_back({a, b});

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/estimate.h"
+#include "core/scene.h"
 
 namespace cutlab {
 
@@ -20,6 +21,7 @@ nlohmann::json to_json(const Config& c);
 nlohmann::json to_json(const Estimate& e, const Config& c);
 nlohmann::json to_json(const ScheduleResult& s, bool with_ops);
 nlohmann::json to_json(const GpuPlacement& g);
+nlohmann::json to_json(const Scene& s);
 nlohmann::json to_json(const Errors& errors);
 nlohmann::json presets_json();
 

@@ -14,6 +14,7 @@
 #include "core/json_io.h"
 #include "core/presets.h"
 #include "native/format.h"
+#include "native/timeline.h"
 
 using nlohmann::json;
 using namespace cutlab;
@@ -25,6 +26,8 @@ constexpr int kOk = 0, kUsage = 1, kInvalid = 2, kNoFit = 3;
 
 const char* kUsageText = R"(usage:
   cutlab evaluate [CONFIG.json | -] [options]   evaluate a training plan
+  cutlab schedule [CONFIG.json | -] [options]   the simulated pipeline schedule: a text Gantt chart,
+                                                --json (every op), --svg FILE (the figure)
   cutlab presets [--json]                       list model and cluster presets
 
 evaluate options:
@@ -43,6 +46,8 @@ struct Args {
   std::string command, file;
   bool as_json = false, require_fit = false;
   double max_fraction = 1.0;
+  std::string svg_path;
+  int columns = 100;
   std::vector<std::pair<std::string, std::string>> overrides;  // flag, value
 };
 
@@ -100,7 +105,15 @@ bool parse_args(int argc, char** argv, Args& a, std::string& problem) {
     if (s == "--json") a.as_json = true;
     else if (s == "--require-fit") a.require_fit = true;
     else if (s == "--sp" || s == "--distributed-optimizer") a.overrides.push_back({s, ""});
-    else if (s == "--max-memory-fraction" || (s.rfind("--", 0) == 0 && s.size() > 2)) {
+    else if ((s == "--svg" || s == "--columns") && i + 1 < argc) {
+      const std::string v = argv[++i];
+      if (s == "--svg") a.svg_path = v;
+      else a.columns = std::atoi(v.c_str());
+      if (s == "--columns" && (a.columns < 20 || a.columns > 1000)) {
+        problem = "--columns must be between 20 and 1000";
+        return false;
+      }
+    } else if (s == "--max-memory-fraction" || (s.rfind("--", 0) == 0 && s.size() > 2)) {
       if (i + 1 >= argc) {
         problem = s + " needs a value";
         return false;
@@ -255,24 +268,74 @@ int cmd_presets(const Args& a) {
   return kOk;
 }
 
-int cmd_evaluate(const Args& a) {
+// Reads the config file and flags into a Config; on failure returns the exit code to use.
+bool load_config(const Args& a, Config& out, int& rc) {
   json cfg = json::object();
   if (!a.file.empty()) {
     std::string text;
     if (!read_file(a.file, text)) {
       std::cerr << "cutlab: cannot read " << a.file << "\n";
-      return kUsage;
+      rc = kUsage;
+      return false;
     }
     cfg = json::parse(text, nullptr, false);
-    if (cfg.is_discarded()) return report_errors({{ErrorCode::ParseError, "", a.file + " is not valid JSON"}}, a.as_json);
+    if (cfg.is_discarded()) {
+      rc = report_errors({{ErrorCode::ParseError, "", a.file + " is not valid JSON"}}, a.as_json);
+      return false;
+    }
   }
   std::string problem;
   if (!apply_overrides(cfg, a, problem)) {
     std::cerr << "cutlab: " << problem << "\n" << kUsageText;
-    return kUsage;
+    rc = kUsage;
+    return false;
   }
-  const Result<Config> c = config_from_json(cfg);
-  if (!c.ok()) return report_errors(c.errors, a.as_json);
+  Result<Config> c = config_from_json(cfg);
+  if (!c.ok()) {
+    rc = report_errors(c.errors, a.as_json);
+    return false;
+  }
+  out = std::move(c.value);
+  return true;
+}
+
+int cmd_schedule(const Args& a) {
+  Config c;
+  int rc = kOk;
+  if (!load_config(a, c, rc)) return rc;
+  const Result<Estimate> e = evaluate(c);
+  if (!e.ok()) return report_errors(e.errors, a.as_json);
+  const ScheduleResult& s = e.value.schedule;
+  if (!a.svg_path.empty()) {
+    std::ofstream out(a.svg_path);
+    const std::string title = c.model.name + " · " + s.name + " · PP " + std::to_string(c.plan.pp) + " · " +
+                              std::to_string(e.value.mesh.num_micro_batches) + " micro-batches";
+    out << timeline_svg(s, title);
+    if (!out) {
+      std::cerr << "cutlab: cannot write " << a.svg_path << "\n";
+      return kUsage;
+    }
+  }
+  if (a.as_json) {
+    std::cout << to_json(s, true).dump(2) << "\n";
+    return kOk;
+  }
+  std::cout << "schedule " << s.name << " · " << c.plan.pp << " stages · " << e.value.mesh.num_micro_batches
+            << " micro-batches · makespan " << human_time(s.makespan_s) << " · bubble " << pct(s.bubble_fraction) << "\n";
+  std::cout << gantt_text(s, a.columns);
+  std::cout << "peak micro-batches alive per stage:";
+  for (int n : s.peak_alive_micro_batches) std::cout << " " << n;
+  std::cout << (c.plan.vpp > 1 || s.name == "dualpipe" ? " (model chunks)" : "") << "\n";
+  return kOk;
+}
+
+int cmd_evaluate(const Args& a) {
+  Config cfg;
+  int rc = kOk;
+  if (!load_config(a, cfg, rc)) return rc;
+  const struct {
+    Config value;
+  } c{cfg};
   const Result<Estimate> e = evaluate(c.value);
   if (!e.ok()) return report_errors(e.errors, a.as_json);
   if (a.as_json)
@@ -302,6 +365,7 @@ int main(int argc, char** argv) {
   }
   if (a.command == "evaluate") return cmd_evaluate(a);
   if (a.command == "presets") return cmd_presets(a);
+  if (a.command == "schedule") return cmd_schedule(a);
   if (a.command == "--help" || a.command == "help" || a.command == "-h") {
     std::cout << kUsageText;
     return kOk;

@@ -1,0 +1,14 @@
+// timeline.h: the pipeline timeline drawn from the core's scene (core/scene.h) as a terminal
+// Gantt chart or as SVG.
+#pragma once
+#include <string>
+
+#include "core/schedule.h"
+
+namespace cutlab::cli {
+
+// One row per stage: F, B, W as letters, X for DualPipe's overlapped F&B, '·' idle.
+std::string gantt_text(const ScheduleResult& s, int columns);
+std::string timeline_svg(const ScheduleResult& s, const std::string& title);
+
+}  // namespace cutlab::cli
