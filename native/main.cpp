@@ -333,15 +333,12 @@ int cmd_evaluate(const Args& a) {
   Config cfg;
   int rc = kOk;
   if (!load_config(a, cfg, rc)) return rc;
-  const struct {
-    Config value;
-  } c{cfg};
-  const Result<Estimate> e = evaluate(c.value);
+  const Result<Estimate> e = evaluate(cfg);
   if (!e.ok()) return report_errors(e.errors, a.as_json);
   if (a.as_json)
-    std::cout << to_json(e.value, c.value).dump(2) << "\n";
+    std::cout << to_json(e.value, cfg).dump(2) << "\n";
   else
-    print_tables(e.value, c.value);
+    print_tables(e.value, cfg);
   if (a.require_fit) {
     const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
     if (peak.total_bytes > a.max_fraction * peak.capacity_bytes) {
