@@ -40,6 +40,17 @@ std::string gantt_text(const ScheduleResult& s, int columns) {
   return out;
 }
 
+static std::string xml_escape(const std::string& in) {
+  std::string out;
+  for (char c : in) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else out += c;
+  }
+  return out;
+}
+
 std::string timeline_svg(const ScheduleResult& s, const std::string& title) {
   TimelineLayout L;
   L.width = 1100;
@@ -58,7 +69,7 @@ std::string timeline_svg(const ScheduleResult& s, const std::string& title) {
        "<rect width=\"6\" height=\"6\" fill=\"#f4f4f4\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#bbb\" stroke-width=\"2\"/>"
        "</pattern></defs>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"24\" font-size=\"15\" font-weight=\"600\">%s — makespan %s, bubble %.1f%%</text>\n",
-                L.label_width, title.c_str(), human_time(s.makespan_s).c_str(), 100 * s.bubble_fraction);
+                L.label_width, xml_escape(title).c_str(), human_time(s.makespan_s).c_str(), 100 * s.bubble_fraction);
   o += buf;
   o += "<g transform=\"translate(0," + std::to_string(static_cast<int>(top)) + ")\">\n";
   for (const SceneRect& g : sc.grid) {
@@ -77,7 +88,7 @@ std::string timeline_svg(const ScheduleResult& s, const std::string& title) {
   }
   for (const SceneLabel& l : sc.labels) {
     std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\" fill=\"#333\">%s</text>\n", l.x, l.y,
-                  l.anchor.c_str(), l.text.c_str());
+                  l.anchor.c_str(), xml_escape(l.text).c_str());
     o += buf;
   }
   o += "</g>\n";
@@ -86,7 +97,7 @@ std::string timeline_svg(const ScheduleResult& s, const std::string& title) {
   for (const auto& [kind, name] : std::vector<std::pair<std::string, std::string>>{
            {"F", "forward"}, {"B", "backward (inputs)"}, {"W", "backward (weights)"}, {"FB", "overlapped F&B"}, {"idle", "idle"}}) {
     std::snprintf(buf, sizeof buf, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#999\" stroke-width=\"0.5\"/>"
-                  "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x, y - 11, fill.at(kind).c_str(), x + 19, y, name.c_str());
+                  "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x, y - 11, fill.at(kind).c_str(), x + 19, y, xml_escape(name).c_str());
     o += buf;
     x += 34 + 7.0 * name.size();
   }
