@@ -1,6 +1,7 @@
 #include "core/comm.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cutlab {
 
@@ -32,8 +33,13 @@ double collective_time_s(Collective kind, double S, const GroupInfo& g, const Cl
     return std::max(inter, intra);
   };
   switch (kind) {
-    case Collective::AllReduce:  // reduce-scatter + all-gather: 2(n−1)/n · S/B + 2(n−1)·α
-      return ring(2.0) + 2.0 * (n - 1) * alpha;
+    case Collective::AllReduce: {
+      // Ring (reduce-scatter + all-gather): 2(n−1)/n · S/B + 2(n−1)·α. For small messages NCCL
+      // switches to latency-bound algorithms (tree / LL protocols): 2·S/B + 2·⌈log2 n⌉·α. Take the faster.
+      const double ring_s = ring(2.0) + 2.0 * (n - 1) * alpha;
+      const double tree_s = 2.0 * ring(1.0) * n / (n - 1) + 2.0 * std::ceil(std::log2(n)) * alpha;
+      return std::min(ring_s, tree_s);
+    }
     case Collective::AllGather:
     case Collective::ReduceScatter:  // (n−1)/n · S/B + (n−1)·α
       return ring(1.0) + (n - 1) * alpha;

@@ -120,10 +120,15 @@ Result<Estimate> evaluate(const Config& cfg) {
   if (!result.ok()) return result;
 
   Estimate& e = result.value;
+  e.mode = w.mode;
   e.mesh = derive_mesh(plan, w);
   e.params = count_params(m);
-  e.model_flops_per_step = model_flops_per_step(m, w.global_batch, w.seq_len);
   e.placement = place(m, c, plan, w);
+  if (w.mode == "infer") {
+    e.inference = estimate_inference(m, c, plan, w, e.placement);
+    return result;
+  }
+  e.model_flops_per_step = model_flops_per_step(m, w.global_batch, w.seq_len);
   const int p = plan.pp, mb = e.mesh.num_micro_batches;
   const int chunks = plan.schedule == "dualpipe" ? 2 : plan.vpp;
 

@@ -13,6 +13,7 @@
 #include "core/compute.h"
 #include "core/error.h"
 #include "core/hardware.h"
+#include "core/inference.h"
 #include "core/memory.h"
 #include "core/model.h"
 #include "core/placement.h"
@@ -52,6 +53,8 @@ struct StageTime {
 };
 
 struct Estimate {
+  std::string mode = "train";        // train | infer; with infer only `inference`, placement and params are set
+  InferenceEstimate inference;
   Mesh mesh;
   ParamCounts params;
   double model_flops_per_step = 0;

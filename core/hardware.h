@@ -12,7 +12,9 @@ struct Efficiencies {
   double gemm = 0.8;            // large-GEMM fraction of dense peak
   double gemm_half_dim = 128;   // GEMM efficiency = gemm · x/(x + gemm_half_dim), x the smallest GEMM dimension
   double attention = 0.6;       // flash-attention score/value FLOPs, fraction of peak
-  double hbm = 0.8;             // memory-bound ops, fraction of HBM bandwidth
+  double hbm = 0.8;             // memory-bound ops of training (norms, activations), fraction of HBM bandwidth
+  double hbm_stream = 0.9;      // streaming weights and KV cache in decode (large sequential reads); not fitted:
+                                // no published run in validation/ is an inference measurement
   double nvlink = 0.8;          // NCCL bus bandwidth / link peak inside the NVLink domain
   double scaleout = 0.8;        // same across the scale-out network
   double overlap = 0.9;         // fraction of an overlappable window that really hides communication

@@ -75,6 +75,7 @@ const std::vector<Field<Efficiencies>>& efficiency_fields() {
   static const std::vector<Field<Efficiencies>> f = {
       {"gemm", &Efficiencies::gemm},         {"gemm_half_dim", &Efficiencies::gemm_half_dim},
       {"attention", &Efficiencies::attention}, {"hbm", &Efficiencies::hbm},
+      {"hbm_stream", &Efficiencies::hbm_stream},
       {"nvlink", &Efficiencies::nvlink},     {"scaleout", &Efficiencies::scaleout},
       {"overlap", &Efficiencies::overlap},
   };
@@ -110,6 +111,9 @@ const std::vector<Field<Workload>>& workload_fields() {
       {"mode", &Workload::mode},           {"seq_len", &Workload::seq_len},
       {"global_batch", &Workload::global_batch}, {"dtype", &Workload::dtype},
       {"grad_dtype", &Workload::grad_dtype}, {"optimizer", &Workload::optimizer},
+      {"batch", &Workload::batch},         {"prompt_len", &Workload::prompt_len},
+      {"output_len", &Workload::output_len}, {"weight_dtype", &Workload::weight_dtype},
+      {"kv_dtype", &Workload::kv_dtype},
   };
   return f;
 }
@@ -254,6 +258,57 @@ bool resolve_section(const json& j, const char* section, Find find, bool models,
   return true;
 }
 
+// A Hugging Face config.json (transformers' LlamaConfig, MixtralConfig, Qwen2MoeConfig,
+// DeepseekV3Config, GPT-2/NeoX style names) read into a ModelSpec. Keys the model does not need are
+// ignored, since HF configs carry many; the ones it needs are required, with their paths.
+void read_hf_config(const json& hf, const std::string& path, ModelSpec& m, Errors& errors) {
+  if (!hf.is_object()) {
+    errors.push_back({ErrorCode::WrongType, path, std::string("must be an object (a config.json), got ") + type_name(hf)});
+    return;
+  }
+  auto get = [&](std::initializer_list<const char*> keys, int fallback, bool required) {
+    for (const char* k : keys) {
+      if (!hf.contains(k) || hf[k].is_null()) continue;
+      if (!is_integral(hf[k])) {
+        errors.push_back({ErrorCode::WrongType, path + "/" + k, "must be an integer"});
+        return fallback;
+      }
+      return hf[k].get<int>();
+    }
+    if (required)
+      errors.push_back({ErrorCode::MissingKey, path + "/" + *keys.begin(), std::string("missing required key '") + *keys.begin() + "'"});
+    return fallback;
+  };
+  m.name = hf.contains("_name_or_path") && hf["_name_or_path"].is_string() ? hf["_name_or_path"].get<std::string>()
+           : hf.contains("model_type") && hf["model_type"].is_string() ? hf["model_type"].get<std::string>() : "hf-model";
+  m.layers = get({"num_hidden_layers", "n_layer"}, 0, true);
+  m.hidden = get({"hidden_size", "n_embd"}, 0, true);
+  m.heads = get({"num_attention_heads", "n_head"}, 0, true);
+  m.kv_heads = get({"num_key_value_heads"}, m.heads, false);
+  m.vocab = get({"vocab_size"}, 0, true);
+  m.head_dim = get({"head_dim", "qk_nope_head_dim"}, m.heads > 0 ? m.hidden / m.heads : 0, false);
+  m.ffn_hidden = get({"intermediate_size", "n_inner", "ffn_dim"}, 4 * m.hidden, false);
+  const std::string act = hf.contains("hidden_act") && hf["hidden_act"].is_string() ? hf["hidden_act"].get<std::string>() : "";
+  m.gated_mlp = act == "silu" || act == "swiglu" || act == "geglu";
+  m.tied_embeddings = hf.contains("tie_word_embeddings") && hf["tie_word_embeddings"].is_boolean()
+                          ? hf["tie_word_embeddings"].get<bool>() : false;
+  m.experts = get({"num_local_experts", "n_routed_experts", "num_experts"}, 0, false);
+  if (m.experts > 0) {
+    m.top_k = get({"num_experts_per_tok", "moe_topk"}, 0, true);
+    m.expert_ffn_hidden = get({"moe_intermediate_size"}, m.ffn_hidden, false);
+    m.shared_experts = get({"n_shared_experts"}, 0, false);
+    const int shared_width = get({"shared_expert_intermediate_size"}, 0, false);
+    if (shared_width > 0 && m.expert_ffn_hidden > 0) m.shared_experts = shared_width / m.expert_ffn_hidden;
+    m.dense_layers = get({"first_k_dense_replace"}, 0, false);
+  }
+  m.kv_lora_rank = get({"kv_lora_rank"}, 0, false);
+  if (m.kv_lora_rank > 0) {
+    m.q_lora_rank = get({"q_lora_rank"}, 0, false);
+    m.qk_rope_head_dim = get({"qk_rope_head_dim"}, 0, true);
+    m.v_head_dim = get({"v_head_dim"}, m.head_dim, false);
+  }
+}
+
 }  // namespace
 
 Result<Config> config_from_json(const json& j) {
@@ -271,7 +326,13 @@ Result<Config> config_from_json(const json& j) {
 
   if (j.contains("model")) {
     const json* o = nullptr;
-    if (resolve_section(j["model"], "model", find_model_preset, true, c.model, &o, errors) && o) {
+    const bool ok = resolve_section(j["model"], "model", find_model_preset, true, c.model, &o, errors);
+    if (ok && o && o->contains("hf_config")) {
+      read_hf_config((*o)["hf_config"], "/model/hf_config", c.model, errors);
+      for (auto it = o->begin(); it != o->end(); ++it)
+        if (it.key() != "hf_config")
+          errors.push_back({ErrorCode::UnknownKey, "/model/" + it.key(), "a model given as hf_config takes no other keys"});
+    } else if (ok && o) {
       if (!o->contains("preset")) require(*o, "/model", {"layers", "hidden", "heads", "vocab"}, errors);
       read_fields(*o, "/model", model_fields(), c.model, errors, {"preset"});
       // Defaults that follow from other fields: MHA, and d_head = h / a.
@@ -403,8 +464,44 @@ json to_json(const GpuPlacement& g) {
           {"embedding", g.embedding}, {"output", g.output}};
 }
 
+namespace {
+
+json comm_json(const std::vector<CommOp>& ops) {
+  json comm = json::array();
+  for (const CommOp& c : ops)
+    comm.push_back({{"axis", c.axis}, {"collective", collective_name(c.collective)}, {"what", c.what},
+                    {"message_bytes", c.message_bytes}, {"calls", c.calls}, {"bytes", c.bytes},
+                    {"group_size", c.group_size}, {"link", link_name(c.link)}, {"time_s", c.time_s},
+                    {"exposed_s", c.exposed_s}});
+  return comm;
+}
+
+void inference_json(const Estimate& e, json& j) {
+  const InferenceEstimate& r = e.inference;
+  json per_stage = json::array();
+  for (const InferenceStageMemory& s : r.memory)
+    per_stage.push_back({{"stage", s.stage}, {"weights_bytes", s.weights_bytes}, {"grads_bytes", 0.0},
+                         {"optimizer_bytes", 0.0}, {"kv_cache_bytes", s.kv_cache_bytes},
+                         {"activations_bytes", s.activations_bytes}, {"total_bytes", s.total_bytes},
+                         {"capacity_bytes", s.capacity_bytes}, {"fits", s.fits}});
+  j["memory"] = {{"peak_stage", r.peak_stage}, {"fits", r.fits}, {"overflow_bytes", r.overflow_bytes}, {"per_stage", per_stage}};
+  j["comm"] = comm_json(r.comm);
+  j["inference"] = {
+      {"ttft_s", r.ttft_s}, {"tpot_s", r.tpot_s}, {"tokens_per_s_per_user", r.tokens_per_s_per_user},
+      {"tokens_per_s_per_replica", r.tokens_per_s_per_replica}, {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
+      {"tokens_per_s_total", r.tokens_per_s_total}, {"max_batch_that_fits", r.max_batch_that_fits},
+      {"replicas", r.replicas}, {"kv_cache_bytes_per_token", r.kv_cache_bytes_per_token},
+      {"stage_idle_fraction", r.stage_idle_fraction}, {"decode_stage_s", r.decode_stage_s},
+      {"prefill", {{"compute_s", r.prefill_compute_s}, {"tp_s", r.prefill_tp_s}, {"ep_s", r.prefill_ep_s}, {"pp_s", r.prefill_pp_s}}},
+      {"decode", {{"weights_s", r.decode_weights_s}, {"kv_cache_s", r.decode_kv_s}, {"compute_s", r.decode_compute_s},
+                  {"tp_s", r.decode_tp_s}, {"ep_s", r.decode_ep_s}, {"pp_s", r.decode_pp_s}}}};
+}
+
+}  // namespace
+
 json to_json(const Estimate& e, const Config& cfg) {
   json j;
+  j["mode"] = e.mode;
   j["gpus"] = e.mesh.gpus;
   j["mesh"] = {{"gpus", e.mesh.gpus}, {"dp_attn", e.mesh.dp_attn}, {"etp", e.mesh.etp}, {"edp", e.mesh.edp},
                {"num_micro_batches", e.mesh.num_micro_batches}};
@@ -428,25 +525,24 @@ json to_json(const Estimate& e, const Config& cfg) {
   j["placement"] = {{"gpus", e.placement.gpus}, {"nodes", e.placement.nodes},
                     {"gpus_per_node", e.placement.gpus_per_node}, {"rank_order", cfg.plan.rank_order},
                     {"groups", groups}, {"stages", stages}};
+  if (e.mode == "infer") {
+    inference_json(e, j);
+    return j;
+  }
 
   json per_stage = json::array();
   for (const StageMemory& s : e.memory.per_stage)
     per_stage.push_back({{"stage", s.stage}, {"dense_params", s.dense_params}, {"expert_params", s.expert_params},
                          {"weights_bytes", s.weights_bytes}, {"grads_bytes", s.grads_bytes},
-                         {"optimizer_bytes", s.optimizer_bytes}, {"activations_bytes", s.activations_bytes},
+                         {"optimizer_bytes", s.optimizer_bytes}, {"kv_cache_bytes", 0.0},
+                         {"activations_bytes", s.activations_bytes},
                          {"activation_bytes_per_micro_batch", s.activation_bytes_per_micro_batch},
                          {"in_flight_micro_batches", s.in_flight_micro_batches}, {"total_bytes", s.total_bytes},
                          {"capacity_bytes", s.capacity_bytes}, {"fits", s.fits}});
   j["memory"] = {{"peak_stage", e.memory.peak_stage}, {"fits", e.memory.fits},
                  {"overflow_bytes", e.memory.overflow_bytes}, {"per_stage", per_stage}};
 
-  json comm = json::array();
-  for (const CommOp& c : e.comm)
-    comm.push_back({{"axis", c.axis}, {"collective", collective_name(c.collective)}, {"what", c.what},
-                    {"message_bytes", c.message_bytes}, {"calls", c.calls}, {"bytes", c.bytes},
-                    {"group_size", c.group_size}, {"link", link_name(c.link)}, {"time_s", c.time_s},
-                    {"exposed_s", c.exposed_s}});
-  j["comm"] = comm;
+  j["comm"] = comm_json(e.comm);
   j["comm_stage"] = e.comm_stage;
   j["schedule"] = to_json(e.schedule, false);
 

@@ -16,6 +16,22 @@ StateBytesPerParam state_bytes_per_param(const Plan& plan, const Workload& w, do
   return b;
 }
 
+StageParams stage_params(const ModelSpec& m, const Plan& plan, const Workload& w, const StageInfo& st) {
+  StageParams sp;
+  const Mesh mesh = derive_mesh(plan, w);
+  const LayerParams dl = dense_layer_params(m), el = moe_layer_params(m);
+  const double t = plan.tp, Vh = double(m.vocab) * m.hidden;
+  const double n_moe = st.moe_layers, n_dense = st.layers - st.moe_layers;
+  sp.dense = st.layers * (dl.attention / t + dl.norms) + n_dense * dl.dense_mlp / t +
+             n_moe * (el.router + el.shared_experts / t);
+  if (st.embedding) sp.embedding = Vh / t;
+  sp.dense += sp.embedding;
+  if (st.output && !(m.tied_embeddings && st.embedding)) sp.dense += Vh / t;  // tied and PP = 1: one matrix
+  if (st.output) sp.dense += m.hidden;                                        // final norm
+  if (is_moe(m)) sp.experts = n_moe * (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp;
+  return sp;
+}
+
 double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, bool moe) {
   // Korthikanti et al. 2022 §4.1 count, per layer, 16-bit unless noted (bytes):
   //   two norm inputs 4sbh, attention and MLP inputs 2sbh each, two dropout masks sbh each
@@ -109,12 +125,9 @@ MemoryResult memory_per_stage(const ModelSpec& m, const Cluster& c, const Plan& 
     StageMemory sm;
     sm.stage = st.stage;
     const double n_moe = st.moe_layers, n_dense = st.layers - st.moe_layers;
-    sm.dense_params = st.layers * (dl.attention / t + dl.norms) + n_dense * dl.dense_mlp / t +
-                      n_moe * (el.router + el.shared_experts / t);
-    if (st.embedding) sm.dense_params += V * h / t;
-    if (st.output && !(m.tied_embeddings && st.embedding)) sm.dense_params += V * h / t;
-    if (st.output) sm.dense_params += h;  // final norm
-    sm.expert_params = n_moe * (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp;
+    const StageParams sp = stage_params(m, plan, w, st);
+    sm.dense_params = sp.dense;
+    sm.expert_params = sp.experts;
     sm.weights_bytes = sm.dense_params * (dense_b.weights + fp8_copy) + sm.expert_params * (expert_b.weights + fp8_copy);
     if (plan.zero >= 3) {
       // ZeRO-3 gathers the current layer's full weights (and prefetches the next one).

@@ -27,6 +27,16 @@ struct StateBytesPerParam {
 };
 StateBytesPerParam state_bytes_per_param(const Plan& plan, const Workload& w, double dp_shards);
 
+// Parameters one GPU of a stage holds (TP-, EP- and ETP-sharded, before any ZeRO sharding):
+// `dense` is replicated over data parallelism (attention, norms, dense MLPs, routers, shared experts,
+// embedding and output layer); `experts` are the routed experts of this EP rank.
+struct StageParams {
+  double dense = 0;
+  double experts = 0;
+  double embedding = 0;  // the input embedding's share of `dense` (a lookup, not a GEMM)
+};
+StageParams stage_params(const ModelSpec& m, const Plan& plan, const Workload& w, const StageInfo& stage);
+
 // Stored activations of one transformer layer for one micro-batch on one GPU, bytes.
 // `moe` selects an MoE layer (routed experts replace the dense MLP).
 double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, bool moe);

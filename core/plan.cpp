@@ -122,6 +122,7 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.non_negative(E + "gemm_half_dim", e.gemm_half_dim);
   c.fraction(E + "attention", e.attention);
   c.fraction(E + "hbm", e.hbm);
+  c.fraction(E + "hbm_stream", e.hbm_stream);
   c.fraction(E + "nvlink", e.nvlink);
   c.fraction(E + "scaleout", e.scaleout);
   if (!(e.overlap >= 0 && e.overlap <= 1)) c.add(ErrorCode::OutOfRange, E + "overlap", "must be in [0, 1]");
@@ -212,15 +213,19 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
     if (sum != m.layers)
       c.add(ErrorCode::Incompatible, P + "layers_per_stage", "sums to " + c.fmt(double(sum)) + " but the model has " + c.fmt(m.layers) + " layers");
   }
-  // Context parallel: the load-balanced causal split gives each rank 2 chunks of s/(2·cp).
-  if (p.cp > 1 && w.seq_len > 0 && w.seq_len % (2 * p.cp) != 0)
-    c.add(ErrorCode::Incompatible, P + "cp", "seq_len = " + c.fmt(w.seq_len) + " is not divisible by 2 × cp = " + c.fmt(2.0 * p.cp));
-  // Batch: global batch = micro batch × micro-batches × data-parallel replicas.
-  const long long per_step = static_cast<long long>(p.micro_batch) * mesh.dp_attn;
-  if (w.global_batch > 0 && w.global_batch % per_step != 0)
-    c.add(ErrorCode::Incompatible, "/workload/global_batch",
-          "global_batch = " + c.fmt(w.global_batch) + " is not a multiple of micro_batch × data-parallel replicas = " +
-              c.fmt(p.micro_batch) + " × " + c.fmt(mesh.dp_attn));
+  if (w.mode == "infer" && p.cp > 1)
+    c.add(ErrorCode::Incompatible, P + "cp", "context parallel is modelled for training only; use cp = 1 to serve");
+  if (w.mode == "train") {
+    // Context parallel: the load-balanced causal split gives each rank 2 chunks of s/(2·cp).
+    if (p.cp > 1 && w.seq_len > 0 && w.seq_len % (2 * p.cp) != 0)
+      c.add(ErrorCode::Incompatible, P + "cp", "seq_len = " + c.fmt(w.seq_len) + " is not divisible by 2 × cp = " + c.fmt(2.0 * p.cp));
+    // Batch: global batch = micro batch × micro-batches × data-parallel replicas.
+    const long long per_step = static_cast<long long>(p.micro_batch) * mesh.dp_attn;
+    if (w.global_batch > 0 && w.global_batch % per_step != 0)
+      c.add(ErrorCode::Incompatible, "/workload/global_batch",
+            "global_batch = " + c.fmt(w.global_batch) + " is not a multiple of micro_batch × data-parallel replicas = " +
+                c.fmt(p.micro_batch) + " × " + c.fmt(mesh.dp_attn));
+  }
   if (p.zero < 0 || p.zero > 3) c.add(ErrorCode::OutOfRange, P + "zero", "must be 0, 1, 2, 3 or \"fsdp\"");
   if (!one_of(p.recompute, {"none", "selective", "full"}))
     c.add(ErrorCode::OutOfRange, P + "recompute", "unknown recompute '" + p.recompute + "' (none, selective, full)");
@@ -241,7 +246,19 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
 
 void validate_workload(const Workload& w, Checker& c) {
   const std::string P = "/workload/";
-  if (w.mode != "train") c.add(ErrorCode::OutOfRange, P + "mode", "unknown mode '" + w.mode + "' (train)");
+  if (!one_of(w.mode, {"train", "infer"})) c.add(ErrorCode::OutOfRange, P + "mode", "unknown mode '" + w.mode + "' (train, infer)");
+  if (w.mode == "infer") {
+    c.positive(P + "batch", w.batch);
+    c.at_most(P + "batch", w.batch, 1 << 20, "more than a million concurrent sequences");
+    c.positive(P + "prompt_len", w.prompt_len);
+    c.positive(P + "output_len", w.output_len);
+    c.at_most(P + "prompt_len", double(w.prompt_len) + w.output_len, 1 << 24, "context longer than 16M tokens");
+    if (!one_of(w.weight_dtype, {"bf16", "fp8", "int4"}))
+      c.add(ErrorCode::OutOfRange, P + "weight_dtype", "unknown weight_dtype '" + w.weight_dtype + "' (bf16, fp8, int4)");
+    if (!one_of(w.kv_dtype, {"bf16", "fp8"}))
+      c.add(ErrorCode::OutOfRange, P + "kv_dtype", "unknown kv_dtype '" + w.kv_dtype + "' (bf16, fp8)");
+    return;
+  }
   c.positive(P + "seq_len", w.seq_len);
   c.at_most(P + "seq_len", w.seq_len, 1 << 24, "longer than 16M tokens");
   c.positive(P + "global_batch", w.global_batch);

@@ -32,12 +32,18 @@ struct Plan {
 };
 
 struct Workload {
-  std::string mode = "train";         // train (infer comes with the serving model)
+  std::string mode = "train";         // train | infer
   int seq_len = 4096;
   int global_batch = 0;               // sequences per step
   std::string dtype = "bf16";         // bf16 | fp8 (GEMM precision)
   std::string grad_dtype = "fp32";    // fp32 (Megatron main_grad) | bf16 | fp16 (ZeRO paper)
   std::string optimizer = "adam";     // Adam with fp32 master weights and two fp32 moments
+  // Serving (mode "infer"):
+  int batch = 1;                      // concurrent sequences per data-parallel replica
+  int prompt_len = 1024;              // tokens prefilled per sequence
+  int output_len = 256;               // tokens decoded per sequence
+  std::string weight_dtype = "bf16";  // bf16 | fp8 | int4
+  std::string kv_dtype = "bf16";      // bf16 | fp8
 };
 
 // Derived sizes of the two meshes.

@@ -39,6 +39,7 @@ evaluate options:
   --zero 0-3|fsdp --sp --distributed-optimizer --recompute none|selective|full
   --schedule gpipe|1f1b|interleaved|zb-h1|dualpipe --rank-order tp-cp-ep-dp-pp
   --seq-len N --global-batch N --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
+  --mode train|infer --batch N --prompt-len N --output-len N --weight-dtype bf16|fp8|int4 --kv-dtype bf16|fp8
 A flag overrides the same field of the config file; without a file the flags are the config.
 )";
 
@@ -76,7 +77,10 @@ bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
       {"--recompute", {"plan", "recompute"}}, {"--schedule", {"plan", "schedule"}},
       {"--rank-order", {"plan", "rank_order"}}, {"--seq-len", {"workload", "seq_len"}},
       {"--global-batch", {"workload", "global_batch"}}, {"--dtype", {"workload", "dtype"}},
-      {"--grad-dtype", {"workload", "grad_dtype"}}};
+      {"--grad-dtype", {"workload", "grad_dtype"}}, {"--mode", {"workload", "mode"}},
+      {"--batch", {"workload", "batch"}}, {"--prompt-len", {"workload", "prompt_len"}},
+      {"--output-len", {"workload", "output_len"}}, {"--weight-dtype", {"workload", "weight_dtype"}},
+      {"--kv-dtype", {"workload", "kv_dtype"}}};
   for (const auto& [flag, value] : a.overrides) {
     if (flag == "--model" || flag == "--cluster") {
       const std::string section = flag.substr(2);
@@ -244,6 +248,44 @@ void print_tables(const Estimate& e, const Config& c) {
             << " TFLOP/s per GPU · MFU " << pct(e.mfu) << " of " << e.peak_name << " · HFU " << pct(e.hfu) << "\n";
 }
 
+void print_inference(const Estimate& e, const Config& c) {
+  const Plan& p = c.plan;
+  const Workload& w = c.workload;
+  const InferenceEstimate& r = e.inference;
+  std::cout << "cutlab · serving " << c.model.name << " on " << c.cluster.name << " (" << c.cluster.gpu << ")\n";
+  std::cout << with_commas(e.mesh.gpus) << " GPUs = TP " << p.tp << " × PP " << p.pp << " × EP " << p.ep << " × DP " << p.dp
+            << "  (" << r.replicas << (r.replicas == 1 ? " replica" : " replicas") << ", " << with_commas(e.placement.nodes)
+            << " nodes of " << e.placement.gpus_per_node << ")\n";
+  std::cout << "batch " << w.batch << " per replica · prompt " << w.prompt_len << " · output " << w.output_len
+            << " · weights " << w.weight_dtype << " · KV cache " << w.kv_dtype << " ("
+            << human_bytes(r.kv_cache_bytes_per_token) << " per token)\n\n";
+  Table mem{{"stage", "weights", "KV cache", "workspace", "total GiB", "usable", "fits"}, {}};
+  for (const InferenceStageMemory& s : r.memory)
+    mem.rows.push_back({std::to_string(s.stage) + (s.stage == r.peak_stage ? " *" : ""), gib(s.weights_bytes),
+                        gib(s.kv_cache_bytes), gib(s.activations_bytes), gib(s.total_bytes), gib(s.capacity_bytes),
+                        s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
+  std::cout << "Memory per GPU, GiB (* peak stage)\n" << mem.render();
+  std::cout << " largest batch that fits: " << r.max_batch_that_fits << " sequences per replica\n\n";
+  Table comm{{"axis", "collective", "group", "link", "message", "calls", "time"}, {}};
+  for (const CommOp& op : r.comm)
+    comm.rows.push_back({op.axis, collective_name(op.collective), std::to_string(op.group_size), link_name(op.link),
+                         human_bytes(op.message_bytes), with_commas(op.calls), human_time(op.time_s)});
+  if (!comm.rows.empty()) std::cout << "Communication per output token, one GPU of stage 0\n" << comm.render() << "\n";
+  Table t{{"part", "prefill (TTFT)", "decode (TPOT)"}, {}};
+  t.rows.push_back({"weights read", "", human_time(r.decode_weights_s)});
+  t.rows.push_back({"KV cache read", "", human_time(r.decode_kv_s)});
+  t.rows.push_back({"compute", human_time(r.prefill_compute_s), human_time(r.decode_compute_s)});
+  t.rows.push_back({"TP all-reduce", human_time(r.prefill_tp_s), human_time(r.decode_tp_s)});
+  t.rows.push_back({"EP all-to-all", human_time(r.prefill_ep_s), human_time(r.decode_ep_s)});
+  t.rows.push_back({"PP hand-offs", human_time(r.prefill_pp_s), human_time(r.decode_pp_s)});
+  t.rows.push_back({"total", human_time(r.ttft_s), human_time(r.tpot_s)});
+  std::cout << "Latency\n" << t.render();
+  std::cout << " " << fixed(r.tokens_per_s_per_user, 1) << " tokens/s per user · " << with_commas(r.tokens_per_s_total)
+            << " tokens/s total · " << fixed(r.tokens_per_s_per_gpu, 1) << " per GPU";
+  if (p.pp > 1) std::cout << " · each stage idle " << pct(r.stage_idle_fraction) << " of a decode step";
+  std::cout << "\n";
+}
+
 int cmd_presets(const Args& a) {
   if (a.as_json) {
     std::cout << presets_json().dump(2) << "\n";
@@ -337,9 +379,18 @@ int cmd_evaluate(const Args& a) {
   if (!e.ok()) return report_errors(e.errors, a.as_json);
   if (a.as_json)
     std::cout << to_json(e.value, cfg).dump(2) << "\n";
+  else if (e.value.mode == "infer")
+    print_inference(e.value, cfg);
   else
     print_tables(e.value, cfg);
-  if (a.require_fit) {
+  if (a.require_fit && e.value.mode == "infer") {
+    const InferenceStageMemory& peak = e.value.inference.memory[e.value.inference.peak_stage];
+    if (peak.total_bytes > a.max_fraction * peak.capacity_bytes) {
+      std::cerr << "cutlab: stage " << peak.stage << " needs " << gib(peak.total_bytes) << " GiB, over "
+                << fixed(a.max_fraction * 100, 0) << "% of " << gib(peak.capacity_bytes) << " GiB usable\n";
+      return kNoFit;
+    }
+  } else if (a.require_fit) {
     const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
     if (peak.total_bytes > a.max_fraction * peak.capacity_bytes) {
       std::cerr << "cutlab: stage " << peak.stage << " needs " << gib(peak.total_bytes) << " GiB, over "

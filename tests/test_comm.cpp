@@ -33,7 +33,10 @@ TEST_CASE("a group with one GPU per node runs at the NIC's bandwidth", "[comm]")
   const Cluster c = *find_cluster_preset("dgx-h100");
   const double B = c.scaleout_bytes_per_s * c.efficiency.scaleout, a = c.scaleout_latency_s, S = 1e9, n = 128;
   const GroupInfo g = group(128, 1);
-  REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, g, c), WithinRel(2 * (n - 1) / n * S / B + 2 * (n - 1) * a, 1e-12));
+  // The faster of the ring, 2(n−1)/n·S/B + 2(n−1)α, and the tree, 2·S/B + 2·log2(n)·α.
+  const double ring = 2 * (n - 1) / n * S / B + 2 * (n - 1) * a, tree = 2 * S / B + 2 * 7 * a;
+  REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, g, c), WithinRel(std::min(ring, tree), 1e-12));
+  REQUIRE_THAT(collective_time_s(Collective::AllGather, S, g, c), WithinRel((n - 1) / n * S / B + (n - 1) * a, 1e-12));
 }
 
 TEST_CASE("a group spanning nodes with k members per node shares k NICs", "[comm]") {
@@ -43,8 +46,9 @@ TEST_CASE("a group spanning nodes with k members per node shares k NICs", "[comm
   const double Bs = c.scaleout_bytes_per_s * c.efficiency.scaleout, Bn = c.nvlink_bytes_per_s * c.efficiency.nvlink;
   const double S = 512e6, N = 2, k = 8, n = 16;
   const double inter = 2 * (N - 1) / N * S / (k * Bs), intra = 2 * (k - 1) / k * S / Bn;
-  REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, group(16, 8), c),
-               WithinRel(std::max(inter, intra) + 2 * (n - 1) * c.scaleout_latency_s, 1e-12));
+  const double ring = std::max(inter, intra) + 2 * (n - 1) * c.scaleout_latency_s;
+  const double tree = 2 * std::max(inter, intra) / 2 * n / (n - 1) + 2 * 4 * c.scaleout_latency_s;
+  REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, group(16, 8), c), WithinRel(std::min(ring, tree), 1e-12));
   // All-to-all: (n − k)/n of the data leaves the node through each GPU's own NIC.
   REQUIRE_THAT(collective_time_s(Collective::AllToAll, S, group(16, 8), c),
                WithinRel(std::max((k - 1) / n * S / Bn, (n - k) / n * S / Bs) + (n - 1) * c.scaleout_latency_s, 1e-12));
@@ -60,4 +64,12 @@ TEST_CASE("crossing nodes is slower than NVLink for the same collective", "[comm
   const Cluster c = *find_cluster_preset("dgx-h100");
   REQUIRE(collective_time_s(Collective::AllReduce, 1e8, group(8, 1), c) >
           3 * collective_time_s(Collective::AllReduce, 1e8, group(8, 8), c));
+}
+
+TEST_CASE("small all-reduces are latency-bound and take the tree's log2 n steps", "[comm]") {
+  // Decode: a 16 KiB all-reduce on 8 GPUs costs 2·S/B + 2·⌈log2 8⌉·α, below the ring's 2(n−1)·α.
+  const Cluster c = *find_cluster_preset("dgx-h100");
+  const double B = c.nvlink_bytes_per_s * c.efficiency.nvlink, a = c.nvlink_latency_s, S = 16384;
+  const GroupInfo g = group(8, 8);
+  REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, g, c), WithinRel(2 * S / B + 6 * a, 1e-12));
 }

@@ -5,6 +5,7 @@
 
 #include "core/api.h"
 #include "core/json_io.h"
+#include "core/presets.h"
 
 using namespace cutlab;
 using nlohmann::json;
@@ -106,4 +107,30 @@ TEST_CASE("axis options list only values that keep the plan valid", "[json][api]
   REQUIRE(out["result"]["cp"] == json({1}));
   REQUIRE(out["result"]["ep"] == json({1}));  // dense model
   REQUIRE(out["result"]["micro_batch"] == json({1, 2, 4, 8, 16}));
+}
+
+TEST_CASE("a pasted Hugging Face config.json becomes a model", "[json]") {
+  // meta-llama/Meta-Llama-3-70B config.json (abridged: keys the model does not use are ignored).
+  const Result<Config> llama = config_from_json(json::parse(R"({"model": {"hf_config": {
+    "architectures": ["LlamaForCausalLM"], "hidden_act": "silu", "hidden_size": 8192, "intermediate_size": 28672,
+    "max_position_embeddings": 8192, "model_type": "llama", "num_attention_heads": 64, "num_hidden_layers": 80,
+    "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": false,
+    "torch_dtype": "bfloat16", "vocab_size": 128256}}, "cluster": "dgx-h100", "workload": {"global_batch": 8}})"));
+  REQUIRE(llama.ok());
+  REQUIRE(count_params(llama.value.model).total == count_params(*find_model_preset("llama3-70b")).total);
+  // deepseek-ai/DeepSeek-V3 config.json (abridged).
+  const Result<Config> ds = config_from_json(json::parse(R"({"model": {"hf_config": {
+    "hidden_act": "silu", "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+    "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1,
+    "n_routed_experts": 256, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "q_lora_rank": 1536,
+    "kv_lora_rank": 512, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
+    "tie_word_embeddings": false, "vocab_size": 129280}}, "cluster": "hgx-h800", "workload": {"global_batch": 8}})"));
+  REQUIRE(ds.ok());
+  REQUIRE(count_params(ds.value.model).total == count_params(*find_model_preset("deepseek-v3")).total);
+  REQUIRE(count_params(ds.value.model).active == count_params(*find_model_preset("deepseek-v3")).active);
+  // Missing essentials are reported with their paths.
+  const Result<Config> bad = config_from_json(json::parse(R"({"model": {"hf_config": {"hidden_size": 4096}},
+    "cluster": "dgx-h100"})"));
+  REQUIRE(has(bad.errors, "/model/hf_config/num_hidden_layers", ErrorCode::MissingKey));
+  REQUIRE(has(bad.errors, "/model/hf_config/vocab_size", ErrorCode::MissingKey));
 }
