@@ -37,7 +37,10 @@ double collective_time_s(Collective kind, double S, const GroupInfo& g, const Cl
       // Ring (reduce-scatter + all-gather): 2(n−1)/n · S/B + 2(n−1)·α. For small messages NCCL
       // switches to latency-bound algorithms (tree / LL protocols): 2·S/B + 2·⌈log2 n⌉·α. Take the faster.
       const double ring_s = ring(2.0) + 2.0 * (n - 1) * alpha;
-      const double tree_s = 2.0 * ring(1.0) * n / (n - 1) + 2.0 * std::ceil(std::log2(n)) * alpha;
+      // Tree bandwidth term: 2·S over NVLink inside a node; across nodes 2·S over the k NICs of a node's
+      // members, while the members reduce over NVLink.
+      const double tree_bw = !spans ? 2.0 * S / B_nv : std::max(2.0 * S / (k * B_so), k > 1 ? 2.0 * (k - 1) / k * S / B_nv : 0.0);
+      const double tree_s = tree_bw + 2.0 * std::ceil(std::log2(n)) * alpha;
       return std::min(ring_s, tree_s);
     }
     case Collective::AllGather:

@@ -19,13 +19,15 @@ LayerTimes layer_times(const ModelSpec& m, const Cluster& c, const Plan& plan, c
   LayerTimes lt;
   const Efficiencies& e = c.efficiency;
   const double peak = peak_flops_per_s(c, w);
+  Efficiencies ge = e;  // GEMM efficiency of the workload's dtype
+  if (w.dtype == "fp8") ge.gemm = e.gemm_fp8;
   const double bf16 = c.bf16_flops_per_s;  // attention runs in bf16 even in fp8 training (Transformer Engine)
   const double s = double(w.seq_len) / plan.cp, b = plan.micro_batch, M = s * b;
   const double h = m.hidden, t = plan.tp, ts = plan.sp ? t : 1.0;
   const double a_gpu = double(m.heads) / t, g_gpu = std::max(1.0, double(m.kv_heads) / t);
   const double d = m.head_dim, d_qk = qk_head_dim(m), d_v = v_head_dim_of(m);
   const double gate = m.gated_mlp ? 2.0 : 1.0;
-  auto gemm = [&](double M_, double N_, double K_) { return gemm_time_s(M_, N_, K_, peak, e); };
+  auto gemm = [&](double M_, double N_, double K_) { return gemm_time_s(M_, N_, K_, peak, ge); };
 
   // Attention projections.
   if (is_mla(m)) {
@@ -86,10 +88,11 @@ StageCompute chunk_compute(const ModelSpec& m, const Cluster& c, const Plan& pla
   if (plan.recompute == "full") sc.recompute_s = sc.f_s;
   if (plan.recompute == "selective") sc.recompute_s = nd * dense.attention_f_s + ne * moe.attention_f_s;
   if (last_layer == m.layers - 1) {
-    // Output layer and loss: logits GEMM (forward, input and weight gradients) and the fp32
-    // softmax / cross-entropy passes over s·b·V/t logits.
+    // Output layer and loss: logits GEMM (forward, input and weight gradients; in bf16 even in fp8
+    // training, as Transformer Engine keeps the output layer) and the fp32 softmax / cross-entropy
+    // passes over s·b·V/t logits.
     const double s = double(w.seq_len) / plan.cp, b = plan.micro_batch, t = plan.tp;
-    const double logits = gemm_time_s(s * b, m.vocab / t, m.hidden, peak_flops_per_s(c, w), c.efficiency);
+    const double logits = gemm_time_s(s * b, m.vocab / t, m.hidden, c.bf16_flops_per_s, c.efficiency);
     const double softmax = 3.0 * 4.0 * s * b * m.vocab / t / (c.hbm_bytes_per_s * c.efficiency.hbm);
     sc.f_s += logits + softmax;
     sc.b_s += logits + softmax;

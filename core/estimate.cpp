@@ -40,8 +40,10 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   z.cp_message = 2.0 * s * b * kv_width;
   // EP: every token's hidden state goes to its k experts and comes back (dispatch + combine).
   z.ep_message = 2.0 * (s * b / ts) * m.top_k * h;
-  // PP: one activation tensor per micro-batch per boundary (scattered over TP with SP).
-  z.pp_message = 2.0 * s * b * h / ts;
+  // PP: one activation tensor per micro-batch per boundary. Each TP rank sends 1/t of it: with SP
+  // it is already scattered; without, Megatron's scatter/gather optimisation (Narayanan et al.
+  // 2021 §4.1) splits it and all-gathers it over NVLink on arrival.
+  z.pp_message = 2.0 * s * b * h / t;
   return z;
 }
 

@@ -1,6 +1,6 @@
 // hardware.h: a cluster of identical GPUs in NVLink domains joined by a scale-out network.
 // Peaks come from vendor datasheets (DESIGN.md §8); efficiencies are calibrated parameters
-// (see docs/calibration.md), never per-case factors.
+// (see docs/validation.md), never per-case factors.
 // Ignores: network topology beyond two tiers (rail-optimised fat trees are assumed non-blocking),
 // clock throttling, and the difference between NVLink generations beyond their bandwidth.
 #pragma once
@@ -9,7 +9,8 @@
 namespace cutlab {
 
 struct Efficiencies {
-  double gemm = 0.8;            // large-GEMM fraction of dense peak
+  double gemm = 0.8;            // large bf16 GEMMs: fraction of the dense bf16 peak
+  double gemm_fp8 = 0.7;        // large fp8 GEMMs: fraction of the dense fp8 peak (scaling and casts cost more)
   double gemm_half_dim = 128;   // GEMM efficiency = gemm · x/(x + gemm_half_dim), x the smallest GEMM dimension
   double attention = 0.6;       // flash-attention score/value FLOPs, fraction of peak
   double hbm = 0.8;             // memory-bound ops of training (norms, activations), fraction of HBM bandwidth

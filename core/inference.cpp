@@ -129,7 +129,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Cluster& c, const
     const double expert_pairs = is_moe(m) ? B * m.top_k * local_experts / m.experts : 0.0;
     const double flops = 2.0 * B * dense + 2.0 * expert_pairs * n_moe * el.routed_expert / mesh.etp +
                          B * st.layers * 2.0 * (m.heads / t) * (qk_head_dim(m) + v_head_dim_of(m)) * ctx_mean;
-    const double mem_s = (weights + kv) / hbm_bps, compute_s = flops / (peak * e.gemm);
+    const double mem_s = (weights + kv) / hbm_bps, compute_s = flops / (peak * (peak == c.bf16_flops_per_s ? e.gemm : e.gemm_fp8));
     r.decode_stage_s.push_back(std::max(mem_s, compute_s) + st.layers * 2.0 * tp_decode_one +
                                st.moe_layers * 2.0 * ep_decode_one);
     r.decode_weights_s += weights / hbm_bps;

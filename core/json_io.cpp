@@ -73,7 +73,8 @@ const std::vector<Field<Cluster>>& cluster_fields() {
 
 const std::vector<Field<Efficiencies>>& efficiency_fields() {
   static const std::vector<Field<Efficiencies>> f = {
-      {"gemm", &Efficiencies::gemm},         {"gemm_half_dim", &Efficiencies::gemm_half_dim},
+      {"gemm", &Efficiencies::gemm},         {"gemm_fp8", &Efficiencies::gemm_fp8},
+      {"gemm_half_dim", &Efficiencies::gemm_half_dim},
       {"attention", &Efficiencies::attention}, {"hbm", &Efficiencies::hbm},
       {"hbm_stream", &Efficiencies::hbm_stream},
       {"nvlink", &Efficiencies::nvlink},     {"scaleout", &Efficiencies::scaleout},

@@ -118,7 +118,6 @@ MemoryResult memory_per_stage(const ModelSpec& m, const Cluster& c, const Plan& 
                      is_moe(m) ? layer_activation_bytes(m, no_recompute, w, true) : 0.0)
           : 0.0;
   const double capacity = c.hbm_bytes - c.reserved_bytes;
-  const double fp8_copy = w.dtype == "fp8" ? 1.0 : 0.0;  // Transformer Engine's cached fp8 weight copy
 
   double peak = -1;
   for (const StageInfo& st : pl.stages) {
@@ -128,7 +127,9 @@ MemoryResult memory_per_stage(const ModelSpec& m, const Cluster& c, const Plan& 
     const StageParams sp = stage_params(m, plan, w, st);
     sm.dense_params = sp.dense;
     sm.expert_params = sp.experts;
-    sm.weights_bytes = sm.dense_params * (dense_b.weights + fp8_copy) + sm.expert_params * (expert_b.weights + fp8_copy);
+    // fp8 training casts each weight to fp8 as its layer runs (Transformer Engine); the transient
+    // copy is one layer's, not counted.
+    sm.weights_bytes = sm.dense_params * dense_b.weights + sm.expert_params * expert_b.weights;
     if (plan.zero >= 3) {
       // ZeRO-3 gathers the current layer's full weights (and prefetches the next one).
       const double layer = (n_moe > 0 ? el.attention / t + el.shared_experts / t +

@@ -119,6 +119,7 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   const std::string E = P + "efficiency/";
   const Efficiencies& e = cl.efficiency;
   c.fraction(E + "gemm", e.gemm);
+  c.fraction(E + "gemm_fp8", e.gemm_fp8);
   c.non_negative(E + "gemm_half_dim", e.gemm_half_dim);
   c.fraction(E + "attention", e.attention);
   c.fraction(E + "hbm", e.hbm);

@@ -103,36 +103,40 @@ Cluster node(const char* name, const char* gpu, int per_node, double hbm_GiB, do
 // Calibrated efficiencies, 2026-11-30 (issue 6; docs/validation.md). Method: `cutlab calibrate
 // validation/cases.json --family F --fit KEYS`: bounded Nelder–Mead, then a compass search, from the
 // Efficiencies defaults, minimising the mean absolute percentage error over the family's published
-// training runs; one set per GPU family, no per-case factors. Bounds: gemm 0.5–0.95, gemm_half_dim
-// 0–512, attention 0.3–0.9, hbm 0.7–0.95, scaleout 0.5–0.95, overlap 0–1. nvlink keeps its default
-// 0.8 in both families: the runs do not determine it (fitting it moves the error by < 0.05 points).
+// training runs; one set per GPU family, no per-case factors. Bounds: gemm 0.5–0.95, gemm_fp8
+// 0.4–0.95, gemm_half_dim 0–256, attention 0.3–0.9, hbm 0.7–0.95, scaleout 0.5–0.95, overlap 0–1.
+// nvlink keeps its default 0.8 in both families: the runs do not determine it (fitting it moves the
+// error by < 0.05 points). These are effective values: they also absorb what the model leaves out
+// (kernel launch gaps, stragglers, data loading), so they sit below kernel benchmarks.
 // A100, KEYS gemm,gemm_half_dim,attention,hbm,scaleout (no A100 run overlaps communication, so
-// overlap keeps its default); 10 runs, mean |error| 2.2%, largest 6.8%: megatron_a100_weak_1.7B,
-// _3.6B, _7.5B, _18B, _39B, _76B, _145B, _310B, _530B, _1T (Narayanan et al. 2021 Table 1).
+// overlap keeps its default; none is fp8); 10 runs, mean |error| 2.1%, largest 6.5%:
+// megatron_a100_weak_1.7B, _3.6B, _7.5B, _18B, _39B, _76B, _145B, _310B, _530B, _1T
+// (Narayanan et al. 2021 Table 1).
 Efficiencies a100_fitted() {
   Efficiencies e;
-  e.gemm = 0.673;
+  e.gemm = 0.664;
   e.gemm_half_dim = 0;
-  e.attention = 0.436;
-  e.hbm = 0.796;
+  e.attention = 0.673;
+  e.hbm = 0.766;
   e.nvlink = 0.8;
   e.scaleout = 0.95;
   e.overlap = 0.9;
   return e;
 }
 
-// H100, KEYS gemm,gemm_half_dim,attention,hbm,scaleout,overlap; 21 runs, mean |error| 5.0%, largest
-// 11.3%: mcore_h100_weak_1.7B, _7.1B, _16B, _32B, _70B, _119B, _177B, _314B, _462B and
+// H100, KEYS gemm,gemm_fp8,gemm_half_dim,attention,hbm,scaleout,overlap; 21 runs, mean |error| 2.8%,
+// largest 7.7%: mcore_h100_weak_1.7B, _7.1B, _16B, _32B, _70B, _119B, _177B, _314B, _462B and
 // mcore_h100_strong_gpt3_175b_96gpu, _4608gpu (Megatron-Core 2024, bf16); nemo2407_h100_fp8_GPT3-5B_64gpu,
 // _GPT3-20B_64gpu, _GPT3-175B_128gpu, _GPT3-175B_512gpu, _LLAMA2-7B_8gpu, _LLAMA2-13B_16gpu,
 // _LLAMA2-70B_64gpu, _Nemotron-340B_128gpu, _LLAMA3-8B_8gpu, _LLAMA3-70B_64gpu (NeMo 24.07, fp8).
-// gemm, attention and hbm end at or near their lower bounds: one gemm value serves bf16 and fp8
-// GEMMs, so bf16 runs come out low and fp8 runs high (docs/validation.md, "worst cases").
+// attention and hbm end at their lower bounds and gemm_half_dim at its upper one: the runs ask for
+// more time than the kernels' shares explain (docs/validation.md, "worst cases").
 // H800, H200, B200 and GB200 inherit these values: no published run on them is in the cases.
 Efficiencies h100_fitted() {
   Efficiencies e;
-  e.gemm = 0.512;
-  e.gemm_half_dim = 163;
+  e.gemm = 0.549;
+  e.gemm_fp8 = 0.506;
+  e.gemm_half_dim = 256;
   e.attention = 0.30;
   e.hbm = 0.70;
   e.nvlink = 0.8;

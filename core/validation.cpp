@@ -246,7 +246,8 @@ const std::vector<CalibrationParam>& calibration_params() {
   // NCCL bus bandwidth: 0.5–0.95 of the link. Overlap: a fraction.
   static const std::vector<CalibrationParam> p = {
       {"gemm", &Efficiencies::gemm, 0.50, 0.95},
-      {"gemm_half_dim", &Efficiencies::gemm_half_dim, 0.0, 512.0},
+      {"gemm_fp8", &Efficiencies::gemm_fp8, 0.40, 0.95},
+      {"gemm_half_dim", &Efficiencies::gemm_half_dim, 0.0, 256.0},
       {"attention", &Efficiencies::attention, 0.30, 0.90},
       {"hbm", &Efficiencies::hbm, 0.70, 0.95},
       {"nvlink", &Efficiencies::nvlink, 0.50, 0.95},

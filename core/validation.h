@@ -4,8 +4,8 @@
 // TFLOP/s per GPU or MFU (Megatron num_floating_point_operations), tokens/s per GPU, step time, or
 // model-state memory (ZeRO Figure 1; Megatron's bytes per parameter). Calibration fits the
 // Efficiencies of one GPU family to that family's training runs by a deterministic bounded
-// Nelder–Mead search on the mean absolute percentage error: one set of values per family, never a
-// factor per case. Pure functions: JSON text in, values out; the CLI reads and writes the files.
+// Nelder–Mead search, polished by a compass search, on the mean absolute percentage error: one set
+// of values per family, never a factor per case. Pure functions: JSON text in, values out; the CLI reads and writes the files.
 #pragma once
 #include <string>
 #include <vector>
@@ -94,7 +94,7 @@ struct CalibrationOptions {
   Efficiencies start;               // default: the struct's defaults (independent of the presets)
   std::vector<std::string> fit;     // keys to fit; empty: every calibration_params() key
   int max_evaluations = 3000;       // objective evaluations (each runs every case of the family)
-  int restarts = 3;                 // Nelder–Mead restarts from the best point so far
+  int restarts = 3;                 // Nelder–Mead + compass restarts from the best point so far
 };
 
 struct CalibrationResult {

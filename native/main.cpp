@@ -14,6 +14,7 @@
 #include "core/json_io.h"
 #include "core/presets.h"
 #include "native/format.h"
+#include "native/validate.h"
 #include "native/timeline.h"
 
 using nlohmann::json;
@@ -29,6 +30,10 @@ const char* kUsageText = R"(usage:
   cutlab schedule [CONFIG.json | -] [options]   the simulated pipeline schedule: a text Gantt chart,
                                                 --json (every op), --svg FILE (the figure)
   cutlab presets [--json]                       list model and cluster presets
+  cutlab validate [CASES.json] [--json] [--svg FILE] [--check]
+                                                compare with published runs (validation/cases.json)
+  cutlab calibrate [CASES.json] [--family F] [--fit KEY,...] [--json]
+                                                fit cluster efficiencies to those runs
 
 evaluate options:
   --json                      print one JSON document instead of tables
@@ -404,6 +409,8 @@ int cmd_evaluate(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "validate") return run_validate({argv + 2, argv + argc});
+  if (argc >= 2 && std::string(argv[1]) == "calibrate") return run_calibrate({argv + 2, argv + argc});
   Args a;
   std::string problem;
   if (!parse_args(argc, argv, a, problem)) {

@@ -47,7 +47,7 @@ TEST_CASE("a group spanning nodes with k members per node shares k NICs", "[comm
   const double S = 512e6, N = 2, k = 8, n = 16;
   const double inter = 2 * (N - 1) / N * S / (k * Bs), intra = 2 * (k - 1) / k * S / Bn;
   const double ring = std::max(inter, intra) + 2 * (n - 1) * c.scaleout_latency_s;
-  const double tree = 2 * std::max(inter, intra) / 2 * n / (n - 1) + 2 * 4 * c.scaleout_latency_s;
+  const double tree = std::max(2 * S / (k * Bs), 2 * (k - 1) / k * S / Bn) + 2 * 4 * c.scaleout_latency_s;
   REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, group(16, 8), c), WithinRel(std::min(ring, tree), 1e-12));
   // All-to-all: (n − k)/n of the data leaves the node through each GPU's own NIC.
   REQUIRE_THAT(collective_time_s(Collective::AllToAll, S, group(16, 8), c),

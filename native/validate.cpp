@@ -1,0 +1,329 @@
+#include "native/validate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/json_io.h"
+#include "core/validation.h"
+#include "native/format.h"
+
+namespace cutlab::cli {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kOk = 0, kUsage = 1, kInvalid = 2, kOverLimit = 4;
+constexpr double kMaxMeanErrorPercent = 10.0, kMaxCaseErrorPercent = 20.0;  // as tests/test_validation.cpp
+const char* kDefaultCases = "validation/cases.json";
+
+bool read_cases(const std::string& path, std::vector<ValidationCase>& cases) {
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "cutlab: cannot read " << path << "\n";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Result<std::vector<ValidationCase>> r = cases_from_json(ss.str());
+  if (!r.ok()) {
+    std::cerr << "cutlab: invalid cases in " << path << " (" << r.errors.size() << " problems):\n";
+    for (const Error& e : r.errors) std::cerr << "  " << e.path << ": " << e.message << "\n";
+    return false;
+  }
+  cases = std::move(r.value);
+  return true;
+}
+
+std::string unit_of(const std::string& metric) {
+  for (const MetricInfo& m : case_metrics())
+    if (metric == m.name) return m.unit;
+  return "";
+}
+
+std::string number(double v) {
+  const double a = std::fabs(v);
+  return fixed(v, a >= 100 ? 1 : (a >= 10 ? 2 : (a >= 1 ? 3 : 4)));
+}
+
+std::string signed_pct(double p) { return (p >= 0 ? "+" : "") + fixed(p, 1) + "%"; }
+
+// [SVG] predicted against measured, one panel per family · dtype · metric.
+std::string group_of(const CaseResult& r) {
+  std::string label = r.family;
+  std::transform(label.begin(), label.end(), label.begin(), [](unsigned char c) { return std::toupper(c); });
+  label += " " + r.dtype + " · ";
+  if (r.metric == "hardware_tflops_per_gpu") label += "TFLOP/s per GPU with recompute";
+  else if (r.metric == "model_tflops_per_gpu") label += "model TFLOP/s per GPU";
+  else if (r.metric == "mfu_percent") label += "MFU, %";
+  else label += r.metric;
+  return label;
+}
+
+std::string svg_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '&') o += "&amp;";
+    else if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else o += c;
+  }
+  return o;
+}
+
+// The case id without its source prefix, for labels inside a panel.
+std::string short_id(const std::string& id) {
+  for (const char* prefix : {"megatron_a100_weak_", "mcore_h100_weak_", "mcore_h100_strong_", "nemo2407_h100_fp8_"})
+    if (id.rfind(prefix, 0) == 0) return id.substr(std::string(prefix).size());
+  return id;
+}
+
+// One panel per family · dtype · metric (linear axes, each its own range), so that runs that
+// sit close together stay readable; the ±10% band and y = x in each.
+std::string scatter_svg(const ValidationSummary& s) {
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<const CaseResult*>> groups;
+  for (const CaseResult& r : s.results)
+    if (r.kind == CaseKind::Training && r.ok) {
+      const std::string g = group_of(r);
+      if (!groups.count(g)) names.push_back(g);
+      groups[g].push_back(&r);
+    }
+  const int cols = 2, rows = std::max(1, static_cast<int>((names.size() + 1) / 2));
+  const double pw = 300, ph = 300, gap_x = 110, gap_y = 90, left = 70, top = 78;
+  const double W = left + cols * pw + (cols - 1) * gap_x + 40, H = top + rows * ph + (rows - 1) * gap_y + 100;
+  const char* palette[] = {"#1b6ca8", "#d1495b", "#edae49", "#00798c", "#6a4c93", "#30638e", "#8d6a9f"};
+  auto f = [](double v) { return fixed(v, 1); };
+
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H
+    << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n";
+  o << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  o << "<text x=\"" << left << "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">cutlab against published training runs: predicted vs measured</text>\n";
+  o << "<text x=\"" << left << "\" y=\"46\" fill=\"#444\">" << s.training_cases << " runs · mean |error| "
+    << fixed(s.mean_abs_error_percent, 1) << "% · largest " << fixed(s.max_abs_error_percent, 1) << "% (" << svg_escape(s.worst_id)
+    << ") · grey band: ±10% of measured · line: predicted = measured</text>\n";
+  for (size_t gi = 0; gi < names.size(); ++gi) {
+    const std::vector<const CaseResult*>& pts = groups[names[gi]];
+    double lo = 1e300, hi = 0;
+    for (const CaseResult* r : pts) lo = std::min({lo, r->predicted, r->measured}), hi = std::max({hi, r->predicted, r->measured});
+    // Axis range: the data ± 12%, rounded outward to a tick step of 1, 2 or 5 × 10^k.
+    const double span = std::max(hi * 1.12 - lo * 0.88, 1e-9);
+    double step = std::pow(10.0, std::floor(std::log10(span / 5)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+      if (span / (m * step) <= 6) {
+        step *= m;
+        break;
+      }
+    const double a = std::floor(lo * 0.88 / step) * step, b = std::ceil(hi * 1.12 / step) * step;
+    const double x0 = left + (gi % cols) * (pw + gap_x), y0 = top + (gi / cols) * (ph + gap_y);
+    auto X = [&](double v) { return x0 + (v - a) / (b - a) * pw; };
+    auto Y = [&](double v) { return y0 + ph - (v - a) / (b - a) * ph; };
+    o << "<g>\n<text x=\"" << x0 << "\" y=\"" << y0 - 10 << "\" font-weight=\"bold\">" << svg_escape(names[gi]) << " (" << pts.size()
+      << ")</text>\n";
+    o << "<clipPath id=\"c" << gi << "\"><rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << pw << "\" height=\"" << ph << "\"/></clipPath>\n";
+    o << "<g clip-path=\"url(#c" << gi << ")\"><polygon fill=\"#e6e6e6\" points=\"" << f(X(a)) << "," << f(Y(a * 0.9)) << " " << f(X(b)) << ","
+      << f(Y(b * 0.9)) << " " << f(X(b)) << "," << f(Y(b * 1.1)) << " " << f(X(a)) << "," << f(Y(a * 1.1)) << "\"/>\n";
+    o << "<line x1=\"" << f(X(a)) << "\" y1=\"" << f(Y(a)) << "\" x2=\"" << f(X(b)) << "\" y2=\"" << f(Y(b)) << "\" stroke=\"#333\"/></g>\n";
+    o << "<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << pw << "\" height=\"" << ph << "\" fill=\"none\" stroke=\"#333\"/>\n";
+    for (double v = a; v <= b + step / 2; v += step) {
+      const std::string t = step >= 1 ? fixed(v, 0) : fixed(v, 1);
+      o << "<line x1=\"" << f(X(v)) << "\" y1=\"" << y0 + ph << "\" x2=\"" << f(X(v)) << "\" y2=\"" << y0 + ph + 5 << "\" stroke=\"#333\"/>"
+        << "<text x=\"" << f(X(v)) << "\" y=\"" << y0 + ph + 18 << "\" text-anchor=\"middle\">" << t << "</text>\n";
+      o << "<line x1=\"" << x0 - 5 << "\" y1=\"" << f(Y(v)) << "\" x2=\"" << x0 << "\" y2=\"" << f(Y(v)) << "\" stroke=\"#333\"/>"
+        << "<text x=\"" << x0 - 8 << "\" y=\"" << f(Y(v) + 4) << "\" text-anchor=\"end\">" << t << "</text>\n";
+    }
+    o << "<text x=\"" << x0 + pw / 2 << "\" y=\"" << y0 + ph + 38 << "\" text-anchor=\"middle\" fill=\"#444\">measured</text>\n";
+    o << "<text transform=\"translate(" << x0 - 48 << "," << y0 + ph / 2 << ") rotate(-90)\" text-anchor=\"middle\" fill=\"#444\">predicted</text>\n";
+    struct Label {
+      double x, y, y_text;
+      std::string text;
+    };
+    std::vector<Label> labels;
+    for (const CaseResult* r : pts) {
+      o << "<circle cx=\"" << f(X(r->measured)) << "\" cy=\"" << f(Y(r->predicted)) << "\" r=\"4.5\" fill=\"" << palette[gi % 7]
+        << "\" stroke=\"#222\" stroke-width=\"0.6\"><title>" << svg_escape(r->id) << ": predicted " << number(r->predicted)
+        << ", measured " << number(r->measured) << " (" << signed_pct(r->error_percent) << ")</title></circle>\n";
+      if (std::fabs(r->error_percent) > 5)
+        labels.push_back({X(r->measured), Y(r->predicted), Y(r->predicted) + 4, short_id(r->id) + " " + signed_pct(r->error_percent)});
+    }
+    // Labels to the right of their points, pushed down until they no longer overlap; a leader
+    // line joins a moved label to its point.
+    std::sort(labels.begin(), labels.end(), [](const Label& p, const Label& q) { return p.y < q.y; });
+    for (size_t i = 1; i < labels.size(); ++i) labels[i].y_text = std::max(labels[i].y_text, labels[i - 1].y_text + 12);
+    for (const Label& l : labels) {
+      const double tx = std::max(l.x + 8, x0 + pw * 0.55);
+      o << "<line x1=\"" << f(l.x + 4) << "\" y1=\"" << f(l.y) << "\" x2=\"" << f(tx - 2) << "\" y2=\"" << f(l.y_text - 4)
+        << "\" stroke=\"#999\" stroke-width=\"0.6\"/><text x=\"" << f(tx) << "\" y=\"" << f(l.y_text) << "\" font-size=\"10\" fill=\"#333\">"
+        << svg_escape(l.text) << "</text>\n";
+    }
+    o << "</g>\n";
+  }
+  o << "<text x=\"" << left << "\" y=\"" << H - 30 << "\" fill=\"#555\" font-size=\"11\">Points more than 5% off carry their case id "
+    << "(validation/cases.json; hover a point for its numbers).</text>\n";
+  o << "<text x=\"" << left << "\" y=\"" << H - 14 << "\" fill=\"#555\" font-size=\"11\">The memory cases (ZeRO Figure 1, Megatron "
+    << "bytes per parameter) match to the published rounding and are not plotted.</text>\n";
+  o << "</svg>\n";
+  return o.str();
+}
+
+json result_json(const CaseResult& r) {
+  json j = {{"id", r.id}, {"family", r.family}, {"kind", r.kind == CaseKind::Memory ? "memory" : "training"},
+            {"metric", r.metric}, {"unit", unit_of(r.metric)}, {"ok", r.ok}, {"predicted", r.predicted},
+            {"measured", r.measured}, {"error_percent", r.error_percent}};
+  if (r.kind == CaseKind::Memory) j["within_resolution"] = r.within_resolution;
+  else j["fits"] = r.fits, j["dtype"] = r.dtype, j["step_s"] = r.step_s, j["mfu"] = r.mfu;
+  if (!r.ok) j["errors"] = to_json(r.errors);
+  return j;
+}
+
+json summary_json(const ValidationSummary& s) {
+  json results = json::array(), families = json::array();
+  for (const CaseResult& r : s.results) results.push_back(result_json(r));
+  for (const FamilyError& f : s.families)
+    families.push_back({{"family", f.family}, {"cases", f.cases}, {"mean_abs_error_percent", f.mean_abs_error_percent},
+                        {"max_abs_error_percent", f.max_abs_error_percent}, {"worst_id", f.worst_id}});
+  return {{"results", results}, {"training_cases", s.training_cases}, {"failed_cases", s.failed_cases},
+          {"mean_abs_error_percent", s.mean_abs_error_percent}, {"max_abs_error_percent", s.max_abs_error_percent},
+          {"worst_id", s.worst_id}, {"families", families}, {"memory_cases", s.memory_cases}, {"memory_exact", s.memory_exact}};
+}
+
+bool over_limits(const ValidationSummary& s) {
+  return s.failed_cases > 0 || !s.memory_exact || s.mean_abs_error_percent > kMaxMeanErrorPercent ||
+         s.max_abs_error_percent > kMaxCaseErrorPercent;
+}
+
+const char* kValidateUsage =
+    "usage: cutlab validate [CASES.json] [--json] [--svg OUT.svg] [--check]\n"
+    "  runs every case of CASES.json (default validation/cases.json) through the cost model and prints\n"
+    "  predicted against measured; --check exits 4 when the mean |error| over the training runs exceeds 10%,\n"
+    "  a run exceeds 20%, a memory case misses its published figure, or a case does not evaluate.\n";
+
+const char* kCalibrateUsage =
+    "usage: cutlab calibrate [CASES.json] [--family F]... [--fit key,key,...] [--max-evaluations N] [--json]\n"
+    "  fits the cluster efficiencies of each family (default: every family with training runs) to its\n"
+    "  training runs: bounded Nelder–Mead on the mean |error %|, starting from the Efficiencies defaults.\n"
+    "  keys: gemm, gemm_half_dim, attention, hbm, nvlink, scaleout, overlap (default: all).\n";
+
+}  // namespace
+
+int run_validate(const std::vector<std::string>& args) {
+  std::string path = kDefaultCases, svg;
+  bool as_json = false, check = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") as_json = true;
+    else if (a == "--check") check = true;
+    else if (a == "--svg" && i + 1 < args.size()) svg = args[++i];
+    else if (a == "--help" || a == "-h") return std::cout << kValidateUsage, kOk;
+    else if (a.rfind("--", 0) != 0 && path == kDefaultCases) path = a;
+    else return std::cerr << "cutlab: unexpected argument " << a << "\n" << kValidateUsage, kUsage;
+  }
+  std::vector<ValidationCase> cases;
+  if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
+  const ValidationSummary s = validate_cases(cases);
+
+  if (!svg.empty()) {
+    std::ofstream out(svg);
+    if (!(out << scatter_svg(s))) {
+      std::cerr << "cutlab: cannot write " << svg << "\n";
+      return kUsage;
+    }
+  }
+  if (as_json) {
+    std::cout << summary_json(s).dump(2) << "\n";
+  } else {
+    Table t{{"case", "metric", "predicted", "measured", "error", "note"}, {}};
+    for (const CaseResult& r : s.results) {
+      std::string note;
+      if (!r.ok) note = "does not evaluate: " + (r.errors.empty() ? std::string() : r.errors.front().path + " " + r.errors.front().message);
+      else if (r.kind == CaseKind::Memory) note = r.within_resolution ? "exact to the published rounding" : "MISSES the published figure";
+      else if (!r.fits) note = "cutlab: does not fit in HBM";
+      t.rows.push_back({r.id, r.metric + " (" + unit_of(r.metric) + (r.kind == CaseKind::Training ? ", " + r.dtype : std::string()) + ")",
+                        r.ok ? number(r.predicted) : "-", number(r.measured), r.ok ? signed_pct(r.error_percent) : "-", note});
+    }
+    std::cout << "cutlab validate · " << path << "\n" << t.render() << "\n";
+    std::cout << "training runs: " << s.training_cases << (s.failed_cases ? " (+" + std::to_string(s.failed_cases) + " that do not evaluate)" : "")
+              << " · mean |error| " << fixed(s.mean_abs_error_percent, 1) << "% · largest " << fixed(s.max_abs_error_percent, 1)
+              << "% (" << s.worst_id << ")\n";
+    for (const FamilyError& f : s.families)
+      std::cout << "  " << f.family << ": " << f.cases << " runs · mean |error| " << fixed(f.mean_abs_error_percent, 1)
+                << "% · largest " << fixed(f.max_abs_error_percent, 1) << "% (" << f.worst_id << ")\n";
+    std::cout << "memory cases: " << s.memory_cases << (s.memory_exact ? ", all exact to the published rounding\n" : ", SOME MISS\n");
+    if (!svg.empty()) std::cout << "wrote " << svg << "\n";
+  }
+  return check && over_limits(s) ? kOverLimit : kOk;
+}
+
+int run_calibrate(const std::vector<std::string>& args) {
+  std::string path = kDefaultCases;
+  std::vector<std::string> families;
+  CalibrationOptions opt;
+  bool as_json = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") as_json = true;
+    else if (a == "--family" && i + 1 < args.size()) families.push_back(args[++i]);
+    else if (a == "--fit" && i + 1 < args.size()) {
+      std::stringstream ss(args[++i]);
+      for (std::string k; std::getline(ss, k, ',');)
+        if (!k.empty()) opt.fit.push_back(k);
+    } else if (a == "--max-evaluations" && i + 1 < args.size()) {
+      opt.max_evaluations = std::atoi(args[++i].c_str());
+      if (opt.max_evaluations < 1) return std::cerr << "cutlab: --max-evaluations must be positive\n", kUsage;
+    } else if (a == "--help" || a == "-h") return std::cout << kCalibrateUsage, kOk;
+    else if (a.rfind("--", 0) != 0 && path == kDefaultCases) path = a;
+    else return std::cerr << "cutlab: unexpected argument " << a << "\n" << kCalibrateUsage, kUsage;
+  }
+  std::vector<ValidationCase> cases;
+  if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
+  if (families.empty())
+    for (const ValidationCase& c : cases)
+      if (c.kind == CaseKind::Training && std::find(families.begin(), families.end(), c.family) == families.end())
+        families.push_back(c.family);
+
+  json out = json::array();
+  for (const std::string& fam : families) {
+    const Result<CalibrationResult> r = calibrate_family(cases, fam, opt);
+    if (!r.ok()) {
+      for (const Error& e : r.errors) std::cerr << "cutlab: " << e.path << ": " << e.message << "\n";
+      return kInvalid;
+    }
+    const CalibrationResult& c = r.value;
+    json fitted = json::object(), start = json::object();
+    for (const CalibrationParam& p : calibration_params()) {
+      fitted[p.key] = c.fitted.*(p.member);
+      start[p.key] = c.start.*(p.member);
+    }
+    if (as_json) {
+      out.push_back({{"family", fam}, {"cases", c.case_ids}, {"start", start}, {"fitted", fitted},
+                     {"start_mape_percent", c.start_mape_percent}, {"fitted_mape_percent", c.fitted_mape_percent},
+                     {"fitted_max_abs_percent", c.fitted_max_abs_percent}, {"evaluations", c.evaluations}});
+      continue;
+    }
+    std::cout << "family " << fam << ": " << c.case_ids.size() << " training runs, " << c.evaluations << " evaluations\n";
+    std::cout << "  mean |error| " << fixed(c.start_mape_percent, 2) << "% at the start → " << fixed(c.fitted_mape_percent, 2)
+              << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
+    Table t{{"efficiency", "start", "fitted", "bounds"}, {}};
+    for (const CalibrationParam& p : calibration_params())
+      t.rows.push_back({p.key, number(c.start.*(p.member)), number(c.fitted.*(p.member)),
+                        number(p.lo) + " – " + number(p.hi)});
+    std::cout << t.render();
+    std::cout << "  for core/presets.cpp:\n    Efficiencies e;\n";
+    for (const CalibrationParam& p : calibration_params())
+      std::cout << "    e." << p.key << " = " << fixed(c.fitted.*(p.member), p.hi > 10 ? 0 : 3) << ";\n";
+    std::cout << "\n";
+  }
+  if (as_json) std::cout << out.dump(2) << "\n";
+  return kOk;
+}
+
+}  // namespace cutlab::cli
