@@ -1,0 +1,80 @@
+// web/mesh.js (rank → coordinates, used by the page to pick GPUs and group nodes) agrees with the
+// core's gpu() for every rank of small meshes and a sample of big ones, for several rank orders,
+// with and without MoE Parallel Folding. And web/state.js round-trips a state through the URL.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+import vm from 'node:vm';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const wasmDir = path.resolve(process.env.WASM_DIR ?? path.join(root, 'build-wasm/web'));
+const require = createRequire(import.meta.url);
+
+// Loads the page's classic scripts into a sandbox with a `window`.
+function loadPageScripts(...files) {
+  const sandbox = { window: {}, URLSearchParams, console };
+  vm.createContext(sandbox);
+  for (const f of files) vm.runInContext(fs.readFileSync(path.join(root, 'web', f), 'utf8'), sandbox, { filename: f });
+  return sandbox.window.CL;
+}
+
+let core;
+before(async () => { core = await require(path.join(wasmDir, 'core.js'))(); });
+
+const CASES = [
+  { model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 16 }, plan: { tp: 8, pp: 2 }, workload: { seq_len: 8192, global_batch: 16 } },
+  { model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 32 }, plan: { tp: 4, pp: 2, cp: 2, rank_order: 'tp-pp-cp-ep-dp' }, workload: { seq_len: 8192, global_batch: 16 } },
+  { model: 'llama3-8b', cluster: { preset: 'dgx-h100', gpus: 64 }, plan: { tp: 2, pp: 4, rank_order: 'dp-tp-cp-ep-pp' }, workload: { seq_len: 4096, global_batch: 64 } },
+  { model: 'qwen2-57b-a14b', cluster: { preset: 'dgx-h100', gpus: 64 }, plan: { tp: 2, pp: 2, ep: 4 }, workload: { seq_len: 4096, global_batch: 64 } },
+  { model: 'mixtral-8x22b', cluster: { preset: 'dgx-h100', gpus: 128 }, plan: { tp: 2, pp: 8, ep: 8, etp: 1 }, workload: { seq_len: 4096, global_batch: 256 } },
+  { model: 'mixtral-8x22b', cluster: { preset: 'gb200-nvl72', gpus: 144 }, plan: { tp: 4, pp: 2, ep: 4, etp: 2 }, workload: { seq_len: 4096, global_batch: 72 } },
+  { model: 'deepseek-v3', cluster: { preset: 'hgx-h800', gpus: 2048 }, plan: { tp: 1, pp: 16, ep: 64, zero: 1 }, workload: { seq_len: 4096, global_batch: 15360 } },
+  { model: 'llama3-405b', cluster: { preset: 'dgx-h100', gpus: 16384 }, plan: { tp: 8, pp: 16, cp: 16 }, workload: { seq_len: 131072, global_batch: 128 } },
+];
+
+for (const cfg of CASES) {
+  test(`mesh.js coordinates equal gpu(): ${cfg.model} on ${cfg.cluster.gpus} ${JSON.stringify(cfg.plan)}`, () => {
+    const CL = loadPageScripts('mesh.js');
+    const text = JSON.stringify(cfg);
+    const ev = JSON.parse(core.evaluate(text));
+    assert.equal(ev.ok, true, JSON.stringify(ev.errors));
+    const mesh = CL.mesh.make(ev.result);
+    const n = ev.result.gpus;
+    const ranks = n <= 256 ? [...Array(n).keys()] : [...Array(257).keys()].map((i) => Math.min(n - 1, Math.floor((i * n) / 256)));
+    for (const rank of ranks) {
+      const g = JSON.parse(core.gpu(text, rank)).result;
+      const c = mesh.coords(rank);
+      for (const k of ['node', 'local', 'tp', 'cp', 'ep', 'dp', 'pp', 'etp', 'edp']) assert.equal(c[k], g[k], `rank ${rank} ${k}`);
+    }
+    // the representative ranks the page asks about
+    for (const axis of ['tp', 'cp', 'pp']) {
+      const size = ev.result.config.plan[axis];
+      for (let i = 0; i < size; i++) assert.equal(JSON.parse(core.gpu(text, mesh.rankWith(axis, i))).result[axis], i, `${axis}=${i}`);
+    }
+    if (ev.result.config.model.experts > 0) {
+      for (let i = 0; i < ev.result.config.plan.ep; i++) assert.equal(JSON.parse(core.gpu(text, mesh.rankWith('ep', i))).result.ep, i, `ep=${i}`);
+      for (let i = 0; i < ev.result.mesh.etp; i++) assert.equal(JSON.parse(core.gpu(text, mesh.rankWith('etp', i))).result.etp, i, `etp=${i}`);
+    }
+  });
+}
+
+test('state → URL → state round-trips, and the config is what the core reads', () => {
+  const CL = loadPageScripts('state.js');
+  const s = {
+    model: 'mixtral-8x22b', modelOver: { layers: 28 }, cluster: 'dgx-h100', clusterOver: { hbm_GiB: 141 }, gpus: 64,
+    plan: { tp: 2, pp: 4, ep: 8, etp: 1, sp: true, schedule: 'interleaved', vpp: 2, rank_order: 'tp-cp-ep-dp-pp' },
+    workload: { seq_len: 4096, global_batch: 128, dtype: 'fp8' }, view: 'pipeline', layer: 3, gpu: 17,
+  };
+  const back = CL.state.fromQuery(CL.state.toQuery(s));
+  assert.deepStrictEqual(JSON.parse(JSON.stringify(back)), JSON.parse(JSON.stringify(s)));
+  const cfg = JSON.parse(JSON.stringify(CL.state.toConfig(s)));
+  assert.deepStrictEqual(cfg.model, { preset: 'mixtral-8x22b', layers: 28 });
+  assert.deepStrictEqual(cfg.cluster, { preset: 'dgx-h100', hbm_GiB: 141, gpus: 64 });
+  const r = JSON.parse(core.evaluate(JSON.stringify(cfg)));
+  assert.equal(r.ok, true, JSON.stringify(r.errors));
+  assert.equal(r.result.config.model.layers, 28);
+});

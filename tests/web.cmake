@@ -1,0 +1,23 @@
+# Tests of the web explorer, registered only when their tools are here, so a native-only build
+# still passes: the node tests need node and the WASM build (build-wasm/web/core.js, made by
+# `cmake --preset wasm && cmake --build --preset wasm` before configuring this build); the browser
+# test also needs Chromium and playwright-core (`npm install`).
+find_program(NODE_EXECUTABLE node)
+find_program(CHROMIUM_EXECUTABLE NAMES chromium chromium-browser)
+set(CUTLAB_WEB_DIR "${PROJECT_SOURCE_DIR}/build-wasm/web" CACHE PATH "Output of the WASM build: core.js and the page")
+
+if(NODE_EXECUTABLE AND EXISTS "${CUTLAB_WEB_DIR}/core.js")
+  # WASM vs native CLI: evaluate, errors, schedule, presets; web/mesh.js and web/state.js vs the core.
+  add_test(NAME web_node_parity COMMAND ${NODE_EXECUTABLE} --test ${CMAKE_CURRENT_SOURCE_DIR}/js/)
+  set_tests_properties(web_node_parity PROPERTIES
+    ENVIRONMENT "WASM_DIR=${CUTLAB_WEB_DIR};NATIVE_CLI=$<TARGET_FILE:cutlab>" TIMEOUT 120)
+
+  if(CHROMIUM_EXECUTABLE AND EXISTS "${PROJECT_SOURCE_DIR}/node_modules/playwright-core")
+    # The page in headless Chromium, from file:// and from a local http server: controls, tables
+    # against the CLI, errors on the right fields, URL state, redraw time, screenshots.
+    add_test(NAME web_browser_explorer COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/browser/explorer.mjs)
+    set_tests_properties(web_browser_explorer PROPERTIES
+      ENVIRONMENT "WEB_DIR=${CUTLAB_WEB_DIR};NATIVE_CLI=$<TARGET_FILE:cutlab>;CHROMIUM=${CHROMIUM_EXECUTABLE};SCREENSHOT_DIR=${CMAKE_CURRENT_SOURCE_DIR}/browser/screenshots"
+      TIMEOUT 300 RUN_SERIAL TRUE)
+  endif()
+endif()

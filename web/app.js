@@ -1,0 +1,279 @@
+// app.js: owns the one mutable object, `state`. setState() replaces it, records it in the URL and
+// asks for a frame; each animation frame runs the derive step once (derive.js, memoised on the
+// config) and redraws what depends on what changed. Views and tables only read.
+(function (CL) {
+  'use strict';
+  const $ = (id) => document.getElementById(id);
+  const G = CL.gfx;
+
+  let api = null, derive = null;
+  let state = null;
+  let ui = { hover: null };
+  let frameQueued = false;
+  let last = { d: null, tablesD: null, viewKey: null };
+  let hits = G.hits();
+  let changeAt = null;
+  let canvasWidth = 0;                           // CSS width of the canvas, kept by a ResizeObserver                           // performance.now() of the last control change
+  const perf = { deriveMs: 0, drawMs: 0, workMs: 0, changeToDrawMs: null, frames: 0 };
+  const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
+  const embed = params.get('embed');
+  const EMBED_VIEW = { timeline: 'pipeline', pipeline: 'pipeline', cuts: 'cuts', placement: 'placement', tables: 'tables' }[embed] || null;
+
+  // ---- state ---------------------------------------------------------------------------------
+  function setState(next, how) {
+    state = next;
+    if (how !== 'none') writeUrl(how === 'replace');
+    request();
+  }
+  function request() {
+    if (frameQueued) return;
+    frameQueued = true;
+    requestAnimationFrame(frame);
+  }
+  function onEdit(path, value) {
+    changeAt = performance.now();
+    setState(CL.controls.patchFor(state, path, value), 'push');
+  }
+
+  function query() {
+    const extra = embed ? { embed } : null;
+    const q = CL.state.toQuery(state, extra);
+    return state.example ? q + '&ex=' + encodeURIComponent(state.example) : q;
+  }
+  function writeUrl(replace) {
+    const url = location.pathname + query();
+    try {
+      if (replace) history.replaceState(null, '', url); else history.pushState(null, '', url);
+    } catch (err) {
+      // file:// in some browsers refuses query changes: keep the state in the fragment instead
+      const h = '#' + query().slice(1);
+      if (replace) history.replaceState(null, '', h); else location.hash = h;
+    }
+  }
+  function readUrl() {
+    const search = location.hash.length > 1 ? '?' + location.hash.slice(1) : location.search;
+    const q = new URLSearchParams(search);
+    const ex = q.get('ex') && CL.examples.byId(q.get('ex'));
+    if (ex && !q.has('model') && !q.has('cluster')) {
+      const es = CL.examples.stateOf(ex);
+      if (CL.state.VIEWS.includes(q.get('view'))) es.view = q.get('view');
+      return es;
+    }
+    const s = CL.state.fromQuery(search);
+    if (!s) return Object.assign(CL.state.clone(CL.state.DEFAULT), { example: null });
+    s.example = ex ? ex.id : null;
+    return s;
+  }
+
+  // ---- frame ---------------------------------------------------------------------------------
+  function frame() {
+    frameQueued = false;
+    const t0 = performance.now();
+    const d = derive(state);
+    const t1 = performance.now();
+    const tk = {};
+    if (d !== last.d) {
+      const general = CL.controls.update(state, d);
+      tk.controls = performance.now() - t1;
+      $('equation').innerHTML = CL.tables.equation(state, d);
+      $('headline').innerHTML = EMBED_VIEW ? CL.tables.headlineCompact(d) + CL.tables.equation(state, d).replace(/^/, '<div class="equation small">') + '</div>' : CL.tables.headline(d);
+      renderGeneralErrors(general, d);
+      renderExample();
+      perf.deriveMs = t1 - t0;
+    }
+    const t15 = performance.now();
+    // the canvas first (its width is cached, so no layout is forced), then the DOM tables
+    drawView(d);
+    const t16 = performance.now();
+    tk.view = t16 - t15;
+    if (d.good !== last.tablesD) {
+      $('tables').innerHTML = EMBED_VIEW ? CL.tables.embed(d, embed) : CL.tables.all(d);
+      last.tablesD = d.good;
+    }
+    const stale = $('stale');
+    stale.hidden = d.ok;
+    if (!d.ok) stale.textContent = 'This plan is invalid (see the marked fields).' + (d.good ? ' Showing the last valid plan.' : '');
+    tk.tables = performance.now() - t16;
+    renderGpuPanel(d);
+    last.d = d;
+    const t2 = performance.now();
+    perf.drawMs = t2 - t1;
+    perf.workMs = t2 - t0;
+    if (changeAt !== null) { perf.changeToDrawMs = t2 - changeAt; changeAt = null; }
+    perf.frames++;
+    perf.parts = Object.assign({}, d.timing || {}, tk);
+    $('foot').innerHTML = footer(d);
+  }
+
+  function currentView() { return EMBED_VIEW && EMBED_VIEW !== 'tables' ? EMBED_VIEW : state.view; }
+
+  function drawView(d) {
+    const canvas = $('canvas');
+    const g = d.good;
+    const view = CL.views[currentView()];
+    document.querySelectorAll('#tabs [data-view]').forEach((b) => b.setAttribute('aria-selected', String(b.dataset.view === state.view)));
+    if (EMBED_VIEW === 'tables') { $('view').hidden = true; return; }
+    if (!g) { canvas.width = 0; return; }
+    if (!canvasWidth) canvasWidth = Math.floor($('canvas-wrap').clientWidth);
+    const width = Math.max(320, canvasWidth);
+    const u = { layer: state.layer, gpu: state.gpu, hover: ui.hover, compact: !!EMBED_VIEW };
+    const key = [g.text, currentView(), width, state.layer, state.gpu, JSON.stringify(ui.hover && ui.hover.key)].join('|');
+    if (key === last.viewKey) return;
+    last.viewKey = key;
+    $('view-caption').innerHTML = view.caption(g, u);
+    const h = view.layout(g, width, u);
+    const ctx = G.setup(canvas, width, h);
+    hits = G.hits();
+    view.draw(ctx, g, { w: width, h }, u, hits);
+  }
+
+  function footer(d) {
+    const f = CL.fmt;
+    if (EMBED_VIEW) return '<a href="' + location.pathname + CL.state.toQuery(state) + '" target="_blank" rel="noopener">Open in the cutlab explorer ↗</a> · every number from the cutlab core';
+    return 'Every number on this page comes from the cutlab core (C++ compiled to WebAssembly); the page only formats and draws. ' +
+      '<span class="perf">core ' + f.fixed(perf.deriveMs, 1) + ' ms · draw ' + f.fixed(perf.drawMs, 1) + ' ms' +
+      (d.good && d.good.r ? ' · ' + d.good.r.config.workload.mode + ' · ' + d.good.r.config.model.name + ' on ' + f.int(d.good.r.gpus) + ' × ' + d.good.r.config.cluster.gpu : '') + '</span>';
+  }
+
+  function renderGeneralErrors(list, d) {
+    const box = $('general-errors');
+    if (!list.length) { box.innerHTML = ''; return; }
+    box.innerHTML = '<b>The core rejects this plan:</b><ul>' + list.map((e) => '<li><code>' + CL.fmt.escape(e.path || '/') + '</code> ' +
+      CL.fmt.escape(e.message) + '</li>').join('') + '</ul>';
+    void d;
+  }
+
+  function renderExample() {
+    const box = $('examples');
+    const sel = box.querySelector('select');
+    const ex = state.example && CL.examples.byId(state.example);
+    sel.value = ex ? ex.id : '';
+    box.querySelector('.quote').innerHTML = ex ? '“' + CL.fmt.escape(ex.quote) + '”' : '';
+  }
+
+  // ---- GPU panel (click on a GPU) -------------------------------------------------------------
+  function renderGpuPanel(d) {
+    const panel = $('gpu-panel');
+    const g = d.good;
+    if (state.gpu == null || !g || state.gpu >= g.r.gpus || !g.gpu) { panel.hidden = true; return; }
+    const key = g.text + '|' + state.gpu;
+    if (panel.dataset.key === key && !panel.hidden) return;
+    panel.dataset.key = key;
+    panel.innerHTML = CL.views.placement.gpuPanel(g, state.gpu);
+    panel.hidden = false;
+    panel.querySelector('.close').addEventListener('click', () => setState(Object.assign(CL.state.clone(state), { gpu: null }), 'push'));
+  }
+
+  // ---- pointer -------------------------------------------------------------------------------
+  function pointer(ev) {
+    const rect = $('canvas').getBoundingClientRect();
+    return { x: ev.clientX - rect.left, y: ev.clientY - rect.top };
+  }
+  function onMove(ev) {
+    const p = pointer(ev);
+    const h = hits.at(p.x, p.y);
+    const tip = $('tooltip');
+    const g = last.d && last.d.good;
+    if (!h || !g) {
+      tip.hidden = true;
+      if (ui.hover) { ui.hover = null; request(); }
+      $('canvas').style.cursor = '';
+      return;
+    }
+    const view = CL.views[currentView()];
+    const html = view.tip(g, h.payload);
+    if (html) {
+      tip.innerHTML = html;
+      tip.hidden = false;
+      const wrap = $('canvas-wrap').getBoundingClientRect();
+      const tw = tip.offsetWidth, th = tip.offsetHeight;
+      let x = p.x + 14, y = p.y + 14;
+      if (x + tw > wrap.width - 4) x = p.x - tw - 14;
+      if (y + th > wrap.height - 4) y = Math.max(4, p.y - th - 10);
+      tip.style.left = Math.max(4, x) + 'px';
+      tip.style.top = y + 'px';
+    } else tip.hidden = true;
+    $('canvas').style.cursor = h.payload.kind === 'layer' || h.payload.kind === 'gpu' || h.payload.kind === 'node' ? 'pointer' : '';
+    const key = h.payload.key;
+    if (key !== (ui.hover && ui.hover.key)) { ui.hover = key ? h.payload : null; request(); }
+  }
+  function onClick(ev) {
+    const p = pointer(ev);
+    const h = hits.at(p.x, p.y);
+    if (!h) return;
+    const pl = h.payload;
+    if (pl.kind === 'layer') setState(Object.assign(CL.state.clone(state), { layer: pl.layer }), 'push');
+    else if (pl.kind === 'gpu' || (pl.kind === 'node' && pl.rank !== undefined)) setState(Object.assign(CL.state.clone(state), { gpu: pl.rank }), 'push');
+  }
+
+  // ---- setup ---------------------------------------------------------------------------------
+  function buildExamples() {
+    const box = $('examples');
+    let html = '<select id="example" aria-label="Example plans"><option value="">— pick a plan the text describes —</option>';
+    for (const [mode, label] of [['train', 'Training'], ['infer', 'Serving']]) {
+      html += '<optgroup label="' + label + '">';
+      for (const ex of CL.examples.list) if ((ex.state.workload.mode || 'train') === mode) html += '<option value="' + ex.id + '">' + CL.fmt.escape(ex.title + ' · ' + ex.sub) + '</option>';
+      html += '</optgroup>';
+    }
+    box.innerHTML = html + '</select><p class="quote"></p>';
+    box.querySelector('select').addEventListener('change', (ev) => {
+      const ex = CL.examples.byId(ev.target.value);
+      if (!ex) return;
+      changeAt = performance.now();
+      setState(CL.examples.stateOf(ex), 'push');
+    });
+  }
+
+  function copy(text, button) {
+    const done = () => { const t = button.textContent; button.textContent = 'Copied'; setTimeout(() => { button.textContent = t; }, 1200); };
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, () => prompt('Copy this link', text));
+    else prompt('Copy this link', text);
+  }
+
+  function init(a) {
+    api = a;
+    derive = CL.derive.make(api);
+    const presets = api.presets().result;
+    CL.presets = presets;
+    if (EMBED_VIEW) document.body.classList.add('embed');
+    buildExamples();
+    CL.controls.build($('form'), presets, onEdit);
+    state = readUrl();
+    if (EMBED_VIEW && EMBED_VIEW !== 'tables') state.view = EMBED_VIEW;
+    document.querySelectorAll('#tabs [data-view]').forEach((b) => b.addEventListener('click', () => {
+      setState(Object.assign(CL.state.clone(state), { view: b.dataset.view }), 'push');
+    }));
+    const canvas = $('canvas');
+    canvas.addEventListener('mousemove', onMove);
+    canvas.addEventListener('mouseleave', () => { $('tooltip').hidden = true; if (ui.hover) { ui.hover = null; request(); } });
+    canvas.addEventListener('click', onClick);
+    window.addEventListener('popstate', () => { state = readUrl(); request(); });
+    window.addEventListener('hashchange', () => { const s = readUrl(); if (CL.state.toQuery(s) !== CL.state.toQuery(state)) { state = s; request(); } });
+    $('copy-link').addEventListener('click', (ev) => copy(location.href.split('?')[0].split('#')[0] + CL.state.toQuery(state), ev.target));
+    $('embed-link').addEventListener('click', (ev) => copy(location.href.split('?')[0].split('#')[0] + CL.state.toQuery(state, { embed: state.view }), ev.target));
+    if (window.ResizeObserver) {
+      new ResizeObserver((entries) => {
+        const w = Math.floor(entries[0].contentRect.width);
+        if (w && w !== canvasWidth) { canvasWidth = w; last.viewKey = null; request(); }
+      }).observe($('canvas-wrap'));
+    } else window.addEventListener('resize', () => { canvasWidth = 0; last.viewKey = null; request(); });
+    $('loading').hidden = true;
+    writeUrl(true);
+    frame();
+    document.body.dataset.status = 'ready';
+  }
+
+  // Test hook: read-only access to the state, the derived result and the timings.
+  window.__cutlab = {
+    get state() { return state; },
+    get derived() { return last.d; },
+    perf,
+    api: () => api,
+  };
+
+  CL.bridge.load().then(init, (err) => {
+    $('loading').textContent = 'Could not start the cutlab core: ' + err.message;
+    document.body.dataset.status = 'error';
+    console.error(err);
+  });
+})(window.CL = window.CL || {});

@@ -1,0 +1,276 @@
+// controls.js: the form, built from one declarative table. Each control names the JSON path it
+// edits (so the core's error paths land on it), where its choices come from (a fixed list, the
+// presets, or the core's options() of valid values), and how an edit patches the state.
+(function (CL) {
+  'use strict';
+  const F = CL.fmt;
+
+  const num = (path, label, o) => Object.assign({ path, label, kind: 'number' }, o || {});
+  const sel = (path, label, choices, o) => Object.assign({ path, label, kind: 'select', choices }, o || {});
+  const axis = (key, label, title) => ({ path: '/plan/' + key, label, kind: 'axis', key, title });
+  const check = (path, label, title) => ({ path, label, kind: 'check', title });
+
+  const train = (def) => Object.assign(def, { only: 'train' });
+  const infer = (def) => Object.assign(def, { only: 'infer' });
+  const TABLE = [
+    { title: 'Run', rows: [sel('/workload/mode', 'Mode', [['train', 'train (one step)'], ['infer', 'serve (inference)']],
+      { title: 'Training step, or serving requests (prefill + decode)' })] },
+    { title: 'Model', rows: [{ path: '/model', label: 'Model', kind: 'preset', source: 'models' }],
+      details: { summary: 'Dimensions', rows: [
+        num('/model/layers', 'Layers'), num('/model/hidden', 'Hidden size'), num('/model/heads', 'Heads'),
+        num('/model/kv_heads', 'KV heads'), num('/model/head_dim', 'Head dim'), num('/model/ffn_hidden', 'FFN hidden'),
+        num('/model/vocab', 'Vocabulary'), num('/model/experts', 'Experts', { moe: true }), num('/model/top_k', 'Top-k', { moe: true }),
+        num('/model/expert_ffn_hidden', 'Expert FFN', { moe: true }), num('/model/shared_experts', 'Shared experts', { moe: true }),
+        num('/model/dense_layers', 'Dense layers first', { moe: true })] } },
+    { title: 'Cluster', rows: [{ path: '/cluster', label: 'Hardware', kind: 'preset', source: 'clusters' },
+      num('/cluster/gpus', 'GPUs', { title: 'Fix the GPU count; DP is then what the mesh leaves' })],
+      details: { summary: 'GPU and links', rows: [
+        num('/cluster/gpus_per_node', 'GPUs per node'), num('/cluster/hbm_GiB', 'HBM GiB', { step: 'any' }),
+        num('/cluster/bf16_TFLOPs', 'bf16 TFLOP/s', { step: 'any' }), num('/cluster/fp8_TFLOPs', 'fp8 TFLOP/s', { step: 'any' }),
+        num('/cluster/nvlink_GBps', 'NVLink GB/s', { step: 'any' }), num('/cluster/scaleout_GBps', 'Scale-out GB/s', { step: 'any' }),
+        num('/cluster/reserved_GiB', 'Reserved GiB', { step: 'any' })] } },
+    { title: 'Parallelism', grid: true, rows: [
+      axis('tp', 'TP', 'Tensor parallel: slices of every matrix'), axis('pp', 'PP', 'Pipeline stages'),
+      axis('cp', 'CP', 'Context parallel: chunks of the sequence'), axis('ep', 'EP', 'Expert parallel: whole experts'),
+      num('/plan/dp', 'DP', { title: 'Data-parallel replicas; setting it lets the GPU count follow', small: true }),
+      axis('etp', 'ETP', 'Expert tensor parallel (MoE Parallel Folding); off: experts use TP'),
+      sel('/plan/rank_order', 'Rank order (innermost first)', [['tp-cp-ep-dp-pp', 'tp-cp-ep-dp-pp (Megatron)'], ['tp-cp-pp-dp-ep', 'tp-cp-pp-dp-ep'], ['tp-cp-ep-pp-dp', 'tp-cp-ep-pp-dp'],
+        ['tp-pp-cp-ep-dp', 'tp-pp-cp-ep-dp'], ['tp-dp-cp-ep-pp', 'tp-dp-cp-ep-pp'], ['pp-tp-cp-ep-dp', 'pp-tp-cp-ep-dp'], ['dp-tp-cp-ep-pp', 'dp-tp-cp-ep-pp']],
+      { title: 'Decides which groups share a node, and so which link each cut uses', span: true })] },
+    { title: 'Memory', only: 'train', rows: [
+      sel('/plan/zero', 'ZeRO', [[0, '0 · none'], [1, '1 · optimizer'], [2, '2 · + gradients'], [3, '3 · + weights (FSDP)']]),
+      check('/plan/distributed_optimizer', 'Distributed optimizer', 'Megatron’s: shards the optimizer over DP (= ZeRO-1)'),
+      check('/plan/sp', 'Sequence parallel', 'Split LayerNorm/dropout activations along the TP group'),
+      sel('/plan/recompute', 'Recompute', [['none', 'none'], ['selective', 'selective'], ['full', 'full']]),
+      check('/plan/flash_attention', 'Flash attention', 'The s × s score matrix is never stored')] },
+    { title: 'Pipeline', only: 'train', rows: [
+      sel('/plan/schedule', 'Schedule', [['gpipe', 'GPipe'], ['1f1b', '1F1B'], ['interleaved', 'interleaved 1F1B'], ['zb-h1', 'zero bubble ZB-H1'], ['dualpipe', 'DualPipe']]),
+      axis('vpp', 'VPP', 'Virtual stages (model chunks) per GPU, interleaved schedule'),
+      axis('micro_batch', 'Micro-batch', 'Sequences per micro-batch')] },
+    { title: 'Workload', rows: [
+      train(num('/workload/seq_len', 'Sequence length')), train(num('/workload/global_batch', 'Global batch')),
+      infer(num('/workload/batch', 'Batch', { title: 'Concurrent sequences per replica' })), infer(num('/workload/prompt_len', 'Prompt tokens')),
+      infer(num('/workload/output_len', 'Output tokens')),
+      sel('/workload/dtype', 'GEMM dtype', [['bf16', 'bf16'], ['fp8', 'fp8']]),
+      train(sel('/workload/grad_dtype', 'Gradients', [['fp32', 'fp32 (Megatron)'], ['bf16', 'bf16'], ['fp16', 'fp16']])),
+      infer(sel('/workload/weight_dtype', 'Weights', [['bf16', 'bf16'], ['fp8', 'fp8'], ['int4', 'int4']])),
+      infer(sel('/workload/kv_dtype', 'KV cache', [['bf16', 'bf16'], ['fp8', 'fp8']]))] },
+  ];
+
+  // ---- state access by path ------------------------------------------------------------------
+  function stateValue(s, path) {
+    const [, sec, key] = path.split('/');
+    if (path === '/model') return s.model;
+    if (path === '/cluster') return s.cluster;
+    if (path === '/cluster/gpus') return s.gpus;
+    if (sec === 'model') return s.modelOver[key];
+    if (sec === 'cluster') return s.clusterOver[key];
+    if (sec === 'plan') return s.plan[key];
+    if (sec === 'workload') return s.workload[key];
+    return undefined;
+  }
+  function resolvedValue(d, path) {
+    const r = d && d.good && d.good.r;
+    if (!r) return undefined;
+    const [, sec, key] = path.split('/');
+    if (path === '/cluster/gpus') return r.gpus;
+    return r.config[sec] ? r.config[sec][key] : undefined;
+  }
+
+  // The state patch for an edit (a function of the old state).
+  function patchFor(s, path, v) {
+    const [, sec, key] = path.split('/');
+    const n = CL.state.clone(s);
+    n.example = null;
+    if (path === '/model') { n.model = v; n.modelOver = {}; n.layer = null; n.gpu = null; return n; }
+    if (path === '/cluster') { n.cluster = v; n.clusterOver = {}; n.gpu = null; return n; }
+    if (path === '/cluster/gpus') { n.gpus = v; delete n.plan.dp; n.gpu = null; return n; }
+    if (path === '/plan/dp') { n.plan.dp = v; n.gpus = null; n.gpu = null; return n; }
+    if (sec === 'model') { n.modelOver[key] = v; n.layer = null; return n; }
+    if (sec === 'cluster') { n.clusterOver[key] = v; return n; }
+    if (sec === 'workload') { n.workload[key] = v; return n; }
+    // plan
+    if (key === 'etp' && (v === 0 || v === '0')) { delete n.plan.etp; return n; }
+    n.plan[key] = v;
+    if (key === 'vpp') {
+      if (v > 1) n.plan.schedule = 'interleaved';
+      else if (n.plan.schedule === 'interleaved') n.plan.schedule = '1f1b';
+    }
+    if (key === 'schedule') {
+      if (v === 'interleaved' && !(n.plan.vpp > 1)) n.plan.vpp = 2;
+      if (v !== 'interleaved') delete n.plan.vpp;
+    }
+    if (['tp', 'pp', 'cp', 'ep', 'etp', 'rank_order'].includes(key)) n.gpu = null;
+    return n;
+  }
+
+  // ---- DOM -----------------------------------------------------------------------------------
+  const els = new Map();   // path → {row, input, err, def}
+
+  function build(form, presets, onEdit) {
+    form.innerHTML = '';
+    for (const sec of TABLE) {
+      const fs = document.createElement('fieldset');
+      fs.className = 'sec' + (sec.grid ? ' grid' : '') + (sec.only ? ' only-' + sec.only : '');
+      fs.innerHTML = '<legend>' + sec.title + '</legend>';
+      const addRows = (rows, parent) => {
+        for (const def of rows) parent.appendChild(control(def, presets, onEdit));
+      };
+      addRows(sec.rows, fs);
+      if (sec.details) {
+        const det = document.createElement('details');
+        det.innerHTML = '<summary>' + sec.details.summary + '</summary>';
+        const box = document.createElement('div');
+        box.className = 'detail-rows';
+        addRows(sec.details.rows, box);
+        det.appendChild(box);
+        fs.appendChild(det);
+      }
+      form.appendChild(fs);
+    }
+  }
+
+  function control(def, presets, onEdit) {
+    const row = document.createElement('div');
+    row.className = 'ctl ctl-' + def.kind + (def.moe ? ' moe-only' : '') + (def.only ? ' only-' + def.only : '') + (def.span ? ' span' : '');
+    row.dataset.path = def.path;
+    const id = 'f' + def.path.replace(/\//g, '-');
+    let input;
+    if (def.kind === 'check') {
+      row.innerHTML = '<label class="check" for="' + id + '"><input type="checkbox" id="' + id + '"> <span>' + def.label + '</span></label>';
+      input = row.querySelector('input');
+      input.addEventListener('change', () => onEdit(def.path, input.checked));
+    } else {
+      const label = document.createElement('label');
+      label.htmlFor = id;
+      label.textContent = def.label;
+      if (def.title) label.title = def.title;
+      row.appendChild(label);
+      if (def.kind === 'number') {
+        input = document.createElement('input');
+        input.type = 'number';
+        input.min = '0';
+        if (def.step) input.step = def.step;
+        input.addEventListener('change', () => {
+          if (input.value === '') return;
+          onEdit(def.path, Number(input.value));
+        });
+      } else {
+        input = document.createElement('select');
+        if (def.kind === 'preset') {
+          for (const p of presets[def.source]) {
+            const o = document.createElement('option');
+            o.value = p.name;
+            o.textContent = presetLabel(def.source, p);
+            input.appendChild(o);
+          }
+        } else if (def.kind === 'select') {
+          for (const [v, t] of def.choices) {
+            const o = document.createElement('option');
+            o.value = String(v);
+            o.textContent = t;
+            input.appendChild(o);
+          }
+        }
+        input.addEventListener('change', () => {
+          const raw = input.value;
+          const v = def.kind === 'preset' || def.path === '/plan/rank_order' ? raw : CL.state.parseValue(raw);
+          onEdit(def.path, v);
+        });
+      }
+      input.id = id;
+      if (def.title) input.title = def.title;
+      row.appendChild(input);
+    }
+    const err = document.createElement('div');
+    err.className = 'err';
+    err.setAttribute('role', 'alert');
+    row.appendChild(err);
+    els.set(def.path, { row, input, err, def });
+    return row;
+  }
+
+  function presetLabel(source, p) {
+    if (source === 'models') return p.name + ' · ' + F.short(p.published_params || 0).replace(F.NBSP, '');
+    return p.name + ' · ' + p.gpu + (p.gpus_per_node !== 8 ? ' (' + p.gpus_per_node + '/node)' : '');
+  }
+
+  // Fills values, valid choices and error marks from the state and the derived result.
+  function update(s, d) {
+    const good = d.good && d.good.r;
+    const moe = good ? good.config.model.experts > 0 : false;
+    document.body.classList.toggle('is-moe', moe);
+    const mode = s.workload.mode || (good ? good.config.workload.mode : 'train');
+    document.body.classList.toggle('mode-infer', mode === 'infer');
+    for (const [path, e] of els) {
+      const { def, input } = e;
+      const own = stateValue(s, path);
+      const resolved = resolvedValue(d, path);
+      const v = own !== undefined && own !== null ? own : resolved;
+      const derived = own === undefined || own === null;
+      if (def.kind === 'check') {
+        input.indeterminate = v === undefined;   // not known until the core has read a valid config
+        input.checked = !!v;
+      } else if (def.kind === 'axis') {
+        fillAxis(input, def, v, d, s);
+      } else if (def.kind === 'number') {
+        const str = v === undefined || v === null ? '' : String(v);
+        if (document.activeElement !== input && input.value !== str) input.value = str;
+        e.row.classList.toggle('derived', derived && (path === '/plan/dp' || path === '/cluster/gpus'));
+      } else if (v !== undefined && input.value !== String(v)) {
+        input.value = String(v);
+      }
+      e.err.textContent = '';
+      e.row.classList.remove('invalid');
+    }
+    // errors by path: exact control, else the closest parent control, else the general box
+    const general = [];
+    for (const er of d.errors) {
+      let p = er.path, hit = null;
+      while (p && !hit) {
+        hit = els.get(p);
+        if (!hit) p = p.slice(0, p.lastIndexOf('/'));
+      }
+      if (hit) {
+        hit.row.classList.add('invalid');
+        hit.err.textContent += (hit.err.textContent ? ' · ' : '') + er.message;
+        const det = hit.row.closest('details');
+        if (det) det.open = true;
+      } else general.push(er);
+    }
+    return general;
+  }
+
+  function fillAxis(input, def, v, d, s) {
+    const key = def.key;
+    let values = d.options && d.options[key] ? d.options[key].slice() : null;
+    if (!values) {
+      // no options() in this core, or the config could not be read: offer what we know
+      values = key === 'etp' ? [1, 2, 4, 8] : [1, 2, 4, 8, 16, 32, 64];
+    }
+    if (key === 'etp') values = [0].concat(values.filter((x) => x !== 0));
+    const cur = key === 'etp' ? (v || 0) : v;
+    if (cur === undefined) {   // no valid plan yet: the core has not told us the default
+      if (input.dataset.sig !== 'unknown') { input.innerHTML = '<option value="">—</option>'; input.dataset.sig = 'unknown'; }
+      return;
+    }
+    const list = values.includes(cur) ? values : values.concat([cur]).sort((a, b) => a - b);
+    const sig = list.join(',') + '|' + cur + '|' + values.join(',');
+    if (input.dataset.sig !== sig) {
+      input.innerHTML = '';
+      for (const x of list) {
+        const o = document.createElement('option');
+        o.value = String(x);
+        const valid = values.includes(x);
+        o.textContent = key === 'etp' && x === 0 ? 'off' : String(x) + (valid ? '' : ' ✕');
+        if (!valid) o.className = 'bad';
+        input.appendChild(o);
+      }
+      input.dataset.sig = sig;
+    }
+    input.value = String(cur);
+    input.disabled = key === 'ep' && values.length <= 1 && cur === 1 ? false : false;
+  }
+
+  CL.controls = { TABLE, build, update, patchFor, stateValue, els };
+})(window.CL = window.CL || {});

@@ -1,0 +1,96 @@
+// examples.js: the plans the two source texts (shared/seeds) talk about, as page states.
+// Each carries the sentence it illustrates; the page shows the core's numbers for it.
+(function (CL) {
+  'use strict';
+  const SERVE = { mode: 'infer', batch: 8, prompt_len: 1024, output_len: 256 };
+  const E = [
+    {
+      id: 'tp8pp2', title: 'TP8 · PP2 on two nodes', sub: 'Llama 3 70B · 16 H100',
+      quote: 'TP8PP2: node A is stage 1 (layers 1–40), node B is stage 2 (layers 41–80), and within each node those layers are TP-split 8 ways over NVLink.',
+      state: { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 16, plan: { tp: 8, pp: 2, sp: true, recompute: 'full' },
+        workload: { seq_len: 8192, global_batch: 16, grad_dtype: 'bf16' }, view: 'placement' },
+    },
+    {
+      id: 'llama3-405b', title: 'Llama 3 405B on 16,384 H100', sub: 'TP8 · PP16 · DP128, interleaved 1F1B',
+      quote: 'Llama 3\'s public writeup says that with their batch and cluster, TP = 8 was the sweet spot: one node, no crossing the slow network for this cut.',
+      state: { model: 'llama3-405b', cluster: 'dgx-h100', gpus: 16384,
+        plan: { tp: 8, pp: 16, sp: true, distributed_optimizer: true, recompute: 'selective', schedule: 'interleaved', vpp: 2 },
+        workload: { seq_len: 8192, global_batch: 2048, grad_dtype: 'bf16' }, view: 'placement' },
+    },
+    {
+      id: 'llama3-405b-cp', title: 'Llama 3 405B at 131k context', sub: 'TP8 · CP16 · PP16 · DP8',
+      quote: 'Llama 3 added a fourth dimension, CP, when they went from 8k to 131k, and they replaced data-parallel replicas with context-parallel shards so the per-GPU batch did not collapse.',
+      state: { model: 'llama3-405b', cluster: 'dgx-h100', gpus: 16384,
+        plan: { tp: 8, pp: 16, cp: 16, sp: true, distributed_optimizer: true, recompute: 'selective' },
+        workload: { seq_len: 131072, global_batch: 128, grad_dtype: 'bf16' }, view: 'cuts' },
+    },
+    {
+      id: 'deepseek-v3', title: 'DeepSeek-V3: PP16 × EP64, ZeRO-1, no TP', sub: '2,048 H800 · DualPipe · fp8',
+      quote: 'An MoE 671B looks like DeepSeek-V3: PP 16 × EP 64 × ZeRO-1, no TP.',
+      state: { model: 'deepseek-v3', cluster: 'hgx-h800', gpus: 2048, plan: { tp: 1, pp: 16, ep: 64, zero: 1, schedule: 'dualpipe', recompute: 'full' },
+        workload: { seq_len: 4096, global_batch: 15360, dtype: 'fp8' }, view: 'cuts' },
+    },
+    {
+      id: 'mixtral-folding', title: 'Mixtral 8x22B with MoE Parallel Folding', sub: 'attention TP2 · experts ETP1 × EP8 · PP8',
+      quote: 'MoE Parallel Folding: attention uses one mesh (TP × CP × DP), experts use another (ETP × EP × EDP), same pipeline depth.',
+      state: { model: 'mixtral-8x22b', cluster: 'dgx-h100', gpus: 128,
+        plan: { tp: 2, pp: 8, ep: 8, etp: 1, sp: true, distributed_optimizer: true, recompute: 'selective' },
+        workload: { seq_len: 4096, global_batch: 256, grad_dtype: 'bf16' }, view: 'cuts' },
+    },
+    {
+      id: 'serve-tp4', title: 'Serving with TP4: 1/4 of every layer', sub: 'Llama 3 70B · 4 GPUs · serve',
+      quote: 'Each GPU multiplies the same input against its slice of the matrix. The matmul cost and, crucially, the weight-memory reads are shared 4 ways — that’s why TP cuts decode latency.',
+      state: { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 4, plan: { tp: 4 }, workload: SERVE, view: 'cuts' },
+    },
+    {
+      id: 'serve-pp4', title: 'Serving with PP4: 3 of 4 GPUs wait', sub: 'Llama 3 70B · 4 GPUs · serve',
+      quote: 'Each GPU is a stage holding intact layers: GPU 0 → layers 1–20, GPU 1 → 21–40, … Hatched = idle. A token visits stages in sequence, so at any instant 3 of 4 GPUs wait.',
+      state: { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 4, plan: { pp: 4 }, workload: SERVE, view: 'pipeline' },
+    },
+    {
+      id: 'serve-tp8pp2', title: 'Serving with TP8 · PP2 on two nodes', sub: 'Llama 3 70B · 16 H100 · serve',
+      quote: 'With full nodes you don’t pick one axis — you nest them. TP8PP2: node A is stage 1 (layers 1–40), node B is stage 2 (layers 41–80), and within each node those layers are TP-split 8 ways over NVLink.',
+      state: { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 16, plan: { tp: 8, pp: 2 }, workload: SERVE, view: 'placement' },
+    },
+    {
+      id: 'serve-ep8', title: 'Serving MoE with EP8: whole experts', sub: 'Mixtral 8x22B · 8 GPUs · serve',
+      quote: 'An expert never spans GPUs, so in-expert math never waits on the interconnect. Communication is only the all-to-all token dispatch: a token hops to whichever GPUs host its routed experts, and no per-layer all-reduce is needed.',
+      state: { model: 'mixtral-8x22b', cluster: 'dgx-h100', gpus: 8, plan: { ep: 8 }, workload: SERVE, view: 'cuts' },
+    },
+    {
+      id: 'moe-tp', title: 'Serving MoE under pure TP', sub: 'Mixtral 8x22B · TP8 · 8 GPUs · serve',
+      quote: 'For MoE models under pure TP, even each expert runs across all GPUs.',
+      state: { model: 'mixtral-8x22b', cluster: 'dgx-h100', gpus: 8, plan: { tp: 8 }, workload: SERVE, view: 'cuts' },
+    },
+    {
+      id: 'tp-ep', title: 'TP and EP in one layer', sub: 'Mixtral 8x22B · 8 GPUs · attention TP8, experts EP8 · serve',
+      quote: 'Same eight GPUs, two axes in one layer. The dense attention sublayer benefits from TP\'s shared memory reads; the sparse expert sublayer benefits from EP\'s whole-expert locality.',
+      state: { model: 'mixtral-8x22b', cluster: 'dgx-h100', gpus: 8, plan: { tp: 8, ep: 8, etp: 1 }, workload: SERVE, view: 'cuts' },
+    },
+    {
+      id: 'dp2-tp8', title: 'DP2 × TP8: two replicas', sub: 'Llama 3 70B · 16 GPUs · serve',
+      quote: 'A DP2 deployment of two TP8 nodes is “DP on the outside, TP on the inside”. Between replicas there is no model communication at all — just a load balancer.',
+      state: { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 16, plan: { tp: 8 }, workload: SERVE, view: 'placement' },
+    },
+    {
+      id: 'ep8', title: 'EP8 in training: GPU 0 owns experts 0–7', sub: 'Qwen2-57B-A14B · 32 GPUs',
+      quote: 'The MoE cut. GPU 0 owns experts 0–7. GPU 1 owns 8–15. After attention, every token has to go to the GPUs that hold its chosen experts, then come back.',
+      state: { model: 'qwen2-57b-a14b', cluster: 'dgx-h100', gpus: 32, plan: { pp: 4, ep: 8, recompute: 'selective' },
+        workload: { seq_len: 4096, global_batch: 32 }, view: 'cuts' },
+    },
+    {
+      id: 'zero3', title: 'ZeRO-3 / FSDP over 64 GPUs', sub: 'Llama 3 8B · DP64',
+      quote: 'ZeRO-1 shards only the optimizer. ZeRO-2 adds gradients. ZeRO-3 adds the weights. More sharding, less memory, more chatter.',
+      state: { model: 'llama3-8b', cluster: 'dgx-h100', gpus: 64, plan: { zero: 3, recompute: 'selective' },
+        workload: { seq_len: 8192, global_batch: 64 }, view: 'placement' },
+    },
+  ];
+  function stateOf(ex) {
+    const s = Object.assign(CL.state.clone(CL.state.DEFAULT), { modelOver: {}, clusterOver: {}, layer: null, gpu: null },
+      CL.state.clone(ex.state));
+    s.workload = CL.state.clone(ex.state.workload);
+    s.example = ex.id;
+    return s;
+  }
+  CL.examples = { list: E, stateOf, byId: (id) => E.find((e) => e.id === id) };
+})(window.CL = window.CL || {});

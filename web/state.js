@@ -1,0 +1,93 @@
+// state.js: the shape of the page's one state object, the config the core receives, and the URL.
+// state = { model, modelOver, cluster, clusterOver, gpus, plan, workload, view, layer, gpu }
+//   model / cluster: preset names; modelOver / clusterOver: edited fields (sent as overrides);
+//   gpus: cluster.gpus when pinned (dp then derived by the core), null when plan.dp is pinned;
+//   plan / workload: only the fields set (the core fills defaults and reports them in result.config);
+//   view: cuts | placement | pipeline; layer: 0-based layer shown in the cuts view (null: default);
+//   gpu: selected rank (null: none).
+(function (CL) {
+  'use strict';
+
+  const DEFAULT = {
+    model: 'llama3-70b', modelOver: {},
+    cluster: 'dgx-h100', clusterOver: {}, gpus: 16,
+    plan: { tp: 8, pp: 2, sp: true, recompute: 'full' },
+    workload: { seq_len: 8192, global_batch: 16, grad_dtype: 'bf16' },
+    view: 'cuts', layer: null, gpu: null,
+  };
+  const VIEWS = ['cuts', 'placement', 'pipeline'];
+  // Field order in the URL and in the config (stable links).
+  const PLAN_KEYS = ['tp', 'pp', 'cp', 'ep', 'dp', 'etp', 'sp', 'zero', 'distributed_optimizer', 'recompute',
+    'flash_attention', 'schedule', 'vpp', 'micro_batch', 'rank_order', 'tp_comm_overlap', 'overlap_grad_reduce',
+    'overlap_param_gather'];
+  const WORKLOAD_KEYS = ['mode', 'seq_len', 'global_batch', 'dtype', 'grad_dtype', 'batch', 'prompt_len', 'output_len', 'weight_dtype', 'kv_dtype'];
+
+  function clone(x) { return JSON.parse(JSON.stringify(x)); }
+
+  function toConfig(s) {
+    const hasOver = Object.keys(s.modelOver).length > 0;
+    const cfg = {
+      model: hasOver ? Object.assign({ preset: s.model }, s.modelOver) : s.model,
+      cluster: Object.assign({ preset: s.cluster }, s.clusterOver),
+      plan: {},
+      workload: {},
+    };
+    if (s.gpus != null) cfg.cluster.gpus = s.gpus;
+    for (const k of PLAN_KEYS) if (s.plan[k] !== undefined) cfg.plan[k] = s.plan[k];
+    for (const k of Object.keys(s.plan)) if (!(k in cfg.plan)) cfg.plan[k] = s.plan[k];
+    for (const k of WORKLOAD_KEYS) if (s.workload[k] !== undefined) cfg.workload[k] = s.workload[k];
+    for (const k of Object.keys(s.workload)) if (!(k in cfg.workload)) cfg.workload[k] = s.workload[k];
+    return cfg;
+  }
+
+  function parseValue(v) {
+    if (v === 'true') return true;
+    if (v === 'false') return false;
+    if (/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(v)) return Number(v);
+    return v;
+  }
+
+  // URL query: model=…&m.layers=…&cluster=…&c.hbm_GiB=…&gpus=…&tp=8&…&view=…&layer=…&gpu=…
+  function toQuery(s, extra) {
+    const q = new URLSearchParams();
+    q.set('model', s.model);
+    for (const [k, v] of Object.entries(s.modelOver)) q.set('m.' + k, v);
+    q.set('cluster', s.cluster);
+    for (const [k, v] of Object.entries(s.clusterOver)) q.set('c.' + k, v);
+    if (s.gpus != null) q.set('gpus', s.gpus);
+    const cfg = toConfig(s);
+    for (const [k, v] of Object.entries(cfg.plan)) q.set(k, v);
+    for (const [k, v] of Object.entries(cfg.workload)) q.set(k, v);
+    if (s.view !== 'cuts') q.set('view', s.view);
+    if (s.layer != null) q.set('layer', s.layer);
+    if (s.gpu != null) q.set('gpu', s.gpu);
+    if (extra) for (const [k, v] of Object.entries(extra)) q.set(k, v);
+    return '?' + q.toString();
+  }
+
+  const RESERVED = new Set(['model', 'cluster', 'gpus', 'view', 'layer', 'gpu', 'embed']);
+  // Returns null when the query holds no plan (then the default state applies).
+  function fromQuery(search) {
+    const q = new URLSearchParams(search);
+    if (!q.has('model') && !q.has('cluster')) {
+      if (!q.has('view')) return null;
+      const s = clone(DEFAULT);
+      if (VIEWS.includes(q.get('view'))) s.view = q.get('view');
+      return s;
+    }
+    const s = { model: q.get('model') || DEFAULT.model, modelOver: {}, cluster: q.get('cluster') || DEFAULT.cluster,
+      clusterOver: {}, gpus: q.has('gpus') ? parseValue(q.get('gpus')) : null, plan: {}, workload: {},
+      view: VIEWS.includes(q.get('view')) ? q.get('view') : 'cuts',
+      layer: q.has('layer') ? parseValue(q.get('layer')) : null, gpu: q.has('gpu') ? parseValue(q.get('gpu')) : null };
+    for (const [k, v] of q.entries()) {
+      if (RESERVED.has(k)) continue;
+      if (k.startsWith('m.')) s.modelOver[k.slice(2)] = parseValue(v);
+      else if (k.startsWith('c.')) s.clusterOver[k.slice(2)] = parseValue(v);
+      else if (WORKLOAD_KEYS.includes(k)) s.workload[k] = parseValue(v);
+      else s.plan[k] = k === 'rank_order' ? v : parseValue(v);
+    }
+    return s;
+  }
+
+  CL.state = { DEFAULT, VIEWS, PLAN_KEYS, WORKLOAD_KEYS, clone, toConfig, toQuery, fromQuery, parseValue };
+})(window.CL = window.CL || {});

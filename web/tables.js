@@ -1,0 +1,318 @@
+// tables.js: the live tables and the headline, as HTML from the derived result. Formatting only:
+// every number is a field of the core's result (shares of the step are the one ratio shown, and
+// they are labelled as such). Cells carry data-* attributes with the raw core value so tests can
+// compare them with the CLI's JSON exactly.
+(function (CL) {
+  'use strict';
+  const F = CL.fmt, P = CL.palette, e = F.escape;
+
+  const KINDS = [
+    ['weights_bytes', 'weights', 'weights'],
+    ['grads_bytes', 'gradients', 'grads'],
+    ['optimizer_bytes', 'optimizer', 'optimizer'],
+    ['activations_bytes', 'activations', 'activations'],
+  ];
+  const KINDS_INFER = [
+    ['weights_bytes', 'weights', 'weights'],
+    ['kv_cache_bytes', 'KV cache', 'kv'],
+    ['activations_bytes', 'activations', 'activations'],
+  ];
+  const isInfer = (r) => r.mode === 'infer' || r.config.workload.mode === 'infer';
+  const kindsOf = (r) => (isInfer(r) ? KINDS_INFER : KINDS);
+  const sw = (color, hatch) => '<i class="sw' + (hatch ? ' hatch' : '') + '" style="--c:' + color + '"></i>';
+  const raw = (v) => ' data-v="' + v + '"';
+  const gibCell = (v, cls) => '<td class="num' + (cls ? ' ' + cls : '') + '"' + raw(v) + '>' + F.gib(v, 2) + '</td>';
+
+  function stageLabel(r, i) {
+    const st = r.placement.stages[i];
+    return st.chunks.map((c) => F.layers(c[0], c[1]).replace('layers ', '').replace('layer ', '')).join(', ') +
+      (st.embedding ? ' +emb' : '') + (st.output ? ' +out' : '');
+  }
+
+  // ---- headline -------------------------------------------------------------------------------
+  function headline(d) {
+    const r = d.good && d.good.r;
+    if (!r) return '<div class="metric"><span class="k">No valid plan yet</span></div>';
+    const mem = r.memory.per_stage[r.memory.peak_stage];
+    const fits = r.memory.fits;
+    const hbm = r.config.cluster.hbm_GiB;
+    const m = (k, v, sub, cls, key) => '<div class="metric' + (cls ? ' ' + cls : '') + '" data-key="' + key + '"><span class="k">' + k +
+      '</span><span class="v">' + v + '</span><span class="s">' + sub + '</span></div>';
+    if (isInfer(r)) {
+      const inf = r.inference, w = r.config.workload;
+      return [
+        m('Time to first token', F.seconds(inf.ttft_s), 'prefill of ' + F.int(w.batch) + ' × ' + F.int(w.prompt_len) + ' prompt tokens', '', 'ttft'),
+        m('Time per output token', F.seconds(inf.tpot_s), F.sig(inf.tokens_per_s_per_user) + ' tokens/s per user', '', 'tpot'),
+        m('Throughput', F.short(inf.tokens_per_s_total) + ' tokens/s', F.sig(inf.tokens_per_s_per_gpu) + ' per GPU · ' + F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''), '', 'tps'),
+        m('Peak memory · stage ' + (r.memory.peak_stage + 1), F.gib(mem.total_bytes, 1) + ' / ' + F.gib(mem.capacity_bytes, 1) + ' GiB',
+          (fits ? 'fits' : F.gib(r.memory.overflow_bytes, 1) + ' GiB over') + ' · max batch ' + F.int(inf.max_batch_that_fits), fits ? 'ok' : 'bad', 'mem'),
+      ].join('');
+    }
+    return [
+      m('Step time', F.seconds(r.time.step_s), e(r.schedule.name) + ' · bubble ' + F.pct(r.schedule.bubble_fraction), '', 'step'),
+      m('MFU', F.pct(r.mfu), 'of ' + e(r.peak.name), '', 'mfu'),
+      m('Throughput', F.short(r.throughput.tokens_per_s) + ' tokens/s', F.int(r.throughput.tokens_per_s_per_gpu) + ' tokens/s per GPU', '', 'tps'),
+      m('Peak memory · stage ' + (r.memory.peak_stage + 1), F.gib(mem.total_bytes, 1) + ' / ' + F.gib(mem.capacity_bytes, 1) + ' GiB',
+        (fits ? 'fits' : F.gib(r.memory.overflow_bytes, 1) + ' GiB over') + ' · usable, of ' + F.fixed(hbm, 1) + ' GiB HBM', fits ? 'ok' : 'bad', 'mem'),
+    ].join('');
+  }
+
+  // One line for embedded views.
+  function headlineCompact(d) {
+    const r = d.good && d.good.r;
+    if (!r) return '';
+    const mem = r.memory.per_stage[r.memory.peak_stage];
+    if (isInfer(r)) {
+      const inf = r.inference;
+      return '<div class="compact">TTFT <b>' + F.seconds(inf.ttft_s) + '</b> · TPOT <b>' + F.seconds(inf.tpot_s) + '</b> (' + F.sig(inf.tokens_per_s_per_user) +
+        ' tokens/s per user) · <b>' + F.short(inf.tokens_per_s_total) + '</b> tokens/s · <b class="' + (r.memory.fits ? 'ok' : 'bad') + '">' + F.gib(mem.total_bytes, 1) +
+        ' / ' + F.gib(mem.capacity_bytes, 1) + ' GiB</b> <span class="muted">· ' + e(r.config.model.name) + ' on ' + F.int(r.gpus) + ' × ' + e(r.config.cluster.gpu) + '</span></div>';
+    }
+    return '<div class="compact"><b>' + F.seconds(r.time.step_s) + '</b> step · <b>' + F.pct(r.mfu) + '</b> MFU <span class="muted">of ' + e(r.peak.name) +
+      '</span> · <b>' + F.short(r.throughput.tokens_per_s) + '</b> tokens/s · <b class="' + (r.memory.fits ? 'ok' : 'bad') + '">' + F.gib(mem.total_bytes, 1) +
+      ' / ' + F.gib(mem.capacity_bytes, 1) + ' GiB</b> peak' + (r.memory.fits ? '' : ' <span class="bad">(does not fit)</span>') +
+      ' <span class="muted">· ' + e(r.config.model.name) + ' on ' + F.int(r.gpus) + ' × ' + e(r.config.cluster.gpu) + '</span></div>';
+  }
+
+  // ---- GPU equation ---------------------------------------------------------------------------
+  function equation(s, d) {
+    const r = d.good && d.good.r;
+    const plan = d.ok ? r.config.plan : Object.assign({ tp: 1, pp: 1, cp: 1, ep: 1 }, s.plan);
+    const gpus = d.ok ? r.gpus : (s.gpus != null ? s.gpus : '?');
+    const dp = d.ok ? plan.dp : (s.plan.dp != null ? s.plan.dp : '?');
+    const t = (ax, v) => '<span class="term" style="--c:' + P.axis[ax] + '"><small>' + ax.toUpperCase() + '</small>' + (typeof v === 'number' ? F.int(v) : '?') + '</span>';
+    const x = '<span class="op">×</span>';
+    const folding = plan.etp > 0;
+    let html = '<span class="gpus"><small>GPUs</small>' + (typeof gpus === 'number' ? F.int(gpus) : gpus) + '</span><span class="op">=</span>';
+    if (!folding) html += [t('tp', plan.tp), t('pp', plan.pp), t('cp', plan.cp), t('ep', plan.ep), t('dp', dp)].join(x);
+    else {
+      html += [t('tp', plan.tp), t('cp', plan.cp), t('dp', dp), t('pp', plan.pp)].join(x);
+      if (d.ok) html += '<span class="op">=</span>' + [t('etp', r.mesh.etp), t('ep', plan.ep), t('edp', r.mesh.edp), t('pp', plan.pp)].join(x);
+    }
+    if (!d.ok) html += '<span class="eq-bad" title="the plan is invalid; see the marked fields">invalid</span>';
+    return html;
+  }
+
+  // ---- memory ---------------------------------------------------------------------------------
+  function memoryBar(st, r) {
+    const cap = Math.max(st.capacity_bytes, st.total_bytes);
+    let html = '<div class="membar" title="per GPU, stage ' + (st.stage + 1) + '">';
+    for (const [k, , c] of kindsOf(r)) html += '<span style="width:' + (100 * st[k] / cap) + '%;background:' + P.state[c] + '"></span>';
+    html += '<i class="cap" style="left:' + (100 * st.capacity_bytes / cap) + '%"></i></div>';
+    return html;
+  }
+
+  function memoryPeak(r) {
+    const st = r.memory.per_stage[r.memory.peak_stage];
+    const mesh = r.mesh;
+    let h = '<h3>Memory per GPU <span class="muted">· stage ' + (st.stage + 1) + ' of ' + r.memory.per_stage.length + ', the peak</span></h3>';
+    h += memoryBar(st, r);
+    h += '<table class="t mem-peak" data-stage="' + st.stage + '"><tbody>';
+    const inflight = st.in_flight_micro_batches;
+    for (const [k, label, c] of kindsOf(r)) {
+      let note = '';
+      if (k === 'activations_bytes' && inflight !== undefined) note = F.gib(st.activation_bytes_per_micro_batch, 2) + ' GiB × ' + F.sig(inflight) + ' in flight';
+      if (k === 'weights_bytes' && st.dense_params !== undefined) note = F.short(st.dense_params + st.expert_params) + ' params' + (st.expert_params > 0 ? ' (' + F.short(st.expert_params) + ' expert)' : '');
+      if (k === 'kv_cache_bytes') note = F.int(r.config.workload.batch) + ' sequences of ' + F.int(r.config.workload.prompt_len) + ' + ' + F.int(r.config.workload.output_len) + ' tokens';
+      h += '<tr data-kind="' + c + '"><th>' + sw(P.state[c]) + label + '</th>' + gibCell(st[k]) + '<td class="muted">GiB</td><td class="note">' + note + '</td></tr>';
+    }
+    h += '<tr class="total" data-kind="total"><th>total</th>' + gibCell(st.total_bytes) + '<td class="muted">GiB</td><td class="note">of ' +
+      F.gib(st.capacity_bytes, 2) + ' GiB usable</td></tr>';
+    h += '<tr class="' + (st.fits ? 'ok' : 'bad') + '"><th>' + (st.fits ? 'fits' : 'overflow') + '</th><td class="num"' + raw(r.memory.overflow_bytes) + '>' +
+      (st.fits ? '✓' : '+' + F.gib(r.memory.overflow_bytes, 2)) + '</td><td class="muted">' + (st.fits ? '' : 'GiB') + '</td><td class="note">' +
+      (st.fits ? (isInfer(r) ? 'room for a batch of ' + F.int(r.inference.max_batch_that_fits) + ' per replica' : 'headroom ' + F.gib(st.capacity_bytes - st.total_bytes, 2) + ' GiB')
+        : isInfer(r) ? 'more TP/PP, or fp8 weights' : 'try ZeRO, recompute, more PP/TP') + '</td></tr>';
+    h += '</tbody></table>';
+    void mesh;
+    return h;
+  }
+
+  function memoryStages(r) {
+    const rows = r.memory.per_stage;
+    const kinds = kindsOf(r), train = !isInfer(r);
+    let h = '<h3>Memory per stage <span class="muted">· GiB per GPU</span></h3><div class="scroll"><table class="t mem-stages"><thead><tr>' +
+      '<th>stage</th><th>layers</th>' + kinds.map(([, l, c]) => '<th class="num">' + sw(P.state[c]) + l + '</th>').join('') +
+      (train ? '<th class="num">in flight</th>' : '') + '<th class="num">total</th><th class="num">usable</th><th>fits</th></tr></thead><tbody>';
+    for (const st of rows) {
+      h += '<tr data-stage="' + st.stage + '"' + (st.stage === r.memory.peak_stage ? ' class="peak"' : '') + '><td>' + (st.stage + 1) +
+        (st.stage === r.memory.peak_stage ? ' <small class="tag">peak</small>' : '') + '</td><td>' + stageLabel(r, st.stage) + '</td>' +
+        kinds.map(([k]) => gibCell(st[k])).join('') + (train ? '<td class="num"' + raw(st.in_flight_micro_batches) + '>' + F.sig(st.in_flight_micro_batches) + '</td>' : '') +
+        gibCell(st.total_bytes, 'strong') + gibCell(st.capacity_bytes) + '<td class="' + (st.fits ? 'ok' : 'bad') + '">' +
+        (st.fits ? 'yes' : 'no, +' + F.gib(st.total_bytes - st.capacity_bytes, 2)) + '</td></tr>';
+    }
+    return h + '</tbody></table></div>';
+  }
+
+  // ---- communication --------------------------------------------------------------------------
+  function comm(r) {
+    let h = '<h3>Communication ' + (isInfer(r) ? 'per request batch' : 'per step') + ' <span class="muted">· ' +
+      (r.comm_stage !== undefined ? 'one GPU of stage ' + (r.comm_stage + 1) + ', the busiest' : 'one GPU: prefill and one decode step') + '</span></h3>' +
+      '<div class="scroll"><table class="t comm"><thead><tr><th>axis</th><th>collective</th><th>what</th><th class="num">group</th><th>link</th>' +
+      '<th class="num">message</th><th class="num">calls</th><th class="num">bytes</th><th class="num">time</th><th class="num">exposed</th></tr></thead><tbody>';
+    r.comm.forEach((c, i) => {
+      h += '<tr data-i="' + i + '"><td><span class="axis" style="--c:' + (P.axis[c.axis] || P.ink.muted) + '">' + e(c.axis.toUpperCase()) + '</span></td><td>' +
+        e(c.collective) + '</td><td class="what">' + e(c.what) + '</td><td class="num">' + c.group_size + '</td><td><span class="link ' + c.link + '">' +
+        (c.link === 'nvlink' ? 'NVLink' : 'scale-out') + '</span></td><td class="num"' + raw(c.message_bytes) + '>' + F.bytes(c.message_bytes) +
+        '</td><td class="num"' + raw(c.calls) + '>' + F.int(c.calls) + '</td><td class="num"' + raw(c.bytes) + '>' + F.bytes(c.bytes) +
+        '</td><td class="num"' + raw(c.time_s) + '>' + F.seconds(c.time_s) + '</td><td class="num' + (c.exposed_s > 0 ? ' warn' : '') + '"' + raw(c.exposed_s) + '>' +
+        (c.exposed_s > 0 ? F.seconds(c.exposed_s) : 'hidden') + '</td></tr>';
+    });
+    if (!r.comm.length) h += '<tr><td colspan="10" class="muted">no communication: one GPU</td></tr>';
+    return h + '</tbody></table></div>';
+  }
+
+  // ---- time -----------------------------------------------------------------------------------
+  const PARTS = [
+    ['compute_s', 'compute (F, B, W)', P.op.B],
+    ['recompute_s', 'recompute', P.op.F],
+    ['tp_exposed_s', 'TP exposed', P.axis.tp],
+    ['cp_exposed_s', 'CP exposed', P.axis.cp],
+    ['ep_exposed_s', 'EP exposed', P.axis.ep],
+    ['pp_bubble_s', 'pipeline bubble + p2p', P.axis.pp],
+    ['dp_exposed_s', 'DP exposed', P.axis.dp],
+    ['optimizer_s', 'optimizer step', P.state.optimizer],
+  ];
+  // Every part the core reports, in the core's order of PARTS, then any part this page does not know yet.
+  function partsOf(b) {
+    const known = PARTS.filter(([k]) => k in b);
+    const extra = Object.keys(b).filter((k) => !PARTS.some(([p]) => p === k)).map((k) => [k, k.replace(/_s$/, '').replace(/_/g, ' '), '#adb5bd']);
+    return known.concat(extra);
+  }
+  function time(r) {
+    const b = r.time.breakdown, step = r.time.step_s;
+    const parts = partsOf(b);
+    let h = '<h3>Step time <span class="muted">· ' + F.seconds(step) + ', ' + F.short(r.throughput.tokens_per_s) + ' tokens/s, MFU ' + F.pct(r.mfu) + '</span></h3>';
+    h += '<div class="timebar">';
+    for (const [k, l, c] of parts) if (b[k] > 0) h += '<span style="width:' + (100 * b[k] / step) + '%;background:' + c + '" title="' + l + '"></span>';
+    h += '</div><table class="t time"><tbody>';
+    for (const [k, l, c] of parts) {
+      if (!(b[k] > 0)) continue;
+      h += '<tr data-part="' + k + '"><th>' + sw(c) + l + '</th><td class="num"' + raw(b[k]) + '>' + F.seconds(b[k]) + '</td><td class="num muted">' +
+        F.pct(b[k] / step) + '</td></tr>';
+    }
+    h += '<tr class="total"><th>step</th><td class="num"' + raw(step) + '>' + F.seconds(step) + '</td><td class="num muted">100%</td></tr>';
+    h += '<tr><th>tokens/s</th><td class="num"' + raw(r.throughput.tokens_per_s) + '>' + F.int(r.throughput.tokens_per_s) + '</td><td></td></tr>';
+    h += '<tr><th>MFU</th><td class="num"' + raw(r.mfu) + '>' + F.pct(r.mfu) + '</td><td class="muted note">of ' + e(r.peak.name) + '</td></tr>';
+    h += '<tr><th>HFU</th><td class="num"' + raw(r.hfu) + '>' + F.pct(r.hfu) + '</td><td class="muted note">incl. recompute</td></tr>';
+    return h + '</tbody></table>';
+  }
+
+  // ---- serving latency ------------------------------------------------------------------------
+  const PREFILL = [['compute_s', 'prefill compute', P.op.B], ['tp_s', 'TP all-reduces', P.axis.tp], ['ep_s', 'EP all-to-all', P.axis.ep], ['pp_s', 'PP hand-offs', P.axis.pp]];
+  const DECODE = [['weights_s', 'read weight shards', P.state.weights], ['kv_cache_s', 'read KV cache', P.state.kv], ['compute_s', 'compute (beyond the reads)', P.op.B],
+    ['tp_s', 'TP all-reduces', P.axis.tp], ['ep_s', 'EP all-to-all', P.axis.ep], ['pp_s', 'PP hand-offs', P.axis.pp]];
+  function latency(r) {
+    const inf = r.inference;
+    const part = (title, total, obj, list, key) => {
+      let h = '<tr class="total" data-part="' + key + '"><th>' + title + '</th><td class="num"' + raw(total) + '>' + F.seconds(total) + '</td><td></td></tr>';
+      for (const [k, l, c] of list) {
+        if (!(obj[k] > 0)) continue;
+        h += '<tr data-part="' + key + '.' + k + '"><th>' + sw(c) + l + '</th><td class="num"' + raw(obj[k]) + '>' + F.seconds(obj[k]) + '</td><td class="num muted">' + F.pct(obj[k] / total) + '</td></tr>';
+      }
+      return h;
+    };
+    const bar = (label, total, obj, list) => '<div class="barrow"><span>' + label + '</span><div class="timebar">' + list.filter(([k]) => obj[k] > 0).map(([k, l, c]) => '<span style="width:' + (100 * obj[k] / total) + '%;background:' + c + '" title="' + l + '"></span>').join('') + '</div></div>';
+    let h = '<h3>Latency <span class="muted">· TTFT ' + F.seconds(inf.ttft_s) + ', TPOT ' + F.seconds(inf.tpot_s) + '</span></h3>';
+    h += bar('TTFT', inf.ttft_s, inf.prefill, PREFILL) + bar('TPOT', inf.tpot_s, inf.decode, DECODE);
+    h += '<table class="t time"><tbody>' + part('time to first token', inf.ttft_s, inf.prefill, PREFILL, 'ttft') + part('time per output token', inf.tpot_s, inf.decode, DECODE, 'tpot');
+    const row = (k, v, txt, note) => '<tr><th>' + k + '</th><td class="num"' + raw(v) + '>' + txt + '</td><td class="muted note">' + (note || '') + '</td></tr>';
+    h += row('tokens/s per user', inf.tokens_per_s_per_user, F.sig(inf.tokens_per_s_per_user));
+    h += row('tokens/s per replica', inf.tokens_per_s_per_replica, F.int(inf.tokens_per_s_per_replica), F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''));
+    h += row('tokens/s in total', inf.tokens_per_s_total, F.int(inf.tokens_per_s_total), F.sig(inf.tokens_per_s_per_gpu) + ' per GPU');
+    h += row('stage idle', inf.stage_idle_fraction, F.pct(inf.stage_idle_fraction), 'while a token walks the pipeline');
+    h += row('KV cache per token', inf.kv_cache_bytes_per_token, F.bytes(inf.kv_cache_bytes_per_token), 'whole model');
+    h += row('max batch that fits', inf.max_batch_that_fits, F.int(inf.max_batch_that_fits), 'per replica');
+    return h + '</tbody></table>';
+  }
+
+  // ---- the five axes --------------------------------------------------------------------------
+  function commSummary(r, axes) {
+    const list = r.comm.filter((c) => axes.includes(c.axis));
+    if (!list.length) return '<span class="muted">none</span>';
+    const kinds = Array.from(new Set(list.map((c) => c.collective))).join(' + ');
+    return e(kinds) + '<br><span class="muted">' + list.map((c) => F.bytes(c.bytes) + ' in ' + F.seconds(c.time_s) +
+      (c.exposed_s > 0 ? ' (' + F.seconds(c.exposed_s) + ' exposed)' : ', hidden')).join('; ') + '</span>';
+  }
+  function crosses(r, axis) {
+    const g = r.placement.groups.find((x) => x.axis === axis);
+    if (!g || g.size <= 1) return '<span class="muted">—</span>';
+    if (g.nodes_spanned > 1) return '<b class="' + (axis === 'tp' || axis === 'etp' ? 'bad' : 'yes') + '">yes</b> · ' + g.nodes_spanned + ' nodes, ' +
+      g.members_per_node + ' per node · scale-out';
+    return 'no · inside one node · NVLink';
+  }
+  function axes(d) {
+    const r = d.r, m = r.config.model, plan = r.config.plan, w = r.config.workload, reps = d.reps;
+    const serve = isInfer(r);
+    const g0 = reps.one('tp', 0);
+    const rows = [];
+    const ax = (key, name) => '<span class="axis" style="--c:' + P.axis[key] + '">' + name + '</span>';
+    rows.push([ax('tp', 'TP' + (plan.sp ? ' + SP' : '')) + ' = ' + plan.tp,
+      'every weight matrix inside every layer: ' + m.heads + ' heads, ' + m.kv_heads + ' KV heads' + (m.ffn_hidden ? ', ' + F.int(m.ffn_hidden) + ' FFN columns' : ''),
+      g0 ? (plan.tp > 1 ? '1/' + plan.tp + ' slice of every matrix: ' : 'every matrix whole: ') + 'heads ' + F.span(g0.heads[0], g0.heads[1]) +
+        ', KV ' + F.span(g0.kv_heads[0], g0.kv_heads[1]) + (m.ffn_hidden ? ', FFN ' + F.span(g0.ffn[0], g0.ffn[1]) : '') + ' <span class="muted">(GPU 0)</span>' : '',
+      commSummary(r, ['tp']), crosses(r, 'tp'), serve ? 'per-user latency: each GPU reads 1/' + plan.tp + ' of the weights per token' : 'per-user latency, memory per GPU', 'tp']);
+    const st0 = r.placement.stages[0];
+    const counts = r.placement.stages.map((s) => s.layers);
+    rows.push([ax('pp', 'PP') + ' = ' + plan.pp,
+      m.layers + ' layers into ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ': ' + (counts.length <= 8 ? counts.join(' + ') : counts.slice(0, 3).join(', ') + ', … ' + counts[counts.length - 1]),
+      'a contiguous block of whole layers: ' + st0.chunks.map((c) => F.layers(c[0], c[1])).join(', ') + (st0.embedding ? ' + embedding' : '') + ' <span class="muted">(stage 1)</span>',
+      commSummary(r, ['pp']), crosses(r, 'pp'), serve ? 'fitting big models multi-node; a token still walks every stage' : 'fitting huge models across nodes', 'pp']);
+    const c0 = reps.one('cp', 0);
+    if (!serve) rows.push([ax('cp', 'CP') + ' = ' + plan.cp, 'the sequence: ' + F.int(w.seq_len) + ' tokens',
+      c0 ? 'tokens ' + c0.seq_chunks.map((c) => F.int(c[0]) + '–' + F.int(c[1] - 1)).join(' and ') + ' of every sequence, all layers <span class="muted">(CP rank 0)</span>' : '',
+      commSummary(r, ['cp']), crosses(r, 'cp'), 'long context', 'cp']);
+    if (m.experts > 0) {
+      const e0 = reps.one('ep', 0);
+      rows.push([ax('ep', 'EP') + ' = ' + plan.ep, 'the ' + m.experts + ' routed experts of every MoE layer',
+        e0 ? 'whole experts ' + F.span(e0.experts[0], e0.experts[1]) + ' (never split), router replicated <span class="muted">(EP rank 0)</span>' : '',
+        commSummary(r, ['ep']), crosses(r, 'ep'), serve ? 'system throughput / cost: each GPU reads only its experts' : 'throughput / cost of MoE', 'ep']);
+      if (plan.etp > 0) {
+        const t0 = reps.one('etp', 0);
+        rows.push([ax('etp', 'ETP') + ' = ' + r.mesh.etp + ', ' + ax('edp', 'EDP') + ' = ' + r.mesh.edp,
+          'folding: experts get their own mesh ETP × EP × EDP × PP',
+          t0 ? 'expert FFN columns ' + F.span(t0.expert_ffn[0], t0.expert_ffn[1]) + ' of ' + F.int(m.expert_ffn_hidden) : '',
+          commSummary(r, ['etp', 'edp']), crosses(r, 'edp'), 'different shapes for attention and experts', 'etp']);
+      }
+    }
+    const zero = plan.zero > 0 ? 'ZeRO-' + plan.zero : plan.distributed_optimizer ? 'distributed optimizer' : '';
+    const grad = r.placement.groups.find((g) => g.axis === 'dp_grad');
+    const dpG = r.placement.groups.find((g) => g.axis === 'dp');
+    if (serve) rows.push([ax('dp', 'DP') + ' = ' + plan.dp, 'the request stream: ' + F.int(r.inference.replicas) + ' replica' + (r.inference.replicas > 1 ? 's' : '') + ', ' + F.int(w.batch) + ' sequences each',
+      'the full model (per replica group)', commSummary(r, ['dp', 'edp']).replace('none', 'none between replicas'),
+      dpG && dpG.size > 1 ? (dpG.nodes_spanned > 1 ? '<b class="yes">yes</b> · trivially, ' + dpG.nodes_spanned + ' nodes' : 'no · inside one node') : '<span class="muted">—</span>',
+      'aggregate throughput, scaling out', 'dp']);
+    else rows.push([ax('dp', 'DP' + (zero ? ' + ' + zero : '')) + ' = ' + plan.dp,
+      'the batch: ' + F.int(w.global_batch) + ' sequences per step',
+      (plan.zero >= 3 ? '1/' + grad.size + ' of weights, gradients and optimizer' : plan.zero === 2 ? 'full weights; 1/' + grad.size + ' of gradients and optimizer'
+        : plan.zero === 1 || plan.distributed_optimizer ? 'full weights and gradients; 1/' + grad.size + ' of the optimizer' : 'a full replica of its stage'),
+      commSummary(r, ['dp', 'edp'].filter((a) => !(plan.etp > 0 && a === 'edp'))), crosses(r, 'dp_grad'), 'aggregate throughput', 'dp']);
+    let h = '<h3>The five cuts, for this plan <span class="muted">· the table of the text, filled with the core’s numbers</span></h3>' +
+      '<div class="scroll"><table class="t axes"><thead><tr><th>axis</th><th>what is divided</th><th>each GPU holds</th><th>communication ' + (serve ? '(prefill + a decode step)' : 'per step') + '</th>' +
+      '<th>crosses nodes?</th><th>optimizes</th></tr></thead><tbody>';
+    for (const row of rows) h += '<tr data-axis="' + row[6] + '">' + row.slice(0, 6).map((c) => '<td>' + c + '</td>').join('') + '</tr>';
+    return h + '</tbody></table></div>';
+  }
+
+  function all(d) {
+    const g = d.good;
+    if (!g) return '';
+    const r = g.r;
+    return '<div class="tcard mem">' + memoryPeak(r) + '</div><div class="tcard time">' + (isInfer(r) ? latency(r) : time(r)) + '</div>' +
+      '<div class="tcard wide">' + axes(g) + '</div>' +
+      '<div class="tcard wide">' + comm(r) + '</div>' +
+      '<div class="tcard wide">' + memoryStages(r) + '</div>';
+  }
+
+  // The compact table under an embedded view.
+  function embed(d, view) {
+    const g = d.good;
+    if (!g) return '';
+    const r = g.r;
+    if (view === 'pipeline' || view === 'timeline') return '<div class="tcard">' + (isInfer(r) ? latency(r) : time(r)) + '</div>';
+    if (view === 'placement') return '<div class="tcard">' + comm(r) + '</div>';
+    if (view === 'tables') return all(d);
+    return '<div class="tcard">' + axes(g) + '</div>';
+  }
+
+  CL.tables = { headline, headlineCompact, equation, all, embed, memoryBar, KINDS, KINDS_INFER, kindsOf, isInfer, PARTS };
+})(window.CL = window.CL || {});
