@@ -13,7 +13,13 @@ namespace {
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::string failure(const Errors& errors) { return dump({{"ok", false}, {"errors", to_json(errors)}}); }
+// Errors, and the config as read when it could be read (so a UI can show every field's value
+// beside the errors).
+std::string failure(const Errors& errors, const Config* config = nullptr) {
+  json out = {{"ok", false}, {"errors", to_json(errors)}};
+  if (config) out["config"] = to_json(*config);
+  return dump(out);
+}
 
 std::string success(json result) { return dump({{"ok", true}, {"result", std::move(result)}}); }
 
@@ -34,7 +40,7 @@ std::string evaluate_json(const std::string& text) {
   const Result<Config> cfg = read_config(text);
   if (!cfg.ok()) return failure(cfg.errors);
   const Result<Estimate> e = evaluate(cfg.value);
-  if (!e.ok()) return failure(e.errors);
+  if (!e.ok()) return failure(e.errors, &cfg.value);
   return success(to_json(e.value, cfg.value));
 }
 
@@ -46,17 +52,44 @@ std::string schedule_json(const std::string& text) {
   return success(to_json(e.value.schedule, true));
 }
 
-std::string timeline_json(const std::string& text, double width) {
+std::string timeline_json(const std::string& text, double width, double height) {
   const Result<Config> cfg = read_config(text);
   if (!cfg.ok()) return failure(cfg.errors);
-  const Result<Estimate> e = evaluate(cfg.value);
-  if (!e.ok()) return failure(e.errors);
   if (!(width >= 200 && width <= 20000))
     return failure({{ErrorCode::OutOfRange, "/width", "width must be between 200 and 20000 pixels"}});
+  if (!(height == 0 || (height >= 50 && height <= 20000)))
+    return failure({{ErrorCode::OutOfRange, "/height", "height must be 0 (automatic) or between 50 and 20000 pixels"}});
+  const Result<Estimate> e = evaluate(cfg.value);
+  if (!e.ok()) return failure(e.errors, &cfg.value);
   TimelineLayout layout;
   layout.width = width;
-  json out = to_json(timeline_scene(e.value.schedule, layout));
+  layout.height = height;
+  if (e.value.mode == "infer") {
+    json out = to_json(decode_walk_scene(e.value.inference.decode_stage_s, 3, layout));
+    out["tokens"] = 3;
+    return success(std::move(out));
+  }
+  std::vector<StageTail> tails;
+  for (const StageTime& st : e.value.stages) tails.push_back({st.dp_exposed_s, st.optimizer_s});
+  json out = to_json(timeline_scene(e.value.schedule, layout, tails));
   out["schedule"] = to_json(e.value.schedule, false);
+  out["step_s"] = e.value.step_s;
+  return success(std::move(out));
+}
+
+std::string gpus_json(const std::string& text, int first, int count) {
+  const Result<Config> cfg = read_config(text);
+  if (!cfg.ok()) return failure(cfg.errors);
+  const Config& c = cfg.value;
+  Errors errors = validate(c.model, c.cluster, c.plan, c.workload);
+  if (!errors.empty()) return failure(errors, &c);
+  const Placement pl = place(c.model, c.cluster, c.plan, c.workload);
+  if (first < 0 || first >= pl.gpus)
+    return failure({{ErrorCode::OutOfRange, "/first", "first must be in [0, " + std::to_string(pl.gpus) + ")"}});
+  if (count < 1 || count > 4096)
+    return failure({{ErrorCode::OutOfRange, "/count", "count must be between 1 and 4096"}});
+  json out = json::array();
+  for (int r = first; r < std::min(pl.gpus, first + count); ++r) out.push_back(to_json(gpu_placement(c.model, c.plan, c.workload, pl, r)));
   return success(std::move(out));
 }
 

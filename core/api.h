@@ -8,8 +8,12 @@ namespace cutlab::api {
 
 std::string evaluate_json(const std::string& config_text);       // result: the estimate (README schema)
 std::string schedule_json(const std::string& config_text);       // result: the schedule with every op
-// result: the pipeline timeline's geometry (core/scene.h), laid out for `width` pixels.
-std::string timeline_json(const std::string& config_text, double width);
+// result: the pipeline timeline's geometry (core/scene.h) for `width` × `height` pixels (height 0:
+// rows of 22 px): training, the simulated schedule with each stage's DP tail and optimizer step;
+// serving, three decode steps walking the stages.
+std::string timeline_json(const std::string& config_text, double width, double height);
+// result: what GPUs first … first + count − 1 hold (at most 4,096 per call).
+std::string gpus_json(const std::string& config_text, int first, int count);
 std::string gpu_json(const std::string& config_text, int rank);  // result: what one GPU holds
 std::string options_json(const std::string& config_text);        // result: valid values per axis
 std::string presets_json();                                      // result: models and clusters

@@ -447,11 +447,12 @@ json to_json(const Scene& s) {
   // an order of magnitude cheaper to build and parse than objects.
   const size_t n = s.rects.size();
   std::vector<std::string> kind(n);
-  std::vector<int> stage(n), micro_batch(n), chunk(n);
+  std::vector<int> stage(n), micro_batch(n), chunk(n), backward_micro_batch(n);
   std::vector<double> x(n), y(n), w(n), h(n), start_s(n), end_s(n);
   for (size_t i = 0; i < n; ++i) {
     const SceneRect& r = s.rects[i];
     kind[i] = r.kind, stage[i] = r.stage, micro_batch[i] = r.micro_batch, chunk[i] = r.chunk;
+    backward_micro_batch[i] = r.backward_micro_batch;
     x[i] = r.x, y[i] = r.y, w[i] = r.w, h[i] = r.h, start_s[i] = r.start_s, end_s[i] = r.end_s;
   }
   json grid = json::array(), labels = json::array();
@@ -460,6 +461,7 @@ json to_json(const Scene& s) {
     labels.push_back({{"kind", l.kind}, {"text", l.text}, {"x", l.x}, {"y", l.y}, {"anchor", l.anchor}});
   return {{"width", s.width}, {"height", s.height},
           {"rects", {{"count", n}, {"kind", kind}, {"stage", stage}, {"micro_batch", micro_batch}, {"chunk", chunk},
+                     {"backward_micro_batch", backward_micro_batch},
                      {"x", x}, {"y", y}, {"w", w}, {"h", h}, {"start_s", start_s}, {"end_s", end_s}}},
           {"grid", grid}, {"labels", labels}};
 }
@@ -498,6 +500,7 @@ void inference_json(const Estimate& e, json& j) {
                          {"capacity_bytes", s.capacity_bytes}, {"fits", s.fits}});
   j["memory"] = {{"peak_stage", r.peak_stage}, {"fits", r.fits}, {"overflow_bytes", r.overflow_bytes}, {"per_stage", per_stage}};
   j["comm"] = comm_json(r.comm);
+  j["comm_stage"] = 0;
   j["inference"] = {
       {"ttft_s", r.ttft_s}, {"tpot_s", r.tpot_s}, {"tokens_per_s_per_user", r.tokens_per_s_per_user},
       {"tokens_per_s_per_replica", r.tokens_per_s_per_replica}, {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
@@ -534,8 +537,16 @@ json to_json(const Estimate& e, const Config& cfg) {
     stages.push_back({{"stage", s.stage}, {"layers", s.layers}, {"moe_layers", s.moe_layers},
                       {"embedding", s.embedding}, {"output", s.output}, {"chunks", chunks}});
   }
-  j["placement"] = {{"gpus", e.placement.gpus}, {"nodes", e.placement.nodes},
-                    {"gpus_per_node", e.placement.gpus_per_node}, {"rank_order", cfg.plan.rank_order},
+  // Rank = Σ coordinate × stride on the attention mesh; under folding the expert mesh inside each
+  // stage is etp (innermost) × ep × edp.
+  const Placement& pl = e.placement;
+  json expert_strides = cfg.plan.etp > 0
+                            ? json{{"etp", 1}, {"ep", e.mesh.etp}, {"edp", e.mesh.etp * cfg.plan.ep}, {"pp", pl.stride_pp}}
+                            : json{{"etp", pl.stride_tp}, {"ep", pl.stride_ep}, {"pp", pl.stride_pp}};
+  j["placement"] = {{"gpus", pl.gpus}, {"nodes", pl.nodes},
+                    {"gpus_per_node", pl.gpus_per_node}, {"rank_order", cfg.plan.rank_order},
+                    {"strides", {{"tp", pl.stride_tp}, {"cp", pl.stride_cp}, {"ep", pl.stride_ep}, {"dp", pl.stride_dp}, {"pp", pl.stride_pp}}},
+                    {"expert_strides", expert_strides},
                     {"groups", groups}, {"stages", stages}};
   if (e.mode == "infer") {
     inference_json(e, j);
@@ -563,7 +574,12 @@ json to_json(const Estimate& e, const Config& cfg) {
   for (const StageTime& s : e.stages)
     st.push_back({{"stage", s.stage}, {"f_s", s.f_s}, {"b_s", s.b_s}, {"w_s", s.w_s}, {"busy_s", s.busy_s},
                   {"end_s", s.end_s}, {"dp_exposed_s", s.dp_exposed_s}, {"optimizer_s", s.optimizer_s}});
+  const double step = e.step_s > 0 ? e.step_s : 1.0;
   j["time"] = {{"step_s", e.step_s},
+               {"shares", {{"compute", b.compute_s / step}, {"recompute", b.recompute_s / step}, {"tp_exposed", b.tp_exposed_s / step},
+                           {"cp_exposed", b.cp_exposed_s / step}, {"ep_exposed", b.ep_exposed_s / step},
+                           {"pp_bubble", b.pp_bubble_s / step}, {"dp_exposed", b.dp_exposed_s / step},
+                           {"optimizer", b.optimizer_s / step}}},
                {"breakdown", {{"compute_s", b.compute_s}, {"recompute_s", b.recompute_s}, {"tp_exposed_s", b.tp_exposed_s},
                               {"cp_exposed_s", b.cp_exposed_s}, {"ep_exposed_s", b.ep_exposed_s},
                               {"pp_bubble_s", b.pp_bubble_s}, {"dp_exposed_s", b.dp_exposed_s},

@@ -1,5 +1,6 @@
 #include "core/scene.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -27,30 +28,81 @@ std::string time_label(double s, double step) {
 
 }  // namespace
 
-Scene timeline_scene(const ScheduleResult& s, const TimelineLayout& L) {
-  Scene sc;
-  int stages = static_cast<int>(s.peak_alive_micro_batches.size());
-  for (const Op& op : s.ops) stages = std::max(stages, op.stage + 1);
+namespace {
+
+// Rows, ticks and stage labels shared by both timelines; returns the pixels per second.
+double frame(Scene& sc, int stages, double span_s, TimelineLayout& L) {
+  if (L.height > 0 && stages > 0)
+    L.row_height = std::clamp((L.height - L.axis_height) / stages - L.row_gap, 3.0, 28.0);
+  if (L.row_height < 8) L.row_gap = std::min(L.row_gap, 1.0);
   sc.width = L.width;
   sc.height = L.axis_height + stages * (L.row_height + L.row_gap);
-  const double plot_w = L.width - L.label_width;
-  const double scale = s.makespan_s > 0 ? plot_w / s.makespan_s : 0.0;
-  auto row_y = [&](int stage) { return stage * (L.row_height + L.row_gap); };
-  sc.rects.reserve(s.ops.size() + s.idle.size());
-  for (const Interval& i : s.idle)
-    sc.rects.push_back({"idle", i.stage, -1, 0, L.label_width + i.start_s * scale, row_y(i.stage),
-                        (i.end_s - i.start_s) * scale, L.row_height, i.start_s, i.end_s});
-  for (const Op& op : s.ops)
-    sc.rects.push_back({op_kind_name(op.kind), op.stage, op.micro_batch, op.chunk, L.label_width + op.start_s * scale,
-                        row_y(op.stage), (op.end_s - op.start_s) * scale, L.row_height, op.start_s, op.end_s});
-  for (int st = 0; st < stages; ++st)
-    sc.labels.push_back({"stage", "stage " + std::to_string(st), L.label_width - 8, row_y(st) + L.row_height * 0.7, "end"});
-  const double step = tick_step(s.makespan_s, 8);
+  const double scale = span_s > 0 ? (L.width - L.label_width) / span_s : 0.0;
   const double axis_y = stages * (L.row_height + L.row_gap);
-  for (double t = 0; t <= s.makespan_s * (1 + 1e-9) && step > 0; t += step) {
+  const int label_every = L.row_height >= 10 ? 1 : static_cast<int>(std::ceil(10.0 / (L.row_height + L.row_gap)));
+  for (int st = 0; st < stages; st += label_every)
+    sc.labels.push_back({"stage", "stage " + std::to_string(st), L.label_width - 8,
+                         st * (L.row_height + L.row_gap) + L.row_height * 0.5 + 4, "end"});
+  const double step = tick_step(span_s, 8);
+  for (double t = 0; t <= span_s * (1 + 1e-9) && step > 0; t += step) {
     const double x = L.label_width + t * scale;
-    sc.grid.push_back({"tick", -1, -1, 0, x, 0, 0, axis_y, t, t});
+    sc.grid.push_back({"tick", -1, -1, 0, -1, x, 0, 0, axis_y, t, t});
     sc.labels.push_back({"tick", time_label(t, step), x, axis_y + L.axis_height * 0.75, "middle"});
+  }
+  return scale;
+}
+
+}  // namespace
+
+Scene timeline_scene(const ScheduleResult& s, const TimelineLayout& layout, const std::vector<StageTail>& tails) {
+  Scene sc;
+  TimelineLayout L = layout;
+  int stages = static_cast<int>(s.peak_alive_micro_batches.size());
+  for (const Op& op : s.ops) stages = std::max(stages, op.stage + 1);
+  std::vector<double> end(stages, 0.0);
+  for (const Op& op : s.ops) end[op.stage] = std::max(end[op.stage], op.end_s);
+  double tail_end = s.makespan_s, optimizer = 0;
+  for (size_t i = 0; i < tails.size() && static_cast<int>(i) < stages; ++i) {
+    tail_end = std::max(tail_end, end[i] + tails[i].dp_s);
+    optimizer = std::max(optimizer, tails[i].optimizer_s);
+  }
+  const double span = tail_end + optimizer;
+  const double scale = frame(sc, stages, span, L);
+  auto row_y = [&](int stage) { return stage * (L.row_height + L.row_gap); };
+  auto rect = [&](const std::string& kind, int stage, int mb, int chunk, int bmb, double a, double b) {
+    sc.rects.push_back({kind, stage, mb, chunk, bmb, L.label_width + a * scale, row_y(stage), (b - a) * scale, L.row_height, a, b});
+  };
+  sc.rects.reserve(s.ops.size() + s.idle.size() + 2 * tails.size());
+  for (const Interval& i : s.idle) rect("idle", i.stage, -1, 0, -1, i.start_s, i.end_s);
+  for (const Op& op : s.ops) rect(op_kind_name(op.kind), op.stage, op.micro_batch, op.chunk, op.backward_micro_batch, op.start_s, op.end_s);
+  for (size_t i = 0; i < tails.size() && static_cast<int>(i) < stages; ++i) {
+    const int st = static_cast<int>(i);
+    if (tails[i].dp_s > 0) rect("dp", st, -1, 0, -1, end[i], end[i] + tails[i].dp_s);
+    const double idle_from = std::max(s.makespan_s, end[i] + tails[i].dp_s);
+    if (idle_from < tail_end) rect("idle", st, -1, 0, -1, idle_from, tail_end);
+    if (tails[i].optimizer_s > 0) rect("optimizer", st, -1, 0, -1, tail_end, tail_end + tails[i].optimizer_s);
+  }
+  return sc;
+}
+
+Scene decode_walk_scene(const std::vector<double>& stage_s, int tokens, const TimelineLayout& layout) {
+  Scene sc;
+  TimelineLayout L = layout;
+  const int stages = static_cast<int>(stage_s.size());
+  double per_token = 0;
+  for (double t : stage_s) per_token += t;
+  const double scale = frame(sc, stages, per_token * tokens, L);
+  for (int k = 0; k < tokens; ++k) {
+    double t = k * per_token;
+    for (int st = 0; st < stages; ++st) {
+      const double y = st * (L.row_height + L.row_gap);
+      if (t > k * per_token) sc.rects.push_back({"idle", st, -1, 0, -1, L.label_width + k * per_token * scale, y, (t - k * per_token) * scale, L.row_height, k * per_token, t});
+      sc.rects.push_back({"decode", st, k, 0, -1, L.label_width + t * scale, y, stage_s[st] * scale, L.row_height, t, t + stage_s[st]});
+      const double after = t + stage_s[st], token_end = (k + 1) * per_token;
+      if (after < token_end * (1 - 1e-12))
+        sc.rects.push_back({"idle", st, -1, 0, -1, L.label_width + after * scale, y, (token_end - after) * scale, L.row_height, after, token_end});
+      t = after;
+    }
   }
   return sc;
 }

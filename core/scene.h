@@ -10,10 +10,11 @@
 namespace cutlab {
 
 struct SceneRect {
-  std::string kind;       // F, B, W, FB, idle
+  std::string kind;       // F, B, W, FB, idle, dp (exposed gradient reduction), optimizer, decode
   int stage = 0;
-  int micro_batch = -1;   // -1 for idle
+  int micro_batch = -1;   // -1 for idle (decode: the token)
   int chunk = 0;
+  int backward_micro_batch = -1;  // FB: the micro-batch of the backward half
   double x = 0, y = 0, w = 0, h = 0;
   double start_s = 0, end_s = 0;
 };
@@ -34,14 +35,26 @@ struct Scene {
 
 struct TimelineLayout {
   double width = 960;         // total, including the stage labels
+  double height = 0;          // > 0: rows shrink or grow to fill it (row_height between 3 and 28)
   double row_height = 22;
   double row_gap = 4;
   double label_width = 64;
   double axis_height = 22;
 };
 
-// Pipeline timeline: one row per stage, a rect per op and per idle interval, time ticks in
-// round units of the makespan.
-Scene timeline_scene(const ScheduleResult& s, const TimelineLayout& layout = {});
+// What a stage does after its last backward: exposed data-parallel communication, then the optimizer.
+struct StageTail {
+  double dp_s = 0;
+  double optimizer_s = 0;
+};
+
+// Pipeline timeline: one row per stage, a rect per op and per idle interval, then (when `tails` is
+// given, one per stage) each stage's exposed DP tail and the optimizer step; time ticks in round
+// units of the whole step.
+Scene timeline_scene(const ScheduleResult& s, const TimelineLayout& layout = {}, const std::vector<StageTail>& tails = {});
+
+// Serving: `tokens` decode steps walking the stages in turn (stage i busy for stage_s[i], the others
+// idle), the picture of why PP alone does not cut decode latency.
+Scene decode_walk_scene(const std::vector<double>& stage_s, int tokens, const TimelineLayout& layout = {});
 
 }  // namespace cutlab

@@ -357,7 +357,9 @@ int cmd_schedule(const Args& a) {
     std::ofstream out(a.svg_path);
     const std::string title = c.model.name + " · " + s.name + " · PP " + std::to_string(c.plan.pp) + " · " +
                               std::to_string(e.value.mesh.num_micro_batches) + " micro-batches";
-    out << timeline_svg(s, title);
+    std::vector<StageTail> tails;
+    for (const StageTime& st : e.value.stages) tails.push_back({st.dp_exposed_s, st.optimizer_s});
+    out << timeline_svg(s, title, tails);
     if (!out) {
       std::cerr << "cutlab: cannot write " << a.svg_path << "\n";
       return kUsage;

@@ -51,13 +51,14 @@ static std::string xml_escape(const std::string& in) {
   return out;
 }
 
-std::string timeline_svg(const ScheduleResult& s, const std::string& title) {
+std::string timeline_svg(const ScheduleResult& s, const std::string& title, const std::vector<StageTail>& tails) {
   TimelineLayout L;
   L.width = 1100;
   const double top = 40, legend = 34;
-  const Scene sc = timeline_scene(s, L);
-  const std::map<std::string, std::string> fill = {
-      {"F", "#4e79a7"}, {"B", "#f28e2b"}, {"W", "#59a14f"}, {"FB", "#b07aa1"}, {"idle", "url(#hatch)"}};
+  const Scene sc = timeline_scene(s, L, tails);
+  const std::map<std::string, std::string> fill = {{"F", "#4e79a7"},  {"B", "#f28e2b"},         {"W", "#59a14f"},
+                                                   {"FB", "#b07aa1"}, {"idle", "url(#hatch)"}, {"dp", "#9c755f"},
+                                                   {"optimizer", "#555555"}};
   std::string o;
   char buf[512];
   std::snprintf(buf, sizeof buf,
@@ -80,7 +81,7 @@ std::string timeline_svg(const ScheduleResult& s, const std::string& title) {
     std::snprintf(buf, sizeof buf, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"%s/>\n", r.x, r.y,
                   std::max(0.0, r.w), r.h, fill.at(r.kind).c_str(), r.kind == "idle" ? "" : " stroke=\"white\" stroke-width=\"0.5\"");
     o += buf;
-    if (r.kind != "idle" && r.w > 16) {
+    if (r.micro_batch >= 0 && r.w > 16) {
       std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.2f\" fill=\"white\" font-size=\"10\" text-anchor=\"middle\">%d</text>\n",
                     r.x + r.w / 2, r.y + r.h * 0.68, r.micro_batch);
       o += buf;
@@ -94,8 +95,15 @@ std::string timeline_svg(const ScheduleResult& s, const std::string& title) {
   o += "</g>\n";
   double x = L.label_width;
   const double y = top + sc.height + 16;
-  for (const auto& [kind, name] : std::vector<std::pair<std::string, std::string>>{
-           {"F", "forward"}, {"B", "backward (inputs)"}, {"W", "backward (weights)"}, {"FB", "overlapped F&B"}, {"idle", "idle"}}) {
+  // The legend names only the kinds drawn; B is the whole backward unless W is split from it.
+  std::map<std::string, bool> drawn;
+  for (const SceneRect& r : sc.rects) drawn[r.kind] = r.w > 0 || drawn[r.kind];
+  std::vector<std::pair<std::string, std::string>> legend_items = {{"F", "forward"}};
+  legend_items.push_back({"B", drawn["W"] ? "backward (inputs)" : "backward"});
+  for (const auto& item : std::vector<std::pair<std::string, std::string>>{
+           {"W", "backward (weights)"}, {"FB", "overlapped F&B"}, {"dp", "DP exposed"}, {"optimizer", "optimizer"}, {"idle", "idle"}})
+    if (drawn[item.first]) legend_items.push_back(item);
+  for (const auto& [kind, name] : legend_items) {
     std::snprintf(buf, sizeof buf, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#999\" stroke-width=\"0.5\"/>"
                   "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x, y - 11, fill.at(kind).c_str(), x + 19, y, xml_escape(name).c_str());
     o += buf;

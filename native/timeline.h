@@ -3,12 +3,13 @@
 #pragma once
 #include <string>
 
+#include "core/scene.h"
 #include "core/schedule.h"
 
 namespace cutlab::cli {
 
 // One row per stage: F, B, W as letters, X for DualPipe's overlapped F&B, '·' idle.
 std::string gantt_text(const ScheduleResult& s, int columns);
-std::string timeline_svg(const ScheduleResult& s, const std::string& title);
+std::string timeline_svg(const ScheduleResult& s, const std::string& title, const std::vector<StageTail>& tails = {});
 
 }  // namespace cutlab::cli

@@ -12,6 +12,7 @@ EMSCRIPTEN_BINDINGS(cutlab) {
   emscripten::function("schedule", &schedule_json);
   emscripten::function("timeline", &timeline_json);
   emscripten::function("gpu", &gpu_json);
+  emscripten::function("gpus", &gpus_json);
   emscripten::function("options", &options_json);
   emscripten::function("presets", &presets_json);
 }
