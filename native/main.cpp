@@ -186,7 +186,8 @@ void print_tables(const Estimate& e, const Config& c) {
               << e.mesh.etp << " × EP " << p.ep << " × EDP " << e.mesh.edp << " × PP " << p.pp;
   else
     std::cout << "TP " << p.tp << " × PP " << p.pp << " × CP " << p.cp << " × EP " << p.ep << " × DP " << p.dp;
-  std::cout << "  (" << with_commas(e.placement.nodes) << " nodes of " << e.placement.gpus_per_node << ")\n";
+  std::cout << "  (" << with_commas(e.placement.nodes) << (e.placement.nodes == 1 ? " node of " : " nodes of ")
+            << e.placement.gpus_per_node << ")\n";
   std::cout << "params " << count(e.params.total) << " total, " << count(e.params.active) << " active · seq "
             << w.seq_len << " · global batch " << w.global_batch << " = micro-batch " << p.micro_batch << " × "
             << e.mesh.num_micro_batches << " × " << e.mesh.dp_attn << " replicas · " << w.dtype << " · ZeRO "
@@ -260,7 +261,7 @@ void print_inference(const Estimate& e, const Config& c) {
   std::cout << "cutlab · serving " << c.model.name << " on " << c.cluster.name << " (" << c.cluster.gpu << ")\n";
   std::cout << with_commas(e.mesh.gpus) << " GPUs = TP " << p.tp << " × PP " << p.pp << " × EP " << p.ep << " × DP " << p.dp
             << "  (" << r.replicas << (r.replicas == 1 ? " replica" : " replicas") << ", " << with_commas(e.placement.nodes)
-            << " nodes of " << e.placement.gpus_per_node << ")\n";
+            << (e.placement.nodes == 1 ? " node of " : " nodes of ") << e.placement.gpus_per_node << ")\n";
   std::cout << "batch " << w.batch << " per replica · prompt " << w.prompt_len << " · output " << w.output_len
             << " · weights " << w.weight_dtype << " · KV cache " << w.kv_dtype << " ("
             << human_bytes(r.kv_cache_bytes_per_token) << " per token)\n\n";
