@@ -105,6 +105,16 @@ std::string gpu_json(const std::string& text, int rank) {
   return success(to_json(gpu_placement(c.model, c.plan, c.workload, pl, rank)));
 }
 
+std::string search_json(const std::string& text, int top) {
+  const Result<Config> cfg = read_config(text);
+  if (!cfg.ok()) return failure(cfg.errors);
+  SearchOptions options;
+  options.top = top;
+  const Result<SearchResult> r = search_plans(cfg.value, options);
+  if (!r.ok()) return failure(r.errors);
+  return success(to_json(r.value));
+}
+
 std::string options_json(const std::string& text) {
   const Result<Config> cfg = read_config(text);
   if (!cfg.ok()) return failure(cfg.errors);

@@ -15,6 +15,8 @@ std::string timeline_json(const std::string& config_text, double width, double h
 // result: what GPUs first … first + count − 1 hold (at most 4,096 per call).
 std::string gpus_json(const std::string& config_text, int first, int count);
 std::string gpu_json(const std::string& config_text, int rank);  // result: what one GPU holds
+// result: the fastest plans that fit for the config's model, cluster.gpus and workload (search.h).
+std::string search_json(const std::string& config_text, int top);
 std::string options_json(const std::string& config_text);        // result: valid values per axis
 std::string presets_json();                                      // result: models and clusters
 

@@ -466,6 +466,14 @@ json to_json(const Scene& s) {
           {"grid", grid}, {"labels", labels}};
 }
 
+json to_json(const SearchResult& s) {
+  json best = json::array();
+  for (const RankedPlan& p : s.best)
+    best.push_back({{"plan", to_json(p.plan)}, {"step_s", p.step_s}, {"tokens_per_s", p.tokens_per_s}, {"mfu", p.mfu},
+                    {"peak_memory_bytes", p.peak_memory_bytes}, {"capacity_bytes", p.capacity_bytes}, {"fits", p.fits}});
+  return {{"candidates", s.candidates}, {"valid", s.valid}, {"fitting", s.fitting}, {"best", best}};
+}
+
 json to_json(const GpuPlacement& g) {
   json chunks = json::array();
   for (auto [a, b] : g.seq_chunks) chunks.push_back({a, b});

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/estimate.h"
 #include "core/scene.h"
+#include "core/search.h"
 
 namespace cutlab {
 
@@ -22,6 +23,7 @@ nlohmann::json to_json(const Estimate& e, const Config& c);
 nlohmann::json to_json(const ScheduleResult& s, bool with_ops);
 nlohmann::json to_json(const GpuPlacement& g);
 nlohmann::json to_json(const Scene& s);
+nlohmann::json to_json(const SearchResult& s);
 nlohmann::json to_json(const Errors& errors);
 nlohmann::json presets_json();
 

@@ -29,6 +29,8 @@ const char* kUsageText = R"(usage:
   cutlab evaluate [CONFIG.json | -] [options]   evaluate a training plan
   cutlab schedule [CONFIG.json | -] [options]   the simulated pipeline schedule: a text Gantt chart,
                                                 --json (every op), --svg FILE (the figure)
+  cutlab search [CONFIG.json | -] [options]     rank the plans that fit for --model, --cluster, --gpus
+                                                and the workload, fastest first (--top N, --json)
   cutlab presets [--json]                       list model and cluster presets
   cutlab validate [CASES.json] [--json] [--svg FILE] [--check]
                                                 compare with published runs (validation/cases.json)
@@ -54,6 +56,7 @@ struct Args {
   double max_fraction = 1.0;
   std::string svg_path;
   int columns = 100;
+  int top = 10;
   std::vector<std::pair<std::string, std::string>> overrides;  // flag, value
 };
 
@@ -114,10 +117,15 @@ bool parse_args(int argc, char** argv, Args& a, std::string& problem) {
     if (s == "--json") a.as_json = true;
     else if (s == "--require-fit") a.require_fit = true;
     else if (s == "--sp" || s == "--distributed-optimizer") a.overrides.push_back({s, ""});
-    else if ((s == "--svg" || s == "--columns") && i + 1 < argc) {
+    else if ((s == "--svg" || s == "--columns" || s == "--top") && i + 1 < argc) {
       const std::string v = argv[++i];
       if (s == "--svg") a.svg_path = v;
+      else if (s == "--top") a.top = std::atoi(v.c_str());
       else a.columns = std::atoi(v.c_str());
+      if (s == "--top" && (a.top < 1 || a.top > 1000)) {
+        problem = "--top must be between 1 and 1000";
+        return false;
+      }
       if (s == "--columns" && (a.columns < 20 || a.columns > 1000)) {
         problem = "--columns must be between 20 and 1000";
         return false;
@@ -379,6 +387,38 @@ int cmd_schedule(const Args& a) {
   return kOk;
 }
 
+int cmd_search(const Args& a) {
+  Config c;
+  int rc = kOk;
+  if (!load_config(a, c, rc)) return rc;
+  SearchOptions options;
+  options.top = a.top;
+  options.max_memory_fraction = a.max_fraction;
+  const Result<SearchResult> r = search_plans(c, options);
+  if (!r.ok()) return report_errors(r.errors, a.as_json);
+  if (a.as_json) {
+    std::cout << to_json(r.value).dump(2) << "\n";
+    return kOk;
+  }
+  const SearchResult& s = r.value;
+  std::cout << "cutlab search · " << c.model.name << " on " << with_commas(c.cluster.gpus) << " × " << c.cluster.gpu << " · seq "
+            << c.workload.seq_len << " · global batch " << c.workload.global_batch << "\n";
+  std::cout << with_commas(double(s.candidates)) << " plans enumerated, " << with_commas(double(s.valid)) << " valid, "
+            << with_commas(double(s.fitting)) << " fit in memory\n\n";
+  Table t{{"#", "TP", "PP", "CP", "EP", "DP", "schedule", "mb", "recompute", "step", "tokens/s", "MFU", "peak GiB", "fits"}, {}};
+  int i = 0;
+  for (const RankedPlan& p : s.best) {
+    const Plan& q = p.plan;
+    t.rows.push_back({std::to_string(++i), std::to_string(q.tp), std::to_string(q.pp), std::to_string(q.cp), std::to_string(q.ep),
+                      std::to_string(q.dp), q.schedule + (q.vpp > 1 ? " v" + std::to_string(q.vpp) : ""),
+                      std::to_string(q.micro_batch), q.recompute, human_time(p.step_s), with_commas(p.tokens_per_s), pct(p.mfu),
+                      gib(p.peak_memory_bytes) + " / " + gib(p.capacity_bytes), p.fits ? "yes" : "no"});
+  }
+  std::cout << t.render();
+  std::cout << " all with SP when TP > 1 and the distributed optimizer; rank order " << c.plan.rank_order << "\n";
+  return kOk;
+}
+
 int cmd_evaluate(const Args& a) {
   Config cfg;
   int rc = kOk;
@@ -424,6 +464,7 @@ int main(int argc, char** argv) {
   if (a.command == "evaluate") return cmd_evaluate(a);
   if (a.command == "presets") return cmd_presets(a);
   if (a.command == "schedule") return cmd_schedule(a);
+  if (a.command == "search") return cmd_search(a);
   if (a.command == "--help" || a.command == "help" || a.command == "-h") {
     std::cout << kUsageText;
     return kOk;

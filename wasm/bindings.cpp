@@ -14,5 +14,6 @@ EMSCRIPTEN_BINDINGS(cutlab) {
   emscripten::function("gpu", &gpu_json);
   emscripten::function("gpus", &gpus_json);
   emscripten::function("options", &options_json);
+  emscripten::function("search", &search_json);
   emscripten::function("presets", &presets_json);
 }
