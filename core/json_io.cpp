@@ -394,6 +394,22 @@ Result<Config> config_from_json(const json& j) {
     else
       read_fields(w, "/workload", workload_fields(), c.workload, errors);
   }
+  // List every problem at once: when some fields could not be read but the model and cluster
+  // resolved, also report the rules that the fields which were read break. A rule on a field that
+  // already has a reading error is left out (that field holds its default, not the user's value).
+  const bool sections_resolved = std::none_of(errors.begin(), errors.end(), [](const Error& e) {
+    return e.path.empty() || e.path == "/model" || e.path == "/cluster" || e.code == ErrorCode::MissingKey ||
+           e.path.rfind("/model/hf_config", 0) == 0 || e.path.rfind("/model/preset", 0) == 0 ||
+           e.path.rfind("/cluster/preset", 0) == 0;
+  });
+  if (!errors.empty() && sections_resolved) {
+    const size_t reading_errors = errors.size();
+    for (const Error& v : validate(c.model, c.cluster, c.plan, c.workload)) {
+      bool shadowed = false;
+      for (size_t i = 0; i < reading_errors && !shadowed; ++i) shadowed = errors[i].path == v.path;
+      if (!shadowed) errors.push_back(v);
+    }
+  }
   return r;
 }
 

@@ -76,6 +76,7 @@ json parse_value(const std::string& v) {
 }
 
 bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
+  if (!cfg.is_object()) return true;  // config_from_json reports that the config must be an object
   static const std::map<std::string, std::pair<std::string, std::string>> fields = {
       {"--gpus", {"cluster", "gpus"}},       {"--tp", {"plan", "tp"}},
       {"--pp", {"plan", "pp"}},              {"--cp", {"plan", "cp"}},

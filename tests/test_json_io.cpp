@@ -134,3 +134,11 @@ TEST_CASE("a pasted Hugging Face config.json becomes a model", "[json]") {
   REQUIRE(has(bad.errors, "/model/hf_config/num_hidden_layers", ErrorCode::MissingKey));
   REQUIRE(has(bad.errors, "/model/hf_config/vocab_size", ErrorCode::MissingKey));
 }
+
+TEST_CASE("reading errors and rule errors are reported together", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({"model": "llama3-8b", "cluster": "dgx-h100",
+    "plan": {"tp": "x", "pp": -1}, "workload": {"global_batch": 8}})"));
+  REQUIRE(has(r.errors, "/plan/tp", ErrorCode::WrongType));
+  REQUIRE(has(r.errors, "/plan/pp", ErrorCode::OutOfRange));
+  REQUIRE(r.errors.size() == 2);
+}
