@@ -204,8 +204,10 @@ void print_tables(const Estimate& e, const Config& c) {
             << p.recompute << "\n\n";
 
   Table groups{{"group", "size", "groups", "per node", "nodes", "link"}, {}};
+  const GroupInfo* dp = find_group(e.placement, "dp");
   for (const GroupInfo& g : e.placement.groups) {
     if (g.size <= 1) continue;
+    if (g.axis == "dp_grad" && dp && dp->size == g.size) continue;  // the same GPUs as dp
     groups.rows.push_back({g.axis, std::to_string(g.size), with_commas(double(g.count)), std::to_string(g.members_per_node),
                            std::to_string(g.nodes_spanned), std::string(link_name(g.link)) + (g.axis == "tp" && g.link == Link::ScaleOut ? "  ⚠ TP crosses nodes" : "")});
   }
@@ -240,8 +242,13 @@ void print_tables(const Estimate& e, const Config& c) {
                          human_bytes(op.message_bytes), with_commas(op.calls), human_bytes(op.bytes),
                          human_time(op.time_s), human_time(op.exposed_s)});
   std::cout << "Communication per step, one GPU of stage " << e.comm_stage << "\n";
-  if (comm.rows.empty()) std::cout << " none\n\n";
-  else std::cout << comm.render() << "\n";
+  if (comm.rows.empty()) {
+    std::cout << " none\n\n";
+  } else {
+    std::cout << comm.render();
+    if (p.pp > 1) std::cout << " (pp hand-offs on the critical path are part of the simulated pipeline time)\n";
+    std::cout << "\n";
+  }
 
   const TimeBreakdown& b = e.breakdown;
   Table time{{"part", "time", "share"}, {}};
