@@ -7,17 +7,20 @@ find_program(CHROMIUM_EXECUTABLE NAMES chromium chromium-browser)
 set(CUTLAB_WEB_DIR "${PROJECT_SOURCE_DIR}/build-wasm/web" CACHE PATH "Output of the WASM build: core.js and the page")
 
 if(NODE_EXECUTABLE AND EXISTS "${CUTLAB_WEB_DIR}/core.js")
-  # WASM vs native CLI: evaluate, errors, schedule, presets; web/mesh.js and web/state.js vs the core.
+  # WASM vs native CLI: evaluate, errors, schedule, presets; the timeline scene vs the CLI's
+  # schedule; gpus(); web/mesh.js, derive.js, state.js and export.js vs the core.
   add_test(NAME web_node_parity COMMAND ${NODE_EXECUTABLE} --test ${CMAKE_CURRENT_SOURCE_DIR}/js/)
   set_tests_properties(web_node_parity PROPERTIES
     ENVIRONMENT "WASM_DIR=${CUTLAB_WEB_DIR};NATIVE_CLI=$<TARGET_FILE:cutlab>" TIMEOUT 120)
 
   if(CHROMIUM_EXECUTABLE AND EXISTS "${PROJECT_SOURCE_DIR}/node_modules/playwright-core")
     # The page in headless Chromium, from file:// and from a local http server: controls, tables
-    # against the CLI, errors on the right fields, URL state, redraw time, screenshots.
+    # against the CLI, errors on the right fields, URL state, the pipeline drawn from the core's
+    # scene (hover, SVG and PNG downloads), a pasted config.json, redraw time, screenshots (and
+    # docs/explorer.png is written only when DOCS_SCREENSHOT is set by hand: tests do not touch tracked files).
     add_test(NAME web_browser_explorer COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/browser/explorer.mjs)
     set_tests_properties(web_browser_explorer PROPERTIES
-      ENVIRONMENT "WEB_DIR=${CUTLAB_WEB_DIR};NATIVE_CLI=$<TARGET_FILE:cutlab>;CHROMIUM=${CHROMIUM_EXECUTABLE};SCREENSHOT_DIR=${CMAKE_CURRENT_SOURCE_DIR}/browser/screenshots"
+      ENVIRONMENT "WEB_DIR=${CUTLAB_WEB_DIR};NATIVE_CLI=$<TARGET_FILE:cutlab>;CHROMIUM=${CHROMIUM_EXECUTABLE};SCREENSHOT_DIR=${CMAKE_CURRENT_SOURCE_DIR}/browser/screenshots;DOCS_SCREENSHOT="
       TIMEOUT 300 RUN_SERIAL TRUE)
   endif()
 endif()

@@ -1,6 +1,6 @@
 // bindings.cpp: the WASM face of core/api.h. A translation table only: JSON text in, JSON text
 // out, nothing throws (errors come back as {"ok": false, "errors": [...]}). Every function the
-// page calls is listed here; web/core-bridge.js feature-detects them, so a new api.h function
+// page calls is listed here; web/bridge.js feature-detects them, so a new api.h function
 // needs one line here and nothing else.
 #include <emscripten/bind.h>
 

@@ -12,8 +12,9 @@
   let frameQueued = false;
   let last = { d: null, tablesD: null, viewKey: null };
   let hits = G.hits();
-  let changeAt = null;
-  let canvasWidth = 0;                           // CSS width of the canvas, kept by a ResizeObserver                           // performance.now() of the last control change
+  let changeAt = null;                           // performance.now() of the last control change
+  let tablesDue = false;                         // the tables wait for the next frame
+  let canvasWidth = 0;                           // CSS width of the canvas, kept by a ResizeObserver
   const perf = { deriveMs: 0, drawMs: 0, workMs: 0, changeToDrawMs: null, frames: 0 };
   const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
   const embed = params.get('embed');
@@ -86,12 +87,23 @@
     drawView(d);
     const t16 = performance.now();
     tk.view = t16 - t15;
+    // The tables (below the view) follow one frame later: a change's frame holds the core calls,
+    // the controls and the canvas; the next one the tables. Each stays within a 60 Hz frame.
+    let tablesFrame = false;
     if (d.good !== last.tablesD) {
-      $('tables').innerHTML = EMBED_VIEW ? CL.tables.embed(d, embed) : CL.tables.all(d);
-      last.tablesD = d.good;
+      if (tablesDue || EMBED_VIEW === 'tables' || !last.tablesD) {
+        $('tables').innerHTML = EMBED_VIEW ? CL.tables.embed(d, embed) : CL.tables.all(d);
+        last.tablesD = d.good;
+        tablesDue = false;
+        tablesFrame = true;
+      } else {
+        tablesDue = true;
+        request();
+      }
     }
     const stale = $('stale');
     stale.hidden = d.ok;
+    $('headline').classList.toggle('is-stale', !d.ok);
     if (!d.ok) stale.textContent = 'This plan is invalid (see the marked fields).' + (d.good ? ' Showing the last valid plan.' : '');
     tk.tables = performance.now() - t16;
     renderGpuPanel(d);
@@ -99,9 +111,17 @@
     const t2 = performance.now();
     perf.drawMs = t2 - t1;
     perf.workMs = t2 - t0;
-    if (changeAt !== null) { perf.changeToDrawMs = t2 - changeAt; changeAt = null; }
     perf.frames++;
     perf.parts = Object.assign({}, d.timing || {}, tk);
+    // the frame that answered the last control change: its work, and the time since the change
+    if (changeAt !== null) {
+      perf.changeToDrawMs = t2 - changeAt;
+      perf.change = { at: changeAt, workMs: perf.workMs, changeToDrawMs: perf.changeToDrawMs, view: currentView(), parts: perf.parts, tablesFrameMs: null };
+      changeAt = null;
+    } else if (tablesFrame && perf.change && perf.change.tablesFrameMs === null) {
+      perf.change.tablesFrameMs = perf.workMs;   // the frame after: the tables of that change
+      perf.change.changeToTablesMs = t2 - perf.change.at;
+    }
     $('foot').innerHTML = footer(d);
   }
 
@@ -113,6 +133,9 @@
     const view = CL.views[currentView()];
     document.querySelectorAll('#tabs [data-view]').forEach((b) => b.setAttribute('aria-selected', String(b.dataset.view === state.view)));
     if (EMBED_VIEW === 'tables') { $('view').hidden = true; return; }
+    $('export-svg').hidden = currentView() !== 'pipeline';   // the SVG is the pipeline figure's
+    $('export-svg').disabled = !g;
+    $('export-png').disabled = !g;
     if (!g) { canvas.width = 0; return; }
     if (!canvasWidth) canvasWidth = Math.floor($('canvas-wrap').clientWidth);
     const width = Math.max(320, canvasWidth);
@@ -224,6 +247,20 @@
     });
   }
 
+  // ---- downloads -------------------------------------------------------------------------------
+  function exportSvg() {
+    const g = last.d && last.d.good;
+    if (!g || currentView() !== 'pipeline') return;
+    const fig = CL.views.pipeline.figure(g, Math.max(320, canvasWidth), { compact: !!EMBED_VIEW });
+    if (!fig) return;
+    CL.exporter.download(CL.exporter.fileName(g, 'pipeline', 'svg'), new Blob([CL.exporter.svg(fig)], { type: 'image/svg+xml' }));
+  }
+  function exportPng() {
+    const g = last.d && last.d.good;
+    if (!g) return;
+    CL.exporter.png($('canvas'), (blob) => CL.exporter.download(CL.exporter.fileName(g, currentView(), 'png'), blob));
+  }
+
   function copy(text, button) {
     const done = () => { const t = button.textContent; button.textContent = 'Copied'; setTimeout(() => { button.textContent = t; }, 1200); };
     if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, () => prompt('Copy this link', text));
@@ -249,6 +286,8 @@
     canvas.addEventListener('click', onClick);
     window.addEventListener('popstate', () => { state = readUrl(); request(); });
     window.addEventListener('hashchange', () => { const s = readUrl(); if (CL.state.toQuery(s) !== CL.state.toQuery(state)) { state = s; request(); } });
+    $('export-svg').addEventListener('click', exportSvg);
+    $('export-png').addEventListener('click', exportPng);
     $('copy-link').addEventListener('click', (ev) => copy(location.href.split('?')[0].split('#')[0] + CL.state.toQuery(state), ev.target));
     $('embed-link').addEventListener('click', (ev) => copy(location.href.split('?')[0].split('#')[0] + CL.state.toQuery(state, { embed: state.view }), ev.target));
     if (window.ResizeObserver) {

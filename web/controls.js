@@ -15,7 +15,8 @@
   const TABLE = [
     { title: 'Run', rows: [sel('/workload/mode', 'Mode', [['train', 'train (one step)'], ['infer', 'serve (inference)']],
       { title: 'Training step, or serving requests (prefill + decode)' })] },
-    { title: 'Model', rows: [{ path: '/model', label: 'Model', kind: 'preset', source: 'models' }],
+    { title: 'Model', rows: [{ path: '/model', label: 'Model', kind: 'preset', source: 'models' },
+      { path: '/model/hf_config', label: 'Paste a Hugging Face config.json', kind: 'hf' }],
       details: { summary: 'Dimensions', rows: [
         num('/model/layers', 'Layers'), num('/model/hidden', 'Hidden size'), num('/model/heads', 'Heads'),
         num('/model/kv_heads', 'KV heads'), num('/model/head_dim', 'Head dim'), num('/model/ffn_hidden', 'FFN hidden'),
@@ -69,12 +70,18 @@
     if (sec === 'workload') return s.workload[key];
     return undefined;
   }
+  // The value the core read for a field: from the config of this plan as the core read it (carried
+  // by the error result too, so an invalid plan keeps its fields filled), else from the last valid plan.
   function resolvedValue(d, path) {
-    const r = d && d.good && d.good.r;
-    if (!r) return undefined;
+    if (!d) return undefined;
+    const cfg = d.config || (d.good && d.good.r.config);
+    if (!cfg) return undefined;
     const [, sec, key] = path.split('/');
-    if (path === '/cluster/gpus') return r.gpus;
-    return r.config[sec] ? r.config[sec][key] : undefined;
+    if (path === '/cluster/gpus') {
+      if (d.ok) return d.r.gpus;
+      return cfg.cluster && cfg.cluster.gpus > 0 ? cfg.cluster.gpus : undefined;
+    }
+    return cfg[sec] ? cfg[sec][key] : undefined;
   }
 
   // The state patch for an edit (a function of the old state).
@@ -82,7 +89,8 @@
     const [, sec, key] = path.split('/');
     const n = CL.state.clone(s);
     n.example = null;
-    if (path === '/model') { n.model = v; n.modelOver = {}; n.layer = null; n.gpu = null; return n; }
+    if (path === '/model') { n.model = v; n.modelOver = {}; n.hf = null; n.layer = null; n.gpu = null; return n; }
+    if (path === '/model/hf_config') { n.hf = v; n.modelOver = {}; n.layer = null; n.gpu = null; return n; }
     if (path === '/cluster') { n.cluster = v; n.clusterOver = {}; n.gpu = null; return n; }
     if (path === '/cluster/gpus') { n.gpus = v; delete n.plan.dp; n.gpu = null; return n; }
     if (path === '/plan/dp') { n.plan.dp = v; n.gpus = null; n.gpu = null; return n; }
@@ -136,6 +144,7 @@
     row.dataset.path = def.path;
     const id = 'f' + def.path.replace(/\//g, '-');
     let input;
+    if (def.kind === 'hf') return hfControl(def, row, onEdit);
     if (def.kind === 'check') {
       row.innerHTML = '<label class="check" for="' + id + '"><input type="checkbox" id="' + id + '"> <span>' + def.label + '</span></label>';
       input = row.querySelector('input');
@@ -190,6 +199,51 @@
     return row;
   }
 
+  // The "paste a config.json" box: a textarea in a disclosure; the JSON is checked here (a clear
+  // message at once when it does not parse), everything else by the core, whose errors at
+  // /model/hf_config/… land in this box.
+  const HF_EXAMPLE = '{"hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, ...}';
+  function hfControl(def, row, onEdit) {
+    row.innerHTML = '<details class="hf"><summary>' + def.label + '</summary>' +
+      '<textarea id="f-model-hf_config" rows="7" spellcheck="false" aria-label="Hugging Face config.json" placeholder="' + F.escape(HF_EXAMPLE) + '"></textarea>' +
+      '<div class="hf-actions"><button type="button" class="use">Use this model</button><span class="hf-note"></span></div><div class="err" role="alert"></div></details>';
+    const input = row.querySelector('textarea'), err = row.querySelector('.err');
+    row.querySelector('.use').addEventListener('click', () => {
+      const text = input.value.trim();
+      row.classList.remove('invalid');
+      err.textContent = '';
+      if (!text) { showJsonError(row, err, 'Paste the contents of a config.json first.'); return; }
+      let v;
+      try {
+        v = JSON.parse(text);
+      } catch (e) {
+        showJsonError(row, err, 'Not valid JSON: ' + jsonMessage(e.message, text));
+        return;
+      }
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+        showJsonError(row, err, 'A config.json is one JSON object, { … }; this is ' + (Array.isArray(v) ? 'an array' : v === null ? 'null' : 'a ' + typeof v) + '.');
+        return;
+      }
+      input.dataset.local = '';
+      onEdit(def.path, v);
+    });
+    input.addEventListener('input', () => { input.dataset.local = '1'; });
+    els.set(def.path, { row, input, err, def });
+    return row;
+  }
+  function showJsonError(row, err, msg) {
+    row.classList.add('invalid');
+    row.dataset.jsonError = '1';
+    err.textContent = msg;
+  }
+  // "Unexpected token } in JSON at position 57" → … (line 3, column 5)
+  function jsonMessage(msg, text) {
+    const m = /position (\d+)/.exec(msg);
+    if (!m || /line \d+/.test(msg)) return msg;
+    const before = text.slice(0, Number(m[1])).split('\n');
+    return msg + ' (line ' + before.length + ', column ' + (before[before.length - 1].length + 1) + ')';
+  }
+
   function presetLabel(source, p) {
     if (source === 'models') return p.name + ' · ' + F.short(p.published_params || 0).replace(F.NBSP, '');
     return p.name + ' · ' + p.gpu + (p.gpus_per_node !== 8 ? ' (' + p.gpus_per_node + '/node)' : '');
@@ -197,19 +251,21 @@
 
   // Fills values, valid choices and error marks from the state and the derived result.
   function update(s, d) {
-    const good = d.good && d.good.r;
-    const moe = good ? good.config.model.experts > 0 : false;
+    const cfg = d.config || (d.good && d.good.r.config);
+    const moe = cfg ? cfg.model.experts > 0 : false;
     document.body.classList.toggle('is-moe', moe);
-    const mode = s.workload.mode || (good ? good.config.workload.mode : 'train');
+    const mode = s.workload.mode || (cfg ? cfg.workload.mode : 'train');
     document.body.classList.toggle('mode-infer', mode === 'infer');
+    document.body.classList.toggle('model-hf', !!s.hf);
     for (const [path, e] of els) {
       const { def, input } = e;
+      if (def.kind === 'hf') { fillHf(e, s, d); continue; }
       const own = stateValue(s, path);
       const resolved = resolvedValue(d, path);
       const v = own !== undefined && own !== null ? own : resolved;
       const derived = own === undefined || own === null;
       if (def.kind === 'check') {
-        input.indeterminate = v === undefined;   // not known until the core has read a valid config
+        input.indeterminate = v === undefined;   // not known until the core has read the config
         input.checked = !!v;
       } else if (def.kind === 'axis') {
         fillAxis(input, def, v, d, s);
@@ -217,6 +273,12 @@
         const str = v === undefined || v === null ? '' : String(v);
         if (document.activeElement !== input && input.value !== str) input.value = str;
         e.row.classList.toggle('derived', derived && (path === '/plan/dp' || path === '/cluster/gpus'));
+        // a pasted config.json sets the model's dimensions: shown, edited in the JSON
+        const fromHf = !!s.hf && path.startsWith('/model/');
+        input.disabled = fromHf;
+        input.title = fromHf ? 'From the pasted config.json: edit it there' : def.title || '';
+      } else if (def.kind === 'preset' && path === '/model') {
+        fillModelSelect(input, s, cfg);
       } else if (v !== undefined && input.value !== String(v)) {
         input.value = String(v);
       }
@@ -231,14 +293,51 @@
         hit = els.get(p);
         if (!hit) p = p.slice(0, p.lastIndexOf('/'));
       }
+      if (hit && hit.def.kind === 'hf' && !s.hf) hit = null;
       if (hit) {
         hit.row.classList.add('invalid');
-        hit.err.textContent += (hit.err.textContent ? ' · ' : '') + er.message;
-        const det = hit.row.closest('details');
+        const at = hit.def.kind === 'hf' && er.path !== p ? er.path.slice(p.length + 1) + ': ' : '';
+        hit.err.textContent += (hit.err.textContent ? ' · ' : '') + at + er.message;
+        const det = hit.row.closest('details') || hit.row.querySelector('details');
         if (det) det.open = true;
       } else general.push(er);
     }
     return general;
+  }
+
+  // The model select: the presets, plus the pasted config.json while one is in use.
+  function fillModelSelect(input, s, cfg) {
+    let opt = input.querySelector('option[value="__hf__"]');
+    if (s.hf) {
+      if (!opt) { opt = document.createElement('option'); opt.value = '__hf__'; input.insertBefore(opt, input.firstChild); }
+      const name = cfg && cfg.model && cfg.model.name;
+      opt.textContent = 'HF config.json' + (name && name !== 'hf-model' ? ' · ' + name : '');
+      input.value = '__hf__';
+    } else {
+      if (opt) opt.remove();
+      if (input.value !== s.model) input.value = s.model;
+    }
+  }
+
+  function fillHf(e, s, d) {
+    const { row, input, err } = e;
+    const note = row.querySelector('.hf-note');
+    // a JSON error found here stays until the next try; otherwise the core's errors are filled below
+    if (row.dataset.jsonError && input.dataset.local) return;
+    delete row.dataset.jsonError;
+    err.textContent = '';
+    row.classList.remove('invalid');
+    if (s.hf) {
+      // a link that carries a config.json opens the box once, so the model's source is in view
+      if (!row.dataset.shown) { row.dataset.shown = '1'; row.querySelector('details').open = true; }
+      const sig = JSON.stringify(s.hf);
+      if (input.dataset.sig !== sig && !input.dataset.local) { input.value = JSON.stringify(s.hf, null, 2); input.dataset.sig = sig; }
+      const m = d.config && d.config.model;
+      note.textContent = d.ok && m ? '✓ ' + m.layers + ' layers × ' + F.int(m.hidden) + (m.experts > 0 ? ', ' + m.experts + ' experts' : '') : '';
+    } else {
+      note.textContent = '';
+      if (input.dataset.sig) { input.dataset.sig = ''; }
+    }
   }
 
   function fillAxis(input, def, v, d, s) {

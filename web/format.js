@@ -41,7 +41,12 @@
       if (a >= 1e-3) return sig(s * 1e3) + NBSP + 'ms';
       return sig(s * 1e6) + NBSP + 'µs';
     },
-    pct(x, digits) { return fixed(x * 100, digits === undefined ? 1 : digits) + '%'; },
+    // 0.00003 → "<0.1%" rather than a misleading "0.0%"
+    pct(x, digits) {
+      const dg = digits === undefined ? 1 : digits;
+      if (x > 0 && x * 100 < 0.5 * Math.pow(10, -dg)) return '<' + fixed(Math.pow(10, -dg), dg) + '%';
+      return fixed(x * 100, dg) + '%';
+    },
     // 1,961,777 → "1.96 M"; used for tokens/s and parameter counts.
     short(n) {
       const a = Math.abs(n);

@@ -92,6 +92,30 @@
     ctx.restore();
   }
 
+  // A repeating diagonal-line pattern (the hatching of hatch()), to fill many rects without
+  // clipping: tiles line up across the canvas, so neighbouring rects join seamlessly.
+  const patterns = new Map();
+  function hatchPattern(ctx, color, step, bg) {
+    const dpr = window.devicePixelRatio || 1;
+    const key = color + '|' + step + '|' + bg + '|' + dpr;
+    let pat = patterns.get(key);
+    if (pat) return pat;
+    const n = Math.round(step * dpr);
+    const tile = document.createElement('canvas');
+    tile.width = tile.height = n;
+    const t = tile.getContext('2d');
+    if (bg) { t.fillStyle = bg; t.fillRect(0, 0, n, n); }
+    t.strokeStyle = color;
+    t.lineWidth = dpr;
+    t.beginPath();
+    for (const o of [-n, 0, n]) { t.moveTo(o, n); t.lineTo(o + n, 0); }
+    t.stroke();
+    pat = ctx.createPattern(tile, 'repeat');
+    if (pat && pat.setTransform && typeof DOMMatrix === 'function') pat.setTransform(new DOMMatrix([1 / dpr, 0, 0, 1 / dpr, 0, 0]));
+    patterns.set(key, pat);
+    return pat;
+  }
+
   // Legend: items [{label, color, kind: 'box'|'hatch'|'line'|'ring'} or {heading}] in rows within
   // maxW. Returns the height used; with o.dry it only measures.
   function legend(ctx, items, x, y, maxW, o) {
@@ -147,12 +171,23 @@
     return cy - y + rowH;
   }
   let measureCtx = null;
-  function legendHeight(items, maxW, o) {
+  function mctx() {
     if (!measureCtx) measureCtx = document.createElement('canvas').getContext('2d');
-    return legend(measureCtx, items, 0, 0, maxW, Object.assign({}, o, { dry: true }));
+    return measureCtx;
+  }
+  function legendHeight(items, maxW, o) {
+    return legend(mctx(), items, 0, 0, maxW, Object.assign({}, o, { dry: true }));
+  }
+  // Width of `s` in `font` (figures measured before a canvas exists, and the SVG export).
+  function measure(fontCss, s) {
+    const c = mctx();
+    c.font = fontCss;
+    return c.measureText(String(s)).width;
   }
 
-  // Hit list: views push rectangles with a payload; the app looks up the pointer in it.
+  // Hit list: views push rectangles with a payload; the app looks up the pointer in it. A payload
+  // may be a function (px, py) → payload | null, for a region that resolves its own items (the
+  // pipeline's thousands of bars, by rect index).
   function hits() {
     const list = [];
     return {
@@ -161,7 +196,10 @@
       at(px, py) {
         for (let i = list.length - 1; i >= 0; i--) {
           const r = list[i];
-          if (px >= r.x && px < r.x + r.w && py >= r.y && py < r.y + r.h) return r;
+          if (!(px >= r.x && px < r.x + r.w && py >= r.y && py < r.y + r.h)) continue;
+          if (typeof r.payload !== 'function') return r;
+          const p = r.payload(px, py);
+          if (p) return { x: r.x, y: r.y, w: r.w, h: r.h, payload: p };
         }
         return null;
       },
@@ -176,5 +214,5 @@
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
   }
 
-  CL.gfx = { FONT, MONO, font, setup, fit, text, textIfFits, rect, roundRect, hatch, legend, legendHeight, hits, niceStep };
+  CL.gfx = { FONT, MONO, font, setup, fit, text, textIfFits, rect, roundRect, hatch, hatchPattern, legend, legendHeight, measure, hits, niceStep };
 })(window.CL = window.CL || {});

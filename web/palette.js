@@ -51,9 +51,9 @@
     const c = hexToRgb(hex);
     return 'rgba(' + c.join(',') + ',' + a + ')';
   }
-  // Text colour readable on a fill made by tone()/rank().
+  // Text colour readable on a fill: a tone()/rank() colour (rgb(…)) or a hex one.
   function onFill(css) {
-    const m = css.match(/\d+/g).map(Number);
+    const m = css[0] === '#' ? hexToRgb(css) : css.match(/\d+/g).map(Number);
     const l = 0.299 * m[0] + 0.587 * m[1] + 0.114 * m[2];
     return l > 150 ? '#1f2328' : '#ffffff';
   }

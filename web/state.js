@@ -1,6 +1,8 @@
 // state.js: the shape of the page's one state object, the config the core receives, and the URL.
-// state = { model, modelOver, cluster, clusterOver, gpus, plan, workload, view, layer, gpu }
+// state = { model, modelOver, hf, cluster, clusterOver, gpus, plan, workload, view, layer, gpu }
 //   model / cluster: preset names; modelOver / clusterOver: edited fields (sent as overrides);
+//   hf: a pasted Hugging Face config.json (an object; null: none). When set, the model is
+//     {"hf_config": hf} and `model` is only the preset to return to;
 //   gpus: cluster.gpus when pinned (dp then derived by the core), null when plan.dp is pinned;
 //   plan / workload: only the fields set (the core fills defaults and reports them in result.config);
 //   view: cuts | placement | pipeline; layer: 0-based layer shown in the cuts view (null: default);
@@ -9,7 +11,7 @@
   'use strict';
 
   const DEFAULT = {
-    model: 'llama3-70b', modelOver: {},
+    model: 'llama3-70b', modelOver: {}, hf: null,
     cluster: 'dgx-h100', clusterOver: {}, gpus: 16,
     plan: { tp: 8, pp: 2, sp: true, recompute: 'full' },
     workload: { seq_len: 8192, global_batch: 16, grad_dtype: 'bf16' },
@@ -27,7 +29,7 @@
   function toConfig(s) {
     const hasOver = Object.keys(s.modelOver).length > 0;
     const cfg = {
-      model: hasOver ? Object.assign({ preset: s.model }, s.modelOver) : s.model,
+      model: s.hf ? { hf_config: s.hf } : hasOver ? Object.assign({ preset: s.model }, s.modelOver) : s.model,
       cluster: Object.assign({ preset: s.cluster }, s.clusterOver),
       plan: {},
       workload: {},
@@ -47,11 +49,12 @@
     return v;
   }
 
-  // URL query: model=…&m.layers=…&cluster=…&c.hbm_GiB=…&gpus=…&tp=8&…&view=…&layer=…&gpu=…
+  // URL query: model=…&m.layers=…&hf={…config.json…}&cluster=…&c.hbm_GiB=…&gpus=…&tp=8&…&view=…&layer=…&gpu=…
   function toQuery(s, extra) {
     const q = new URLSearchParams();
     q.set('model', s.model);
     for (const [k, v] of Object.entries(s.modelOver)) q.set('m.' + k, v);
+    if (s.hf) q.set('hf', JSON.stringify(s.hf));
     q.set('cluster', s.cluster);
     for (const [k, v] of Object.entries(s.clusterOver)) q.set('c.' + k, v);
     if (s.gpus != null) q.set('gpus', s.gpus);
@@ -65,7 +68,19 @@
     return '?' + q.toString();
   }
 
-  const RESERVED = new Set(['model', 'cluster', 'gpus', 'view', 'layer', 'gpu', 'embed']);
+  // The pasted config.json from the URL; a link whose JSON was damaged loses only the model.
+  function parseHf(text) {
+    if (!text) return null;
+    try {
+      const v = JSON.parse(text);
+      return v !== null && typeof v === 'object' ? v : null;
+    } catch (err) {
+      console.warn('cutlab: the hf parameter of the link is not JSON; using the preset model');
+      return null;
+    }
+  }
+
+  const RESERVED = new Set(['model', 'hf', 'cluster', 'gpus', 'view', 'layer', 'gpu', 'embed', 'ex']);
   // Returns null when the query holds no plan (then the default state applies).
   function fromQuery(search) {
     const q = new URLSearchParams(search);
@@ -75,7 +90,7 @@
       if (VIEWS.includes(q.get('view'))) s.view = q.get('view');
       return s;
     }
-    const s = { model: q.get('model') || DEFAULT.model, modelOver: {}, cluster: q.get('cluster') || DEFAULT.cluster,
+    const s = { model: q.get('model') || DEFAULT.model, modelOver: {}, hf: parseHf(q.get('hf')), cluster: q.get('cluster') || DEFAULT.cluster,
       clusterOver: {}, gpus: q.has('gpus') ? parseValue(q.get('gpus')) : null, plan: {}, workload: {},
       view: VIEWS.includes(q.get('view')) ? q.get('view') : 'cuts',
       layer: q.has('layer') ? parseValue(q.get('layer')) : null, gpu: q.has('gpu') ? parseValue(q.get('gpu')) : null };

@@ -1,7 +1,8 @@
 // tables.js: the live tables and the headline, as HTML from the derived result. Formatting only:
-// every number is a field of the core's result (shares of the step are the one ratio shown, and
-// they are labelled as such). Cells carry data-* attributes with the raw core value so tests can
-// compare them with the CLI's JSON exactly.
+// every number is a field of the core's result (shares of the step too: time.shares; the serving
+// latency table still divides its parts by TTFT and TPOT, the core having no shares for them).
+// Cells carry data-* attributes with the raw core value so tests can compare them with the CLI's
+// JSON exactly.
 (function (CL) {
   'use strict';
   const F = CL.fmt, P = CL.palette, e = F.escape;
@@ -77,9 +78,10 @@
   // ---- GPU equation ---------------------------------------------------------------------------
   function equation(s, d) {
     const r = d.good && d.good.r;
-    const plan = d.ok ? r.config.plan : Object.assign({ tp: 1, pp: 1, cp: 1, ep: 1 }, s.plan);
+    // an invalid plan: the config as the core read it (carried by the error result), else the state
+    const plan = d.ok ? r.config.plan : d.config ? d.config.plan : Object.assign({ tp: 1, pp: 1, cp: 1, ep: 1 }, s.plan);
     const gpus = d.ok ? r.gpus : (s.gpus != null ? s.gpus : '?');
-    const dp = d.ok ? plan.dp : (s.plan.dp != null ? s.plan.dp : '?');
+    const dp = d.ok || d.config ? plan.dp : (s.plan.dp != null ? s.plan.dp : '?');
     const t = (ax, v) => '<span class="term" style="--c:' + P.axis[ax] + '"><small>' + ax.toUpperCase() + '</small>' + (typeof v === 'number' ? F.int(v) : '?') + '</span>';
     const x = '<span class="op">×</span>';
     const folding = plan.etp > 0;
@@ -178,17 +180,24 @@
     const extra = Object.keys(b).filter((k) => !PARTS.some(([p]) => p === k)).map((k) => [k, k.replace(/_s$/, '').replace(/_/g, ' '), '#adb5bd']);
     return known.concat(extra);
   }
+  // Shares of the step come from the core (time.shares, fractions that add up to 1).
+  const share = (r, k) => {
+    const sh = r.time.shares;
+    const v = sh && sh[k.replace(/_s$/, '')];
+    return typeof v === 'number' ? v : null;
+  };
   function time(r) {
     const b = r.time.breakdown, step = r.time.step_s;
     const parts = partsOf(b);
     let h = '<h3>Step time <span class="muted">· ' + F.seconds(step) + ', ' + F.short(r.throughput.tokens_per_s) + ' tokens/s, MFU ' + F.pct(r.mfu) + '</span></h3>';
     h += '<div class="timebar">';
-    for (const [k, l, c] of parts) if (b[k] > 0) h += '<span style="width:' + (100 * b[k] / step) + '%;background:' + c + '" title="' + l + '"></span>';
+    for (const [k, l, c] of parts) if (b[k] > 0 && share(r, k) !== null) h += '<span style="width:' + (100 * share(r, k)) + '%;background:' + c + '" title="' + l + '"></span>';
     h += '</div><table class="t time"><tbody>';
     for (const [k, l, c] of parts) {
       if (!(b[k] > 0)) continue;
-      h += '<tr data-part="' + k + '"><th>' + sw(c) + l + '</th><td class="num"' + raw(b[k]) + '>' + F.seconds(b[k]) + '</td><td class="num muted">' +
-        F.pct(b[k] / step) + '</td></tr>';
+      const sh = share(r, k);
+      h += '<tr data-part="' + k + '"><th>' + sw(c) + l + '</th><td class="num"' + raw(b[k]) + '>' + F.seconds(b[k]) + '</td><td class="num muted"' +
+        (sh !== null ? ' data-share="' + sh + '">' + F.pct(sh) : '>') + '</td></tr>';
     }
     h += '<tr class="total"><th>step</th><td class="num"' + raw(step) + '>' + F.seconds(step) + '</td><td class="num muted">100%</td></tr>';
     h += '<tr><th>tokens/s</th><td class="num"' + raw(r.throughput.tokens_per_s) + '>' + F.int(r.throughput.tokens_per_s) + '</td><td></td></tr>';

@@ -1,256 +1,272 @@
-// view-pipeline.js: one training step on the pipeline, as simulated op by op by the core
-// (schedule(): every F, B, W op with its start and end, and the idle gaps). Stages are rows;
-// idle time is hatched; after the last backward each stage shows its exposed data-parallel
-// tail and the optimizer step (result.time.stages), so the axis ends at the step time.
+// view-pipeline.js: one training step on the pipeline, drawn from the core's scene (timeline():
+// core/scene.h lays out every op, idle interval, DP tail and optimizer step as a rect, with the
+// stage labels and time ticks; `cutlab schedule --svg` draws the same scene). The page only
+// places the scene on the canvas, colours each rect by its kind, adds the title, the peak number
+// of micro-batches in flight per stage, the legend, and hit-tests by rect index. In serving mode
+// the same call returns three decode steps walking the stages (kind "decode", idle elsewhere).
+//
+// figure() describes everything drawn, in canvas pixels; draw() paints it on the canvas and
+// CL.exporter.svg() writes the same description as an SVG file.
 (function (CL) {
   'use strict';
   const P = CL.palette, G = CL.gfx, F = CL.fmt;
-  const PAD = 16, LEFT = 84, RIGHT = 84, TOP = 58, AXIS = 34;
+  const PAD = 16, RIGHT = 76, TOP = 58, BELOW = 34;
+  const HATCH = '#adb5bd';
 
-  const OPNAME = { F: 'forward', B: 'backward', W: 'weight gradients', FB: 'forward + backward overlapped' };
+  const OPNAME = { F: 'forward', B: 'backward', W: 'weight gradients', FB: 'forward and backward overlapped (DualPipe)' };
+  const KIND_FILL = { F: P.op.F, B: P.op.B, W: P.op.W, FB: P.op.FB, decode: P.op.decode, dp: P.axis.dp, optimizer: P.state.optimizer };
+  const OPS = new Set(['F', 'B', 'W', 'FB']);
+  const isOp = (k) => OPS.has(k);
+  function fillOf(kind) { return KIND_FILL[kind] || P.op.F; }
+  const TEXT_ON = {};
+  function textOn(kind) { return TEXT_ON[kind] || (TEXT_ON[kind] = P.onFill(fillOf(kind))); }
 
-  function dims(d, width, compact) {
-    const pp = d.r.config.plan.pp;
-    const rowH = Math.max(7, Math.min(compact ? 28 : 34, Math.floor((compact ? 300 : 440) / pp)));
-    return { rowH, plotW: width - PAD - LEFT - RIGHT, x0: PAD + LEFT, top: TOP };
+  // The rect under a point of the scene (scene pixels), or −1: rects indexed by stage row once.
+  function rectAt(fig, x, y) {
+    const R = fig.sc.rects;
+    if (!fig.byStage) {
+      fig.byStage = [];
+      for (let i = 0; i < R.count; i++) (fig.byStage[R.stage[i]] || (fig.byStage[R.stage[i]] = [])).push(i);
+    }
+    const st = fig.rows.findIndex((row) => row && y >= row.y && y < row.y + row.h);
+    if (st < 0) return -1;
+    let best = -1;
+    for (const i of fig.byStage[st] || []) {
+      const w = Math.max(2, R.w[i]);
+      if (x >= R.x[i] && x < R.x[i] + w && (best < 0 || R.kind[best] === 'idle')) best = i;   // a bar wins over idle
+    }
+    return best;
   }
 
-  function legendItems(d, s) {
-    const items = [{ label: 'F forward', color: P.op.F }, { label: 'B backward', color: P.op.B }];
-    if (s && s.ops.some((o) => o.kind === 'W')) items.push({ label: 'W weight gradients', color: P.op.W });
-    if (s && s.ops.some((o) => o.kind === 'FB')) items.push({ label: 'F&B overlapped (DualPipe)', color: P.op.FB });
-    if (s && s.ops.some((o) => o.chunk > 0)) items.push({ label: 'later model chunk (dark band)', color: P.op.F, kind: 'band' });
-    items.push({ label: 'idle (bubble)', color: '#adb5bd', kind: 'hatch' });
-    if (d.r.time.stages.some((t) => t.dp_exposed_s > 0)) items.push({ label: 'DP exposed', color: P.axis.dp });
-    items.push({ label: 'optimizer step', color: P.state.optimizer });
-    if (s && s.ops.length && (1 / (s.ops.length / d.r.config.plan.pp)) * 800 >= 14) items.push({ label: 'numbers: micro-batch', kind: 'none' });
+  const serving = (d) => CL.tables.isInfer(d.r);
+  // The height asked of the core for the rows and axis: rows shrink (to 3 px) or grow (to 28 px) to fit it.
+  const rowsHeight = (compact) => (compact ? 300 : 440);
+
+  const measure = G.measure;
+
+  // ---- the figure --------------------------------------------------------------------------
+  function legendItems(sc, serve, numbered) {
+    const has = new Set(sc.rects.kind);
+    if (serve) {
+      const items = [{ label: 'decode of one token on a stage', color: P.op.decode, kind: 'box' }, { label: 'idle (waiting for the token)', color: HATCH, kind: 'hatch' }];
+      if (numbered) items.push({ label: 'numbers: token', kind: 'none' });
+      return items;
+    }
+    const items = [{ label: 'F forward', color: P.op.F, kind: 'box' }, { label: has.has('W') ? 'B backward (inputs)' : 'B backward', color: P.op.B, kind: 'box' }];
+    if (has.has('W')) items.push({ label: 'W weight gradients', color: P.op.W, kind: 'box' });
+    if (has.has('FB')) items.push({ label: 'F&B overlapped (DualPipe)', color: P.op.FB, kind: 'box' });
+    if (sc.rects.chunk.some((c) => c > 0)) items.push({ label: 'later model chunk (dark band)', color: P.op.F, kind: 'band' });
+    if (has.has('idle')) items.push({ label: 'idle (bubble)', color: HATCH, kind: 'hatch' });
+    if (has.has('dp')) items.push({ label: 'DP exposed', color: P.axis.dp, kind: 'box' });
+    if (has.has('optimizer')) items.push({ label: 'optimizer step', color: P.state.optimizer, kind: 'box' });
+    if (numbered) items.push({ label: 'numbers: micro-batch', kind: 'none' });
     return items;
   }
 
-  // ---- serving: one token after another walks the stages --------------------------------------
-  const TOKENS = 3;
-  function decodeItems() {
-    return [{ label: 'decode of one token on a stage', color: P.op.decode }, { label: 'idle (waiting for the token)', color: '#adb5bd', kind: 'hatch' },
-      { label: 'numbers: token', kind: 'none' }];
+  // Everything the view draws, positioned for a canvas `W` pixels wide (null when the core gives
+  // no scene); kept with the derived result, so layout() and draw() share it.
+  const figures = new WeakMap();
+  function figure(d, W, ui) {
+    const compact = !!(ui && ui.compact);
+    let byKey = figures.get(d);
+    if (!byKey) { byKey = new Map(); figures.set(d, byKey); }
+    const key = W + (compact ? 'c' : '');
+    if (!byKey.has(key)) byKey.set(key, makeFigure(d, W, compact));
+    return byKey.get(key);
   }
-  function drawDecode(ctx, d, vp, ui, hits) {
-    const r = d.r, inf = r.inference, pp = r.config.plan.pp, W = vp.w;
-    const k = dims(d, W, ui.compact);
-    const T = inf.tpot_s, span = TOKENS * T;
-    const X = (t) => k.x0 + (t / span) * k.plotW;
-    const tw = G.text(ctx, 'Decode · one token walks ' + pp + ' stage' + (pp > 1 ? 's' : '') + ' in turn', PAD, 20, { font: G.font(13, 650) });
-    const sub = 'each stage idle ' + F.pct(inf.stage_idle_fraction) + ' of the time · TPOT ' + F.seconds(T) + ' · ' + F.sig(inf.tokens_per_s_per_user) + ' tokens/s per user';
-    ctx.font = G.font(12);
-    if (ctx.measureText(sub).width <= W - 2 * PAD - tw - 12) G.text(ctx, sub, PAD + tw + 12, 20, { font: G.font(12), color: P.ink.muted });
-    else G.text(ctx, sub, PAD, 36, { font: G.font(12), color: P.ink.muted, maxW: W - 2 * PAD });
-    const pad = k.rowH >= 12 ? 2 : 1;
-    for (let st = 0; st < pp; st++) {
-      const y = k.top + st * k.rowH;
-      if (st % 2 === 0) G.rect(ctx, PAD - 4, y, W - 2 * PAD + 8, k.rowH, '#f8f9fa');
-      if (k.rowH >= 10) G.text(ctx, 'stage ' + (st + 1), PAD + LEFT - 10, y + k.rowH / 2 + 4, { font: G.font(k.rowH >= 16 ? 11.5 : 10, 600), color: P.axis.pp, align: 'right' });
-      G.hatch(ctx, k.x0, y + pad, k.plotW, k.rowH - 2 * pad, '#adb5bd', 5, '#fff');
-      if (k.rowH >= 10) G.text(ctx, F.seconds(inf.decode_stage_s[st]), W - PAD, y + k.rowH / 2 + 4, { font: G.font(10.5), color: P.ink.muted, align: 'right' });
+  function makeFigure(d, W, compact) {
+    const serve = serving(d);
+    const sc = d.timeline ? d.timeline(Math.max(200, Math.round(W - 2 * PAD - RIGHT)), rowsHeight(compact)) : null;
+    if (!sc) return null;
+    const r = d.r, plan = r.config.plan, R = sc.rects, n = R.count;
+    const ox = PAD, oy = TOP;
+    // Per stage: the row's y and height (from its rects).
+    const rows = [];
+    for (let i = 0; i < n; i++) if (!rows[R.stage[i]]) rows[R.stage[i]] = { y: R.y[i], h: R.h[i] };
+    const rowH = rows.length ? rows[0].h : 0;
+    const axisY = sc.grid.length ? sc.grid[0].y + sc.grid[0].h : Math.max(0, ...rows.map((x) => x.y + x.h));
+    // time → x, from the scene's own axis (its ticks carry both)
+    let X = null;
+    const g = sc.grid;
+    if (g.length >= 2) {
+      const k = (g[g.length - 1].x - g[0].x) / (g[g.length - 1].t_s - g[0].t_s);
+      X = (t) => ox + g[0].x + (t - g[0].t_s) * k;
     }
-    G.text(ctx, 'per token', W - PAD, k.top - 8, { font: G.font(10, 700), color: P.ink.muted, align: 'right' });
-    // positions along the token's walk: each stage starts when the previous one is done
-    for (let t = 0; t < TOKENS; t++) {
-      let start = t * T;
-      for (let st = 0; st < pp; st++) {
-        const dur = inf.decode_stage_s[st];
-        const y = k.top + st * k.rowH + pad, h = k.rowH - 2 * pad;
-        const x0 = X(start), w = Math.max(1, X(start + dur) - x0);
-        G.rect(ctx, x0, y, w, h, P.op.decode);
-        if (w >= 14 && h >= 10) G.text(ctx, String(t + 1), x0 + w / 2, y + h / 2 + 4, { font: G.font(10.5, 700), align: 'center' });
-        hits.add(x0, y, w, h, { kind: 'decode', t, st, dur });
-        start += dur;
+    // Title and subtitle
+    let title, sub;
+    if (serve) {
+      const inf = r.inference;
+      title = 'Decode · one token walks ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' in turn';
+      sub = 'each stage idle ' + F.pct(inf.stage_idle_fraction) + ' of the time · TPOT ' + F.seconds(inf.tpot_s) + ' · ' + F.sig(inf.tokens_per_s_per_user) + ' tokens/s per user';
+    } else {
+      const s = sc.schedule;
+      title = s.name + ' · ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' × ' + F.int(r.mesh.num_micro_batches) + ' micro-batches' +
+        (plan.vpp > 1 ? ' × ' + plan.vpp + ' chunks' : '');
+      sub = 'bubble ' + F.pct(s.bubble_fraction) + ' of the pipeline (hatched) · makespan ' + F.seconds(s.makespan_s) + ' · step ' + F.seconds(sc.step_s);
+    }
+    const titleFont = G.font(13, 650), subFont = G.font(12);
+    const tw = measure(titleFont, title);
+    const subOnLine = measure(subFont, sub) <= W - 2 * PAD - tw - 12;
+    const text = [
+      { text: title, x: PAD, y: 20, font: titleFont, color: P.ink.text },
+      { text: sub, x: subOnLine ? PAD + tw + 12 : PAD, y: subOnLine ? 20 : 36, font: subFont, color: P.ink.muted, maxW: W - 2 * PAD },
+    ];
+    // Stage labels where the core put them (numbered from 1, as everywhere on the page), and the
+    // right-hand column: peak micro-batches alive (training) or each stage's time per token (serving).
+    const labelFont = G.font(rowH >= 16 ? 11.5 : 10, 600);
+    const stageLabels = [], right = [];
+    text.push({ text: serve ? 'per token' : 'in flight', x: W - PAD, y: oy - 8, font: G.font(10, 700), color: P.ink.muted, align: 'right' });
+    for (const l of sc.labels) {
+      if (l.kind === 'stage') {
+        const st = Number(/\d+/.exec(l.text)[0]);
+        stageLabels.push({ text: 'stage ' + (st + 1), x: ox + l.x, y: oy + l.y, font: labelFont, color: P.axis.pp, align: l.anchor === 'end' ? 'right' : l.anchor === 'middle' ? 'center' : 'left' });
+        const raw = serve ? r.inference.decode_stage_s[st] : sc.schedule.peak_alive_micro_batches[st];
+        const v = raw === undefined ? '' : serve ? F.seconds(raw) : String(raw) + (plan.vpp > 1 ? ' chunks' : '');
+        if (v) right.push({ text: v, x: W - PAD, y: oy + l.y, font: G.font(rowH >= 16 ? 10.5 : 9.5), color: P.ink.muted, align: 'right' });
+      } else if (l.kind === 'tick') {
+        text.push({ text: l.text.replace(' ', F.NBSP), x: ox + l.x, y: oy + l.y, font: G.font(10.5), color: P.ink.muted, align: 'center' });
+      } else {
+        text.push({ text: l.text, x: ox + l.x, y: oy + l.y, font: G.font(11), color: P.ink.muted, align: l.anchor === 'end' ? 'right' : l.anchor === 'middle' ? 'center' : 'left' });
       }
     }
-    const ay = k.top + pp * k.rowH;
-    ctx.strokeStyle = P.ink.rule; ctx.lineWidth = 1;
-    ctx.beginPath(); ctx.moveTo(k.x0, ay + 0.5); ctx.lineTo(k.x0 + k.plotW, ay + 0.5); ctx.stroke();
-    const tick = G.niceStep(span, Math.max(3, Math.floor(k.plotW / 90)));
-    for (let t = 0; t <= span + 1e-12; t += tick) {
-      const x = Math.round(X(t)) + 0.5;
-      ctx.beginPath(); ctx.moveTo(x, ay); ctx.lineTo(x, ay + 4); ctx.stroke();
-      G.text(ctx, tickLabel(t, tick), x, ay + 16, { font: G.font(10.5), color: P.ink.muted, align: 'center' });
+    // makespan (dashed) and the end of the step (solid) above the rows
+    const marks = [];
+    if (!serve && X) {
+      const mx = Math.round(X(sc.schedule.makespan_s)) + 0.5, ex = Math.round(X(sc.step_s)) - 0.5;
+      marks.push({ x: mx, dash: true }, { x: ex, dash: false });
+      const lf = G.font(10.5, 600);
+      if (ex - mx > measure(lf, 'makespan') + 40) {
+        text.push({ text: 'makespan', x: mx - 4, y: oy - 8, font: lf, color: P.ink.text, align: 'right' });
+        text.push({ text: 'step', x: ex - 4, y: oy - 8, font: lf, color: P.ink.text, align: 'right' });
+      } else text.push({ text: 'makespan | step', x: ex - 4, y: oy - 8, font: lf, color: P.ink.text, align: 'right' });
     }
-    G.text(ctx, 'time →', k.x0 + k.plotW, ay + 30, { font: G.font(10.5), color: P.ink.faint, align: 'right' });
-    const items = decodeItems();
-    const ly = vp.h - G.legendHeight(items, W - 2 * PAD);
-    G.rect(ctx, PAD, ly - 8, W - 2 * PAD, 1, P.ink.rule);
-    G.legend(ctx, items, PAD, ly, W - 2 * PAD);
+    const plotRight = ox + sc.width;
+    text.push({ text: 'time →', x: plotRight, y: oy + axisY + 30, font: G.font(10.5), color: P.ink.faint, align: 'right' });
+    // numbers on the bars: micro-batch (training) or token (serving), from 1, where they fit
+    const numFont = G.font(Math.min(11, Math.max(8.5, rowH - 8)), 600);
+    const digitW = measure(numFont, '0');
+    let numbered = false;
+    for (let i = 0; i < n && !numbered; i++) numbered = fits(R, i, digitW);
+    const legend = legendItems(sc, serve, numbered);
+    const legendW = W - 2 * PAD;
+    const legendY = oy + axisY + BELOW + 12;
+    const height = legendY + G.legendHeight(legend, legendW);
+    return { W, height, ox, oy, sc, rows, rowH, axisY, plotRight, text, stageLabels, right, marks, numFont, digitW, legend, legendY, legendW, serve, X };
   }
 
+  // The number drawn on rect i (micro-batch or token, from 1), or '' when it does not fit.
+  function fits(R, i, digitW) {
+    return R.micro_batch[i] >= 0 && R.w[i] >= 13 && R.h[i] >= 10 && String(R.micro_batch[i] + 1).length * digitW <= R.w[i] - 3;
+  }
+  function numberOn(fig, i) {
+    return fits(fig.sc.rects, i, fig.digitW) ? String(fig.sc.rects.micro_batch[i] + 1) : '';
+  }
+
+  // ---- canvas ------------------------------------------------------------------------------
   function layout(d, width, ui) {
-    if (CL.tables.isInfer(d.r)) {
-      const k = dims(d, width, ui && ui.compact);
-      return k.top + d.r.config.plan.pp * k.rowH + AXIS + 16 + G.legendHeight(decodeItems(), width - 2 * PAD);
-    }
-    const s = d.schedule();
-    const k = dims(d, width, ui && ui.compact);
-    const rows = d.r.config.plan.pp;
-    return k.top + rows * k.rowH + AXIS + 16 + G.legendHeight(legendItems(d, s), width - 2 * PAD);
-  }
-
-  function fillOf(op) { return P.op[op.kind] || P.op.F; }
-
-  // Tick labels without trailing zeros: 0, 1 s, 2 s … or 0, 250 ms, 500 ms …
-  function tickLabel(t, tick) {
-    if (t === 0) return '0';
-    if (tick >= 1) return F.fixed(t, tick % 1 ? 1 : 0) + F.NBSP + 's';
-    if (tick >= 1e-3) return F.fixed(t * 1e3, (tick * 1e3) % 1 ? 1 : 0) + F.NBSP + 'ms';
-    return F.fixed(t * 1e6, 0) + F.NBSP + 'µs';
+    const fig = figure(d, width, ui);
+    return fig ? fig.height : 80;
   }
 
   function draw(ctx, d, vp, ui, hits) {
-    if (CL.tables.isInfer(d.r)) return drawDecode(ctx, d, vp, ui, hits);
-    const r = d.r, plan = r.config.plan;
-    const s = d.schedule();
-    const W = vp.w;
-    if (!s) {
-      G.text(ctx, 'This core has no schedule() function: the timeline needs it.', PAD, 30, { color: P.ink.warn });
+    const fig = figure(d, vp.w, ui);
+    if (!fig) {
+      G.text(ctx, 'This core has no timeline() function: the pipeline view needs it.', PAD, 30, { color: P.ink.warn });
       return;
     }
-    const k = dims(d, W, ui.compact);
-    const step = r.time.step_s;
-    const X = (t) => k.x0 + (t / step) * k.plotW;
-    const rows = plan.pp;
-    const mbCount = r.mesh.num_micro_batches;
-    // title line
-    const title = s.name + ' · ' + rows + ' stage' + (rows > 1 ? 's' : '') + ' × ' + F.int(mbCount) + ' micro-batches' +
-      (plan.vpp > 1 ? ' × ' + plan.vpp + ' chunks' : '');
-    const tw = G.text(ctx, title, PAD, 20, { font: G.font(13, 650) });
-    const sub = 'bubble ' + F.pct(s.bubble_fraction) + ' of the pipeline (hatched) · makespan ' + F.seconds(s.makespan_s) + ' · step ' + F.seconds(step);
-    ctx.font = G.font(12);
-    if (ctx.measureText(sub).width <= W - 2 * PAD - tw - 12) G.text(ctx, sub, PAD + tw + 12, 20, { font: G.font(12), color: P.ink.muted });
-    else G.text(ctx, sub, PAD, 36, { font: G.font(12), color: P.ink.muted, maxW: W - 2 * PAD - 70 });
-    G.text(ctx, 'in flight', W - PAD, TOP - 8, { font: G.font(10, 700), color: P.ink.muted, align: 'right' });
-    // rows
-    for (let st = 0; st < rows; st++) {
-      const y = k.top + st * k.rowH;
-      if (st % 2 === 0) G.rect(ctx, PAD - 4, y, W - 2 * PAD + 8, k.rowH, '#f8f9fa');
-      if (k.rowH >= 10 && (rows <= 32 || st % Math.ceil(rows / 32) === 0))
-        G.text(ctx, 'stage ' + (st + 1), PAD + LEFT - 10, y + k.rowH / 2 + 4, { font: G.font(k.rowH >= 16 ? 11.5 : 10, 600), color: P.axis.pp, align: 'right' });
-      const alive = s.peak_alive_micro_batches[st];
-      if (alive !== undefined && k.rowH >= 10) G.text(ctx, String(alive) + (plan.vpp > 1 ? ' chunks' : ''), W - PAD, y + k.rowH / 2 + 4,
-        { font: G.font(10.5), color: P.ink.muted, align: 'right' });
+    const { W, ox, oy, sc, rows } = fig;
+    const R = sc.rects, n = R.count;
+    // alternate row shading
+    rows.forEach((row, st) => { if (st % 2 === 0) G.rect(ctx, PAD - 4, oy + row.y, W - 2 * PAD + 8, row.h, '#f8f9fa'); });
+    // grid: the core's ticks
+    ctx.strokeStyle = '#e9ecef'; ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (const g of sc.grid) { const x = Math.round(ox + g.x) + 0.5; ctx.moveTo(x, oy + g.y); ctx.lineTo(x, oy + g.y + g.h + 4); }
+    ctx.stroke();
+    // idle: hatched (one pattern fill per rect, no clipping)
+    ctx.fillStyle = G.hatchPattern(ctx, HATCH, 5, '#fff');
+    for (let i = 0; i < n; i++) if (R.kind[i] === 'idle' && R.w[i] > 0.5) ctx.fillRect(ox + R.x[i], oy + R.y[i], R.w[i], R.h[i]);
+    // ops, DP tails, optimizer steps, decode steps: one colour per kind; a bar 3 px or wider
+    // stops half a pixel short, so neighbours stay apart
+    let fill = null;
+    for (let i = 0; i < n; i++) {
+      const k = R.kind[i];
+      if (k === 'idle') continue;
+      const f = fillOf(k);
+      if (f !== fill) { ctx.fillStyle = f; fill = f; }
+      const w = R.w[i];
+      ctx.fillRect(ox + R.x[i], oy + R.y[i], w >= 3 ? w - 0.5 : Math.max(0.6, w), R.h[i]);
     }
-    const pad = k.rowH >= 12 ? 2 : 1;
-    // idle
-    for (const iv of s.idle) {
-      const y = k.top + iv.stage * k.rowH + pad;
-      const x0 = X(iv.start_s), x1 = X(iv.end_s);
-      if (x1 - x0 < 0.5) continue;
-      G.hatch(ctx, x0, y, x1 - x0, k.rowH - 2 * pad, '#adb5bd', 5, '#fff');
+    // later model chunks: a dark band on top
+    ctx.fillStyle = 'rgba(16,24,40,0.55)';
+    for (let i = 0; i < n; i++) if (R.chunk[i] > 0 && isOp(R.kind[i])) ctx.fillRect(ox + R.x[i], oy + R.y[i], Math.max(0.6, R.w[i] - 0.5), Math.max(2, R.h[i] * 0.22));
+    // numbers
+    ctx.font = fig.numFont; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
+    for (let i = 0; i < n; i++) {
+      const s = numberOn(fig, i);
+      if (!s) continue;
+      ctx.fillStyle = textOn(R.kind[i]);
+      ctx.fillText(s, ox + R.x[i] + R.w[i] / 2, oy + R.y[i] + R.h[i] / 2 + 0.5);
     }
-    // ops
-    const hoverMb = ui.hover && ui.hover.kind === 'op' ? ui.hover.mb : null;
-    ctx.font = G.font(Math.min(11, Math.max(8.5, k.rowH - 8)), 600);
-    const labelFont = ctx.font;
-    for (const op of s.ops) {
-      const y = k.top + op.stage * k.rowH + pad, h = k.rowH - 2 * pad;
-      const x0 = X(op.start_s), x1 = X(op.end_s);
-      const w = Math.max(0.6, x1 - x0);
-      const fill = fillOf(op);
-      ctx.fillStyle = fill;
-      ctx.fillRect(x0, y, w, h);
-      if (op.chunk > 0) { ctx.fillStyle = 'rgba(16,24,40,0.55)'; ctx.fillRect(x0, y, w, Math.max(2, h * 0.22)); }
-      if (w >= 3) { ctx.fillStyle = 'rgba(255,255,255,0.85)'; ctx.fillRect(x1 - 0.5, y, 0.5, h); }
-      if (w >= 13 && h >= 10) {
-        const lbl = String(op.micro_batch);
-        ctx.font = labelFont;
-        if (ctx.measureText(lbl).width <= w - 3) {
-          ctx.fillStyle = P.onFill(fill);
-          ctx.textAlign = 'center';
-          ctx.textBaseline = 'middle';
-          ctx.fillText(lbl, x0 + w / 2, y + h / 2 + 0.5);
-          ctx.textBaseline = 'alphabetic';
-        }
-      }
-      hits.add(x0, y, w, h, { kind: 'op', op, mb: op.micro_batch, key: 'mb' + op.micro_batch });
-    }
-    if (hoverMb !== null) {
+    ctx.textBaseline = 'alphabetic';
+    // hover: the hovered micro-batch (or token) outlined on every stage
+    const hov = ui.hover && ui.hover.kind === 'rect' && ui.hover.mb !== undefined ? ui.hover.mb : null;
+    if (hov !== null) {
       ctx.strokeStyle = P.ink.text; ctx.lineWidth = 1.5;
-      for (const op of s.ops) {
-        if (op.micro_batch !== hoverMb) continue;
-        const y = k.top + op.stage * k.rowH + pad, h = k.rowH - 2 * pad;
-        ctx.strokeRect(X(op.start_s) + 0.5, y + 0.5, Math.max(1, X(op.end_s) - X(op.start_s)) - 1, h - 1);
+      for (let i = 0; i < n; i++) {
+        if (R.kind[i] === 'idle' || R.kind[i] === 'dp' || R.kind[i] === 'optimizer') continue;
+        if (R.micro_batch[i] !== hov && R.backward_micro_batch[i] !== hov) continue;
+        ctx.strokeRect(ox + R.x[i] + 0.5, oy + R.y[i] + 0.5, Math.max(1, R.w[i] - 1), R.h[i] - 1);
       }
     }
-    // the tail after the last backward: exposed DP, then the optimizer
-    for (const t of r.time.stages) {
-      const y = k.top + t.stage * k.rowH + pad, h = k.rowH - 2 * pad;
-      let x = X(t.end_s);
-      if (t.dp_exposed_s > 0) {
-        const w = X(t.end_s + t.dp_exposed_s) - x;
-        G.rect(ctx, x, y, w, h, P.axis.dp);
-        hits.add(x, y, Math.max(w, 2), h, { kind: 'tail', what: 'dp', t });
-        x += w;
-      }
-      if (t.optimizer_s > 0) {
-        const w = Math.max(1, X(t.end_s + t.dp_exposed_s + t.optimizer_s) - x);
-        G.rect(ctx, x, y, w, h, P.state.optimizer);
-        hits.add(x, y, Math.max(w, 2), h, { kind: 'tail', what: 'opt', t });
-      }
+    // hover by rect index: one region over the rows, resolved when the pointer moves
+    hits.add(ox, oy, sc.width, fig.axisY, (px, py) => {
+      const i = rectAt(fig, px - ox, py - oy);
+      if (i < 0) return null;
+      const k = R.kind[i];
+      const mb = k === 'idle' || k === 'dp' || k === 'optimizer' ? undefined : R.micro_batch[i];
+      return { kind: 'rect', i, mb, sc, key: mb !== undefined ? 'mb' + mb : 'r' + i };
+    });
+    // axis, markers, labels
+    G.rect(ctx, ox + (sc.grid[0] ? sc.grid[0].x : 0), oy + fig.axisY, sc.width - (sc.grid[0] ? sc.grid[0].x : 0), 1, P.ink.rule);
+    for (const m of fig.marks) {
+      ctx.strokeStyle = P.ink.text; ctx.lineWidth = 1;
+      if (m.dash) ctx.setLineDash([3, 3]);
+      ctx.beginPath(); ctx.moveTo(m.x, oy - 4); ctx.lineTo(m.x, oy + fig.axisY + 4); ctx.stroke();
+      ctx.setLineDash([]);
     }
-    // makespan marker and time axis
-    const ay = k.top + rows * k.rowH;
-    ctx.strokeStyle = P.ink.rule; ctx.lineWidth = 1;
-    ctx.beginPath(); ctx.moveTo(k.x0, ay + 0.5); ctx.lineTo(k.x0 + k.plotW, ay + 0.5); ctx.stroke();
-    const tick = G.niceStep(step, Math.max(3, Math.floor(k.plotW / 90)));
-    for (let t = 0; t <= step + 1e-12; t += tick) {
-      const x = Math.round(X(t)) + 0.5;
-      ctx.beginPath(); ctx.moveTo(x, ay); ctx.lineTo(x, ay + 4); ctx.stroke();
-      G.text(ctx, tickLabel(t, tick), x, ay + 16, { font: G.font(10.5), color: P.ink.muted, align: 'center' });
-    }
-    const mx = Math.round(X(s.makespan_s)) + 0.5;
-    ctx.strokeStyle = P.ink.text; ctx.setLineDash([3, 3]);
-    ctx.beginPath(); ctx.moveTo(mx, k.top - 4); ctx.lineTo(mx, ay + 4); ctx.stroke(); ctx.setLineDash([]);
-    const ex = Math.round(X(step)) - 0.5;
-    ctx.strokeStyle = P.ink.text;
-    ctx.beginPath(); ctx.moveTo(ex, k.top - 4); ctx.lineTo(ex, ay + 4); ctx.stroke();
-    const mLabel = 'makespan';
-    ctx.font = G.font(10.5, 600);
-    const mlw = ctx.measureText(mLabel).width;
-    const stepX = ex, mkX = mx;
-    if (stepX - mkX > mlw + 40) {
-      G.text(ctx, mLabel, mkX - 4, k.top - 8, { font: G.font(10.5, 600), color: P.ink.text, align: 'right' });
-      G.text(ctx, 'step', stepX - 4, k.top - 8, { font: G.font(10.5, 600), color: P.ink.text, align: 'right' });
-    } else {
-      G.text(ctx, 'makespan | step', stepX - 4, k.top - 8, { font: G.font(10.5, 600), color: P.ink.text, align: 'right' });
-    }
-    G.text(ctx, 'time →', k.x0 + k.plotW, ay + 30, { font: G.font(10.5), color: P.ink.faint, align: 'right' });
-    const items = legendItems(d, s);
-    const ly = vp.h - G.legendHeight(items, W - 2 * PAD);
-    G.rect(ctx, PAD, ly - 8, W - 2 * PAD, 1, P.ink.rule);
-    G.legend(ctx, items, PAD, ly, W - 2 * PAD);
+    for (const t of fig.stageLabels.concat(fig.right, fig.text)) G.text(ctx, t.text, t.x, t.y, { font: t.font, color: t.color, align: t.align, maxW: t.maxW });
+    G.rect(ctx, PAD, fig.legendY - 8, W - 2 * PAD, 1, P.ink.rule);
+    G.legend(ctx, fig.legend, PAD, fig.legendY, fig.legendW);
   }
 
+  // ---- hover -------------------------------------------------------------------------------
   function tip(d, p) {
-    if (p.kind === 'decode') return '<b>token ' + (p.t + 1) + ' on stage ' + (p.st + 1) + '</b><br>' + F.seconds(p.dur) + ' of the ' + F.seconds(d.r.inference.tpot_s) +
+    if (p.kind !== 'rect') return '';
+    const sc = p.sc;
+    if (!sc || p.i >= sc.rects.count) return '';
+    const R = sc.rects, i = p.i, k = R.kind[i], st = R.stage[i] + 1;
+    const when = F.seconds(R.start_s[i]) + ' → ' + F.seconds(R.end_s[i]) + ' · ' + F.seconds(R.end_s[i] - R.start_s[i]);
+    if (k === 'decode') return '<b>token ' + (R.micro_batch[i] + 1) + ' on stage ' + st + '</b><br>' + when + '<br>of the ' + F.seconds(d.r.inference.tpot_s) +
       ' per token; the other stages wait';
-    if (p.kind === 'op') {
-      const o = p.op;
-      return '<b>stage ' + (o.stage + 1) + ' · ' + o.kind + '</b> ' + OPNAME[o.kind] + '<br>micro-batch ' + o.micro_batch +
-        (d.r.config.plan.vpp > 1 || o.chunk > 0 ? ', model chunk ' + (o.chunk + 1) : '') + '<br>' + F.seconds(o.start_s) + ' → ' + F.seconds(o.end_s) +
-        '<br><i>outlined: this micro-batch on every stage</i>';
-    }
-    if (p.kind === 'tail') {
-      const t = p.t;
-      return p.what === 'dp' ? '<b>stage ' + (t.stage + 1) + ' · data-parallel tail</b><br>' + F.seconds(t.dp_exposed_s) + ' of gradient reduction not hidden behind the backward'
-        : '<b>stage ' + (t.stage + 1) + ' · optimizer step</b><br>' + F.seconds(t.optimizer_s);
-    }
-    return '';
+    if (k === 'idle') return '<b>stage ' + st + ' · idle</b>' + (serving(d) ? ' (waiting for the token)' : ' (bubble)') + '<br>' + when;
+    if (k === 'dp') return '<b>stage ' + st + ' · data-parallel tail</b><br>gradient reduction not hidden behind the backward<br>' + when;
+    if (k === 'optimizer') return '<b>stage ' + st + ' · optimizer step</b><br>' + when;
+    const plan = d.r.config.plan;
+    const mb = k === 'FB' ? 'forward of micro-batch ' + (R.micro_batch[i] + 1) + ', backward of ' + (R.backward_micro_batch[i] + 1) : 'micro-batch ' + (R.micro_batch[i] + 1);
+    const chunks = plan.schedule === 'dualpipe' ? 2 : plan.vpp;
+    return '<b>stage ' + st + ' · ' + k + '</b> ' + (OPNAME[k] || '') + '<br>' + mb + (chunks > 1 ? ', model chunk ' + (R.chunk[i] + 1) + ' of ' + chunks : '') +
+      '<br>' + when + '<br><i>outlined: this micro-batch on every stage</i>';
   }
 
   function caption(d) {
     const plan = d.r.config.plan;
-    if (CL.tables.isInfer(d.r)) return '<b>Serving pipeline.</b> Hatched = idle. A token visits the ' + plan.pp + ' stages in sequence, so at any instant ' +
+    if (serving(d)) return '<b>Serving pipeline.</b> Hatched = idle. A token visits the ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' in sequence, so at any instant ' +
       (plan.pp - 1) + ' of ' + plan.pp + ' stages wait (one batch in flight). <span class="muted">Three consecutive tokens shown.</span>';
-    return '<b>Pipeline timeline.</b> Rows are stages (' + plan.pp + '), bars are F/B/W ops of each micro-batch, simulated op by op by the core. ' +
-      '<span class="muted">Hover an op to follow its micro-batch down the pipe.</span>';
+    return '<b>Pipeline timeline.</b> Rows are stages (' + plan.pp + '), bars are the F/B/W ops of each micro-batch, simulated op by op and laid out by the core ' +
+      '(the figure of <code>cutlab schedule --svg</code>). <span class="muted">Hover an op to follow its micro-batch down the pipe.</span>';
   }
 
   CL.views = CL.views || {};
-  CL.views.pipeline = { layout, draw, tip, caption };
+  CL.views.pipeline = { layout, draw, tip, caption, figure, fillOf, textOn, numberOn, rectAt, HATCH, PAD };
 })(window.CL = window.CL || {});

@@ -1,6 +1,6 @@
 // view-placement.js: where the weights land. Nodes are boxes of GPUs (8, or 72 for NVL72); each
-// GPU shows what it holds (from the core's gpu() answers for its TP/EP/CP coordinates and the
-// stage's layers). NVLink inside a node and scale-out between nodes are drawn with a thickness
+// GPU shows what it holds (small clusters: every GPU's own answer from one core gpus() call;
+// bigger ones: cells coloured by mesh coordinates from the core's strides, and gpu() on hover). NVLink inside a node and scale-out between nodes are drawn with a thickness
 // that grows with the bytes each GPU moves per step (result.comm). Three levels of detail:
 // every GPU labelled (≤ 64 GPUs), every GPU as a coloured cell (≤ 1,024), and, above that, one
 // row per pipeline stage with each distinct kind of node drawn once with its count.
@@ -38,14 +38,10 @@
     return (plan.zero > 0 ? 'ZeRO-' + plan.zero : 'dist. optimizer') + ' · 1/' + F.int(g.size) + ' shard';
   }
 
-  // What GPU `c` (coordinates from mesh.js) holds, assembled from the core's answers.
+  // What GPU `c` holds: `c` is the core's own answer for that GPU (gpus()).
   function holds(d, c) {
-    const r = d.r, reps = d.reps;
-    const st = r.placement.stages[c.pp];
-    return {
-      st, tpRep: reps.tp[c.tp], cpRep: reps.cp[c.cp], epRep: reps.ep[c.ep], etpRep: reps.etp[c.etp],
-      mem: r.memory.per_stage[c.pp],
-    };
+    const r = d.r;
+    return { st: r.placement.stages[c.pp], tpRep: c, cpRep: c, epRep: c, etpRep: c, mem: r.memory.per_stage[c.pp] };
   }
 
   // The axis that varies between the GPUs of one node (drives the cell colours when zoomed out).
@@ -81,6 +77,7 @@
 
   function sceneFull(d, W) {
     const mesh = d.mesh, Gn = mesh.gpusPerNode, N = mesh.nodes;
+    const all = d.gpuRange(0, mesh.gpus);   // ≤ 64 GPUs: one gpus() call, every GPU's own answer
     const innerW = W - 2 * PAD;
     // nodes side by side when there are two or more and at least 4 GPU columns fit each
     const nodeCols = N === 1 ? 1 : N <= 2 ? 2 : N <= 4 ? 2 : 2;
@@ -101,7 +98,7 @@
       for (let k = 0; k < Gn; k++) {
         const rank = n * Gn + k;
         if (rank >= mesh.gpus) break;
-        gpus.push({ rank, x: x + 10 + (k % gcols) * (cellW + 8), y: y + 30 + Math.floor(k / gcols) * (cellH + 8), w: cellW, h: cellH, c: mesh.coords(rank) });
+        gpus.push({ rank, x: x + 10 + (k % gcols) * (cellW + 8), y: y + 30 + Math.floor(k / gcols) * (cellH + 8), w: cellW, h: cellH, c: all[rank] || mesh.coords(rank) });
       }
       nodes.push({ n, x, y, w: nodeW, h: nodeH, gpus });
     }
@@ -253,9 +250,12 @@
     if (h.tpRep && m.ffn_hidden) line('FFN ' + F.compact(h.tpRep.ffn[0]) + '–' + F.compact(h.tpRep.ffn[1] - 1), P.axis.tp);
     if (m.experts > 0 && h.epRep) line('experts ' + F.span(h.epRep.experts[0], h.epRep.experts[1]), P.axis.ep, true);
     if (plan.cp > 1 && h.cpRep) line('CP ' + g.c.cp + ' · ' + h.cpRep.seq_chunks.map((c) => F.tokens(c[0], c[1])).join(', '), P.axis.cp, true);
-    line('DP replica ' + (plan.etp > 0 ? g.c.dp : g.c.dp * plan.ep + g.c.ep), P.axis.dp);
+    line('DP replica ' + g.c.replica, P.axis.dp);
     const zg = zeroGroup(r);
-    if (zg) line(zg, P.axis.dp, true);
+    if (zg) {   // "ZeRO-3 · 1/64 shard", shortened to what the cell has room for
+      const cands = [zg, zg.replace(' shard', ''), zg.replace(' shard', '').replace(' · ', ' ')];
+      line(cands.find((c) => G.measure(G.font(10.5, 600), c) <= w) || cands[2], P.axis.dp, true);
+    }
     // memory bar
     memBar(ctx, x, g.y + g.h - 14, w, 7, h.mem, r);
     G.text(ctx, F.gib(h.mem.total_bytes, 1) + ' GiB', g.x + g.w - 7, g.y + g.h - 19, { font: G.font(10, 600), color: h.mem.fits ? P.ink.muted : P.ink.warn, align: 'right' });

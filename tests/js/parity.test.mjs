@@ -1,13 +1,16 @@
 // The WASM module (build-wasm/web/core.js) gives exactly the native CLI's answers: for each config
 // the parsed JSON of core.evaluate() equals the parsed JSON of `cutlab evaluate X --json`
 // (deepStrictEqual: same keys, same numbers to the last bit), errors included; same for the
-// schedule and the presets.
+// schedule and the presets. The pipeline scene (timeline()) holds every op of the CLI's schedule;
+// gpus() equals gpu() rank by rank; error results carry the config as read; a Hugging Face
+// config.json is a model; and the page's SVG export writes the scene's rects.
 // Run: node --test tests/js/   (env WASM_DIR, default build-wasm/web; NATIVE_CLI, default build-native/native/cutlab)
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import vm from 'node:vm';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,4 +129,125 @@ test('nothing throws across the boundary, whatever the input', () => {
   const g = JSON.parse(core.gpu(JSON.stringify(CONFIGS['MoE Mixtral with folding (etp), ZB-H1']), 100000));
   assert.equal(g.ok, false);
   assert.equal(g.errors[0].path, '/rank');
+});
+
+// ---- the pipeline scene -------------------------------------------------------------------------
+const TRAIN = Object.entries(CONFIGS).filter(([, c]) => typeof c !== 'string');
+const opKey = (o) => [o.stage, o.kind, o.micro_batch, o.chunk, o.start_s, o.end_s].join(',');
+
+for (const [name, cfg] of TRAIN) {
+  test(`timeline scene holds every op of \`cutlab schedule --json\`: ${name}`, () => {
+    const text = JSON.stringify(cfg);
+    const out = JSON.parse(core.timeline(text, 960, 400));
+    assert.equal(out.ok, true, JSON.stringify(out.errors));
+    const sc = out.result, R = sc.rects;
+    for (const k of ['kind', 'stage', 'micro_batch', 'chunk', 'backward_micro_batch', 'x', 'y', 'w', 'h', 'start_s', 'end_s']) assert.equal(R[k].length, R.count, k);
+    const sched = native('schedule', text).json;
+    const ops = [], idle = [];
+    for (let i = 0; i < R.count; i++) {
+      const o = { stage: R.stage[i], kind: R.kind[i], micro_batch: R.micro_batch[i], chunk: R.chunk[i], start_s: R.start_s[i], end_s: R.end_s[i] };
+      if (['F', 'B', 'W', 'FB'].includes(o.kind)) ops.push(opKey(o));
+      else if (o.kind === 'idle') idle.push(o);
+      else assert.ok(['dp', 'optimizer'].includes(o.kind), o.kind);
+    }
+    assert.deepStrictEqual(ops.sort(), sched.ops.map(opKey).sort());
+    // the pipeline's idle gaps are all there (the scene adds idle before the tails)
+    for (const g of sched.idle) assert.ok(idle.some((i) => i.stage === g.stage && i.start_s === g.start_s && i.end_s === g.end_s), JSON.stringify(g));
+    const ev = JSON.parse(core.evaluate(text)).result;
+    assert.equal(sc.step_s, ev.time.step_s);
+    assert.deepStrictEqual(sc.schedule, ev.schedule);
+    assert.equal(sc.width, 960);
+    assert.ok(sc.height <= 400 + 1e-9, 'rows fit the height asked for');
+    // pixels and seconds agree: x grows with start_s on one scale
+    const k = (R.x[R.count - 1] - R.x[0]) / (R.start_s[R.count - 1] - R.start_s[0]);
+    for (let i = 0; i < R.count; i += 97) assert.ok(Math.abs(R.x[i] - R.x[0] - (R.start_s[i] - R.start_s[0]) * k) < 1e-6 * sc.width);
+  });
+}
+
+test('timeline in serving mode: three decode steps walk the stages', () => {
+  const cfg = { model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 4 }, plan: { pp: 4 }, workload: { mode: 'infer', batch: 8 } };
+  const text = JSON.stringify(cfg);
+  const sc = JSON.parse(core.timeline(text, 900, 0)).result;
+  const inf = JSON.parse(core.evaluate(text)).result.inference;
+  const R = sc.rects;
+  const dec = [];
+  for (let i = 0; i < R.count; i++) {
+    assert.ok(R.kind[i] === 'decode' || R.kind[i] === 'idle');
+    if (R.kind[i] === 'decode') dec.push([R.stage[i], R.micro_batch[i], R.end_s[i] - R.start_s[i]]);
+  }
+  assert.equal(sc.tokens, 3);
+  assert.equal(dec.length, 12);
+  for (const [st, t, dur] of dec) {
+    assert.ok(t >= 0 && t < 3);
+    assert.ok(Math.abs(dur - inf.decode_stage_s[st]) <= 1e-12);
+  }
+});
+
+// ---- gpus(), errors with their config, Hugging Face models ---------------------------------------
+test('gpus(first, count) equals gpu(rank) for each rank, and refuses more than 4,096', () => {
+  const text = JSON.stringify(CONFIGS['MoE Mixtral with folding (etp), ZB-H1']);
+  const batch = JSON.parse(core.gpus(text, 20, 40));
+  assert.equal(batch.ok, true);
+  assert.equal(batch.result.length, 40);
+  batch.result.forEach((g, i) => assert.deepStrictEqual(g, JSON.parse(core.gpu(text, 20 + i)).result));
+  const tail = JSON.parse(core.gpus(text, 120, 100)).result;
+  assert.equal(tail.length, 8, 'clipped at the last GPU');
+  assert.equal(JSON.parse(core.gpus(text, 0, 4097)).errors[0].path, '/count');
+  assert.equal(JSON.parse(core.gpus(text, 128, 1)).errors[0].path, '/first');
+});
+
+test('an error result carries the config as read when the input parsed but broke a rule', () => {
+  const cfg = { model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 16 }, plan: { tp: 8, pp: 2, recompute: 'full' }, workload: { seq_len: 8192, global_batch: 0 } };
+  const out = JSON.parse(core.evaluate(JSON.stringify(cfg)));
+  assert.equal(out.ok, false);
+  assert.equal(out.errors[0].path, '/workload/global_batch');
+  assert.equal(out.config.plan.tp, 8);
+  assert.equal(out.config.plan.recompute, 'full');
+  assert.equal(out.config.workload.global_batch, 0);
+  assert.equal(out.config.plan.flash_attention, true, 'defaults filled in');
+  // not JSON: nothing to carry
+  assert.equal(JSON.parse(core.evaluate('{"model": ')).config, undefined);
+});
+
+test('a Hugging Face config.json (Llama 3 8B) gives the preset\'s parameters, and its errors have paths', () => {
+  const hf = { hidden_act: 'silu', hidden_size: 4096, intermediate_size: 14336, num_attention_heads: 32, num_hidden_layers: 32,
+    num_key_value_heads: 8, vocab_size: 128256, tie_word_embeddings: false };
+  const rest = { cluster: { preset: 'dgx-h100', gpus: 8 }, plan: { tp: 8 }, workload: { seq_len: 8192, global_batch: 8 } };
+  const a = JSON.parse(core.evaluate(JSON.stringify({ model: { hf_config: hf }, ...rest }))).result;
+  const b = JSON.parse(core.evaluate(JSON.stringify({ model: 'llama3-8b', ...rest }))).result;
+  assert.deepStrictEqual(a.params, b.params);
+  const bad = JSON.parse(core.evaluate(JSON.stringify({ model: { hf_config: { hidden_size: 4096 } }, ...rest })));
+  assert.equal(bad.ok, false);
+  assert.ok(bad.errors.some((e) => e.path === '/model/hf_config/num_hidden_layers'));
+});
+
+// ---- the page's SVG export writes the scene ------------------------------------------------------
+test('web/export.js: the SVG of the pipeline holds every rect of the scene, in the page\'s colours', () => {
+  // the page's scripts in a sandbox; text is measured at 6 px per character (no canvas in node)
+  const ctx2d = { font: '', measureText: (s) => ({ width: 6 * String(s).length }) };
+  const document = { createElement: () => ({ getContext: () => ctx2d }) };
+  const sandbox = { window: {}, document, URLSearchParams, performance, console };
+  vm.createContext(sandbox);
+  for (const f of ['format.js', 'palette.js', 'gfx.js', 'tables.js', 'view-pipeline.js', 'export.js'])
+    vm.runInContext(fs.readFileSync(path.join(root, 'web', f), 'utf8'), sandbox, { filename: f });
+  const CL = sandbox.window.CL;
+  const text = JSON.stringify(CONFIGS['MoE DeepSeek-V3, PP16 × EP64, DualPipe, fp8']);
+  const d = { text, r: JSON.parse(core.evaluate(text)).result, timeline: (w, h) => JSON.parse(core.timeline(text, w, h)).result };
+  const fig = CL.views.pipeline.figure(d, 1000, {});
+  const svg = CL.exporter.svg(fig);
+  const R = fig.sc.rects;
+  const group = svg.slice(svg.indexOf('<g class="rects"'), svg.indexOf('</g>', svg.indexOf('<g class="rects"')));
+  const rects = [...group.matchAll(/<rect x="([^"]+)" y="([^"]+)" width="([^"]+)" height="([^"]+)" fill="([^"]+)"[^>]*data-kind="([^"]+)" data-stage="(\d+)"/g)];
+  assert.equal(rects.length, R.count);
+  rects.forEach((m, i) => {
+    assert.equal(m[6], R.kind[i]);
+    assert.equal(Number(m[7]), R.stage[i]);
+    assert.ok(Math.abs(Number(m[1]) - R.x[i]) <= 0.005 && Math.abs(Number(m[2]) - R.y[i]) <= 0.005);
+    assert.equal(m[5], R.kind[i] === 'idle' ? 'url(#idle)' : CL.views.pipeline.fillOf(R.kind[i]));
+  });
+  assert.equal(CL.views.pipeline.fillOf('F'), CL.palette.op.F);
+  assert.equal(CL.views.pipeline.fillOf('dp'), CL.palette.axis.dp);
+  // stage labels numbered from 1, ticks as the core wrote them
+  assert.ok(svg.includes('>stage 1</text>') && svg.includes('>stage 16</text>') && !svg.includes('>stage 0</text>'));
+  for (const l of fig.sc.labels.filter((x) => x.kind === 'tick')) assert.ok(svg.includes('>' + l.text.replace(' ', '\u202f') + '</text>'), l.text);
 });
