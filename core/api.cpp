@@ -38,7 +38,7 @@ Result<Config> read_config(const std::string& text) {
 
 std::string evaluate_json(const std::string& text) {
   const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors);
+  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
   const Result<Estimate> e = evaluate(cfg.value);
   if (!e.ok()) return failure(e.errors, &cfg.value);
   return success(to_json(e.value, cfg.value));
@@ -46,7 +46,7 @@ std::string evaluate_json(const std::string& text) {
 
 std::string schedule_json(const std::string& text) {
   const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors);
+  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
   const Result<Estimate> e = evaluate(cfg.value);
   if (!e.ok()) return failure(e.errors);
   return success(to_json(e.value.schedule, true));
@@ -54,7 +54,7 @@ std::string schedule_json(const std::string& text) {
 
 std::string timeline_json(const std::string& text, double width, double height) {
   const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors);
+  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
   if (!(width >= 200 && width <= 20000))
     return failure({{ErrorCode::OutOfRange, "/width", "width must be between 200 and 20000 pixels"}});
   if (!(height == 0 || (height >= 50 && height <= 20000)))
@@ -79,7 +79,7 @@ std::string timeline_json(const std::string& text, double width, double height) 
 
 std::string gpus_json(const std::string& text, int first, int count) {
   const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors);
+  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
   const Config& c = cfg.value;
   Errors errors = validate(c.model, c.cluster, c.plan, c.workload);
   if (!errors.empty()) return failure(errors, &c);
@@ -95,7 +95,7 @@ std::string gpus_json(const std::string& text, int first, int count) {
 
 std::string gpu_json(const std::string& text, int rank) {
   const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors);
+  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
   const Config& c = cfg.value;
   Errors errors = validate(c.model, c.cluster, c.plan, c.workload);
   if (!errors.empty()) return failure(errors);
@@ -107,7 +107,7 @@ std::string gpu_json(const std::string& text, int rank) {
 
 std::string search_json(const std::string& text, int top) {
   const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors);
+  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
   SearchOptions options;
   options.top = top;
   const Result<SearchResult> r = search_plans(cfg.value, options);
@@ -117,7 +117,7 @@ std::string search_json(const std::string& text, int top) {
 
 std::string options_json(const std::string& text) {
   const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors);
+  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
   return success(json(axis_options(cfg.value)));
 }
 

@@ -312,6 +312,14 @@ void read_hf_config(const json& hf, const std::string& path, ModelSpec& m, Error
 
 }  // namespace
 
+bool sections_resolved(const Errors& errors) {
+  return std::none_of(errors.begin(), errors.end(), [](const Error& e) {
+    return e.path.empty() || e.path == "/model" || e.path == "/cluster" || e.code == ErrorCode::MissingKey ||
+           e.path.rfind("/model/hf_config", 0) == 0 || e.path.rfind("/model/preset", 0) == 0 ||
+           e.path.rfind("/cluster/preset", 0) == 0;
+  });
+}
+
 Result<Config> config_from_json(const json& j) {
   Result<Config> r;
   Errors& errors = r.errors;
@@ -397,12 +405,7 @@ Result<Config> config_from_json(const json& j) {
   // List every problem at once: when some fields could not be read but the model and cluster
   // resolved, also report the rules that the fields which were read break. A rule on a field that
   // already has a reading error is left out (that field holds its default, not the user's value).
-  const bool sections_resolved = std::none_of(errors.begin(), errors.end(), [](const Error& e) {
-    return e.path.empty() || e.path == "/model" || e.path == "/cluster" || e.code == ErrorCode::MissingKey ||
-           e.path.rfind("/model/hf_config", 0) == 0 || e.path.rfind("/model/preset", 0) == 0 ||
-           e.path.rfind("/cluster/preset", 0) == 0;
-  });
-  if (!errors.empty() && sections_resolved) {
+  if (!errors.empty() && sections_resolved(errors)) {
     const size_t reading_errors = errors.size();
     for (const Error& v : validate(c.model, c.cluster, c.plan, c.workload)) {
       bool shadowed = false;
@@ -469,12 +472,14 @@ json to_json(const Scene& s) {
     const SceneRect& r = s.rects[i];
     kind[i] = r.kind, stage[i] = r.stage, micro_batch[i] = r.micro_batch, chunk[i] = r.chunk;
     backward_micro_batch[i] = r.backward_micro_batch;
-    x[i] = r.x, y[i] = r.y, w[i] = r.w, h[i] = r.h, start_s[i] = r.start_s, end_s[i] = r.end_s;
+    // Pixels to 0.01 px: enough for any screen, a third of the text.
+    auto px = [](double v) { return std::round(v * 100.0) / 100.0; };
+    x[i] = px(r.x), y[i] = px(r.y), w[i] = px(r.w), h[i] = px(r.h), start_s[i] = r.start_s, end_s[i] = r.end_s;
   }
   json grid = json::array(), labels = json::array();
   for (const SceneRect& r : s.grid) grid.push_back({{"kind", r.kind}, {"x", r.x}, {"y", r.y}, {"h", r.h}, {"t_s", r.start_s}});
   for (const SceneLabel& l : s.labels)
-    labels.push_back({{"kind", l.kind}, {"text", l.text}, {"x", l.x}, {"y", l.y}, {"anchor", l.anchor}});
+    labels.push_back({{"kind", l.kind}, {"text", l.text}, {"x", l.x}, {"y", l.y}, {"anchor", l.anchor}, {"stage", l.stage}});
   return {{"width", s.width}, {"height", s.height},
           {"rects", {{"count", n}, {"kind", kind}, {"stage", stage}, {"micro_batch", micro_batch}, {"chunk", chunk},
                      {"backward_micro_batch", backward_micro_batch},
@@ -534,6 +539,12 @@ void inference_json(const Estimate& e, json& j) {
       {"prefill", {{"compute_s", r.prefill_compute_s}, {"tp_s", r.prefill_tp_s}, {"ep_s", r.prefill_ep_s}, {"pp_s", r.prefill_pp_s}}},
       {"decode", {{"weights_s", r.decode_weights_s}, {"kv_cache_s", r.decode_kv_s}, {"compute_s", r.decode_compute_s},
                   {"tp_s", r.decode_tp_s}, {"ep_s", r.decode_ep_s}, {"pp_s", r.decode_pp_s}}}};
+  const double ttft = r.ttft_s > 0 ? r.ttft_s : 1.0, tpot = r.tpot_s > 0 ? r.tpot_s : 1.0;
+  j["inference"]["shares"] = {
+      {"prefill", {{"compute", r.prefill_compute_s / ttft}, {"tp", r.prefill_tp_s / ttft}, {"ep", r.prefill_ep_s / ttft},
+                   {"pp", r.prefill_pp_s / ttft}}},
+      {"decode", {{"weights", r.decode_weights_s / tpot}, {"kv_cache", r.decode_kv_s / tpot}, {"compute", r.decode_compute_s / tpot},
+                  {"tp", r.decode_tp_s / tpot}, {"ep", r.decode_ep_s / tpot}, {"pp", r.decode_pp_s / tpot}}}};
 }
 
 }  // namespace

@@ -14,6 +14,10 @@ namespace cutlab {
 
 Result<Config> config_from_json(const nlohmann::json& j);
 
+// True when these reading errors left the model and the cluster resolved (no missing or unknown
+// preset, no malformed section): the rest of the config is then meaningful beside the errors.
+bool sections_resolved(const Errors& reading_errors);
+
 nlohmann::json to_json(const ModelSpec& m);
 nlohmann::json to_json(const Cluster& c);
 nlohmann::json to_json(const Plan& p);

@@ -42,7 +42,7 @@ double frame(Scene& sc, int stages, double span_s, TimelineLayout& L) {
   const int label_every = L.row_height >= 10 ? 1 : static_cast<int>(std::ceil(10.0 / (L.row_height + L.row_gap)));
   for (int st = 0; st < stages; st += label_every)
     sc.labels.push_back({"stage", "stage " + std::to_string(st), L.label_width - 8,
-                         st * (L.row_height + L.row_gap) + L.row_height * 0.5 + 4, "end"});
+                         st * (L.row_height + L.row_gap) + L.row_height * 0.5 + 4, "end", st});
   const double step = tick_step(span_s, 8);
   for (double t = 0; t <= span_s * (1 + 1e-9) && step > 0; t += step) {
     const double x = L.label_width + t * scale;

@@ -24,6 +24,7 @@ struct SceneLabel {
   std::string text;
   double x = 0, y = 0;
   std::string anchor;     // start | middle | end
+  int stage = -1;         // stage labels: the stage (0-based)
 };
 
 struct Scene {

@@ -158,9 +158,9 @@ for (const [name, cfg] of TRAIN) {
     assert.deepStrictEqual(sc.schedule, ev.schedule);
     assert.equal(sc.width, 960);
     assert.ok(sc.height <= 400 + 1e-9, 'rows fit the height asked for');
-    // pixels and seconds agree: x grows with start_s on one scale
+    // pixels and seconds agree: x grows with start_s on one scale (the core rounds pixels to 0.01)
     const k = (R.x[R.count - 1] - R.x[0]) / (R.start_s[R.count - 1] - R.start_s[0]);
-    for (let i = 0; i < R.count; i += 97) assert.ok(Math.abs(R.x[i] - R.x[0] - (R.start_s[i] - R.start_s[0]) * k) < 1e-6 * sc.width);
+    for (let i = 0; i < R.count; i += 97) assert.ok(Math.abs(R.x[i] - R.x[0] - (R.start_s[i] - R.start_s[0]) * k) < 0.02);
   });
 }
 
