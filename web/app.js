@@ -104,7 +104,11 @@
     const stale = $('stale');
     stale.hidden = d.ok;
     $('headline').classList.toggle('is-stale', !d.ok);
-    if (!d.ok) stale.textContent = 'This plan is invalid (see the marked fields).' + (d.good ? ' Showing the last valid plan.' : '');
+    if (!d.ok) {
+      // The embed has no controls to mark: list the core's errors themselves.
+      const list = EMBED_VIEW ? ' ' + d.errors.map((e) => (e.path || '/') + ': ' + e.message).join('; ') + '.' : ' (see the marked fields).';
+      stale.textContent = 'This plan is invalid' + (EMBED_VIEW ? ':' : '') + list + (d.good ? ' Showing the last valid plan.' : '');
+    }
     tk.tables = performance.now() - t16;
     renderGpuPanel(d);
     last.d = d;
