@@ -439,18 +439,14 @@ int cmd_evaluate(const Args& a) {
     print_inference(e.value, cfg);
   else
     print_tables(e.value, cfg);
-  if (a.require_fit && e.value.mode == "infer") {
-    const InferenceStageMemory& peak = e.value.inference.memory[e.value.inference.peak_stage];
-    if (peak.total_bytes > a.max_fraction * peak.capacity_bytes) {
-      std::cerr << "cutlab: stage " << peak.stage << " needs " << gib(peak.total_bytes) << " GiB, over "
-                << fixed(a.max_fraction * 100, 0) << "% of " << gib(peak.capacity_bytes) << " GiB usable\n";
-      return kNoFit;
-    }
-  } else if (a.require_fit) {
-    const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
-    if (peak.total_bytes > a.max_fraction * peak.capacity_bytes) {
-      std::cerr << "cutlab: stage " << peak.stage << " needs " << gib(peak.total_bytes) << " GiB, over "
-                << fixed(a.max_fraction * 100, 0) << "% of " << gib(peak.capacity_bytes) << " GiB usable\n";
+  if (a.require_fit) {
+    const bool infer = e.value.mode == "infer";
+    const int stage = infer ? e.value.inference.peak_stage : e.value.memory.peak_stage;
+    const double total = infer ? e.value.inference.memory[stage].total_bytes : e.value.memory.per_stage[stage].total_bytes;
+    const double capacity = infer ? e.value.inference.memory[stage].capacity_bytes : e.value.memory.per_stage[stage].capacity_bytes;
+    if (total > a.max_fraction * capacity) {
+      std::cerr << "cutlab: stage " << stage << " needs " << gib(total) << " GiB, over " << fixed(a.max_fraction * 100, 0)
+                << "% of " << gib(capacity) << " GiB usable\n";
       return kNoFit;
     }
   }
