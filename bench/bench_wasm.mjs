@@ -24,5 +24,6 @@ function bench(name, fn, minMs = 1000) {
 bench('evaluate (JSON in, JSON out)', () => core.evaluate(config));
 bench('evaluate + JSON.parse', () => JSON.parse(core.evaluate(config)));
 if (core.options) bench('options (valid values of every axis)', () => core.options(config));
-if (core.timeline) bench('timeline scene, 1000 px', () => core.timeline(config, 1000));
+if (core.timeline) bench('timeline scene, 1000 px', () => core.timeline(config, 1000, 0));
+if (core.gpus) bench('gpus: 64 GPU placements', () => core.gpus(config, 0, 64));
 bench('schedule with every op', () => core.schedule(config));
