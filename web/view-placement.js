@@ -70,12 +70,15 @@
     let byW = scenes.get(d);
     if (!byW) { byW = new Map(); scenes.set(d, byW); }
     if (byW.has(width)) return byW.get(width);
-    const s = d.mesh.gpus <= 64 ? sceneFull(d, width) : d.mesh.gpus <= 1024 ? sceneCells(d, width) : sceneStages(d, width);
+    const band = CL.tables.isInfer(d.r) ? BAND : 0;   // serving: the load balancer above the nodes
+    const s = d.mesh.gpus <= 64 ? sceneFull(d, width, band) : d.mesh.gpus <= 1024 ? sceneCells(d, width, band) : sceneStages(d, width, band);
+    if (band) s.balancer = balancerScene(d, s, width);
     byW.set(width, s);
     return s;
   }
 
-  function sceneFull(d, W) {
+  function sceneFull(d, W, band) {
+    const top = 58 + band;
     const mesh = d.mesh, Gn = mesh.gpusPerNode, N = mesh.nodes;
     const all = d.gpuRange(0, mesh.gpus);   // ≤ 64 GPUs: one gpus() call, every GPU's own answer
     const innerW = W - 2 * PAD;
@@ -93,7 +96,7 @@
     const nodes = [];
     for (let n = 0; n < N; n++) {
       const col = n % nodeCols, row = Math.floor(n / nodeCols);
-      const x = PAD + col * (nodeW + 28), y = 58 + row * (nodeH + 28);
+      const x = PAD + col * (nodeW + 28), y = top + row * (nodeH + 28);
       const gpus = [];
       for (let k = 0; k < Gn; k++) {
         const rank = n * Gn + k;
@@ -103,10 +106,11 @@
       nodes.push({ n, x, y, w: nodeW, h: nodeH, gpus });
     }
     const rows = Math.ceil(N / nodeCols);
-    return { lod: 'full', nodes, nodeCols, height: 58 + rows * nodeH + (rows - 1) * 28 + (N > 1 ? (rows > 1 ? 44 : 52) : 6) };
+    return { lod: 'full', nodes, nodeCols, height: top + rows * nodeH + (rows - 1) * 28 + (N > 1 ? (rows > 1 ? 44 : 52) : 6) };
   }
 
-  function sceneCells(d, W) {
+  function sceneCells(d, W, band) {
+    const top = 58 + band;
     const mesh = d.mesh, Gn = mesh.gpusPerNode, N = mesh.nodes;
     const innerW = W - 2 * PAD;
     const gcols = Gn <= 8 ? Gn : Math.ceil(Math.sqrt(Gn * 2));
@@ -122,7 +126,7 @@
     const nodeH = grows * (cell + 2) + 30;
     const nodes = [];
     for (let n = 0; n < N; n++) {
-      const x = PAD + (n % perRow) * (nodeW + 12), y = 58 + Math.floor(n / perRow) * (nodeH + 12);
+      const x = PAD + (n % perRow) * (nodeW + 12), y = top + Math.floor(n / perRow) * (nodeH + 12);
       const gpus = [];
       for (let k = 0; k < Gn; k++) {
         const rank = n * Gn + k;
@@ -132,11 +136,11 @@
       nodes.push({ n, x, y, w: nodeW, h: nodeH, gpus, stages: mesh.nodeStages(n) });
     }
     const rows = Math.ceil(N / perRow);
-    return { lod: 'cells', nodes, cell, height: 58 + rows * (nodeH + 12) + 40 };
+    return { lod: 'cells', nodes, cell, height: top + rows * (nodeH + 12) + 40 };
   }
 
   // One row per stage; in each, every distinct kind of node once, with how many nodes are like it.
-  function sceneStages(d, W) {
+  function sceneStages(d, W, band) {
     const mesh = d.mesh, Gn = mesh.gpusPerNode, N = mesh.nodes, plan = d.r.config.plan;
     const single = mesh.strides.pp >= Gn && (mesh.strides.pp % Gn === 0);
     const rowsByStage = new Map();
@@ -181,7 +185,7 @@
     const cell = Math.max(2, (boxW - 6 - (gcols - 1)) / gcols);
     const rowH = Math.max(18, Math.min(34, 540 / rows.length));
     const boxH = Math.max(10, rowH - 10);
-    const top = 66;
+    const top = 66 + (band ? band + 8 : 0);
     for (const [i, row] of rows.entries()) {
       row.y = top + i * rowH;
       row.kindsList = Array.from(row.kinds.values()).slice(0, shownKinds).map((k, j) => ({
@@ -193,6 +197,174 @@
     }
     return { lod: 'stages', rows, rowH, boxW, boxH, cell, gcols, grows, labelW, x0, withCount, top, height: top + rows.length * rowH + 54 };
   }
+
+  // ---- serving: the load balancer in front of the replicas ------------------------------------
+  // Requests come in at a load balancer that spreads them over the data-parallel replicas (each a
+  // whole copy of the model on TP × CP × PP GPUs, serving its own batch). Drawn in a band above the
+  // nodes: one arrow per replica, landing on the replica's first-stage GPUs when they all sit side
+  // by side in the top row ('aligned'), else on a row of replica boxes ('row'); too many for that
+  // (and always in the aggregated view of thousands of GPUs): one box stacked with "× N replicas"
+  // ('stack'). Every number is the core's (result.inference); the page only formats it.
+  const BAND = 80;                  // height the band adds above the nodes
+  const LB = { y: 48, w: 150, h: 32 };
+  const PILL_Y = 98, PILL_H = 28, PILL_MIN = 76, ROW_MIN = 46, PILL_MAX = 230;
+
+  // The replica a GPU serves: the core's answer (gpus()) when the view has it, else from the mesh
+  // coordinates as the core numbers replicas (placement.cpp: dp·ep + ep; dp under MoE folding).
+  function replicaOf(d, c) {
+    if (c.replica !== undefined) return c.replica;
+    return d.mesh.folding ? c.dp : c.dp * d.r.config.plan.ep + c.ep;
+  }
+  // Does a collective of `axis` run between replicas? (the group of rank 0 spans two replicas)
+  function crossesReplicas(d, axis) {
+    if (axis === 'tp' || axis === 'cp' || axis === 'pp') return false;
+    if ((axis === 'ep' || axis === 'etp') && !(axis === 'etp' && !d.mesh.folding)) {
+      const n = axis === 'ep' ? d.r.config.plan.ep : d.mesh.etp;
+      const r0 = replicaOf(d, d.mesh.coords(0));
+      for (let i = 1; i < n; i++) if (replicaOf(d, d.mesh.coords(d.mesh.rankWith(axis, i))) !== r0) return true;
+      return false;
+    }
+    return axis !== 'etp';
+  }
+  // What crosses between replicas (MoE: the experts' all-to-all), by axis; usually nothing.
+  function crossTraffic(d) {
+    const out = { by: {}, bytes: 0, link: 'nvlink' };
+    for (const c of d.r.comm) {
+      if (!(c.bytes > 0) || !crossesReplicas(d, c.axis)) continue;
+      out.by[c.axis] = (out.by[c.axis] || 0) + c.bytes;
+      out.bytes += c.bytes;
+      if (c.link === 'scaleout') out.link = 'scaleout';
+    }
+    return out;
+  }
+  // "TP 8 × PP 2": the GPUs of one replica, as the plan's axes
+  function replicaShape(r) {
+    const p = r.config.plan;
+    const a = [['TP', p.tp], ['CP', p.cp], ['PP', p.pp]].filter(([, n]) => n > 1).map(([k, n]) => k + ' ' + n);
+    return a.length ? a.join(' × ') : 'one GPU';
+  }
+  const firstFit = (font, cands, w) => cands.find((c) => G.measure(font, c) <= w) || cands[cands.length - 1];
+
+  function balancerScene(d, sc, W) {
+    const r = d.r, inf = r.inference, R = inf.replicas, batch = r.config.workload.batch;
+    const per1 = inf.tokens_per_s_per_replica;
+    const b = { R, perReplica: per1, total: inf.tokens_per_s_total, batch, tpot: inf.tpot_s, mode: 'stack', items: [],
+      lb: { x: PAD, y: LB.y, w: LB.w, h: LB.h }, busY: LB.y + LB.h + 10, pillY: PILL_Y, pillH: PILL_H };
+    b.trunkX = b.lb.x + b.lb.w / 2;
+    const { by: cross, bytes: crossBytes, link: crossLink } = crossTraffic(d);
+    b.crossBytes = crossBytes;
+    const tx = b.lb.x + b.lb.w + 14, tw = W - PAD - tx;
+    b.textX = tx;
+    b.totalText = firstFit(G.font(12.5, 700), R > 1 ? [F.int(R) + ' replicas × ' + F.int(per1) + ' tok/s = ' + F.int(inf.tokens_per_s_total) + ' tok/s' +
+      (crossBytes > 0 ? '' : '; no traffic between replicas'), F.int(R) + ' replicas × ' + F.int(per1) + ' tok/s = ' + F.int(inf.tokens_per_s_total) + ' tok/s']
+      : ['one replica: ' + F.int(per1) + ' tok/s'], tw);
+    const each = (R > 1 ? 'each: ' : '') + replicaShape(r) + ' · ' + F.int(batch) + ' sequence' + (batch > 1 ? 's' : '') + ' · TPOT ' + F.seconds(inf.tpot_s);
+    const links = crossBytes > 0 ? ['replicas exchange tokens: ' + axisList(cross) + ' ' + per(r), 'replicas exchange tokens: ' + axisList(cross)]
+      : R > 1 && !/no traffic/.test(b.totalText) ? ['no traffic between replicas'] : [];
+    b.detailText = firstFit(G.font(11.5), links.length ? links.map((l) => l + ' · ' + each).concat(links) : [each], tw);
+    b.detailColor = crossBytes > 0 ? P.link[crossLink] : P.ink.muted;
+    const sub = (w) => firstFit(G.font(10.5), [F.int(per1) + ' tok/s · ' + F.int(batch) + ' seq', F.int(per1) + ' tok/s', F.compact(per1) + ' tok/s', F.compact(per1)], w - 10);
+    const name = (k, w) => firstFit(G.font(11, 700), ['replica ' + k, 'r' + k], w - 10);
+
+    // aligned: every replica's first-stage GPUs side by side in the top row, none overlapping
+    if (sc.lod !== 'stages' && R <= 64) {
+      const rg = new Map();
+      for (const nd of sc.nodes) for (const g of nd.gpus) {
+        if (g.c.pp !== 0) continue;
+        const k = replicaOf(d, g.c), cur = rg.get(k);
+        if (!cur || g.y < cur.y) rg.set(k, { k, y: g.y, x0: g.x, x1: g.x + g.w, top: nd.y });
+        else if (g.y === cur.y) { cur.x0 = Math.min(cur.x0, g.x); cur.x1 = Math.max(cur.x1, g.x + g.w); }
+      }
+      const list = Array.from(rg.values()).sort((a, c) => a.x0 - c.x0);
+      const y0 = Math.min(...list.map((t) => t.y));
+      const ok = list.length === R && list.every((t, i) => t.y === y0 && t.x1 - t.x0 >= PILL_MIN && (i === 0 || list[i - 1].x1 < t.x0));
+      if (ok) {
+        b.mode = 'aligned';
+        for (const t of list) {
+          const w = Math.min(PILL_MAX, t.x1 - t.x0), cx = (t.x0 + t.x1) / 2;
+          b.items.push({ replica: t.k, x: cx - w / 2, y: PILL_Y, w, h: PILL_H, cx, toY: t.top, label: name(t.k, w), sub: sub(w) });
+        }
+      }
+    }
+    // a row of replica boxes, when they fit
+    if (b.mode === 'stack' && sc.lod !== 'stages') {
+      const w = Math.min(PILL_MAX, (W - 2 * PAD - (R - 1) * 8) / R);
+      if (w >= ROW_MIN) {
+        b.mode = 'row';
+        for (let k = 0; k < R; k++) {
+          const x = PAD + k * (w + 8);
+          b.items.push({ replica: k, x, y: PILL_Y, w, h: PILL_H, cx: x + w / 2, toY: null, label: name(k, w), sub: sub(w) });
+        }
+      }
+    }
+    // one replica box, stacked, with the count
+    if (b.mode === 'stack') {
+      const w = 176, shown = Math.min(R, 3);
+      b.stack = { x: b.trunkX - 20, y: PILL_Y, w, h: PILL_H, shown, off: 12 };
+      b.stack.label = firstFit(G.font(11, 700), ['each replica · ' + replicaShape(r), 'each replica'], w - 10);
+      b.stack.sub = sub(w);
+      b.stack.count = '× ' + F.int(R) + ' replica' + (R > 1 ? 's' : '');
+      b.stack.countX = b.stack.x + w + (shown - 1) * b.stack.off + 10;
+      // a bundle of arrows (one per box shown), not one per replica
+      for (let k = 0; k < shown; k++) b.items.push({ replica: null, cx: b.stack.x + 26 + k * (b.stack.off + 10), y: PILL_Y });
+    }
+    return b;
+  }
+
+  function arrowHead(ctx, x, y, color) {
+    ctx.fillStyle = color;
+    ctx.beginPath(); ctx.moveTo(x, y); ctx.lineTo(x - 4, y - 6); ctx.lineTo(x + 4, y - 6); ctx.closePath(); ctx.fill();
+  }
+
+  function drawBalancer(ctx, d, b, ui, hits, W) {
+    const dp = P.axis.dp, hov = ui.hover;
+    const lb = b.lb;
+    // the load balancer, requests coming in
+    G.roundRect(ctx, lb.x, lb.y, lb.w, lb.h, 6, hov && hov.kind === 'balancer' ? P.alpha(dp, 0.12) : '#fff', dp, 1.5);
+    G.text(ctx, 'load balancer', lb.x + lb.w / 2, lb.y + 14, { font: G.font(12, 700), color: P.ink.text, align: 'center', maxW: lb.w - 10 });
+    G.text(ctx, 'requests in', lb.x + lb.w / 2, lb.y + 27,
+      { font: G.font(10.5), color: P.ink.muted, align: 'center', maxW: lb.w - 10 });
+    hits.add(lb.x, lb.y, lb.w, lb.h, { kind: 'balancer', key: 'balancer' });
+    G.text(ctx, b.totalText, b.textX, lb.y + 13, { font: G.font(12.5, 700), color: dp, maxW: W - PAD - b.textX });
+    G.text(ctx, b.detailText, b.textX, lb.y + 29, { font: G.font(11.5), color: b.detailColor, maxW: W - PAD - b.textX });
+    // trunk and bus
+    ctx.strokeStyle = dp; ctx.lineWidth = 1.5;
+    const xs = b.items.map((it) => it.cx);
+    ctx.beginPath(); ctx.moveTo(b.trunkX, lb.y + lb.h); ctx.lineTo(b.trunkX, b.busY);
+    ctx.moveTo(Math.min(b.trunkX, ...xs), b.busY); ctx.lineTo(Math.max(b.trunkX, ...xs), b.busY); ctx.stroke();
+    for (const it of b.items) {
+      ctx.strokeStyle = dp; ctx.lineWidth = 1.5;
+      ctx.beginPath(); ctx.moveTo(it.cx, b.busY); ctx.lineTo(it.cx, it.y - 1); ctx.stroke();
+      arrowHead(ctx, it.cx, it.y, dp);
+    }
+    if (b.mode === 'stack') {
+      const s = b.stack;
+      for (let k = s.shown - 1; k >= 0; k--) {   // opaque cards, the front one lightest
+        G.roundRect(ctx, s.x + k * s.off, s.y, s.w, s.h, 5, '#fff');
+        G.roundRect(ctx, s.x + k * s.off, s.y, s.w, s.h, 5, P.alpha(dp, k === 0 ? (hov && hov.kind === 'replicas' ? 0.14 : 0.06) : 0.1 + 0.06 * k), dp, 1);
+      }
+      G.text(ctx, s.label, s.x + 6, s.y + 12, { font: G.font(11, 700), color: dp, maxW: s.w - 10 });
+      G.text(ctx, s.sub, s.x + 6, s.y + 24, { font: G.font(10.5), color: P.ink.text, maxW: s.w - 10 });
+      G.text(ctx, s.count, s.countX, s.y + 18, { font: G.font(12.5, 700), color: dp, maxW: W - PAD - s.countX });
+      ctx.font = G.font(12.5, 700);
+      hits.add(s.x, s.y, s.countX - s.x + ctx.measureText(s.count).width, s.h, { kind: 'replicas', key: 'replicas' });
+      return;
+    }
+    for (const it of b.items) {
+      const on = hov && hov.kind === 'replica' && hov.replica === it.replica;
+      G.roundRect(ctx, it.x, it.y, it.w, it.h, 5, on ? P.alpha(dp, 0.14) : P.alpha(dp, 0.06), dp, on ? 2 : 1);
+      G.text(ctx, it.label, it.x + it.w / 2, it.y + 12, { font: G.font(11, 700), color: dp, align: 'center', maxW: it.w - 8 });
+      G.text(ctx, it.sub, it.x + it.w / 2, it.y + 24, { font: G.font(10.5), color: P.ink.text, align: 'center', maxW: it.w - 8 });
+      if (it.toY !== null) {   // on into the replica's first-stage GPUs
+        ctx.strokeStyle = dp; ctx.lineWidth = 1.5;
+        ctx.beginPath(); ctx.moveTo(it.cx, it.y + it.h); ctx.lineTo(it.cx, it.toY - 1); ctx.stroke();
+        arrowHead(ctx, it.cx, it.toY, dp);
+      }
+      hits.add(it.x, it.y, it.w, it.h, { kind: 'replica', replica: it.replica, key: 'replica' + it.replica });
+    }
+  }
+  // The GPUs of the replica whose box is hovered get a ring.
+  const replicaHovered = (d, ui, c) => !!(ui.hover && ui.hover.kind === 'replica' && replicaOf(d, c) === ui.hover.replica);
 
   // ---- drawing -------------------------------------------------------------------------------
 
@@ -229,8 +401,8 @@
   function drawGpuFull(ctx, d, g, ui, hits) {
     const r = d.r, m = r.config.model, plan = r.config.plan;
     const h = holds(d, g.c);
-    const sel = ui.gpu === g.rank, hov = ui.hover && ui.hover.rank === g.rank;
-    G.roundRect(ctx, g.x, g.y, g.w, g.h, 5, '#fff', sel ? P.ink.text : hov ? P.ink.muted : P.ink.rule, sel ? 2 : 1);
+    const sel = ui.gpu === g.rank, hov = ui.hover && ui.hover.rank === g.rank, rep = replicaHovered(d, ui, g.c);
+    G.roundRect(ctx, g.x, g.y, g.w, g.h, 5, '#fff', sel ? P.ink.text : rep ? P.axis.dp : hov ? P.ink.muted : P.ink.rule, sel || rep ? 2 : 1);
     // stage stripe at the top
     const stFill = P.rank(P.axis.pp, g.c.pp, plan.pp);
     ctx.save(); ctx.beginPath(); ctx.rect(g.x, g.y, g.w, 5); ctx.clip();
@@ -341,11 +513,16 @@
     for (const nd of sc.nodes) {
       G.roundRect(ctx, nd.x, nd.y, nd.w, nd.h, 5, P.ink.panel, P.ink.rule);
       const st = nd.stages.length === 1 ? 'stage ' + (nd.stages[0] + 1) : 'stages ' + nd.stages.map((s) => s + 1).join(',');
-      G.text(ctx, 'n' + nd.n + ' · ' + st, nd.x + 6, nd.y + 15, { font: G.font(10.5, 600), color: P.axis.pp, maxW: nd.w - 10 });
+      const hw = G.text(ctx, 'n' + nd.n + ' · ' + st, nd.x + 6, nd.y + 15, { font: G.font(10.5, 600), color: P.axis.pp, maxW: nd.w - 10 });
+      if (sc.balancer) {   // serving: the replica(s) the node's GPUs belong to
+        const ks = nd.gpus.map((g) => replicaOf(d, g.c)), lo = Math.min(...ks), hi = Math.max(...ks);
+        G.textIfFits(ctx, lo === hi ? 'r' + lo : 'r' + lo + '–' + hi, nd.x + nd.w - 6, nd.y + 15, nd.w - hw - 18, { font: G.font(10.5, 600), color: P.axis.dp, align: 'right' });
+      }
       for (const g of nd.gpus) {
         const fill = cellFill(d, g.c, inner);
         G.rect(ctx, g.x, g.y, g.w, g.h, fill);
         if (ui.gpu === g.rank || (ui.hover && ui.hover.rank === g.rank)) G.rect(ctx, g.x - 1, g.y - 1, g.w + 2, g.h + 2, null, P.ink.text, 2);
+        else if (replicaHovered(d, ui, g.c)) G.rect(ctx, g.x - 1, g.y - 1, g.w + 2, g.h + 2, null, P.axis.dp, 2);
         if (sc.cell >= 15) G.textIfFits(ctx, String(g.c[inner]), g.x + g.w / 2, g.y + g.h / 2 + 4, g.w - 2,
           { font: G.font(9.5, 600), color: P.onFill(fill), align: 'center' });
         hits.add(g.x, g.y, g.w, g.h, { kind: 'gpu', rank: g.rank, key: 'gpu' + g.rank });
@@ -444,7 +621,7 @@
     linkKey(ctx, lb, PAD, y, W, r);
     const dpG = group(r, 'dp_grad');
     G.text(ctx, 'A node kind is drawn once with how many nodes are like it. ' +
-      (dpG && dpG.size > 1 ? 'Dense gradients are reduced over ' + F.int(dpG.size) + ' GPUs holding the same weights (' + (dpG.nodes_spanned > 1 ? F.int(dpG.nodes_spanned) + ' nodes, scale-out' : 'one node, NVLink') + ').' : ''),
+      (CL.tables.isInfer(r) ? '' : dpG && dpG.size > 1 ? 'Dense gradients are reduced over ' + F.int(dpG.size) + ' GPUs holding the same weights (' + (dpG.nodes_spanned > 1 ? F.int(dpG.nodes_spanned) + ' nodes, scale-out' : 'one node, NVLink') + ').' : ''),
     PAD, y + 24, { font: G.font(11.5), color: P.ink.muted, maxW: W - 2 * PAD });
   }
 
@@ -463,6 +640,11 @@
       items.push({ heading: 'memory' });
       for (const [, l, c] of CL.tables.kindsOf(d.r)) items.push({ label: l, color: P.state[c] });
     }
+    if (sc.balancer) {
+      items.push({ heading: 'serving' });
+      items.push({ label: 'load balancer / replica', color: P.axis.dp, kind: 'ring' });
+      items.push({ label: 'requests to each replica, with its tokens/s', color: P.axis.dp, kind: 'line', width: 1.5 });
+    }
     items.push({ heading: 'links' });
     items.push({ label: 'NVLink', color: P.link.nvlink, kind: 'line' });
     items.push({ label: 'scale-out', color: P.link.scaleout, kind: 'line' });
@@ -478,6 +660,7 @@
   function draw(ctx, d, vp, ui, hits) {
     const sc = scene(d, vp.w);
     header(ctx, d, vp.w);
+    if (sc.balancer) drawBalancer(ctx, d, sc.balancer, ui, hits, vp.w);
     if (sc.lod === 'full') drawFull(ctx, d, sc, ui, hits, vp.w);
     else if (sc.lod === 'cells') drawCells(ctx, d, sc, ui, hits, vp.w);
     else drawStages(ctx, d, sc, ui, hits, vp.w);
@@ -507,8 +690,9 @@
   }
 
   function tip(d, p) {
-    if (p.kind !== 'gpu' && p.kind !== 'node') return '';
     const r = d.r;
+    if (p.kind === 'balancer' || p.kind === 'replica' || p.kind === 'replicas') return balancerTip(d, p);
+    if (p.kind !== 'gpu' && p.kind !== 'node') return '';
     const rank = p.rank;
     const g = d.gpu(rank);
     if (!g) return '';
@@ -517,6 +701,18 @@
     s += '<b>GPU ' + rank + '</b> · node ' + g.node + ', stage ' + (g.pp + 1) + '<br>' + gpuLines(d, rank).slice(2, 7).map((l) => l[0] + ': ' + l[1]).join('<br>');
     s += '<br>memory ' + F.gib(mem.total_bytes, 2) + ' / ' + F.gib(mem.capacity_bytes, 2) + ' GiB' + (mem.fits ? '' : ' <b class="bad">does not fit</b>');
     return s + '<br><i>click for everything it holds</i>';
+  }
+
+  function balancerTip(d, p) {
+    const r = d.r, inf = r.inference, cross = crossTraffic(d);
+    const seq = F.int(r.config.workload.batch) + ' concurrent sequence' + (r.config.workload.batch > 1 ? 's' : '');
+    const each = replicaShape(r) + ' · ' + seq + ' · TPOT ' + F.seconds(inf.tpot_s) + ' (' + F.sig(inf.tokens_per_s_per_user) + ' tokens/s per user)';
+    const between = cross.bytes > 0 ? 'replicas exchange tokens: ' + axisList(cross.by) + ' ' + per(r) : inf.replicas > 1 ? 'no traffic between replicas' : '';
+    if (p.kind === 'balancer') return '<b>load balancer</b> · requests in, spread over ' + F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : '') + '<br>' +
+      F.int(inf.replicas) + ' × ' + F.int(inf.tokens_per_s_per_replica) + ' = <b>' + F.int(inf.tokens_per_s_total) + '</b> tokens/s' + (between ? '<br>' + between : '');
+    const head = p.kind === 'replica' ? '<b>replica ' + p.replica + '</b> of ' + F.int(inf.replicas) : '<b>each of ' + F.int(inf.replicas) + ' replicas</b>';
+    return head + '<br>' + each + '<br><b>' + F.int(inf.tokens_per_s_per_replica) + '</b> tokens/s per replica · ' + F.int(inf.tokens_per_s_total) + ' in total' +
+      (between ? '<br>' + between : '') + (p.kind === 'replica' ? '<br><i>its GPUs are ringed</i>' : '');
   }
 
   function gpuPanel(d, rank) {
@@ -543,7 +739,9 @@
     const r = d.r;
     const sc = d.mesh.gpus <= 64 ? 'Every GPU and what it holds.' : d.mesh.gpus <= 1024 ? 'Every GPU as a cell; hover for what it holds.' :
       F.int(r.gpus) + ' GPUs are too many to label: one row per stage, each distinct node drawn once with its count.';
-    return '<b>Where the weights land.</b> ' + sc + ' <span class="muted">Whatever chats the most must stay inside the node (NVLink); click a GPU for its memory and traffic.</span>';
+    const inf = CL.tables.isInfer(r) ? r.inference : null;
+    const lb = inf ? ' A load balancer spreads the requests over ' + (inf.replicas > 1 ? F.int(inf.replicas) + ' replicas.' : 'one replica.') : '';
+    return '<b>Where the weights land.</b> ' + sc + lb + ' <span class="muted">Whatever chats the most must stay inside the node (NVLink); click a GPU for its memory and traffic.</span>';
   }
 
   CL.views = CL.views || {};

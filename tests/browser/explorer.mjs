@@ -7,6 +7,8 @@
 //   - the placement view asks the core once (one gpus() call) for what its GPUs hold;
 //   - the pipeline view draws the core's scene (timeline()): every op of `cutlab schedule --json`,
 //     hover by rect index, the SVG download holds the same rects, the PNG download is the canvas;
+//   - in serve mode the placement view puts a load balancer in front of the replicas, each labelled
+//     with the CLI's inference.tokens_per_s_per_replica (one box "× N replicas" on 16,384 GPUs);
 //   - a pasted Hugging Face config.json sets the model (the Llama 3 8B config gives the preset's
 //     parameters), survives a reload, and bad JSON or a bad config is reported in the box;
 //   - an invalid plan keeps its controls filled from the config the core read;
@@ -244,6 +246,69 @@ async function serving(browser, base) {
   check(/3 of 4|1 of 2/.test(cap), 'serve: the pipeline view says how many stages wait (' + cap.slice(0, 90) + '…)');
   check(errors.length === 0, 'serve: no console errors' + (errors.length ? ' — ' + errors.join(' | ') : ''));
   await page.close();
+}
+
+// ---- serving, placement view: a load balancer in front of the replicas, each with its tokens/s ----
+const sceneOf = (page) => page.evaluate(() => {
+  const d = window.__cutlab.derived.good;
+  const sc = window.CL.views.placement.scene(d, Math.max(320, Math.floor(document.getElementById('canvas-wrap').clientWidth)));
+  return { lod: sc.lod, b: sc.balancer ? JSON.parse(JSON.stringify(sc.balancer)) : null, inf: d.r.inference, caption: document.getElementById('view-caption').textContent };
+});
+async function servingBalancer(browser, base) {
+  console.log('\nserving: the placement view\'s load balancer');
+  const args = ['evaluate', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--dp', '2', '--mode', 'infer', '--batch', '8', '--json'];
+  const p = spawnSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const ref = p.status === 0 ? JSON.parse(p.stdout) : null;
+  check(ref && ref.inference.replicas === 2, 'balancer: `cutlab ' + args.join(' ') + '` gives 2 replicas');
+  if (!ref) return;
+  const inf = ref.inference;
+  const { page, errors } = await open(browser, base + '?model=llama3-70b&cluster=dgx-h100&tp=8&dp=2&mode=infer&batch=8&view=placement');
+  const s = await sceneOf(page);
+  const fmt = await page.evaluate((v) => v.map((x) => window.CL.fmt.int(x)), [inf.tokens_per_s_per_replica, inf.tokens_per_s_total]);
+  const b = s.b;
+  check(b && b.perReplica === inf.tokens_per_s_per_replica && b.total === inf.tokens_per_s_total && b.R === 2 && b.batch === 8,
+    'balancer: per-replica tokens/s = CLI inference.tokens_per_s_per_replica (' + inf.tokens_per_s_per_replica + '), total and replicas too');
+  check(b && b.mode === 'aligned' && b.items.length === 2 && b.items.map((it) => it.replica).join() === '0,1' &&
+    b.items.every((it) => it.sub.includes(fmt[0] + ' tok/s') && it.sub.includes('8 seq') && it.toY > it.y),
+  'balancer: one arrow per replica, into its GPUs, labelled "' + (b && b.items[0] && b.items[0].label + ' · ' + b.items[0].sub) + '"');
+  check(b && b.totalText.includes('2 replicas × ' + fmt[0] + ' tok/s = ' + fmt[1] + ' tok/s') && /no traffic between replicas/.test(b.totalText + b.detailText),
+    'balancer: total "' + (b && b.totalText) + '"');
+  check(/load balancer/.test(s.caption), 'balancer: the caption names the load balancer');
+  // hovering replica 1 names its throughput
+  const box = await page.$eval('#canvas', (c) => { const r = c.getBoundingClientRect(); return { x: r.x, y: r.y }; });
+  const it = b.items[1];
+  await page.mouse.move(box.x + it.x + it.w / 2, box.y + it.y + it.h / 2);
+  await frames(page);
+  const tip = await page.$eval('#tooltip', (t) => (t.hidden ? '' : t.textContent));
+  check(tip.includes('replica 1') && tip.includes(fmt[0] + ' tokens/s per replica'), 'balancer: hovering replica 1 shows its tokens/s (' + tip.slice(0, 60) + '…)');
+  await page.screenshot({ path: path.join(shots, 'serve-dp2-balancer.png') });
+  await page.close();
+  // the 700-px embed
+  {
+    const { page: pe, errors: ee } = await open(browser, base + '?model=llama3-70b&cluster=dgx-h100&tp=8&dp=2&mode=infer&batch=8&embed=placement', { width: 700, height: 800 });
+    const se = await sceneOf(pe);
+    const wide = await pe.evaluate(() => document.documentElement.scrollWidth);
+    check(wide <= 700 && se.b && se.b.items.length === 2 && se.b.items.every((x) => x.x >= 0 && x.x + x.w <= 700), 'balancer: the 700-px embed keeps both replicas (' + wide + ' px)');
+    await pe.screenshot({ path: path.join(shots, 'embed-serve-balancer-700.png'), fullPage: true });
+    check(ee.length === 0, 'balancer embed: no console errors' + (ee.length ? ' — ' + ee.join(' | ') : ''));
+    await pe.close();
+  }
+  // 16,384 GPUs: one box with the count, not 1,024 arrows; training: no balancer
+  {
+    const { page: pb, errors: eb } = await open(browser, base + '?model=llama3-405b&cluster=dgx-h100&gpus=16384&tp=8&pp=2&mode=infer&batch=8&view=placement');
+    const sb = await sceneOf(pb);
+    const n = await pb.evaluate((v) => window.CL.fmt.int(v), sb.inf.replicas);
+    check(sb.lod === 'stages' && sb.b && sb.b.mode === 'stack' && sb.b.items.length <= 3 && sb.b.stack.count === '× ' + n + ' replicas' && sb.b.perReplica === sb.inf.tokens_per_s_per_replica,
+      'balancer: 16,384 GPUs draw one replica box "' + (sb.b && sb.b.stack && sb.b.stack.count) + '"');
+    await pb.screenshot({ path: path.join(shots, 'serve-405b-16k-balancer.png') });
+    check(eb.length === 0, 'balancer 16k: no console errors' + (eb.length ? ' — ' + eb.join(' | ') : ''));
+    await pb.close();
+    const { page: pt, errors: et } = await open(browser, base + '?view=placement');
+    check(!(await sceneOf(pt)).b, 'balancer: none in training');
+    check(et.length === 0, 'balancer train: no console errors' + (et.length ? ' — ' + et.join(' | ') : ''));
+    await pt.close();
+  }
+  check(errors.length === 0, 'balancer: no console errors' + (errors.length ? ' — ' + errors.join(' | ') : ''));
 }
 
 // ---- the pipeline view: the core's scene, hover by rect index, SVG and PNG downloads -------------
@@ -528,6 +593,7 @@ try {
   await pass(browser, fileBase, 'file');
   await pass(browser, httpBase, 'http');
   await serving(browser, fileBase);
+  await servingBalancer(browser, fileBase);
   await pipelineScene(browser, fileBase);
   await hfPaste(browser, fileBase);
   await invalidKeepsControls(browser, fileBase);
