@@ -47,8 +47,8 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   return z;
 }
 
-LayerComm layer_comm(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
-                     const Placement& pl, const Sizes& z, const LayerTimes& lt, bool moe) {
+LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, const Sizes& z, const LayerTimes& lt,
+                     bool moe) {
   LayerComm lc;
   const double ov = c.efficiency.overlap;
   if (const GroupInfo* tp = find_group(pl, "tp"); tp && tp->size > 1) {
@@ -83,8 +83,6 @@ LayerComm layer_comm(const ModelSpec& m, const Cluster& c, const Plan& plan, con
       lc.ep_b_exposed = lc.ep_b;
     }
   }
-  (void)m;
-  (void)w;
   return lc;
 }
 
@@ -138,8 +136,8 @@ Result<Estimate> evaluate(const Config& cfg) {
   const Sizes z = message_sizes(m, plan, w);
   const LayerTimes lt_dense = layer_times(m, c, plan, w, false);
   const LayerTimes lt_moe = is_moe(m) ? layer_times(m, c, plan, w, true) : LayerTimes{};
-  const LayerComm lc_dense = layer_comm(m, c, plan, w, e.placement, z, lt_dense, false);
-  const LayerComm lc_moe = is_moe(m) ? layer_comm(m, c, plan, w, e.placement, z, lt_moe, true) : LayerComm{};
+  const LayerComm lc_dense = layer_comm(c, plan, e.placement, z, lt_dense, false);
+  const LayerComm lc_moe = is_moe(m) ? layer_comm(c, plan, e.placement, z, lt_moe, true) : LayerComm{};
   const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
 
   ScheduleInput sin;

@@ -68,7 +68,7 @@ double v_head_dim_of(const ModelSpec& m);
 
 // Model FLOPs of one training step over `sequences` sequences of seq_len tokens (forward +
 // backward, no recompute): 6·tokens·(active matmul params incl. the output layer) +
-// 6·B·s²·L·a·(d_qk + d_v)/2·2 for the attention scores. For GPT shapes this is
+// 6·B·s²·L·a·(d_qk + d_v) for the attention scores and values. For GPT shapes this is
 // 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)) (Narayanan et al. 2021, eq. in §5.1 without recompute).
 double model_flops_per_step(const ModelSpec& m, double sequences, double seq_len);
 
