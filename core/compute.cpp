@@ -52,7 +52,10 @@ LayerTimes layer_times(const ModelSpec& m, const Cluster& c, const Plan& plan, c
   } else {
     const Mesh mesh = derive_mesh(plan, w);
     const double local_experts = double(m.experts) / plan.ep;
-    const double M_e = M * m.top_k / local_experts;  // tokens per local expert, balanced routing
+    // Tokens reaching this GPU's experts: the stage's tokens spread over its GPUs, s·b·etp/(tp·cp)
+    // (expert TP ranks share tokens, attention TP ranks split them); per local expert, balanced routing.
+    const double M_moe = M * mesh.etp / t;
+    const double M_e = M_moe * m.top_k / local_experts;
     const double fe = double(m.expert_ffn_hidden) / mesh.etp;
     lt.gemm_f_s += gemm(M, m.experts, h);  // router
     lt.gemm_f_s += local_experts * (gemm(M_e, gate * fe, h) + gemm(M_e, h, fe));

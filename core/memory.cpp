@@ -71,7 +71,8 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
     // their permuted inputs (2h) and the expert MLP activations split over the expert TP group.
     const Mesh mesh = derive_mesh(plan, w);
     const double k = m.top_k, fe = m.expert_ffn_hidden;
-    const double routed = s * b * k * (2.0 * h + per_f * fe / mesh.etp);
+    // Tokens reaching this GPU's experts: s·b·etp/tp (= s·b without folding, where etp = tp).
+    const double routed = s * b * mesh.etp / t * k * (2.0 * h + per_f * fe / mesh.etp);
     const double shared = per_f * s * b * fe * m.shared_experts / t;
     const double router = 4.0 * s * b * m.experts;  // fp32 router logits
     mlp = routed + shared + router;

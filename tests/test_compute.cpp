@@ -63,3 +63,26 @@ TEST_CASE("recompute adds the forward to the backward", "[compute]") {
   REQUIRE(sel.recompute_s > 0);
   REQUIRE(sel.recompute_s < full.recompute_s);
 }
+
+TEST_CASE("expert work per GPU does not depend on how the expert mesh is folded", "[compute]") {
+  // Each GPU of a stage does s·b·k/(tp·cp) token-expert pairs: folding (attention TP 2, experts
+  // ETP 1 × EP 8) and the classic mesh (ETP = TP 2 × EP 4) give the same expert GEMM FLOPs per GPU.
+  Config fold = test::config("mixtral-8x22b", "dgx-h100", 2, 1, 8, 4096, 8);
+  fold.plan.ep = 8;
+  fold.plan.etp = 1;
+  Config classic = test::config("mixtral-8x22b", "dgx-h100", 2, 1, 2, 4096, 8);
+  classic.plan.ep = 4;
+  for (Config* c : {&fold, &classic}) {
+    c->cluster.efficiency.gemm = 1.0;
+    c->cluster.efficiency.gemm_half_dim = 0;
+  }
+  const double f = layer_times(fold.model, fold.cluster, fold.plan, fold.workload, true).gemm_f_s;
+  const double c = layer_times(classic.model, classic.cluster, classic.plan, classic.workload, true).gemm_f_s;
+  REQUIRE_THAT(f, WithinRel(c, 1e-12));
+  // … and equals attention + router + 2·(s·b/tp)·k·3·h·f_e FLOPs at peak.
+  const ModelSpec& m = fold.model;
+  const LayerParams p = moe_layer_params(m);
+  const double tokens = 4096, expert_flops = 2.0 * tokens / 2 * m.top_k * 3.0 * m.hidden * m.expert_ffn_hidden;
+  const double other = 2.0 * tokens * (p.attention / 2 + p.router);
+  REQUIRE_THAT(f, WithinRel((expert_flops + other) / fold.cluster.bf16_flops_per_s, 1e-12));
+}
