@@ -31,6 +31,8 @@ const char* kUsageText = R"(usage:
                                                 --json (every op), --svg FILE (the figure)
   cutlab search [CONFIG.json | -] [options]     rank the plans that fit for --model, --cluster, --gpus
                                                 and the workload, fastest first (--top N, --json)
+  cutlab gpu [CONFIG.json | -] --rank N [...]   what GPU N holds: coordinates, node, layers, heads,
+                                                FFN columns, experts, sequence chunks (--json)
   cutlab presets [--json]                       list model and cluster presets
   cutlab validate [CASES.json] [--json] [--svg FILE] [--check]
                                                 compare with published runs (validation/cases.json)
@@ -57,6 +59,7 @@ struct Args {
   std::string svg_path;
   int columns = 100;
   int top = 10;
+  std::vector<int> ranks;
   std::vector<std::pair<std::string, std::string>> overrides;  // flag, value
 };
 
@@ -118,7 +121,15 @@ bool parse_args(int argc, char** argv, Args& a, std::string& problem) {
     if (s == "--json") a.as_json = true;
     else if (s == "--require-fit") a.require_fit = true;
     else if (s == "--sp" || s == "--distributed-optimizer") a.overrides.push_back({s, ""});
-    else if ((s == "--svg" || s == "--columns" || s == "--top") && i + 1 < argc) {
+    else if (s == "--rank" && i + 1 < argc) {
+      char* end = nullptr;
+      const long r = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || r < 0 || r > (1L << 30)) {
+        problem = "--rank must be a GPU index";
+        return false;
+      }
+      a.ranks.push_back(static_cast<int>(r));
+    } else if ((s == "--svg" || s == "--columns" || s == "--top") && i + 1 < argc) {
       const std::string v = argv[++i];
       if (s == "--svg") a.svg_path = v;
       else if (s == "--top") a.top = std::atoi(v.c_str());
@@ -427,6 +438,43 @@ int cmd_search(const Args& a) {
   return kOk;
 }
 
+std::string range(int a, int b) { return std::to_string(a) + "–" + std::to_string(b - 1); }
+
+int cmd_gpu(const Args& a) {
+  Config c;
+  int rc = kOk;
+  if (!load_config(a, c, rc)) return rc;
+  const Errors errors = validate(c.model, c.cluster, c.plan, c.workload);
+  if (!errors.empty()) return report_errors(errors, a.as_json);
+  const Placement pl = place(c.model, c.cluster, c.plan, c.workload);
+  std::vector<int> ranks = a.ranks;
+  if (ranks.empty()) ranks.push_back(0);
+  json out = json::array();
+  for (int r : ranks) {
+    if (r >= pl.gpus) return report_errors({{ErrorCode::OutOfRange, "/rank", "rank " + std::to_string(r) + " ≥ " + std::to_string(pl.gpus) + " GPUs"}}, a.as_json);
+    const GpuPlacement g = gpu_placement(c.model, c.plan, c.workload, pl, r);
+    if (a.as_json) {
+      out.push_back(to_json(g));
+      continue;
+    }
+    std::cout << "GPU " << r << " · node " << g.node << " (local " << g.local << ") · TP " << g.tp << " · CP " << g.cp << " · EP "
+              << g.ep << " · DP " << g.dp << " · PP " << g.pp << " · replica " << g.replica << "\n";
+    std::cout << "  layers " << g.first_layer << "–" << g.last_layer << (g.embedding ? " + embedding" : "") << (g.output ? " + output layer" : "")
+              << " · heads " << range(g.heads_begin, g.heads_end) << " of " << c.model.heads << " · KV heads "
+              << range(g.kv_heads_begin, g.kv_heads_end) << " of " << c.model.kv_heads;
+    if (dense_layer_count(c.model) > 0) std::cout << " · FFN columns " << range(g.ffn_begin, g.ffn_end) << " of " << c.model.ffn_hidden;
+    std::cout << "\n";
+    if (is_moe(c.model))
+      std::cout << "  experts " << range(g.experts_begin, g.experts_end) << " of " << c.model.experts << " (ETP rank " << g.etp
+                << ", expert FFN columns " << range(g.expert_ffn_begin, g.expert_ffn_end) << ") · EDP " << g.edp << "\n";
+    std::cout << "  tokens";
+    for (auto [b, e] : g.seq_chunks) std::cout << " " << range(b, e);
+    std::cout << " of every sequence\n";
+  }
+  if (a.as_json) std::cout << out.dump(2) << "\n";
+  return kOk;
+}
+
 int cmd_evaluate(const Args& a) {
   Config cfg;
   int rc = kOk;
@@ -469,6 +517,7 @@ int main(int argc, char** argv) {
   if (a.command == "presets") return cmd_presets(a);
   if (a.command == "schedule") return cmd_schedule(a);
   if (a.command == "search") return cmd_search(a);
+  if (a.command == "gpu") return cmd_gpu(a);
   if (a.command == "--help" || a.command == "help" || a.command == "-h") {
     std::cout << kUsageText;
     return kOk;
