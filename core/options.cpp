@@ -53,7 +53,7 @@ std::map<std::string, std::vector<int>> axis_options(const Config& base) {
       if (base.cluster.gpus > 0) {
         // The GPU count is fixed: dp takes what the rest of the mesh leaves.
         const long long rest = static_cast<long long>(c.plan.tp) * c.plan.pp * c.plan.cp * (folding ? 1 : c.plan.ep);
-        if (gpus % rest != 0) continue;
+        if (rest <= 0 || gpus % rest != 0) continue;  // another axis is invalid (≤ 0): no dp to derive
         c.plan.dp = static_cast<int>(gpus / rest);
       }
       const std::set<std::string> paths = error_paths(c);

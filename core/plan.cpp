@@ -1,18 +1,23 @@
 #include "core/plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace cutlab {
 
 Mesh derive_mesh(const Plan& p, const Workload& w) {
+  // Products in double: absurd axes (rejected by validate(), which calls this first) must not
+  // overflow an int on the way. A mesh beyond 2^31 GPUs reads as 0 GPUs.
+  auto to_int = [](double v) { return v >= 0 && v <= 2147483647.0 ? static_cast<int>(v) : 0; };
   Mesh mesh;
   const bool folding = p.etp > 0;
-  mesh.gpus = folding ? p.tp * p.cp * p.dp * p.pp : p.tp * p.pp * p.cp * p.ep * p.dp;
-  mesh.dp_attn = folding ? p.dp : p.ep * p.dp;
+  const double gpus = double(p.tp) * p.cp * p.dp * p.pp * (folding ? 1.0 : p.ep);
+  mesh.gpus = to_int(gpus);
+  mesh.dp_attn = to_int(folding ? double(p.dp) : double(p.ep) * p.dp);
   mesh.etp = folding ? p.etp : p.tp;
-  const int expert_denominator = mesh.etp * p.ep * p.pp;
-  mesh.edp = expert_denominator > 0 ? std::max(1, mesh.gpus / expert_denominator) : 1;
+  const double expert_denominator = double(mesh.etp) * p.ep * p.pp;
+  mesh.edp = expert_denominator > 0 ? std::max(1, to_int(std::floor(gpus / expert_denominator))) : 1;
   const long long per_step = static_cast<long long>(p.micro_batch) * mesh.dp_attn;
   mesh.num_micro_batches = per_step > 0 ? std::max<long long>(1, w.global_batch / per_step) : 1;
   return mesh;

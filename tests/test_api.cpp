@@ -1,0 +1,59 @@
+// Property test of the string API on random configs (fixed seed): every answer is JSON with `ok`,
+// a successful one holds no null (nlohmann writes NaN and infinities as null), and nothing throws.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "core/api.h"
+
+using nlohmann::json;
+
+namespace {
+bool has_null(const json& j) {
+  if (j.is_null()) return true;
+  if (j.is_structured())
+    for (const json& v : j)
+      if (has_null(v)) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("the API answers random configs with JSON, errors as values, never NaN", "[api]") {
+  std::mt19937 rng(20261130);
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  const char* models[] = {"llama3-8b", "llama3-405b", "deepseek-v3", "mixtral-8x22b", "qwen2-57b-a14b", "gpt3-175b"};
+  const char* clusters[] = {"dgx-a100", "dgx-h100", "gb200-nvl72", "hgx-h800"};
+  const char* schedules[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe"};
+  const int values[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, -1, 7, 128};
+  int successes = 0;
+  for (int i = 0; i < 300; ++i) {
+    json plan;
+    for (const char* k : {"tp", "pp", "cp", "ep", "dp", "vpp", "micro_batch"})
+      if (pick(2)) plan[k] = values[pick(13)];
+    if (pick(4) == 0) plan["etp"] = values[pick(6)];
+    if (pick(2)) plan["schedule"] = schedules[pick(5)];
+    json workload;
+    if (pick(4) == 0)
+      workload = {{"mode", "infer"}, {"batch", values[pick(13)]}, {"prompt_len", 1 + pick(9000)}, {"output_len", pick(3000)}};
+    else
+      workload = {{"seq_len", 1 << pick(17)}, {"global_batch", values[pick(13)] * (1 + pick(64))}};
+    json cluster = pick(3) == 0 ? json{{"preset", clusters[pick(4)]}, {"gpus", values[pick(13)] * (1 << pick(8))}}
+                                : json(clusters[pick(4)]);
+    const std::string text = json{{"model", models[pick(6)]}, {"cluster", cluster}, {"plan", plan}, {"workload", workload}}.dump();
+    for (const std::string& out : {cutlab::api::evaluate_json(text), cutlab::api::timeline_json(text, 800, 0),
+                                   cutlab::api::options_json(text), cutlab::api::gpus_json(text, 0, 8)}) {
+      const json j = json::parse(out, nullptr, false);
+      INFO(text);
+      REQUIRE_FALSE(j.is_discarded());
+      REQUIRE(j.contains("ok"));
+      if (j["ok"] == true) {
+        REQUIRE_FALSE(has_null(j["result"]));
+        ++successes;
+      } else {
+        REQUIRE_FALSE(j["errors"].empty());
+      }
+    }
+  }
+  REQUIRE(successes > 100);  // the generator reaches valid plans, not only errors
+}
