@@ -3,8 +3,9 @@
 // smallest GEMM dimension (small or thin GEMMs under-use the tensor cores). Attention scores:
 // flash attention skips the masked half of a causal s×s matrix, at the attention efficiency.
 // Memory-bound ops (norms, activations, residuals, dropout, softmax of the loss): bytes / (HBM ×
-// efficiency). Backward = input gradients (B: one GEMM per forward GEMM, 2× attention) + weight
-// gradients (W: one GEMM per forward GEMM), Narayanan et al. 2021 §5.1.
+// efficiency). Backward = input gradients (B: one GEMM per forward GEMM; attention 2.5× its forward,
+// FlashAttention-2's backward recomputes QKᵀ and runs 5 GEMMs for the forward's 2, Dao 2023 §3.1) +
+// weight gradients (W: one GEMM per forward GEMM), Narayanan et al. 2021 §5.1.
 // Ignores: kernel launch gaps, the embedding lookup, optimizer kernels (estimate.h adds the step).
 #pragma once
 #include <vector>
@@ -24,7 +25,7 @@ struct LayerTimes {
   double attention_f_s = 0;   // forward score and value products
   double memory_f_s = 0;      // forward memory-bound ops
   double f_s() const { return gemm_f_s + attention_f_s + memory_f_s; }
-  double b_s() const { return gemm_f_s + 2.0 * attention_f_s + 2.0 * memory_f_s; }  // input gradients
+  double b_s() const { return gemm_f_s + 2.5 * attention_f_s + 2.0 * memory_f_s; }  // input gradients
   double w_s() const { return gemm_f_s; }                                           // weight gradients
 };
 

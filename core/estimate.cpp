@@ -304,7 +304,8 @@ Result<Estimate> evaluate(const Config& cfg) {
   br.tp_exposed_s = passes * b.tp_exposed;
   br.cp_exposed_s = passes * b.cp_exposed;
   br.ep_exposed_s = passes * b.ep_exposed;
-  br.pp_bubble_s = makespan - busiest_busy;
+  // The makespan is never below a stage's busy time but by rounding (−1e-16 when there is no pipeline).
+  br.pp_bubble_s = std::max(0.0, makespan - busiest_busy);
   br.dp_exposed_s = tail_end - makespan;
   br.optimizer_s = optimizer_s;
 
