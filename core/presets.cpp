@@ -105,8 +105,8 @@ Cluster node(const char* name, const char* gpu, int per_node, double hbm_GiB, do
 // Efficiencies defaults, minimising the mean absolute percentage error over the family's published
 // training runs; one set per GPU family, no per-case factors. Bounds: gemm 0.5–0.95, gemm_fp8
 // 0.4–0.95, gemm_half_dim 0–256, attention 0.3–0.9, hbm 0.7–0.95, scaleout 0.5–0.95, overlap 0–1.
-// nvlink keeps its default 0.8 in both families: the runs do not determine it (fitting it moves the
-// error by < 0.05 points). These are effective values: they also absorb what the model leaves out
+// nvlink keeps its default 0.8 in both families: the runs barely determine it (fitting it too moves the
+// mean error by < 0.1 points; see docs/validation.md §2). These are effective values: they also absorb what the model leaves out
 // (kernel launch gaps, stragglers, data loading), so they sit below kernel benchmarks.
 // A100, KEYS gemm,gemm_half_dim,attention,hbm,scaleout (no A100 run overlaps communication, so
 // overlap keeps its default; none is fp8); 10 runs, mean |error| 2.1%, largest 6.5%:
