@@ -15,7 +15,9 @@
   let changeAt = null;                           // performance.now() of the last control change
   let tablesDue = false;                         // the tables wait for the next frame
   let canvasWidth = 0;                           // CSS width of the canvas, kept by a ResizeObserver
-  const perf = { deriveMs: 0, drawMs: 0, workMs: 0, changeToDrawMs: null, frames: 0 };
+  const perf = { deriveMs: 0, drawMs: 0, workMs: 0, changeToDrawMs: null, frames: 0, searchMs: null };
+  // The last plan search (search.js): { key, out, ms, gpus, what, rankOrder }; shown while `open`.
+  const found = { result: null, open: false, busy: false, shown: null };
   const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
   const embed = params.get('embed');
   const EMBED_VIEW = { timeline: 'pipeline', pipeline: 'pipeline', cuts: 'cuts', placement: 'placement', tables: 'tables' }[embed] || null;
@@ -111,6 +113,7 @@
     }
     tk.tables = performance.now() - t16;
     renderGpuPanel(d);
+    renderSearch(d);
     last.d = d;
     const t2 = performance.now();
     perf.drawMs = t2 - t1;
@@ -189,6 +192,77 @@
     panel.innerHTML = CL.views.placement.gpuPanel(g, state.gpu);
     panel.hidden = false;
     panel.querySelector('.close').addEventListener('click', () => setState(Object.assign(CL.state.clone(state), { gpu: null }), 'push'));
+  }
+
+  // ---- best plans (a click runs the core's search; a row click applies that plan) ----------------
+  function runSearch() {
+    if (!api.search || found.busy) return;
+    found.open = true;
+    found.busy = true;
+    renderSearch(last.d, true);
+    $('find-plans').disabled = true;
+    // let the "searching…" state paint first: the search takes a few hundred milliseconds
+    requestAnimationFrame(() => setTimeout(() => {
+      const d = last.d;
+      const cfg = CL.search.config(state, d);
+      const text = JSON.stringify(cfg);
+      const t0 = performance.now();
+      const out = api.search(text, 10);
+      const ms = performance.now() - t0;
+      perf.searchMs = ms;
+      const conf = d && d.config;
+      found.result = { key: text, out, ms, gpus: cfg.cluster.gpus, what: CL.search.describe(d, cfg.cluster.gpus),
+        rankOrder: conf && conf.plan ? conf.plan.rank_order : null };
+      found.busy = false;
+      $('find-plans').disabled = false;
+      renderSearch(last.d, true);
+      // bring the table into view when the page was scrolled away from it (below the sticky header)
+      const top = $('search-panel').getBoundingClientRect().top;
+      if (top < 64 || top > window.innerHeight - 160) window.scrollBy({ top: top - 64 });
+    }, 0));
+  }
+  function renderSearch(d, force) {
+    const panel = $('search-panel');
+    if (!found.open || EMBED_VIEW) { panel.hidden = true; found.shown = null; return; }
+    const mode = CL.search.modeOf(state, d);
+    const res = found.result;
+    const stale = !!res && res.out.ok && CL.search.key(state, d) !== res.key;
+    const current = d && d.ok ? d.r.config.plan : null;
+    const sig = [res && res.key, res && res.ms, found.busy, mode, stale, JSON.stringify(current)].join('|');
+    if (!force && sig === found.shown && !panel.hidden) return;
+    found.shown = sig;
+    // a row chosen with the keyboard keeps the focus across the redraw
+    const focused = panel.contains(document.activeElement) ? document.activeElement.dataset.i : undefined;
+    panel.innerHTML = CL.search.html(res, { current, stale, mode, busy: found.busy });
+    panel.hidden = false;
+    if (focused !== undefined) { const row = panel.querySelector('tbody tr[data-i="' + focused + '"]'); if (row) row.focus(); }
+  }
+  function applyRow(tr) {
+    const res = found.result;
+    if (!tr || !res || !res.out.ok || tr.closest('table.outdated')) return;
+    const row = res.out.result.best[Number(tr.dataset.i)];
+    if (!row) return;
+    changeAt = performance.now();
+    setState(CL.search.apply(state, row.plan, res.gpus), 'push');
+  }
+  function wireSearch() {
+    const button = $('find-plans');
+    if (!button) return;
+    if (!api.search) { button.closest('.ctl').hidden = true; return; }   // an older core: no search()
+    button.addEventListener('click', runSearch);
+    const panel = $('search-panel');
+    panel.addEventListener('click', (ev) => {
+      if (ev.target.closest('.close')) { found.open = false; renderSearch(last.d, true); return; }
+      if (ev.target.closest('.again')) { runSearch(); return; }
+      applyRow(ev.target.closest('tbody tr[data-i]'));
+    });
+    panel.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'Enter' && ev.key !== ' ') return;
+      const tr = ev.target.closest && ev.target.closest('tbody tr[data-i]');
+      if (!tr) return;
+      ev.preventDefault();
+      applyRow(tr);
+    });
   }
 
   // ---- pointer -------------------------------------------------------------------------------
@@ -279,6 +353,7 @@
     if (EMBED_VIEW) document.body.classList.add('embed');
     buildExamples();
     CL.controls.build($('form'), presets, onEdit);
+    wireSearch();
     state = readUrl();
     if (EMBED_VIEW && EMBED_VIEW !== 'tables') state.view = EMBED_VIEW;
     document.querySelectorAll('#tabs [data-view]').forEach((b) => b.addEventListener('click', () => {

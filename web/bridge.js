@@ -1,10 +1,10 @@
 // bridge.js: the only file that talks to the WASM core (core.js, built from wasm/bindings.cpp,
 // which binds core/api.h one to one). JSON text in, parsed {ok, result | errors} out.
-// Optional functions (options, schedule, gpu, and later ones such as scene or serve) are
+// Optional functions (options, schedule, gpu, and later ones such as scene or search) are
 // feature-detected, so the page works with whatever the core of the day offers.
 (function (CL) {
   'use strict';
-  const OPTIONAL = ['options', 'schedule', 'timeline', 'gpu', 'gpus', 'scene'];
+  const OPTIONAL = ['options', 'schedule', 'timeline', 'gpu', 'gpus', 'scene', 'search'];
 
   function wrap(m) {
     const call = (name, ...args) => {

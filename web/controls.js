@@ -37,7 +37,10 @@
       axis('etp', 'ETP', 'Expert tensor parallel (MoE Parallel Folding); off: experts use TP'),
       sel('/plan/rank_order', 'Rank order (innermost first)', [['tp-cp-ep-dp-pp', 'tp-cp-ep-dp-pp (Megatron)'], ['tp-cp-pp-dp-ep', 'tp-cp-pp-dp-ep'], ['tp-cp-ep-pp-dp', 'tp-cp-ep-pp-dp'],
         ['tp-pp-cp-ep-dp', 'tp-pp-cp-ep-dp'], ['tp-dp-cp-ep-pp', 'tp-dp-cp-ep-pp'], ['pp-tp-cp-ep-dp', 'pp-tp-cp-ep-dp'], ['dp-tp-cp-ep-pp', 'dp-tp-cp-ep-pp']],
-      { title: 'Decides which groups share a node, and so which link each cut uses', span: true })] },
+      { title: 'Decides which groups share a node, and so which link each cut uses', span: true }),
+      { kind: 'action', id: 'find-plans', label: 'Find the best plans', span: true,
+        note: 'the fastest training plans that fit these GPUs',
+        title: 'Ask the core for the fastest plans that fit this model, cluster, GPU count and workload (training)' }] },
     { title: 'Memory', only: 'train', rows: [
       sel('/plan/zero', 'ZeRO', [[0, '0 · none'], [1, '1 · optimizer'], [2, '2 · + gradients'], [3, '3 · + weights (FSDP)']]),
       check('/plan/distributed_optimizer', 'Distributed optimizer', 'Megatron’s: shards the optimizer over DP (= ZeRO-1)'),
@@ -141,6 +144,11 @@
   function control(def, presets, onEdit) {
     const row = document.createElement('div');
     row.className = 'ctl ctl-' + def.kind + (def.moe ? ' moe-only' : '') + (def.only ? ' only-' + def.only : '') + (def.span ? ' span' : '');
+    if (def.kind === 'action') {   // a button the page wires itself (by id): no value, no errors
+      row.innerHTML = '<button type="button" id="' + def.id + '" title="' + F.escape(def.title || '') + '">' + def.label + '</button>' +
+        (def.note ? '<span class="note">' + def.note + '</span>' : '');
+      return row;
+    }
     row.dataset.path = def.path;
     const id = 'f' + def.path.replace(/\//g, '-');
     let input;
