@@ -46,6 +46,17 @@ std::string with_commas(double v) {
   return out;
 }
 
+std::string xml_escape(const std::string& in) {
+  std::string out;
+  for (char c : in) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else out += c;
+  }
+  return out;
+}
+
 // Display width of UTF-8 text (counts code points, not bytes).
 static size_t width(const std::string& s) {
   size_t w = 0;

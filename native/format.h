@@ -11,6 +11,7 @@ std::string human_time(double s);       // "14.2 s", "3.10 ms", "12.5 µs"
 std::string fixed(double v, int digits);
 std::string count(double v);            // "405.9B", "37.4M"
 std::string with_commas(double v);      // "16,384"
+std::string xml_escape(const std::string& text);  // & < > for SVG text
 
 struct Table {
   std::vector<std::string> header;

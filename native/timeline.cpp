@@ -40,17 +40,6 @@ std::string gantt_text(const ScheduleResult& s, int columns) {
   return out;
 }
 
-static std::string xml_escape(const std::string& in) {
-  std::string out;
-  for (char c : in) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else out += c;
-  }
-  return out;
-}
-
 std::string timeline_svg(const ScheduleResult& s, const std::string& title, const std::vector<StageTail>& tails) {
   TimelineLayout L;
   L.width = 1100;

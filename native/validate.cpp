@@ -68,17 +68,6 @@ std::string group_of(const CaseResult& r) {
   return label;
 }
 
-std::string svg_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '&') o += "&amp;";
-    else if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else o += c;
-  }
-  return o;
-}
-
 // The case id without its source prefix, for labels inside a panel.
 std::string short_id(const std::string& id) {
   for (const char* prefix : {"megatron_a100_weak_", "mcore_h100_weak_", "mcore_h100_strong_", "nemo2407_h100_fp8_"})
@@ -109,7 +98,7 @@ std::string scatter_svg(const ValidationSummary& s) {
   o << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   o << "<text x=\"" << left << "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">cutlab against published training runs: predicted vs measured</text>\n";
   o << "<text x=\"" << left << "\" y=\"46\" fill=\"#444\">" << s.training_cases << " runs · mean |error| "
-    << fixed(s.mean_abs_error_percent, 1) << "% · largest " << fixed(s.max_abs_error_percent, 1) << "% (" << svg_escape(s.worst_id)
+    << fixed(s.mean_abs_error_percent, 1) << "% · largest " << fixed(s.max_abs_error_percent, 1) << "% (" << xml_escape(s.worst_id)
     << ") · grey band: ±10% of measured · line: predicted = measured</text>\n";
   for (size_t gi = 0; gi < names.size(); ++gi) {
     const std::vector<const CaseResult*>& pts = groups[names[gi]];
@@ -127,7 +116,7 @@ std::string scatter_svg(const ValidationSummary& s) {
     const double x0 = left + (gi % cols) * (pw + gap_x), y0 = top + (gi / cols) * (ph + gap_y);
     auto X = [&](double v) { return x0 + (v - a) / (b - a) * pw; };
     auto Y = [&](double v) { return y0 + ph - (v - a) / (b - a) * ph; };
-    o << "<g>\n<text x=\"" << x0 << "\" y=\"" << y0 - 10 << "\" font-weight=\"bold\">" << svg_escape(names[gi]) << " (" << pts.size()
+    o << "<g>\n<text x=\"" << x0 << "\" y=\"" << y0 - 10 << "\" font-weight=\"bold\">" << xml_escape(names[gi]) << " (" << pts.size()
       << ")</text>\n";
     o << "<clipPath id=\"c" << gi << "\"><rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << pw << "\" height=\"" << ph << "\"/></clipPath>\n";
     o << "<g clip-path=\"url(#c" << gi << ")\"><polygon fill=\"#e6e6e6\" points=\"" << f(X(a)) << "," << f(Y(a * 0.9)) << " " << f(X(b)) << ","
@@ -150,7 +139,7 @@ std::string scatter_svg(const ValidationSummary& s) {
     std::vector<Label> labels;
     for (const CaseResult* r : pts) {
       o << "<circle cx=\"" << f(X(r->measured)) << "\" cy=\"" << f(Y(r->predicted)) << "\" r=\"4.5\" fill=\"" << palette[gi % 7]
-        << "\" stroke=\"#222\" stroke-width=\"0.6\"><title>" << svg_escape(r->id) << ": predicted " << number(r->predicted)
+        << "\" stroke=\"#222\" stroke-width=\"0.6\"><title>" << xml_escape(r->id) << ": predicted " << number(r->predicted)
         << ", measured " << number(r->measured) << " (" << signed_pct(r->error_percent) << ")</title></circle>\n";
       if (std::fabs(r->error_percent) > 5)
         labels.push_back({X(r->measured), Y(r->predicted), Y(r->predicted) + 4, short_id(r->id) + " " + signed_pct(r->error_percent)});
@@ -163,7 +152,7 @@ std::string scatter_svg(const ValidationSummary& s) {
       const double tx = std::max(l.x + 8, x0 + pw * 0.55);
       o << "<line x1=\"" << f(l.x + 4) << "\" y1=\"" << f(l.y) << "\" x2=\"" << f(tx - 2) << "\" y2=\"" << f(l.y_text - 4)
         << "\" stroke=\"#999\" stroke-width=\"0.6\"/><text x=\"" << f(tx) << "\" y=\"" << f(l.y_text) << "\" font-size=\"10\" fill=\"#333\">"
-        << svg_escape(l.text) << "</text>\n";
+        << xml_escape(l.text) << "</text>\n";
     }
     o << "</g>\n";
   }
