@@ -12,7 +12,7 @@ static Config llama405b_16k() {
   Config c;
   c.model = *find_model_preset("llama3-405b");
   c.cluster = *find_cluster_preset("dgx-h100");
-  c.plan.tp = 8, c.plan.pp = 16, c.plan.dp = 128, c.plan.sp = true, c.plan.recompute = "selective";
+  c.plan.tp = 8, c.plan.pp = 16, c.plan.dp = 128, c.plan.sp = true, c.plan.recompute = Recompute::Selective;
   c.workload.seq_len = 8192, c.workload.global_batch = 2048;
   return c;
 }

@@ -8,7 +8,7 @@
 
 namespace {
 
-cutlab::ScheduleInput make_input(const std::string& name, int p, int m, int v) {
+cutlab::ScheduleInput make_input(cutlab::Schedule name, int p, int m, int v) {
   cutlab::ScheduleInput in;
   in.name = name;
   in.stages = p;
@@ -35,10 +35,10 @@ void run(benchmark::State& state, const cutlab::ScheduleInput& in) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * ops));
 }
 
-void BM_interleaved_p16_m256_v2(benchmark::State& state) { run(state, make_input("interleaved", 16, 256, 2)); }
-void BM_1f1b_p16_m256(benchmark::State& state) { run(state, make_input("1f1b", 16, 256, 1)); }
-void BM_zb_h1_p16_m256(benchmark::State& state) { run(state, make_input("zb-h1", 16, 256, 1)); }
-void BM_dualpipe_p16_m32(benchmark::State& state) { run(state, make_input("dualpipe", 16, 32, 2)); }
+void BM_interleaved_p16_m256_v2(benchmark::State& state) { run(state, make_input(cutlab::Schedule::Interleaved, 16, 256, 2)); }
+void BM_1f1b_p16_m256(benchmark::State& state) { run(state, make_input(cutlab::Schedule::OneFOneB, 16, 256, 1)); }
+void BM_zb_h1_p16_m256(benchmark::State& state) { run(state, make_input(cutlab::Schedule::ZbH1, 16, 256, 1)); }
+void BM_dualpipe_p16_m32(benchmark::State& state) { run(state, make_input(cutlab::Schedule::DualPipe, 16, 32, 2)); }
 
 }  // namespace
 

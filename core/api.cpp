@@ -64,7 +64,7 @@ std::string timeline_json(const std::string& text, double width, double height) 
   TimelineLayout layout;
   layout.width = width;
   layout.height = height;
-  if (e.value.mode == "infer") {
+  if (e.value.mode == Mode::Infer) {
     json out = to_json(decode_walk_scene(e.value.inference.decode_stage_s, 3, layout));
     out["tokens"] = 3;
     return success(std::move(out));

@@ -5,17 +5,6 @@
 
 namespace cutlab {
 
-const char* collective_name(Collective c) {
-  switch (c) {
-    case Collective::AllReduce: return "all-reduce";
-    case Collective::AllGather: return "all-gather";
-    case Collective::ReduceScatter: return "reduce-scatter";
-    case Collective::AllToAll: return "all-to-all";
-    case Collective::SendRecv: return "send-recv";
-  }
-  return "?";
-}
-
 double collective_time_s(Collective kind, double S, const GroupInfo& g, const Cluster& c) {
   const double n = g.size;
   if (n <= 1 && kind != Collective::SendRecv) return 0.0;

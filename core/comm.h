@@ -12,8 +12,6 @@
 
 namespace cutlab {
 
-enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
-const char* collective_name(Collective c);
 
 // `bytes`: for all-reduce the buffer size; for all-gather / reduce-scatter the full (gathered)
 // tensor; for all-to-all the bytes each GPU sends (including its own share); for send-recv the message.
@@ -21,7 +19,7 @@ double collective_time_s(Collective kind, double bytes, const GroupInfo& group, 
 
 // One collective of the step, as reported.
 struct CommOp {
-  std::string axis;             // tp, cp, ep, pp, dp, edp, ...
+  Axis axis = Axis::TP;
   Collective collective = Collective::AllReduce;
   std::string what;             // e.g. "layer outputs, forward and backward"
   double message_bytes = 0;     // per call

@@ -5,7 +5,7 @@
 namespace cutlab {
 
 double peak_flops_per_s(const Cluster& c, const Workload& w) {
-  return w.dtype == "fp8" ? c.fp8_flops_per_s : c.bf16_flops_per_s;
+  return w.dtype == Dtype::FP8 ? c.fp8_flops_per_s : c.bf16_flops_per_s;
 }
 
 double gemm_time_s(double M, double N, double K, double peak, const Efficiencies& e) {
@@ -20,7 +20,7 @@ LayerTimes layer_times(const ModelSpec& m, const Cluster& c, const Plan& plan, c
   const Efficiencies& e = c.efficiency;
   const double peak = peak_flops_per_s(c, w);
   Efficiencies ge = e;  // GEMM efficiency of the workload's dtype
-  if (w.dtype == "fp8") ge.gemm = e.gemm_fp8;
+  if (w.dtype == Dtype::FP8) ge.gemm = e.gemm_fp8;
   const double bf16 = c.bf16_flops_per_s;  // attention runs in bf16 even in fp8 training (Transformer Engine)
   const double s = double(w.seq_len) / plan.cp, b = plan.micro_batch, M = s * b;
   const double h = m.hidden, t = plan.tp, ts = plan.sp ? t : 1.0;
@@ -88,8 +88,8 @@ StageCompute chunk_compute(const ModelSpec& m, const Cluster& c, const Plan& pla
   sc.f_s = nd * dense.f_s() + ne * moe.f_s();
   sc.b_s = nd * dense.b_s() + ne * moe.b_s();
   sc.w_s = nd * dense.w_s() + ne * moe.w_s();
-  if (plan.recompute == "full") sc.recompute_s = sc.f_s;
-  if (plan.recompute == "selective") sc.recompute_s = nd * dense.attention_f_s + ne * moe.attention_f_s;
+  if (plan.recompute == Recompute::Full) sc.recompute_s = sc.f_s;
+  if (plan.recompute == Recompute::Selective) sc.recompute_s = nd * dense.attention_f_s + ne * moe.attention_f_s;
   if (last_layer == m.layers - 1) {
     // Output layer and loss: logits GEMM (forward, input and weight gradients; in bf16 even in fp8
     // training, as Transformer Engine keeps the output layer) and the fp32 softmax / cross-entropy

@@ -32,7 +32,7 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   // TP: Megatron's f/g operators, one all-reduce (or reduce-scatter + all-gather with SP) after
   // attention and one after the MLP, forward and backward (Shoeybi et al. 2019 §3, Figure 4).
   z.tp_message = 2.0 * s * b * h;
-  z.tp_calls_bwd = plan.recompute == "full" ? 4 : 2;  // the recomputed forward repeats its two
+  z.tp_calls_bwd = plan.recompute == Recompute::Full ? 4 : 2;  // the recomputed forward repeats its two
   // CP (ring attention, Liu et al. 2023; Megatron-Core CP): each of the cp − 1 steps passes this
   // rank's K and V chunk; MLA passes decompressed per-head K and V.
   const double g_gpu = std::max(1.0, double(m.kv_heads) / t), a_gpu = double(m.heads) / t;
@@ -51,7 +51,7 @@ LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, co
                      bool moe) {
   LayerComm lc;
   const double ov = c.efficiency.overlap;
-  if (const GroupInfo* tp = find_group(pl, "tp"); tp && tp->size > 1) {
+  if (const GroupInfo* tp = find_group(pl, Axis::TP); tp && tp->size > 1) {
     const double one = plan.sp ? collective_time_s(Collective::ReduceScatter, z.tp_message, *tp, c) +
                                      collective_time_s(Collective::AllGather, z.tp_message, *tp, c)
                                : collective_time_s(Collective::AllReduce, z.tp_message, *tp, c);
@@ -61,7 +61,7 @@ LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, co
     lc.tp_f_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_f - ov * lt.gemm_f_s) : lc.tp_f;
     lc.tp_b_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_b - ov * 2.0 * lt.gemm_f_s) : lc.tp_b;
   }
-  if (const GroupInfo* cp = find_group(pl, "cp"); cp && cp->size > 1) {
+  if (const GroupInfo* cp = find_group(pl, Axis::CP); cp && cp->size > 1) {
     const double step = collective_time_s(Collective::SendRecv, z.cp_message, *cp, c);
     lc.cp_f = (cp->size - 1) * step;
     lc.cp_b = 2.0 * lc.cp_f;  // K/V again and their gradients
@@ -69,11 +69,11 @@ LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, co
     lc.cp_f_exposed = std::max(0.0, lc.cp_f - ov * lt.attention_f_s);
     lc.cp_b_exposed = std::max(0.0, lc.cp_b - ov * 2.0 * lt.attention_f_s);
   }
-  if (const GroupInfo* ep = find_group(pl, "ep"); moe && ep && ep->size > 1) {
+  if (const GroupInfo* ep = find_group(pl, Axis::EP); moe && ep && ep->size > 1) {
     const double one = collective_time_s(Collective::AllToAll, z.ep_message, *ep, c);
     lc.ep_f = 2.0 * one;
     lc.ep_b = 2.0 * one;
-    if (plan.schedule == "dualpipe") {
+    if (plan.schedule == Schedule::DualPipe) {
       // DualPipe overlaps one direction's all-to-all with the other direction's compute
       // (DeepSeek-V3 §3.2.1, Figure 4).
       lc.ep_f_exposed = std::max(0.0, lc.ep_f - ov * lt.b_s());
@@ -86,7 +86,7 @@ LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, co
   return lc;
 }
 
-CommOp make_op(const std::string& axis, Collective kind, const std::string& what, double message, double calls,
+CommOp make_op(Axis axis, Collective kind, const std::string& what, double message, double calls,
                const GroupInfo& g, double time_s, double exposed_s) {
   CommOp op;
   op.axis = axis;
@@ -104,7 +104,7 @@ CommOp make_op(const std::string& axis, Collective kind, const std::string& what
 
 std::string describe_peak(const Workload& w, double peak) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s dense %.0f TFLOP/s", w.dtype.c_str(), peak / 1e12);
+  std::snprintf(buf, sizeof buf, "%s dense %.0f TFLOP/s", name_of(w.dtype), peak / 1e12);
   return buf;
 }
 
@@ -124,13 +124,13 @@ Result<Estimate> evaluate(const Config& cfg) {
   e.mesh = derive_mesh(plan, w);
   e.params = count_params(m);
   e.placement = place(m, c, plan, w);
-  if (w.mode == "infer") {
+  if (w.mode == Mode::Infer) {
     e.inference = estimate_inference(m, c, plan, w, e.placement);
     return result;
   }
   e.model_flops_per_step = model_flops_per_step(m, w.global_batch, w.seq_len);
   const int p = plan.pp, mb = e.mesh.num_micro_batches;
-  const int chunks = plan.schedule == "dualpipe" ? 2 : plan.vpp;
+  const int chunks = plan.schedule == Schedule::DualPipe ? 2 : plan.vpp;
 
   // Per-layer compute and communication, then per chunk for the schedule.
   const Sizes z = message_sizes(m, plan, w);
@@ -146,7 +146,7 @@ Result<Estimate> evaluate(const Config& cfg) {
   sin.micro_batches = mb;
   sin.chunks = chunks;
   sin.times.reserve(static_cast<size_t>(p) * chunks);
-  const GroupInfo* pp_group = find_group(e.placement, "pp");
+  const GroupInfo* pp_group = find_group(e.placement, Axis::PP);
   sin.p2p_s = p > 1 && pp_group ? collective_time_s(Collective::SendRecv, z.pp_message, *pp_group, c) : 0.0;
 
   struct PerStage {
@@ -200,9 +200,9 @@ Result<Estimate> evaluate(const Config& cfg) {
   // Data-parallel communication and the optimizer, per stage.
   const double ov = c.efficiency.overlap;
   const int zero = std::max(plan.zero, plan.distributed_optimizer ? 1 : 0);
-  const double grad_bytes = w.grad_dtype == "fp32" ? 4.0 : 2.0;
-  const GroupInfo* dp_grad = find_group(e.placement, "dp_grad");
-  const GroupInfo* edp = find_group(e.placement, "edp");
+  const double grad_bytes = w.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0;
+  const GroupInfo* dp_grad = find_group(e.placement, Axis::DPGrad);
+  const GroupInfo* edp = find_group(e.placement, Axis::EDP);
   std::vector<double> stage_end(p, 0.0);
   for (const Op& op : e.schedule.ops) stage_end[op.stage] = std::max(stage_end[op.stage], op.end_s);
 
@@ -216,7 +216,7 @@ Result<Estimate> evaluate(const Config& cfg) {
     const StageMemory& sm = e.memory.per_stage[s];
     const PerStage& ps = per[s];
     const double f = ps.compute.f_s, bw = ps.compute.b_s + ps.compute.w_s;
-    auto add_group = [&](const GroupInfo* g, double params, const std::string& axis, const char* whose) {
+    auto add_group = [&](const GroupInfo* g, double params, Axis axis, const char* whose) {
       if (!g || g->size <= 1 || params <= 0) return;
       const double grads = params * grad_bytes, weights = params * 2.0;
       const std::string w_ = whose;
@@ -252,8 +252,8 @@ Result<Estimate> evaluate(const Config& cfg) {
         d.exposed_s += mb * xa;
       }
     };
-    add_group(dp_grad, sm.dense_params, "dp", "dense");
-    add_group(edp, sm.expert_params, "edp", "expert");
+    add_group(dp_grad, sm.dense_params, Axis::DP, "dense");
+    add_group(edp, sm.expert_params, Axis::EDP, "expert");
     // Adam step: read fp32 master, m, v and the gradient, write master, m, v and the 16-bit weights.
     const double dense_shard = zero >= 1 ? double(e.mesh.dp_attn) * plan.cp : 1.0;
     const double expert_shard = zero >= 1 ? double(e.mesh.edp) : 1.0;
@@ -274,7 +274,7 @@ Result<Estimate> evaluate(const Config& cfg) {
 
   // Stages and the busiest one. `passes`: micro-batches that run through all of a stage's layers
   // (DualPipe sends half the micro-batches through each of a device's two chunks).
-  const double passes = plan.schedule == "dualpipe" ? mb / 2.0 : double(mb);
+  const double passes = plan.schedule == Schedule::DualPipe ? mb / 2.0 : double(mb);
   int busiest = 0;
   double busiest_busy = -1;
   for (int s = 0; s < p; ++s) {
@@ -312,28 +312,28 @@ Result<Estimate> evaluate(const Config& cfg) {
   // Communication table for a GPU of the busiest stage.
   const double m_calls = passes;
   const double nd = b.dense_layers, ne = b.moe_layers;
-  if (const GroupInfo* g = find_group(e.placement, "tp"); g && g->size > 1) {
+  if (const GroupInfo* g = find_group(e.placement, Axis::TP); g && g->size > 1) {
     const double calls = m_calls * (nd + ne) * (z.tp_calls_fwd + z.tp_calls_bwd);
     const char* what = "layer outputs, 2 per layer forward and backward";
     if (plan.sp) {
-      e.comm.push_back(make_op("tp", Collective::ReduceScatter, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
-      e.comm.push_back(make_op("tp", Collective::AllGather, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
+      e.comm.push_back(make_op(Axis::TP, Collective::ReduceScatter, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
+      e.comm.push_back(make_op(Axis::TP, Collective::AllGather, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
     } else {
-      e.comm.push_back(make_op("tp", Collective::AllReduce, what, z.tp_message, calls, *g, passes * b.tp, passes * b.tp_exposed));
+      e.comm.push_back(make_op(Axis::TP, Collective::AllReduce, what, z.tp_message, calls, *g, passes * b.tp, passes * b.tp_exposed));
     }
   }
-  if (const GroupInfo* g = find_group(e.placement, "cp"); g && g->size > 1)
-    e.comm.push_back(make_op("cp", Collective::SendRecv, "K/V chunks around the ring (forward; twice in backward)",
+  if (const GroupInfo* g = find_group(e.placement, Axis::CP); g && g->size > 1)
+    e.comm.push_back(make_op(Axis::CP, Collective::SendRecv, "K/V chunks around the ring (forward; twice in backward)",
                              z.cp_message, m_calls * (nd + ne) * 3.0 * (g->size - 1), *g, passes * b.cp, passes * b.cp_exposed));
-  if (const GroupInfo* g = find_group(e.placement, "ep"); g && g->size > 1 && ne > 0)
-    e.comm.push_back(make_op("ep", Collective::AllToAll, "token dispatch and combine, forward and backward",
+  if (const GroupInfo* g = find_group(e.placement, Axis::EP); g && g->size > 1 && ne > 0)
+    e.comm.push_back(make_op(Axis::EP, Collective::AllToAll, "token dispatch and combine, forward and backward",
                              z.ep_message, m_calls * ne * 4.0, *g, passes * b.ep, passes * b.ep_exposed));
   if (p > 1 && pp_group) {
     // Each chunk pass receives and sends one activation forward and one gradient backward, except
     // at the ends of the pipeline.
     const double sends = chunks > 1 || (busiest > 0 && busiest < p - 1) ? 2.0 : 1.0;
     const double calls = passes * chunks * sends;
-    e.comm.push_back(make_op("pp", Collective::SendRecv, "activations forward, gradients backward", z.pp_message,
+    e.comm.push_back(make_op(Axis::PP, Collective::SendRecv, "activations forward, gradients backward", z.pp_message,
                              calls, *pp_group, calls * sin.p2p_s, 0.0));
     // p2p on the critical path is part of the simulated makespan (reported in the pipeline bubble).
   }
@@ -344,8 +344,8 @@ Result<Estimate> evaluate(const Config& cfg) {
   e.peak_name = describe_peak(w, e.peak_flops_per_s);
   const double logit_flops = 6.0 * w.global_batch * double(w.seq_len) * m.vocab * double(m.hidden);
   double recompute_flops = 0;
-  if (plan.recompute == "full") recompute_flops = (e.model_flops_per_step - logit_flops) / 3.0;
-  if (plan.recompute == "selective")
+  if (plan.recompute == Recompute::Full) recompute_flops = (e.model_flops_per_step - logit_flops) / 3.0;
+  if (plan.recompute == Recompute::Selective)
     recompute_flops = w.global_batch * forward_attention_flops_per_sequence(m, w.seq_len);
   e.hardware_flops_per_step = e.model_flops_per_step + recompute_flops;
   e.tokens_per_s = w.global_batch * double(w.seq_len) / e.step_s;

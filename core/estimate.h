@@ -53,7 +53,7 @@ struct StageTime {
 };
 
 struct Estimate {
-  std::string mode = "train";        // train | infer; with infer only `inference`, placement and params are set
+  Mode mode = Mode::Train;           // with infer only `inference`, placement and params are set
   InferenceEstimate inference;
   Mesh mesh;
   ParamCounts params;

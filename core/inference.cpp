@@ -8,11 +8,16 @@
 
 namespace cutlab {
 
-double dtype_bytes(const std::string& dtype) {
-  if (dtype == "fp8") return 1.0;
-  if (dtype == "int4") return 0.5;
-  return 2.0;  // bf16 / fp16
+double dtype_bytes(WeightDtype dtype) {
+  switch (dtype) {
+    case WeightDtype::FP8: return 1.0;
+    case WeightDtype::INT4: return 0.5;
+    case WeightDtype::BF16: break;
+  }
+  return 2.0;
 }
+
+double dtype_bytes(KvDtype dtype) { return dtype == KvDtype::FP8 ? 1.0 : 2.0; }
 
 namespace {
 
@@ -25,7 +30,7 @@ double kv_bytes_per_token_layer(const ModelSpec& m, double t, double bytes) {
 
 }  // namespace
 
-double kv_cache_bytes_per_token(const ModelSpec& m, const std::string& kv_dtype) {
+double kv_cache_bytes_per_token(const ModelSpec& m, KvDtype kv_dtype) {
   return m.layers * kv_bytes_per_token_layer(m, 1.0, dtype_bytes(kv_dtype));
 }
 
@@ -43,7 +48,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Cluster& c, const
   const double hbm_bps = c.hbm_bytes_per_s * e.hbm_stream;
   // GEMMs run at the weight dtype's peak when the GPU has one (fp8); int4 weights are dequantised
   // to bf16 (weight-only quantisation).
-  const double peak = w.weight_dtype == "fp8" && c.fp8_flops_per_s > 0 ? c.fp8_flops_per_s : c.bf16_flops_per_s;
+  const double peak = w.weight_dtype == WeightDtype::FP8 && c.fp8_flops_per_s > 0 ? c.fp8_flops_per_s : c.bf16_flops_per_s;
   r.replicas = mesh.dp_attn;
   r.kv_cache_bytes_per_token = kv_cache_bytes_per_token(m, w.kv_dtype);
 
@@ -86,9 +91,9 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Cluster& c, const
   r.max_batch_that_fits = std::max<long long>(0, max_batch);
 
   // Communication groups.
-  const GroupInfo* tp = find_group(pl, "tp");
-  const GroupInfo* ep = find_group(pl, "ep");
-  const GroupInfo* pp = find_group(pl, "pp");
+  const GroupInfo* tp = find_group(pl, Axis::TP);
+  const GroupInfo* ep = find_group(pl, Axis::EP);
+  const GroupInfo* pp = find_group(pl, Axis::PP);
   auto tp_allreduce = [&](double bytes) { return tp && tp->size > 1 ? collective_time_s(Collective::AllReduce, bytes, *tp, c) : 0.0; };
   auto ep_alltoall = [&](double bytes) { return ep && ep->size > 1 ? collective_time_s(Collective::AllToAll, bytes, *ep, c) : 0.0; };
   auto pp_send = [&](double bytes) { return pp && pp->size > 1 ? collective_time_s(Collective::SendRecv, bytes, *pp, c) : 0.0; };
@@ -96,7 +101,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Cluster& c, const
   // Prefill: every prompt token through every stage (Workload with seq_len = prompt_len, micro-batch = batch).
   Workload pw = w;
   pw.seq_len = w.prompt_len;
-  pw.dtype = peak == c.fp8_flops_per_s && w.weight_dtype == "fp8" ? "fp8" : "bf16";
+  pw.dtype = peak == c.fp8_flops_per_s && w.weight_dtype == WeightDtype::FP8 ? Dtype::FP8 : Dtype::BF16;
   Plan pplan = plan;
   pplan.micro_batch = w.batch;
   pplan.cp = 1;
@@ -149,17 +154,17 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Cluster& c, const
 
   // Communication per output token, one GPU of the first stage.
   const StageInfo& s0 = pl.stages.front();
-  auto op = [&](const std::string& axis, Collective kind, const std::string& what, double msg, double calls,
+  auto op = [&](Axis axis, Collective kind, const std::string& what, double msg, double calls,
                 const GroupInfo& g, double one) {
     CommOp o;
     o.axis = axis, o.collective = kind, o.what = what, o.message_bytes = msg, o.calls = calls, o.bytes = msg * calls;
     o.group_size = g.size, o.link = g.link, o.time_s = calls * one, o.exposed_s = calls * one;
     r.comm.push_back(o);
   };
-  if (tp && tp->size > 1) op("tp", Collective::AllReduce, "attention and MLP outputs, 2 per layer", 2.0 * B * h, 2.0 * s0.layers, *tp, tp_decode_one);
+  if (tp && tp->size > 1) op(Axis::TP, Collective::AllReduce, "attention and MLP outputs, 2 per layer", 2.0 * B * h, 2.0 * s0.layers, *tp, tp_decode_one);
   if (ep && ep->size > 1 && s0.moe_layers > 0)
-    op("ep", Collective::AllToAll, "token dispatch and combine", 2.0 * B * std::max(1, m.top_k) * h, 2.0 * s0.moe_layers, *ep, ep_decode_one);
-  if (pp && pp->size > 1) op("pp", Collective::SendRecv, "hidden state to the next stage", 2.0 * B * h, 1, *pp, pp_send(2.0 * B * h));
+    op(Axis::EP, Collective::AllToAll, "token dispatch and combine", 2.0 * B * std::max(1, m.top_k) * h, 2.0 * s0.moe_layers, *ep, ep_decode_one);
+  if (pp && pp->size > 1) op(Axis::PP, Collective::SendRecv, "hidden state to the next stage", 2.0 * B * h, 1, *pp, pp_send(2.0 * B * h));
   return r;
 }
 

@@ -21,10 +21,11 @@
 namespace cutlab {
 
 // Bytes per element of a weight or KV-cache dtype: bf16 2, fp8 1, int4 0.5.
-double dtype_bytes(const std::string& dtype);
+double dtype_bytes(WeightDtype dtype);
+double dtype_bytes(KvDtype dtype);
 
 // KV cache of one token for the whole model (all layers, all KV heads, unsharded).
-double kv_cache_bytes_per_token(const ModelSpec& m, const std::string& kv_dtype);
+double kv_cache_bytes_per_token(const ModelSpec& m, KvDtype kv_dtype);
 
 struct InferenceStageMemory {
   int stage = 0;

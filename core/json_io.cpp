@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <variant>
 
+#include "core/choices.h"
 #include "core/presets.h"
 #include "core/units.h"
 
@@ -17,7 +18,9 @@ namespace {
 // [SECTION] Field tables: one row per JSON key; the struct member it fills and the factor from
 // the key's unit to SI. Reading and writing both use these tables, so keys cannot drift.
 template <class T>
-using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*>;
+using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*,
+                            Schedule T::*, Recompute T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*,
+                            KvDtype T::*, Optimizer T::*>;
 
 template <class T>
 struct Field {
@@ -162,6 +165,13 @@ void read_field(const json& v, const Field<T>& f, T& out, const std::string& pat
         } else if constexpr (std::is_same_v<M, std::string>) {
           if (!v.is_string()) return wrong("a string");
           out.*member = v.get<std::string>();
+        } else if constexpr (std::is_enum_v<M>) {
+          // A named choice (core/choices.h): one of its table's names.
+          if (!v.is_string()) return wrong("a string");
+          const std::string name = v.get<std::string>();
+          if (!choice_from_name(name, out.*member))
+            errors.push_back({ErrorCode::OutOfRange, path, std::string("unknown ") + ChoiceTable<M>::key + " '" + name +
+                                                               "' (" + choice_list<M>() + ")"});
         } else {
           if (!v.is_array()) return wrong("an array of integers");
           M list;
@@ -187,6 +197,8 @@ json write_fields(const T& in, const std::vector<Field<T>>& fields) {
           using M = std::remove_cvref_t<decltype(in.*member)>;
           if constexpr (std::is_same_v<M, double>)
             j[f.key] = in.*member / f.scale;
+          else if constexpr (std::is_enum_v<M>)
+            j[f.key] = name_of(in.*member);
           else
             j[f.key] = in.*member;
         },
@@ -512,9 +524,9 @@ namespace {
 json comm_json(const std::vector<CommOp>& ops) {
   json comm = json::array();
   for (const CommOp& c : ops)
-    comm.push_back({{"axis", c.axis}, {"collective", collective_name(c.collective)}, {"what", c.what},
+    comm.push_back({{"axis", c.axis}, {"collective", name_of(c.collective)}, {"what", c.what},
                     {"message_bytes", c.message_bytes}, {"calls", c.calls}, {"bytes", c.bytes},
-                    {"group_size", c.group_size}, {"link", link_name(c.link)}, {"time_s", c.time_s},
+                    {"group_size", c.group_size}, {"link", name_of(c.link)}, {"time_s", c.time_s},
                     {"exposed_s", c.exposed_s}});
   return comm;
 }
@@ -564,7 +576,7 @@ json to_json(const Estimate& e, const Config& cfg) {
   json groups = json::array();
   for (const GroupInfo& g : e.placement.groups)
     groups.push_back({{"axis", g.axis}, {"size", g.size}, {"count", g.count}, {"members_per_node", g.members_per_node},
-                      {"nodes_spanned", g.nodes_spanned}, {"link", link_name(g.link)}});
+                      {"nodes_spanned", g.nodes_spanned}, {"link", name_of(g.link)}});
   json stages = json::array();
   for (const StageInfo& s : e.placement.stages) {
     json chunks = json::array();
@@ -583,7 +595,7 @@ json to_json(const Estimate& e, const Config& cfg) {
                     {"strides", {{"tp", pl.stride_tp}, {"cp", pl.stride_cp}, {"ep", pl.stride_ep}, {"dp", pl.stride_dp}, {"pp", pl.stride_pp}}},
                     {"expert_strides", expert_strides},
                     {"groups", groups}, {"stages", stages}};
-  if (e.mode == "infer") {
+  if (e.mode == Mode::Infer) {
     inference_json(e, j);
     return j;
   }

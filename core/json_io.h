@@ -3,7 +3,7 @@
 // error with its JSON path; writes results. The only place where units are converted: JSON keys
 // carry human units (hbm_GiB, nvlink_GBps, bf16_TFLOPs, *_us), structs hold SI base units.
 #pragma once
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/estimate.h"
@@ -17,6 +17,13 @@ Result<Config> config_from_json(const nlohmann::json& j);
 // True when these reading errors left the model and the cluster resolved (no missing or unknown
 // preset, no malformed section): the rest of the config is then meaningful beside the errors.
 bool sections_resolved(const Errors& reading_errors);
+
+// A named choice is written as its name (core/choices.h), never as its number: nlohmann finds this
+// by argument-dependent lookup wherever a choice is put into a json value.
+template <class E, class = decltype(ChoiceTable<E>::key)>
+void to_json(nlohmann::json& j, E value) {
+  j = name_of(value);
+}
 
 nlohmann::json to_json(const ModelSpec& m);
 nlohmann::json to_json(const Cluster& c);

@@ -7,7 +7,7 @@ namespace cutlab {
 StateBytesPerParam state_bytes_per_param(const Plan& plan, const Workload& w, double d) {
   StateBytesPerParam b;
   b.weights = 2.0;  // bf16/fp16 working copy
-  b.grads = w.grad_dtype == "fp32" ? 4.0 : 2.0;
+  b.grads = w.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0;
   b.optimizer = 12.0;  // fp32 master weights, Adam momentum and variance (ZeRO paper K = 12)
   const int zero = std::max(plan.zero, plan.distributed_optimizer ? 1 : 0);
   if (zero >= 1) b.optimizer /= d;
@@ -45,7 +45,7 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
   const double d_qk = qk_head_dim(m), d_v = v_head_dim_of(m);
   const double drop = m.dropout ? 1.0 : 0.0;
 
-  if (plan.recompute == "full") return 2.0 * s * b * h / ts;  // only the layer input is kept
+  if (plan.recompute == Recompute::Full) return 2.0 * s * b * h / ts;  // only the layer input is kept
 
   const double outside_tp = s * b * h * (4 + 2 + 2 + 2 * drop) / ts;
   double attention;
@@ -57,7 +57,7 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
   } else {
     attention = 2.0 * s * b * (a_gpu * d_qk + g_gpu * d_qk + g_gpu * d_v + a_gpu * d_v);
   }
-  const bool keep_scores = plan.recompute == "none" && !plan.flash_attention;
+  const bool keep_scores = plan.recompute == Recompute::None && !plan.flash_attention;
   // Scores of this rank's s/cp queries against all s keys (as²b when cp = 1).
   const double scores = keep_scores ? (2.0 + 3.0 * drop) * a_gpu * s * (s * plan.cp) * b : 0.0;
   // MLP: GeLU input and output (4sbf); SwiGLU (fused, Megatron's bias_swiglu_fusion) keeps the
@@ -82,15 +82,15 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
 
 double in_flight_micro_batches(const Plan& plan, int m, int i) {
   const double p = plan.pp;
-  if (plan.schedule == "gpipe") return m;
-  if (plan.schedule == "interleaved" && plan.vpp > 1) {
+  if (plan.schedule == Schedule::GPipe) return m;
+  if (plan.schedule == Schedule::Interleaved && plan.vpp > 1) {
     // Megatron's interleaved warm-up runs 2(p−i−1) + (v−1)p chunk forwards before the first
     // backward; each chunk is 1/v of the stage. Stage 0: p + (p−1)/v = p·(1 + (p−1)/(p·v))
     // (Korthikanti et al. 2022 §4.2.3).
     const double v = plan.vpp;
     return std::min<double>(m, (2.0 * (p - i - 1) + (v - 1) * p + 1) / v);
   }
-  if (plan.schedule == "dualpipe") {
+  if (plan.schedule == Schedule::DualPipe) {
     // DeepSeek-V3 Table 2: PP + 1 micro-batches of one stage's layers; a DualPipe device holds
     // two stages' layers, so in units of its own layers that is (p + 1)/2.
     return std::min<double>(m, p + 1) / 2.0;
@@ -112,9 +112,9 @@ MemoryResult memory_per_stage(const ModelSpec& m, const Cluster& c, const Plan& 
   const double act_moe = is_moe(m) ? layer_activation_bytes(m, plan, w, true) : 0.0;
   // With full recompute the backward of one layer rematerialises its activations in full.
   Plan no_recompute = plan;
-  no_recompute.recompute = "selective";
+  no_recompute.recompute = Recompute::Selective;
   const double act_rematerialised =
-      plan.recompute == "full"
+      plan.recompute == Recompute::Full
           ? std::max(layer_activation_bytes(m, no_recompute, w, false),
                      is_moe(m) ? layer_activation_bytes(m, no_recompute, w, true) : 0.0)
           : 0.0;

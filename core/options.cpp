@@ -27,7 +27,7 @@ std::map<std::string, std::vector<int>> axis_options(const Config& base) {
   const Plan& p = base.plan;
   const bool folding = p.etp > 0;
   const long long gpus = base.cluster.gpus > 0 ? base.cluster.gpus : derive_mesh(p, base.workload).gpus;
-  struct Axis {
+  struct AxisValues {
     const char* name;
     int Plan::*field;
     std::vector<int> candidates;
@@ -36,12 +36,12 @@ std::map<std::string, std::vector<int>> axis_options(const Config& base) {
   std::vector<int> vpp;
   for (int v = 1; v <= std::min(16, layers); ++v) vpp.push_back(v);
   const long long per_replica = std::max<long long>(1, base.workload.global_batch / std::max(1, derive_mesh(p, base.workload).dp_attn));
-  std::vector<Axis> axes = {{"tp", &Plan::tp, divisors(gpus, 256)},  {"pp", &Plan::pp, divisors(gpus, layers)},
+  std::vector<AxisValues> axes = {{"tp", &Plan::tp, divisors(gpus, 256)},  {"pp", &Plan::pp, divisors(gpus, layers)},
                             {"cp", &Plan::cp, divisors(gpus, 256)},  {"ep", &Plan::ep, divisors(gpus, 1024)},
                             {"vpp", &Plan::vpp, vpp},                {"micro_batch", &Plan::micro_batch, divisors(per_replica, 256)}};
   if (is_moe(base.model)) axes.push_back({"etp", &Plan::etp, divisors(gpus, 64)});
 
-  for (const Axis& a : axes) {
+  for (const AxisValues& a : axes) {
     const std::string own = std::string("/plan/") + a.name;
     std::set<std::string> baseline = error_paths(base);
     baseline.erase(own);
@@ -49,7 +49,8 @@ std::map<std::string, std::vector<int>> axis_options(const Config& base) {
     for (int v : a.candidates) {
       Config c = base;
       c.plan.*a.field = v;
-      if (std::string(a.name) == "vpp") c.plan.schedule = v > 1 ? "interleaved" : (p.schedule == "interleaved" ? "1f1b" : p.schedule);
+      if (a.field == &Plan::vpp)
+        c.plan.schedule = v > 1 ? Schedule::Interleaved : (p.schedule == Schedule::Interleaved ? Schedule::OneFOneB : p.schedule);
       if (base.cluster.gpus > 0) {
         // The GPU count is fixed: dp takes what the rest of the mesh leaves.
         const long long rest = static_cast<long long>(c.plan.tp) * c.plan.pp * c.plan.cp * (folding ? 1 : c.plan.ep);

@@ -5,18 +5,17 @@
 
 namespace cutlab {
 
-const char* link_name(Link link) { return link == Link::NVLink ? "nvlink" : "scaleout"; }
 
 namespace {
 
-struct Axis {
+struct Span {
   long long stride = 1;
   int size = 1;
 };
 
 // Members of the group that contains rank 0 lying in node 0, i.e. with rank offset < G.
 // Axes are (stride, size) pairs; every member's offset is Σ c_k·stride_k.
-long long members_below(const std::vector<Axis>& axes, size_t i, long long offset, long long limit) {
+long long members_below(const std::vector<Span>& axes, size_t i, long long offset, long long limit) {
   if (i == axes.size()) return 1;
   long long n = 0;
   for (int k = 0; k < axes[i].size; ++k) {
@@ -27,14 +26,14 @@ long long members_below(const std::vector<Axis>& axes, size_t i, long long offse
   return n;
 }
 
-GroupInfo make_group(const std::string& name, std::vector<Axis> axes, int gpus, int gpus_per_node) {
+GroupInfo make_group(Axis name, std::vector<Span> axes, int gpus, int gpus_per_node) {
   GroupInfo g;
   g.axis = name;
   long long size = 1;
-  for (const Axis& a : axes) size *= a.size;
+  for (const Span& a : axes) size *= a.size;
   g.size = static_cast<int>(size);
   g.count = size > 0 ? gpus / size : 0;
-  std::sort(axes.begin(), axes.end(), [](const Axis& a, const Axis& b) { return a.stride > b.stride; });
+  std::sort(axes.begin(), axes.end(), [](const Span& a, const Span& b) { return a.stride > b.stride; });
   const long long k = std::max<long long>(1, members_below(axes, 0, 0, gpus_per_node));
   g.members_per_node = static_cast<int>(k);
   g.nodes_spanned = static_cast<int>((size + k - 1) / k);
@@ -44,7 +43,7 @@ GroupInfo make_group(const std::string& name, std::vector<Axis> axes, int gpus, 
 
 }  // namespace
 
-const GroupInfo* find_group(const Placement& p, const std::string& axis) {
+const GroupInfo* find_group(const Placement& p, Axis axis) {
   for (const GroupInfo& g : p.groups)
     if (g.axis == axis) return &g;
   return nullptr;
@@ -79,29 +78,29 @@ Placement place(const ModelSpec& m, const Cluster& c, const Plan& plan, const Wo
   }
   pl.stride_tp = strides[0], pl.stride_cp = strides[1], pl.stride_ep = strides[2];
   pl.stride_dp = strides[3], pl.stride_pp = strides[4];
-  const Axis tp{pl.stride_tp, plan.tp}, cp{pl.stride_cp, plan.cp}, dp{pl.stride_dp, plan.dp}, pp{pl.stride_pp, plan.pp};
+  const Span tp{pl.stride_tp, plan.tp}, cp{pl.stride_cp, plan.cp}, dp{pl.stride_dp, plan.dp}, pp{pl.stride_pp, plan.pp};
   const int G = pl.gpus_per_node, N = pl.gpus;
 
-  pl.groups.push_back(make_group("tp", {tp}, N, G));
-  pl.groups.push_back(make_group("cp", {cp}, N, G));
-  pl.groups.push_back(make_group("pp", {pp}, N, G));
+  pl.groups.push_back(make_group(Axis::TP, {tp}, N, G));
+  pl.groups.push_back(make_group(Axis::CP, {cp}, N, G));
+  pl.groups.push_back(make_group(Axis::PP, {pp}, N, G));
   if (!folding) {
-    const Axis ep{pl.stride_ep, plan.ep};
-    pl.groups.push_back(make_group("ep", {ep}, N, G));
-    pl.groups.push_back(make_group("dp", {dp}, N, G));
+    const Span ep{pl.stride_ep, plan.ep};
+    pl.groups.push_back(make_group(Axis::EP, {ep}, N, G));
+    pl.groups.push_back(make_group(Axis::DP, {dp}, N, G));
     // Dense gradients are reduced over every replica of the dense weights: DP × CP × EP
     // (Megatron: the data-parallel group with context parallel; EP ranks hold the same attention).
-    pl.groups.push_back(make_group("dp_grad", {cp, ep, dp}, N, G));
+    pl.groups.push_back(make_group(Axis::DPGrad, {cp, ep, dp}, N, G));
     // Expert gradients over the expert-data-parallel group (CP × DP with etp = tp).
-    if (is_moe(m)) pl.groups.push_back(make_group("edp", {cp, dp}, N, G));
+    if (is_moe(m)) pl.groups.push_back(make_group(Axis::EDP, {cp, dp}, N, G));
   } else {
     // Folding: inside each pipeline stage the expert mesh is etp (innermost) × ep × edp.
-    const Axis etp{1, mesh.etp}, ep{mesh.etp, plan.ep}, edp{static_cast<long long>(mesh.etp) * plan.ep, mesh.edp};
-    pl.groups.push_back(make_group("dp", {dp}, N, G));
-    pl.groups.push_back(make_group("dp_grad", {cp, dp}, N, G));
-    pl.groups.push_back(make_group("etp", {etp}, N, G));
-    pl.groups.push_back(make_group("ep", {ep}, N, G));
-    pl.groups.push_back(make_group("edp", {edp}, N, G));
+    const Span etp{1, mesh.etp}, ep{mesh.etp, plan.ep}, edp{static_cast<long long>(mesh.etp) * plan.ep, mesh.edp};
+    pl.groups.push_back(make_group(Axis::DP, {dp}, N, G));
+    pl.groups.push_back(make_group(Axis::DPGrad, {cp, dp}, N, G));
+    pl.groups.push_back(make_group(Axis::ETP, {etp}, N, G));
+    pl.groups.push_back(make_group(Axis::EP, {ep}, N, G));
+    pl.groups.push_back(make_group(Axis::EDP, {edp}, N, G));
   }
 
   const std::vector<int> per_stage = stage_layers(m, plan);
@@ -117,7 +116,7 @@ Placement place(const ModelSpec& m, const Cluster& c, const Plan& plan, const Wo
   for (int s = 0; s < P; ++s) {
     StageInfo st;
     st.stage = s;
-    if (plan.schedule == "dualpipe") {
+    if (plan.schedule == Schedule::DualPipe) {
       // DualPipe (DeepSeek-V3 §3.2.1): the model is cut into p stages and device s holds stage s
       // of the forward-direction copy and stage p−1−s of the reverse one: 2× parameters.
       for (int part : {s, P - 1 - s}) add_chunk(st, stage_first[part], stage_first[part] + per_stage[part] - 1);

@@ -9,17 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "core/choices.h"
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/plan.h"
 
 namespace cutlab {
 
-enum class Link { NVLink, ScaleOut };
-const char* link_name(Link link);
 
 struct GroupInfo {
-  std::string axis;        // tp, cp, ep, dp, pp, etp, edp, dp_grad (DP × CP × EP for dense gradients)
+  Axis axis = Axis::TP;
   int size = 1;            // GPUs per group
   long long count = 0;     // number of such groups
   int members_per_node = 1;
@@ -49,7 +48,7 @@ struct Placement {
 
 Placement place(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w);
 
-const GroupInfo* find_group(const Placement& p, const std::string& axis);
+const GroupInfo* find_group(const Placement& p, Axis axis);
 
 // What one GPU holds.
 struct GpuPlacement {

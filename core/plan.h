@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/choices.h"
 #include "core/error.h"
 #include "core/hardware.h"
 #include "core/model.h"
@@ -20,9 +21,9 @@ struct Plan {
   int zero = 0;                       // 0–3 (ZeRO stage; "fsdp" in JSON = 3)
   bool distributed_optimizer = false; // Megatron's: shards optimizer state over DP (= ZeRO-1)
   int vpp = 1;                        // virtual pipeline chunks per stage
-  std::string schedule = "1f1b";      // gpipe | 1f1b | interleaved | zb-h1 | dualpipe
+  Schedule schedule = Schedule::OneFOneB;
   int micro_batch = 1;                // sequences per micro-batch
-  std::string recompute = "none";     // none | selective | full
+  Recompute recompute = Recompute::None;
   bool flash_attention = true;        // the s×s score matrix is never stored
   std::string rank_order = "tp-cp-ep-dp-pp";  // innermost first (Megatron-Core default)
   bool overlap_grad_reduce = true;    // DP gradient reduction overlapped with backward
@@ -32,18 +33,18 @@ struct Plan {
 };
 
 struct Workload {
-  std::string mode = "train";         // train | infer
+  Mode mode = Mode::Train;
   int seq_len = 4096;
   int global_batch = 0;               // sequences per step
-  std::string dtype = "bf16";         // bf16 | fp8 (GEMM precision)
-  std::string grad_dtype = "fp32";    // fp32 (Megatron main_grad) | bf16 | fp16 (ZeRO paper)
-  std::string optimizer = "adam";     // Adam with fp32 master weights and two fp32 moments
-  // Serving (mode "infer"):
+  Dtype dtype = Dtype::BF16;          // GEMM precision
+  GradDtype grad_dtype = GradDtype::FP32;
+  Optimizer optimizer = Optimizer::Adam;
+  // Serving (mode infer):
   int batch = 1;                      // concurrent sequences per data-parallel replica
   int prompt_len = 1024;              // tokens prefilled per sequence
   int output_len = 256;               // tokens decoded per sequence
-  std::string weight_dtype = "bf16";  // bf16 | fp8 | int4
-  std::string kv_dtype = "bf16";      // bf16 | fp8
+  WeightDtype weight_dtype = WeightDtype::BF16;
+  KvDtype kv_dtype = KvDtype::BF16;
 };
 
 // Derived sizes of the two meshes.

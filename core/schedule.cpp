@@ -43,17 +43,6 @@ constexpr const char* k_path_micro_batches = "/workload/global_batch";
 // Upper bound on p * v * m, so a typo cannot ask for gigabytes of ops (WASM has little memory).
 constexpr long long k_max_pairs = 1LL << 22;
 
-enum class Kind { GPipe, OneFOneB, Interleaved, ZbH1, DualPipe, Unknown };
-
-Kind kind_from_name(const std::string& name) {
-  if (name == "gpipe") return Kind::GPipe;
-  if (name == "1f1b") return Kind::OneFOneB;
-  if (name == "interleaved") return Kind::Interleaved;
-  if (name == "zb-h1") return Kind::ZbH1;
-  if (name == "dualpipe") return Kind::DualPipe;
-  return Kind::Unknown;
-}
-
 // Appends one stage's ops, untimed, in issue order. The ops array is the result's (no copy); `split_w`
 // runs beside it: for a B op, whether its W is a separate later op (then the B lasts b, not b + w, and
 // the activations stay alive until the W). An FB op's backward half is always a full backward.
@@ -80,16 +69,16 @@ struct Place {
 };
 
 struct Topology {
-  Kind kind = Kind::OneFOneB;
+  Schedule kind = Schedule::OneFOneB;
   int p = 1, v = 1, m = 1;
 
   Place previous(int s, int c) const {
-    if (kind == Kind::DualPipe) return c == 0 ? Place{s - 1, 0} : Place{s + 1 < p ? s + 1 : -1, 1};
+    if (kind == Schedule::DualPipe) return c == 0 ? Place{s - 1, 0} : Place{s + 1 < p ? s + 1 : -1, 1};
     if (s > 0) return {s - 1, c};
     return c > 0 ? Place{p - 1, c - 1} : Place{};
   }
   Place next(int s, int c) const {
-    if (kind == Kind::DualPipe) return c == 0 ? Place{s + 1 < p ? s + 1 : -1, 0} : Place{s - 1, 1};
+    if (kind == Schedule::DualPipe) return c == 0 ? Place{s + 1 < p ? s + 1 : -1, 0} : Place{s - 1, 1};
     if (s + 1 < p) return {s + 1, c};
     return c + 1 < v ? Place{0, c + 1} : Place{};
   }
@@ -231,15 +220,12 @@ void generate_dualpipe(const Topology& t, int s, Emitter& emit) {
 
 // ---------------------------------------------------------------------------------------------------
 
-Errors validate(const ScheduleInput& in, Kind kind) {
+Errors validate(const ScheduleInput& in, Schedule kind) {
   Errors errors;
   auto add = [&](ErrorCode code, const char* path, std::string message) {
     errors.push_back({code, path, std::move(message)});
   };
   const int p = in.stages, m = in.micro_batches, v = in.chunks;
-  if (kind == Kind::Unknown)
-    add(ErrorCode::OutOfRange, k_path_schedule,
-        "schedule = \"" + in.name + "\" is not one of gpipe, 1f1b, interleaved, zb-h1, dualpipe");
   if (p < 1) add(ErrorCode::OutOfRange, k_path_stages, "pp = " + std::to_string(p) + " must be at least 1");
   if (m < 1)
     add(ErrorCode::OutOfRange, k_path_micro_batches,
@@ -247,7 +233,7 @@ Errors validate(const ScheduleInput& in, Kind kind) {
   if (v < 1) add(ErrorCode::OutOfRange, k_path_chunks, "vpp = " + std::to_string(v) + " must be at least 1");
   const bool sizes_ok = p >= 1 && m >= 1 && v >= 1;
 
-  if (kind == Kind::Interleaved) {
+  if (kind == Schedule::Interleaved) {
     if (v == 1)
       add(ErrorCode::Incompatible, k_path_chunks,
           "interleaved needs vpp >= 2 chunks per stage; with vpp = 1 use 1f1b");
@@ -255,7 +241,7 @@ Errors validate(const ScheduleInput& in, Kind kind) {
       add(ErrorCode::Incompatible, k_path_micro_batches,
           "interleaved needs micro-batches = " + std::to_string(m) + " to be a multiple of pp = " +
               std::to_string(p) + " (Megatron-LM)");
-  } else if (kind == Kind::DualPipe) {
+  } else if (kind == Schedule::DualPipe) {
     if (p >= 1 && p % 2 != 0)
       add(ErrorCode::Incompatible, k_path_stages, "dualpipe needs an even pp, got " + std::to_string(p));
     if (m >= 1 && m % 2 != 0)
@@ -268,9 +254,9 @@ Errors validate(const ScheduleInput& in, Kind kind) {
     if (v >= 1 && v != 2)
       add(ErrorCode::Incompatible, k_path_chunks,
           "dualpipe holds 2 chunks per stage (one per direction), got vpp = " + std::to_string(v));
-  } else if (kind != Kind::Unknown && v > 1) {
+  } else if (v > 1) {
     add(ErrorCode::Incompatible, k_path_chunks,
-        in.name + " runs one chunk per stage, got vpp = " + std::to_string(v) + "; use interleaved");
+        std::string(name_of(in.name)) + " runs one chunk per stage, got vpp = " + std::to_string(v) + "; use interleaved");
   }
 
   if (sizes_ok && static_cast<double>(p) * v * m > static_cast<double>(k_max_pairs))  // double: no overflow
@@ -302,7 +288,7 @@ Errors validate(const ScheduleInput& in, Kind kind) {
 
 Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
   Result<ScheduleResult> result;
-  const Kind kind = kind_from_name(input.name);
+  const Schedule kind = input.name;
   result.errors = validate(input, kind);
   if (!result.ok()) return result;
 
@@ -318,7 +304,7 @@ Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
 
   // 1. Generate each stage's op order into the result's ops; stage s owns [begin[s], begin[s+1]).
   // Ops per stage: 2mv (F and B), 3m when every backward may be split (zb-h1; dualpipe has at most that).
-  const bool may_split = kind == Kind::ZbH1 || kind == Kind::DualPipe;
+  const bool may_split = kind == Schedule::ZbH1 || kind == Schedule::DualPipe;
   const std::size_t ops_bound = static_cast<std::size_t>(p) * t.m * (may_split ? 3 : 2 * t.v);
   out.ops.reserve(ops_bound);
   std::vector<unsigned char> split_w;
@@ -329,12 +315,11 @@ Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
     begin[s] = out.ops.size();
     emit.stage = s;
     switch (kind) {
-      case Kind::GPipe: generate_gpipe(t, emit); break;
-      case Kind::OneFOneB: generate_1f1b(t, s, emit); break;
-      case Kind::Interleaved: generate_interleaved(t, s, emit); break;
-      case Kind::ZbH1: generate_zb_h1(t, s, emit); break;
-      case Kind::DualPipe: generate_dualpipe(t, s, emit); break;
-      case Kind::Unknown: break;
+      case Schedule::GPipe: generate_gpipe(t, emit); break;
+      case Schedule::OneFOneB: generate_1f1b(t, s, emit); break;
+      case Schedule::Interleaved: generate_interleaved(t, s, emit); break;
+      case Schedule::ZbH1: generate_zb_h1(t, s, emit); break;
+      case Schedule::DualPipe: generate_dualpipe(t, s, emit); break;
     }
   }
   begin[p] = out.ops.size();
@@ -443,7 +428,7 @@ Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
       // Cannot happen for a valid generator; reported rather than asserted so a bug never hangs the UI.
       result.value = ScheduleResult{};
       result.errors.push_back({ErrorCode::Incompatible, k_path_schedule,
-                               "schedule " + input.name + " deadlocked on stage " + std::to_string(s) +
+                               "schedule " + std::string(name_of(input.name)) + " deadlocked on stage " + std::to_string(s) +
                                    " (internal error)"});
       return result;
     }

@@ -8,6 +8,8 @@
 // whose activations are alive. Ignores: contention between p2p and compute, jitter.
 #pragma once
 #include <string>
+
+#include "core/choices.h"
 #include <vector>
 
 #include "core/error.h"
@@ -24,7 +26,7 @@ struct OpTimes {
 };
 
 struct ScheduleInput {
-  std::string name = "1f1b";        // gpipe | 1f1b | interleaved | zb-h1 | dualpipe
+  Schedule name = Schedule::OneFOneB;
   int stages = 1;                   // p
   int micro_batches = 1;            // m
   int chunks = 1;                   // v: model chunks per stage (interleaved: vpp; dualpipe: 2)
@@ -50,7 +52,7 @@ struct Interval {
 };
 
 struct ScheduleResult {
-  std::string name;
+  Schedule name = Schedule::OneFOneB;
   std::vector<Op> ops;                        // sorted by stage, then start_s
   std::vector<Interval> idle;                 // gaps in each stage's timeline within [0, makespan]
   double makespan_s = 0;

@@ -21,7 +21,7 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
     out.errors.push_back({ErrorCode::MissingKey, "/cluster/gpus", "search needs the GPU count to fill (cluster.gpus)"});
     return out;
   }
-  if (base.workload.mode != "train") {
+  if (base.workload.mode != Mode::Train) {
     out.errors.push_back({ErrorCode::Incompatible, "/workload/mode", "search ranks training plans; serving plans are evaluated one by one"});
     return out;
   }
@@ -36,10 +36,10 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
   const std::vector<int> pps = divisors_up_to(N, m.layers);
   const std::vector<int> cps = base.workload.seq_len >= 16384 ? divisors_up_to(N, 32) : std::vector<int>{1};
   const std::vector<int> eps = is_moe(m) ? divisors_up_to(N, m.experts) : std::vector<int>{1};
-  struct Sched { const char* name; int vpp; };
-  const Sched schedules[] = {{"1f1b", 1}, {"interleaved", 2}, {"interleaved", 4}, {"zb-h1", 1}};
+  struct Sched { Schedule name; int vpp; };
+  const Sched schedules[] = {{Schedule::OneFOneB, 1}, {Schedule::Interleaved, 2}, {Schedule::Interleaved, 4}, {Schedule::ZbH1, 1}};
   const int micro_batches[] = {1, 2, 4};
-  const char* recomputes[] = {"none", "selective", "full"};
+  const Recompute recomputes[] = {Recompute::None, Recompute::Selective, Recompute::Full};
   std::vector<RankedPlan> all;
   for (int tp : tps)
     for (int pp : pps)
@@ -48,9 +48,9 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
           const long long rest = static_cast<long long>(tp) * pp * cp * ep;
           if (N % rest != 0) continue;
           for (const Sched& sc : schedules) {
-            if (pp == 1 && std::string(sc.name) != "1f1b") continue;  // no pipeline, no schedule choice
+            if (pp == 1 && sc.name != Schedule::OneFOneB) continue;  // no pipeline, no schedule choice
             for (int mb : micro_batches)
-              for (const char* rc : recomputes) {
+              for (const Recompute rc : recomputes) {
                 Config c = base;
                 Plan& p = c.plan;
                 p.tp = tp, p.pp = pp, p.cp = cp, p.ep = ep, p.dp = static_cast<int>(N / rest), p.etp = 0;

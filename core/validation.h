@@ -53,7 +53,7 @@ struct CaseResult {
   double error_percent = 0;     // (predicted − measured) / measured × 100
   bool within_resolution = false;  // memory cases: |predicted − measured| ≤ resolution / 2
   bool fits = true;             // training cases: the plan fits in HBM according to cutlab
-  std::string dtype;            // training cases: GEMM dtype of the workload
+  Dtype dtype = Dtype::BF16;    // training cases: GEMM dtype of the workload
   double step_s = 0, mfu = 0;   // training cases, for the report
 };
 

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "core/choices.h"
+
 namespace cutlab::cli {
 
 std::string gib(double bytes);          // "71.34"

@@ -215,12 +215,12 @@ void print_tables(const Estimate& e, const Config& c) {
             << p.recompute << "\n\n";
 
   Table groups{{"group", "size", "groups", "per node", "nodes", "link"}, {}};
-  const GroupInfo* dp = find_group(e.placement, "dp");
+  const GroupInfo* dp = find_group(e.placement, Axis::DP);
   for (const GroupInfo& g : e.placement.groups) {
     if (g.size <= 1) continue;
-    if (g.axis == "dp_grad" && dp && dp->size == g.size) continue;  // the same GPUs as dp
-    groups.rows.push_back({g.axis, std::to_string(g.size), with_commas(double(g.count)), std::to_string(g.members_per_node),
-                           std::to_string(g.nodes_spanned), std::string(link_name(g.link)) + (g.axis == "tp" && g.link == Link::ScaleOut ? "  ⚠ TP crosses nodes" : "")});
+    if (g.axis == Axis::DPGrad && dp && dp->size == g.size) continue;  // the same GPUs as dp
+    groups.rows.push_back({name_of(g.axis), std::to_string(g.size), with_commas(double(g.count)), std::to_string(g.members_per_node),
+                           std::to_string(g.nodes_spanned), std::string(name_of(g.link)) + (g.axis == Axis::TP && g.link == Link::ScaleOut ? "  ⚠ TP crosses nodes" : "")});
   }
   std::cout << "Placement (rank order " << p.rank_order << ", innermost first)\n";
   if (groups.rows.empty()) std::cout << " one GPU: nothing is cut\n";
@@ -249,7 +249,7 @@ void print_tables(const Estimate& e, const Config& c) {
 
   Table comm{{"axis", "collective", "group", "link", "message", "calls", "bytes", "time", "exposed"}, {}};
   for (const CommOp& op : e.comm)
-    comm.rows.push_back({op.axis, collective_name(op.collective), std::to_string(op.group_size), link_name(op.link),
+    comm.rows.push_back({name_of(op.axis), name_of(op.collective), std::to_string(op.group_size), name_of(op.link),
                          human_bytes(op.message_bytes), with_commas(op.calls), human_bytes(op.bytes),
                          human_time(op.time_s), human_time(op.exposed_s)});
   std::cout << "Communication per step, one GPU of stage " << e.comm_stage << "\n";
@@ -301,7 +301,7 @@ void print_inference(const Estimate& e, const Config& c) {
   std::cout << " largest batch that fits: " << r.max_batch_that_fits << " sequences per replica\n\n";
   Table comm{{"axis", "collective", "group", "link", "message", "calls", "time"}, {}};
   for (const CommOp& op : r.comm)
-    comm.rows.push_back({op.axis, collective_name(op.collective), std::to_string(op.group_size), link_name(op.link),
+    comm.rows.push_back({name_of(op.axis), name_of(op.collective), std::to_string(op.group_size), name_of(op.link),
                          human_bytes(op.message_bytes), with_commas(op.calls), human_time(op.time_s)});
   if (!comm.rows.empty()) std::cout << "Communication per output token, one GPU of stage 0\n" << comm.render() << "\n";
   Table t{{"part", "prefill (TTFT)", "decode (TPOT)"}, {}};
@@ -383,7 +383,7 @@ int cmd_schedule(const Args& a) {
   const ScheduleResult& s = e.value.schedule;
   if (!a.svg_path.empty()) {
     std::ofstream out(a.svg_path);
-    const std::string title = c.model.name + " · " + s.name + " · PP " + std::to_string(c.plan.pp) + " · " +
+    const std::string title = c.model.name + " · " + name_of(s.name) + " · PP " + std::to_string(c.plan.pp) + " · " +
                               std::to_string(e.value.mesh.num_micro_batches) + " micro-batches";
     std::vector<StageTail> tails;
     for (const StageTime& st : e.value.stages) tails.push_back({st.dp_exposed_s, st.optimizer_s});
@@ -402,7 +402,7 @@ int cmd_schedule(const Args& a) {
   std::cout << gantt_text(s, a.columns);
   std::cout << "peak micro-batches alive per stage:";
   for (int n : s.peak_alive_micro_batches) std::cout << " " << n;
-  std::cout << (c.plan.vpp > 1 || s.name == "dualpipe" ? " (model chunks)" : "") << "\n";
+  std::cout << (c.plan.vpp > 1 || s.name == Schedule::DualPipe ? " (model chunks)" : "") << "\n";
   return kOk;
 }
 
@@ -429,8 +429,8 @@ int cmd_search(const Args& a) {
   for (const RankedPlan& p : s.best) {
     const Plan& q = p.plan;
     t.rows.push_back({std::to_string(++i), std::to_string(q.tp), std::to_string(q.pp), std::to_string(q.cp), std::to_string(q.ep),
-                      std::to_string(q.dp), q.schedule + (q.vpp > 1 ? " v" + std::to_string(q.vpp) : ""),
-                      std::to_string(q.micro_batch), q.recompute, human_time(p.step_s), with_commas(p.tokens_per_s), pct(p.mfu),
+                      std::to_string(q.dp), name_of(q.schedule) + (q.vpp > 1 ? " v" + std::to_string(q.vpp) : ""),
+                      std::to_string(q.micro_batch), name_of(q.recompute), human_time(p.step_s), with_commas(p.tokens_per_s), pct(p.mfu),
                       gib(p.peak_memory_bytes) + " / " + gib(p.capacity_bytes), p.fits ? "yes" : "no"});
   }
   std::cout << t.render();
@@ -483,12 +483,12 @@ int cmd_evaluate(const Args& a) {
   if (!e.ok()) return report_errors(e.errors, a.as_json);
   if (a.as_json)
     std::cout << to_json(e.value, cfg).dump(2) << "\n";
-  else if (e.value.mode == "infer")
+  else if (e.value.mode == Mode::Infer)
     print_inference(e.value, cfg);
   else
     print_tables(e.value, cfg);
   if (a.require_fit) {
-    const bool infer = e.value.mode == "infer";
+    const bool infer = e.value.mode == Mode::Infer;
     const int stage = infer ? e.value.inference.peak_stage : e.value.memory.peak_stage;
     const double total = infer ? e.value.inference.memory[stage].total_bytes : e.value.memory.per_stage[stage].total_bytes;
     const double capacity = infer ? e.value.inference.memory[stage].capacity_bytes : e.value.memory.per_stage[stage].capacity_bytes;

@@ -44,7 +44,7 @@ TEST_CASE("flash attention does the causal half of the score FLOPs", "[compute]"
 TEST_CASE("fp8 GEMMs run at the fp8 peak with the fp8 efficiency", "[compute]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 1, 1, 4096, 8);
   const double bf16 = layer_times(c.model, c.cluster, c.plan, c.workload, false).gemm_f_s;
-  c.workload.dtype = "fp8";
+  c.workload.dtype = Dtype::FP8;
   const double fp8 = layer_times(c.model, c.cluster, c.plan, c.workload, false).gemm_f_s;
   const Efficiencies& e = c.cluster.efficiency;
   REQUIRE_THAT(bf16 / fp8, WithinRel(1979.0 * e.gemm_fp8 / (989.0 * e.gemm), 1e-9));
@@ -54,11 +54,11 @@ TEST_CASE("recompute adds the forward to the backward", "[compute]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 1, 4096, 8);
   const StageInfo st{0, 0, 40, 0, true, false, {{0, 39}}};
   const StageCompute none = stage_compute(c.model, c.cluster, c.plan, c.workload, st);
-  c.plan.recompute = "full";
+  c.plan.recompute = Recompute::Full;
   const StageCompute full = stage_compute(c.model, c.cluster, c.plan, c.workload, st);
   REQUIRE(full.recompute_s == none.f_s);
   REQUIRE_THAT(full.b_s, WithinRel(none.b_s + none.f_s, 1e-12));
-  c.plan.recompute = "selective";
+  c.plan.recompute = Recompute::Selective;
   const StageCompute sel = stage_compute(c.model, c.cluster, c.plan, c.workload, st);
   REQUIRE(sel.recompute_s > 0);
   REQUIRE(sel.recompute_s < full.recompute_s);

@@ -21,7 +21,7 @@ TEST_CASE("the time breakdown adds up to the step time", "[estimate]") {
                       test::config("gpt3-175b", "dgx-a100", 8, 8, 16, 2048, 1536),
                       test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 64));
   c.plan.sp = c.plan.tp > 1;
-  c.plan.recompute = "selective";
+  c.plan.recompute = Recompute::Selective;
   const Estimate e = run(c);
   REQUIRE_THAT(e.breakdown.total_s(), WithinRel(e.step_s, 1e-9));
   REQUIRE(e.breakdown.pp_bubble_s >= 0);
@@ -87,7 +87,7 @@ TEST_CASE("data-parallel traffic of ZeRO-3 exceeds ZeRO-1's", "[estimate]") {
   auto dp_bytes = [](const Estimate& e) {
     double b = 0;
     for (const CommOp& op : e.comm)
-      if (op.axis == "dp") b += op.bytes;
+      if (op.axis == Axis::DP) b += op.bytes;
     return b;
   };
   const double z1 = dp_bytes(run(c));
@@ -101,8 +101,11 @@ TEST_CASE("data-parallel traffic of ZeRO-3 exceeds ZeRO-1's", "[estimate]") {
 TEST_CASE("every schedule's breakdown adds up and its busiest stage does each micro-batch once", "[estimate]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 1, 4096, 16);
   c.plan.sp = true;
-  const auto [name, vpp] = GENERATE(table<const char*, int>(
-      {{"gpipe", 1}, {"1f1b", 1}, {"interleaved", 2}, {"zb-h1", 1}, {"dualpipe", 1}}));
+  const auto [name, vpp] = GENERATE(table<Schedule, int>({{Schedule::GPipe, 1},
+                                                               {Schedule::OneFOneB, 1},
+                                                               {Schedule::Interleaved, 2},
+                                                               {Schedule::ZbH1, 1},
+                                                               {Schedule::DualPipe, 1}}));
   c.plan.schedule = name;
   c.plan.vpp = vpp;
   const Estimate e = run(c);
@@ -113,6 +116,6 @@ TEST_CASE("every schedule's breakdown adds up and its busiest stage does each mi
   // (DualPipe: 40 layers, each micro-batch through half of them).
   const StageTime& s = e.stages[1];
   const double per_pass = s.f_s + s.b_s + s.w_s;
-  REQUIRE_THAT(s.busy_s, WithinRel((std::string(name) == "dualpipe" ? 8.0 : 16.0) * per_pass, 1e-12));
+  REQUIRE_THAT(s.busy_s, WithinRel((name == Schedule::DualPipe ? 8.0 : 16.0) * per_pass, 1e-12));
   REQUIRE(e.schedule.makespan_s >= s.busy_s);
 }

@@ -12,7 +12,7 @@ TEST_CASE("ZeRO model states per parameter are 16, 4 + 12/Nd, 2 + 14/Nd, 16/Nd w
   // Rajbhandari et al. 2019 (arXiv:1910.02054) §3 and Figure 1: Ψ = 7.5B, Nd = 64, K = 12.
   Plan plan;
   Workload w;
-  w.grad_dtype = "fp16";
+  w.grad_dtype = GradDtype::FP16;
   const double psi = 7.5e9, nd = 64;
   const double expected_bpp[] = {16.0, 4.0 + 12.0 / nd, 2.0 + 14.0 / nd, 16.0 / nd};
   const double expected_GB[] = {120.0, 31.4, 16.6, 1.9};  // as printed in Figure 1
@@ -45,7 +45,7 @@ struct Korthikanti {
     w.seq_len = 2048;
     plan.flash_attention = false;
   }
-  double bytes(int t, bool sp, const char* recompute) {
+  double bytes(int t, bool sp, Recompute recompute) {
     plan.tp = t;
     plan.sp = sp;
     plan.recompute = recompute;
@@ -58,51 +58,51 @@ TEST_CASE("activations per layer reproduce Korthikanti et al. Table 2", "[memory
   Korthikanti k;
   const double s = k.s, b = k.b, h = k.h, a = k.a, t = 8;
   SECTION("no parallelism: sbh(34 + 5as/h)") {
-    REQUIRE_THAT(k.bytes(1, false, "none"), WithinRel(s * b * h * (34 + 5 * a * s / h), 1e-12));
+    REQUIRE_THAT(k.bytes(1, false, Recompute::None), WithinRel(s * b * h * (34 + 5 * a * s / h), 1e-12));
   }
   SECTION("tensor parallel: sbh(10 + 24/t + 5as/(ht))") {
-    REQUIRE_THAT(k.bytes(8, false, "none"), WithinRel(s * b * h * (10 + 24 / t + 5 * a * s / (h * t)), 1e-12));
+    REQUIRE_THAT(k.bytes(8, false, Recompute::None), WithinRel(s * b * h * (10 + 24 / t + 5 * a * s / (h * t)), 1e-12));
   }
   SECTION("tensor + sequence parallel: sbh/t·(34 + 5as/h)") {
-    REQUIRE_THAT(k.bytes(8, true, "none"), WithinRel(s * b * h / t * (34 + 5 * a * s / h), 1e-12));
+    REQUIRE_THAT(k.bytes(8, true, Recompute::None), WithinRel(s * b * h / t * (34 + 5 * a * s / h), 1e-12));
   }
   SECTION("tensor parallel + selective recompute: sbh(10 + 24/t)") {
-    REQUIRE_THAT(k.bytes(8, false, "selective"), WithinRel(s * b * h * (10 + 24 / t), 1e-12));
+    REQUIRE_THAT(k.bytes(8, false, Recompute::Selective), WithinRel(s * b * h * (10 + 24 / t), 1e-12));
   }
   SECTION("tensor + sequence parallel + selective recompute: 34·sbh/t") {
-    REQUIRE_THAT(k.bytes(8, true, "selective"), WithinRel(34 * s * b * h / t, 1e-12));
+    REQUIRE_THAT(k.bytes(8, true, Recompute::Selective), WithinRel(34 * s * b * h / t, 1e-12));
   }
   SECTION("full recompute: 2sbh") {
-    REQUIRE_THAT(k.bytes(8, false, "full"), WithinRel(2 * s * b * h, 1e-12));
+    REQUIRE_THAT(k.bytes(8, false, Recompute::Full), WithinRel(2 * s * b * h, 1e-12));
   }
 }
 
 TEST_CASE("flash attention stores no score matrix", "[memory]") {
   Korthikanti k;
-  const double with_scores = k.bytes(8, true, "none");
+  const double with_scores = k.bytes(8, true, Recompute::None);
   k.plan.flash_attention = true;
-  REQUIRE_THAT(k.bytes(8, true, "none"), WithinRel(34 * k.s * k.b * k.h / 8, 1e-12));
-  REQUIRE(with_scores > k.bytes(8, true, "none"));
+  REQUIRE_THAT(k.bytes(8, true, Recompute::None), WithinRel(34 * k.s * k.b * k.h / 8, 1e-12));
+  REQUIRE(with_scores > k.bytes(8, true, Recompute::None));
 }
 
 TEST_CASE("context parallel divides the per-layer activations by cp", "[memory]") {
   Korthikanti k;
   k.plan.flash_attention = true;
-  const double one = k.bytes(8, true, "selective");
+  const double one = k.bytes(8, true, Recompute::Selective);
   k.plan.cp = 4;
-  REQUIRE_THAT(k.bytes(8, true, "selective"), WithinRel(one / 4, 1e-12));
+  REQUIRE_THAT(k.bytes(8, true, Recompute::Selective), WithinRel(one / 4, 1e-12));
 }
 
 TEST_CASE("in-flight micro-batches on the first stage follow the schedule", "[memory]") {
   Plan plan;
   plan.pp = 8;
-  plan.schedule = "gpipe";
+  plan.schedule = Schedule::GPipe;
   REQUIRE(in_flight_micro_batches(plan, 32, 0) == 32);
-  plan.schedule = "1f1b";
+  plan.schedule = Schedule::OneFOneB;
   REQUIRE(in_flight_micro_batches(plan, 32, 0) == 8);
   REQUIRE(in_flight_micro_batches(plan, 32, 7) == 1);
   REQUIRE(in_flight_micro_batches(plan, 4, 0) == 4);
-  plan.schedule = "interleaved";
+  plan.schedule = Schedule::Interleaved;
   plan.vpp = 4;  // Korthikanti et al. 2022 §4.2.3: p·(1 + (p − 1)/(p·v))
   REQUIRE_THAT(in_flight_micro_batches(plan, 32, 0), WithinRel(8.0 * (1 + 7.0 / 32), 1e-12));
 }

@@ -14,10 +14,10 @@ TEST_CASE("TP8 · PP2 on two nodes: TP stays on NVLink, PP crosses nodes", "[pla
   const Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 1, 8192, 16);
   const Placement pl = placed(c);
   REQUIRE(pl.nodes == 2);
-  REQUIRE(find_group(pl, "tp")->link == Link::NVLink);
-  REQUIRE(find_group(pl, "tp")->nodes_spanned == 1);
-  REQUIRE(find_group(pl, "pp")->link == Link::ScaleOut);
-  REQUIRE(find_group(pl, "pp")->nodes_spanned == 2);
+  REQUIRE(find_group(pl, Axis::TP)->link == Link::NVLink);
+  REQUIRE(find_group(pl, Axis::TP)->nodes_spanned == 1);
+  REQUIRE(find_group(pl, Axis::PP)->link == Link::ScaleOut);
+  REQUIRE(find_group(pl, Axis::PP)->nodes_spanned == 2);
   // GPU 9 is on node 1: TP rank 1 of stage 1, layers 40–79, heads 8–15 of 64.
   const GpuPlacement g = gpu_placement(c.model, c.plan, c.workload, pl, 9);
   REQUIRE(g.node == 1);
@@ -35,13 +35,13 @@ TEST_CASE("TP8 · PP2 on two nodes: TP stays on NVLink, PP crosses nodes", "[pla
 
 TEST_CASE("TP wider than a node crosses the scale-out network", "[placement]") {
   Config c = test::config("llama3-405b", "dgx-h100", 16, 1, 1, 8192, 16);
-  const GroupInfo* tp = find_group(placed(c), "tp");
+  const GroupInfo* tp = find_group(placed(c), Axis::TP);
   REQUIRE(tp->link == Link::ScaleOut);
   REQUIRE(tp->members_per_node == 8);
   REQUIRE(tp->nodes_spanned == 2);
   SECTION("but not in an NVL72 domain") {
     c.cluster = *find_cluster_preset("gb200-nvl72");
-    REQUIRE(find_group(placed(c), "tp")->link == Link::NVLink);
+    REQUIRE(find_group(placed(c), Axis::TP)->link == Link::NVLink);
   }
 }
 
@@ -49,9 +49,9 @@ TEST_CASE("the rank order decides which groups cross nodes", "[placement]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 1, 8192, 16);
   c.plan.rank_order = "pp-tp-cp-ep-dp";  // PP innermost: a TP group strides over 2 GPUs
   const Placement pl = placed(c);
-  REQUIRE(find_group(pl, "pp")->link == Link::NVLink);
-  REQUIRE(find_group(pl, "tp")->link == Link::ScaleOut);
-  REQUIRE(find_group(pl, "tp")->members_per_node == 4);
+  REQUIRE(find_group(pl, Axis::PP)->link == Link::NVLink);
+  REQUIRE(find_group(pl, Axis::TP)->link == Link::ScaleOut);
+  REQUIRE(find_group(pl, Axis::TP)->members_per_node == 4);
 }
 
 TEST_CASE("experts are held whole, EP rank e holding E/ep consecutive experts", "[placement]") {
@@ -59,7 +59,7 @@ TEST_CASE("experts are held whole, EP rank e holding E/ep consecutive experts", 
   c.plan.ep = 64;
   const Placement pl = placed(c);
   REQUIRE(pl.gpus == 2048);
-  REQUIRE(find_group(pl, "ep")->link == Link::ScaleOut);
+  REQUIRE(find_group(pl, Axis::EP)->link == Link::ScaleOut);
   const GpuPlacement g = gpu_placement(c.model, c.plan, c.workload, pl, 13);
   REQUIRE(g.ep == 13);
   REQUIRE(g.experts_begin == 52);
@@ -80,7 +80,7 @@ TEST_CASE("context parallel ranks hold two balanced chunks of the sequence", "[p
 
 TEST_CASE("interleaved stages hold v chunks of layers, round robin", "[placement]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 1, 8192, 16);
-  c.plan.schedule = "interleaved";
+  c.plan.schedule = Schedule::Interleaved;
   c.plan.vpp = 2;
   const Placement pl = placed(c);
   // 80 layers in 8 chunks of 10: stage 1 holds virtual stages 1 and 5.
@@ -91,7 +91,7 @@ TEST_CASE("interleaved stages hold v chunks of layers, round robin", "[placement
 
 TEST_CASE("DualPipe stages hold their own stage and the mirrored one", "[placement]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 1, 8192, 16);
-  c.plan.schedule = "dualpipe";
+  c.plan.schedule = Schedule::DualPipe;
   const Placement pl = placed(c);
   REQUIRE(pl.stages[0].chunks == std::vector<std::pair<int, int>>{{0, 19}, {60, 79}});
   REQUIRE(pl.stages[0].layers == 40);
@@ -103,8 +103,8 @@ TEST_CASE("placement of 16,384 GPUs is computed from strides", "[placement]") {
   Config c = test::config("llama3-405b", "dgx-h100", 8, 16, 128, 8192, 2048);
   const Placement pl = placed(c);
   REQUIRE(pl.nodes == 2048);
-  REQUIRE(find_group(pl, "dp")->count == 128);
-  REQUIRE(find_group(pl, "dp")->nodes_spanned == 128);
+  REQUIRE(find_group(pl, Axis::DP)->count == 128);
+  REQUIRE(find_group(pl, Axis::DP)->nodes_spanned == 128);
   const GpuPlacement last = gpu_placement(c.model, c.plan, c.workload, pl, 16383);
   REQUIRE(last.pp == 15);
   REQUIRE(last.dp == 127);

@@ -7,7 +7,7 @@ using Catch::Matchers::WithinRel;
 
 TEST_CASE("the timeline scene has a rect per op and per idle interval, scaled to the makespan", "[scene]") {
   ScheduleInput in;
-  in.name = "1f1b";
+  in.name = Schedule::OneFOneB;
   in.stages = 4;
   in.micro_batches = 8;
   in.times.assign(4, OpTimes{1.0, 2.0, 0.0});

@@ -19,11 +19,12 @@ using cutlab::OpKind;
 using cutlab::OpTimes;
 using cutlab::ScheduleInput;
 using cutlab::ScheduleResult;
+using cutlab::Schedule;
 
 namespace {
 
 // Input with every stage and chunk taking f, b, w.
-ScheduleInput uniform(const std::string& name, int p, int m, int v, double f_s, double b_s, double w_s,
+ScheduleInput uniform(Schedule name, int p, int m, int v, double f_s, double b_s, double w_s,
                       double p2p_s = 0) {
   ScheduleInput in;
   in.name = name;
@@ -54,9 +55,9 @@ struct Place {
 std::vector<Place> route(const ScheduleInput& in, int j) {
   std::vector<Place> places;
   const int p = in.stages;
-  if (in.name == "interleaved") {
+  if (in.name == Schedule::Interleaved) {
     for (int k = 0; k < p * in.chunks; ++k) places.push_back({k % p, k / p});
-  } else if (in.name == "dualpipe") {
+  } else if (in.name == Schedule::DualPipe) {
     const bool reverse = j >= in.micro_batches / 2;  // second half enters at the last stage
     for (int k = 0; k < p; ++k) places.push_back(reverse ? Place{p - 1 - k, 1} : Place{k, 0});
   } else {
@@ -65,9 +66,9 @@ std::vector<Place> route(const ScheduleInput& in, int j) {
   return places;
 }
 
-bool applicable(const std::string& name, int p, int m) {
-  if (name == "interleaved") return m % p == 0;
-  if (name == "dualpipe") return p % 2 == 0 && m % 2 == 0 && m >= 2 * p;
+bool applicable(Schedule name, int p, int m) {
+  if (name == Schedule::Interleaved) return m % p == 0;
+  if (name == Schedule::DualPipe) return p % 2 == 0 && m % 2 == 0 && m >= 2 * p;
   return true;
 }
 
@@ -76,7 +77,7 @@ bool applicable(const std::string& name, int p, int m) {
 // Narayanan et al. 2021 (arXiv:2104.04473) §2.2.1: GPipe and 1F1B share the bubble (p - 1)(F + B), so
 // the makespan is (m + p - 1)(F + B) and the bubble fraction (p - 1)/(m + p - 1). B is the whole backward.
 TEST_CASE("GPipe and 1F1B take (m + p - 1)(F + B) on equal stages", "[schedule]") {
-  const std::string name = GENERATE("gpipe", "1f1b");
+  const Schedule name = GENERATE(Schedule::GPipe, Schedule::OneFOneB);
   const int p = GENERATE(1, 2, 3, 4, 8);
   const int m = GENERATE(1, 2, 5, 8, 32);
   const double f_s = 1.0, b_s = 1.5, w_s = 0.5;  // B and W are one op here: the backward lasts 2
@@ -92,7 +93,7 @@ TEST_CASE("GPipe adds 2(p - 1) p2p latencies to its makespan", "[schedule]") {
   const int p = GENERATE(2, 4, 8);
   const int m = GENERATE(1, 4, 16);
   const double c_s = 0.25;
-  const auto r = simulate_ok(uniform("gpipe", p, m, 1, 1.0, 2.0, 0.0, c_s));
+  const auto r = simulate_ok(uniform(Schedule::GPipe, p, m, 1, 1.0, 2.0, 0.0, c_s));
   CHECK_THAT(r.makespan_s, WithinRel((m + p - 1) * 3.0 + 2 * (p - 1) * c_s, 1e-12));
 }
 
@@ -104,7 +105,7 @@ TEST_CASE("Interleaved 1F1B bubble is (p - 1)(F + B) / v", "[schedule]") {
   const int groups = GENERATE(1, 2, 4);
   const int m = groups * p;
   const double f_s = 1.0, b_s = 1.6, w_s = 0.4;  // per stage; a chunk takes 1/v of each
-  const auto r = simulate_ok(uniform("interleaved", p, m, v, f_s / v, b_s / v, w_s / v));
+  const auto r = simulate_ok(uniform(Schedule::Interleaved, p, m, v, f_s / v, b_s / v, w_s / v));
   CAPTURE(p, v, m);
   const double ideal_s = m * (f_s + b_s + w_s);
   CHECK_THAT(r.makespan_s, WithinRel(ideal_s + (p - 1) * (f_s + b_s + w_s) / v, 1e-12));
@@ -119,7 +120,7 @@ TEST_CASE("ZB-H1 bubble is (p - 1)(F + B - 2W) with B the full backward", "[sche
   const int p = GENERATE(1, 2, 4, 8);
   const int m = GENERATE(1, 2, 4) * p;
   const auto times = GENERATE(OpTimes{1, 1, 1}, OpTimes{1, 2, 0.5}, OpTimes{2, 1, 1}, OpTimes{0.3, 0.7, 0.2});
-  const auto r = simulate_ok(uniform("zb-h1", p, m, 1, times.f_s, times.b_s, times.w_s));
+  const auto r = simulate_ok(uniform(Schedule::ZbH1, p, m, 1, times.f_s, times.b_s, times.w_s));
   CAPTURE(p, m, times.f_s, times.b_s, times.w_s);
   const double f = times.f_s, b_full = times.b_s + times.w_s, w = times.w_s;
   const double bubble_expected_s = (p - 1) * (f + b_full - 2 * w);
@@ -129,8 +130,8 @@ TEST_CASE("ZB-H1 bubble is (p - 1)(F + B - 2W) with B the full backward", "[sche
 
 TEST_CASE("ZB-H1 with F = B = W = 1 has bubble p - 1 against 3(p - 1) for 1F1B", "[schedule]") {
   const int p = 4, m = 8;
-  const auto zb = simulate_ok(uniform("zb-h1", p, m, 1, 1, 1, 1));
-  const auto one_f_one_b = simulate_ok(uniform("1f1b", p, m, 1, 1, 1, 1));
+  const auto zb = simulate_ok(uniform(Schedule::ZbH1, p, m, 1, 1, 1, 1));
+  const auto one_f_one_b = simulate_ok(uniform(Schedule::OneFOneB, p, m, 1, 1, 1, 1));
   CHECK_THAT(zb.makespan_s, WithinRel(3.0 * m + (p - 1), 1e-12));
   CHECK_THAT(one_f_one_b.makespan_s, WithinRel(3.0 * (m + p - 1), 1e-12));
 }
@@ -144,7 +145,7 @@ TEST_CASE("DualPipe bubble matches DeepSeek-V3 Table 2 when F equals the input b
   const int m = GENERATE(2, 3, 4) * p;
   const auto times = GENERATE(OpTimes{1, 1, 1}, OpTimes{2, 2, 1}, OpTimes{1, 1, 0});
   CAPTURE(p, m, times.f_s, times.b_s, times.w_s);
-  const auto r = simulate_ok(uniform("dualpipe", p, m, 2, times.f_s, times.b_s, times.w_s));
+  const auto r = simulate_ok(uniform(Schedule::DualPipe, p, m, 2, times.f_s, times.b_s, times.w_s));
   const double f = times.f_s, b_full = times.b_s + times.w_s, w = times.w_s;
   const double f_and_b = f + b_full;
   const double bubble_expected_s = (p / 2 - 1) * (f_and_b + b_full - 3 * w);
@@ -161,12 +162,12 @@ TEST_CASE("DualPipe with a forward slower than the input backward idles (p/2 - 1
   const int p = GENERATE(4, 8, 16);
   const auto times = GENERATE(OpTimes{2, 1, 0}, OpTimes{3, 1, 0.5}, OpTimes{2, 1, 1});
   CAPTURE(p, times.f_s, times.b_s, times.w_s);
-  const auto r = simulate_ok(uniform("dualpipe", p, 4 * p, 2, times.f_s, times.b_s, times.w_s));
+  const auto r = simulate_ok(uniform(Schedule::DualPipe, p, 4 * p, 2, times.f_s, times.b_s, times.w_s));
   CHECK_THAT(bubble_s(r), WithinAbs((p / 2 - 1) * (2 * times.f_s + times.b_s - times.w_s), 1e-9));
 }
 
 TEST_CASE("DualPipe with an input backward slower than the forward stays below Table 2", "[schedule]") {
-  const auto r = simulate_ok(uniform("dualpipe", 8, 32, 2, 1, 2, 0));
+  const auto r = simulate_ok(uniform(Schedule::DualPipe, 8, 32, 2, 1, 2, 0));
   CHECK_THAT(bubble_s(r), WithinAbs(14.0, 1e-9));
   const double table_s = (8 / 2 - 1) * ((1 + 2) + 2 - 3 * 0);
   CHECK(bubble_s(r) < table_s);
@@ -178,20 +179,20 @@ TEST_CASE("Stage 0 peaks at m for GPipe, p for 1F1B and ZB-H1, p + 1 for DualPip
   const int p = GENERATE(2, 4, 8);
   const int m = GENERATE(2, 3, 4) * p;
   CAPTURE(p, m);
-  CHECK(simulate_ok(uniform("gpipe", p, m, 1, 1, 1, 1)).peak_alive_micro_batches[0] == m);
-  CHECK(simulate_ok(uniform("1f1b", p, m, 1, 1, 1, 1)).peak_alive_micro_batches[0] == p);
-  const auto zb = simulate_ok(uniform("zb-h1", p, m, 1, 1, 1, 1));
+  CHECK(simulate_ok(uniform(Schedule::GPipe, p, m, 1, 1, 1, 1)).peak_alive_micro_batches[0] == m);
+  CHECK(simulate_ok(uniform(Schedule::OneFOneB, p, m, 1, 1, 1, 1)).peak_alive_micro_batches[0] == p);
+  const auto zb = simulate_ok(uniform(Schedule::ZbH1, p, m, 1, 1, 1, 1));
   CHECK(zb.peak_alive_micro_batches[0] == p);
   // ZB-H1 keeps every stage at or below the 1F1B peak of stage 0.
   CHECK(*std::max_element(zb.peak_alive_micro_batches.begin(), zb.peak_alive_micro_batches.end()) == p);
   if (m % 2 == 0) {
-    const auto dual = simulate_ok(uniform("dualpipe", p, m, 2, 1, 1, 1));
+    const auto dual = simulate_ok(uniform(Schedule::DualPipe, p, m, 2, 1, 1, 1));
     CHECK(dual.peak_alive_micro_batches[0] == p + 1);
   }
 }
 
 TEST_CASE("1F1B stage s holds p - s micro-batches", "[schedule][memory]") {
-  const auto r = simulate_ok(uniform("1f1b", 4, 8, 1, 1, 2, 0));
+  const auto r = simulate_ok(uniform(Schedule::OneFOneB, 4, 8, 1, 1, 2, 0));
   CHECK(r.peak_alive_micro_batches == std::vector<int>{4, 3, 2, 1});
 }
 
@@ -202,24 +203,24 @@ TEST_CASE("Interleaved stage 0 holds vp + p - 1 micro-batch chunks", "[schedule]
   const int p = GENERATE(2, 4, 8);
   const int v = GENERATE(2, 4);
   const int m = 2 * p;
-  const auto r = simulate_ok(uniform("interleaved", p, m, v, 0.5, 1, 0));
+  const auto r = simulate_ok(uniform(Schedule::Interleaved, p, m, v, 0.5, 1, 0));
   CHECK(r.peak_alive_micro_batches[0] == v * p + p - 1);
 }
 
 TEST_CASE("Every simulated schedule respects dependencies and runs each op once", "[schedule][invariant]") {
-  const std::string name = GENERATE("gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe");
+  const Schedule name = GENERATE(Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1, Schedule::DualPipe);
   const int p = GENERATE(1, 2, 3, 4, 6, 8);
   const int m = GENERATE(1, 2, 3, 4, 6, 8, 12, 16, 24);
   const double p2p_s = GENERATE(0.0, 0.3);
   if (!applicable(name, p, m)) return;
-  const int v = name == "interleaved" ? (p % 2 == 0 ? 3 : 2) : name == "dualpipe" ? 2 : 1;
+  const int v = name == Schedule::Interleaved ? (p % 2 == 0 ? 3 : 2) : name == Schedule::DualPipe ? 2 : 1;
   CAPTURE(name, p, m, v, p2p_s);
 
   ScheduleInput in = uniform(name, p, m, v, 1, 1, 1, p2p_s);
   for (std::size_t i = 0; i < in.times.size(); ++i)  // uneven stages and chunks
     in.times[i] = OpTimes{0.8 + 0.1 * (i % 3), 1.2 + 0.3 * (i % 2), 0.3 + 0.05 * (i % 4)};
   const auto r = simulate_ok(in);
-  const bool splits_w = name == "zb-h1" || name == "dualpipe";
+  const bool splits_w = name == Schedule::ZbH1 || name == Schedule::DualPipe;
   const double eps = 1e-9;
 
   // Sorted by stage, then start; one op at a time per stage; durations from the timing model.
@@ -241,7 +242,7 @@ TEST_CASE("Every simulated schedule respects dependencies and runs each op once"
     if (op.kind == OpKind::B) CHECK(backward.emplace(key, &op).second);
     if (op.kind == OpKind::W) CHECK(weight.emplace(key, &op).second);
     if (op.kind == OpKind::FB) {
-      CHECK(name == "dualpipe");
+      CHECK(name == Schedule::DualPipe);
       const Key bkey{op.stage, op.backward_micro_batch, op.backward_chunk};
       CHECK(backward.emplace(bkey, &op).second);
       const auto tf = times(op.stage, op.chunk), tb = times(op.stage, op.backward_chunk);
@@ -256,7 +257,7 @@ TEST_CASE("Every simulated schedule respects dependencies and runs each op once"
       CHECK_THAT(op.end_s - op.start_s, WithinRel(times(op.stage, op.chunk).w_s, 1e-12));
     }
   }
-  if (name == "zb-h1") CHECK(weight.size() == static_cast<std::size_t>(m) * p);
+  if (name == Schedule::ZbH1) CHECK(weight.size() == static_cast<std::size_t>(m) * p);
 
   // Every virtual stage of every micro-batch: one forward, one backward, inputs arrived before start.
   std::size_t visits = 0;
@@ -318,7 +319,7 @@ TEST_CASE("Every simulated schedule respects dependencies and runs each op once"
 }
 
 TEST_CASE("A single stage has no bubble", "[schedule]") {
-  const std::string name = GENERATE("gpipe", "1f1b", "zb-h1");
+  const Schedule name = GENERATE(Schedule::GPipe, Schedule::OneFOneB, Schedule::ZbH1);
   const auto r = simulate_ok(uniform(name, 1, 5, 1, 1, 2, 1));
   CHECK_THAT(r.makespan_s, WithinRel(20.0, 1e-12));
   CHECK(r.bubble_fraction == 0);
@@ -326,14 +327,14 @@ TEST_CASE("A single stage has no bubble", "[schedule]") {
 }
 
 TEST_CASE("Zero durations give a zero makespan and no bubble", "[schedule]") {
-  const auto r = simulate_ok(uniform("1f1b", 4, 8, 1, 0, 0, 0));
+  const auto r = simulate_ok(uniform(Schedule::OneFOneB, 4, 8, 1, 0, 0, 0));
   CHECK(r.makespan_s == 0);
   CHECK(r.bubble_fraction == 0);
 }
 
 TEST_CASE("Only DualPipe emits FB ops, each naming its backward half", "[schedule]") {
-  const auto r = simulate_ok(uniform("dualpipe", 4, 16, 2, 1, 1, 1));
-  CHECK(r.name == "dualpipe");
+  const auto r = simulate_ok(uniform(Schedule::DualPipe, 4, 16, 2, 1, 1, 1));
+  CHECK(r.name == Schedule::DualPipe);
   const auto fb = std::count_if(r.ops.begin(), r.ops.end(), [](const Op& op) { return op.kind == OpKind::FB; });
   CHECK(fb > 0);
   for (const Op& op : r.ops) {
@@ -371,24 +372,23 @@ TEST_CASE("Invalid schedule inputs return errors with the field's path", "[sched
     change(in);
     return in;
   };
-  const ScheduleInput ok = uniform("1f1b", 4, 8, 1, 1, 2, 0);
+  const ScheduleInput ok = uniform(Schedule::OneFOneB, 4, 8, 1, 1, 2, 0);
   const std::vector<BadCase> cases = {
-      {"unknown schedule", with(ok, [](auto& in) { in.name = "2f2b"; }), ErrorCode::OutOfRange, "/plan/schedule"},
       {"no stages", with(ok, [](auto& in) { in.stages = 0; }), ErrorCode::OutOfRange, "/plan/pp"},
       {"no micro-batches", with(ok, [](auto& in) { in.micro_batches = 0; }), ErrorCode::OutOfRange,
        "/workload/global_batch"},
       {"no chunks", with(ok, [](auto& in) { in.chunks = 0; }), ErrorCode::OutOfRange, "/plan/vpp"},
       {"times too short", with(ok, [](auto& in) { in.times.pop_back(); }), ErrorCode::Incompatible, "/plan/pp"},
-      {"1f1b with chunks", uniform("1f1b", 4, 8, 2, 1, 1, 1), ErrorCode::Incompatible, "/plan/vpp"},
-      {"interleaved m not a multiple of p", uniform("interleaved", 4, 6, 2, 1, 1, 1), ErrorCode::Incompatible,
+      {"1f1b with chunks", uniform(Schedule::OneFOneB, 4, 8, 2, 1, 1, 1), ErrorCode::Incompatible, "/plan/vpp"},
+      {"interleaved m not a multiple of p", uniform(Schedule::Interleaved, 4, 6, 2, 1, 1, 1), ErrorCode::Incompatible,
        "/workload/global_batch"},
-      {"interleaved with one chunk", uniform("interleaved", 4, 8, 1, 1, 1, 1), ErrorCode::Incompatible,
+      {"interleaved with one chunk", uniform(Schedule::Interleaved, 4, 8, 1, 1, 1, 1), ErrorCode::Incompatible,
        "/plan/vpp"},
-      {"dualpipe odd p", uniform("dualpipe", 3, 12, 2, 1, 1, 1), ErrorCode::Incompatible, "/plan/pp"},
-      {"dualpipe odd m", uniform("dualpipe", 4, 9, 2, 1, 1, 1), ErrorCode::Incompatible, "/workload/global_batch"},
-      {"dualpipe m < 2p", uniform("dualpipe", 4, 6, 2, 1, 1, 1), ErrorCode::Incompatible,
+      {"dualpipe odd p", uniform(Schedule::DualPipe, 3, 12, 2, 1, 1, 1), ErrorCode::Incompatible, "/plan/pp"},
+      {"dualpipe odd m", uniform(Schedule::DualPipe, 4, 9, 2, 1, 1, 1), ErrorCode::Incompatible, "/workload/global_batch"},
+      {"dualpipe m < 2p", uniform(Schedule::DualPipe, 4, 6, 2, 1, 1, 1), ErrorCode::Incompatible,
        "/workload/global_batch"},
-      {"dualpipe one chunk", uniform("dualpipe", 4, 8, 1, 1, 1, 1), ErrorCode::Incompatible, "/plan/vpp"},
+      {"dualpipe one chunk", uniform(Schedule::DualPipe, 4, 8, 1, 1, 1, 1), ErrorCode::Incompatible, "/plan/vpp"},
       {"negative forward", with(ok, [](auto& in) { in.times[2].f_s = -1; }), ErrorCode::OutOfRange, "/times/2/f_s"},
       {"negative backward", with(ok, [](auto& in) { in.times[0].b_s = -1e-3; }), ErrorCode::OutOfRange,
        "/times/0/b_s"},
@@ -406,7 +406,7 @@ TEST_CASE("Invalid schedule inputs return errors with the field's path", "[sched
 }
 
 TEST_CASE("Validation reports every broken rule at once", "[schedule][error]") {
-  ScheduleInput in = uniform("dualpipe", 3, 5, 3, 1, 1, 1);
+  ScheduleInput in = uniform(Schedule::DualPipe, 3, 5, 3, 1, 1, 1);
   in.times[0].f_s = -1;
   const auto r = cutlab::simulate_schedule(in);
   CHECK(has_error(r.errors, ErrorCode::Incompatible, "/plan/pp"));

@@ -43,6 +43,6 @@ TEST_CASE("search needs the GPU count and a training workload", "[search]") {
   Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 4096, 8);
   REQUIRE(search_plans(c).errors.front().path == "/cluster/gpus");
   c.cluster.gpus = 8;
-  c.workload.mode = "infer";
+  c.workload.mode = Mode::Infer;
   REQUIRE(search_plans(c).errors.front().path == "/workload/mode");
 }

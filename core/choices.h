@@ -1,0 +1,114 @@
+// choices.h: every named choice of a config (schedule, recompute, dtypes, mode, process-group axis,
+// collective, link) as an enum class, each with ONE name table. json_io reads and writes the names
+// through these tables, the page receives them from the core (options_json → "choices") and builds
+// its menus from them; nothing else compares a choice by its name.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cutlab {
+
+enum class Mode { Train, Infer };
+// Pipeline schedules: GPipe (Huang et al. 2019), 1F1B (PipeDream-Flush, Narayanan et al. 2021),
+// interleaved 1F1B (Narayanan et al. 2021 §2.2), ZB-H1 (Qi et al. 2024), DualPipe (DeepSeek-V3 §3.2.1).
+enum class Schedule { GPipe, OneFOneB, Interleaved, ZbH1, DualPipe };
+enum class Recompute { None, Selective, Full };  // Korthikanti et al. 2022 §4-5
+enum class Dtype { BF16, FP8 };                  // GEMM precision of training
+enum class GradDtype { FP32, BF16, FP16 };       // gradient buffer (Megatron main_grad fp32; ZeRO paper fp16)
+enum class WeightDtype { BF16, FP8, INT4 };      // serving weights
+enum class KvDtype { BF16, FP8 };                // serving KV cache
+enum class Optimizer { Adam };                   // fp32 master weights and two fp32 moments
+// Process groups: the five mesh axes, the expert mesh (etp, edp) and the group that reduces dense
+// gradients (dp_grad = DP × CP × EP without folding).
+enum class Axis { TP, CP, EP, DP, PP, ETP, EDP, DPGrad };
+enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
+enum class Link { NVLink, ScaleOut };
+
+template <class E>
+struct Named {
+  E value;
+  const char* name;
+};
+
+// ChoiceTable<E>::entries: every value of E with its name (the JSON spelling); ::key: the JSON key
+// (or kind) the names belong to, for messages and for the page's menus.
+template <class E>
+struct ChoiceTable;
+
+#define CUTLAB_CHOICES(E, KEY, ...)                      \
+  template <>                                            \
+  struct ChoiceTable<E> {                                \
+    static constexpr const char* key = KEY;              \
+    static constexpr auto entries = std::array{__VA_ARGS__}; \
+  };
+
+CUTLAB_CHOICES(Mode, "mode", Named<Mode>{Mode::Train, "train"}, Named<Mode>{Mode::Infer, "infer"})
+CUTLAB_CHOICES(Schedule, "schedule", Named<Schedule>{Schedule::GPipe, "gpipe"},
+               Named<Schedule>{Schedule::OneFOneB, "1f1b"}, Named<Schedule>{Schedule::Interleaved, "interleaved"},
+               Named<Schedule>{Schedule::ZbH1, "zb-h1"}, Named<Schedule>{Schedule::DualPipe, "dualpipe"})
+CUTLAB_CHOICES(Recompute, "recompute", Named<Recompute>{Recompute::None, "none"},
+               Named<Recompute>{Recompute::Selective, "selective"}, Named<Recompute>{Recompute::Full, "full"})
+CUTLAB_CHOICES(Dtype, "dtype", Named<Dtype>{Dtype::BF16, "bf16"}, Named<Dtype>{Dtype::FP8, "fp8"})
+CUTLAB_CHOICES(GradDtype, "grad_dtype", Named<GradDtype>{GradDtype::FP32, "fp32"},
+               Named<GradDtype>{GradDtype::BF16, "bf16"}, Named<GradDtype>{GradDtype::FP16, "fp16"})
+CUTLAB_CHOICES(WeightDtype, "weight_dtype", Named<WeightDtype>{WeightDtype::BF16, "bf16"},
+               Named<WeightDtype>{WeightDtype::FP8, "fp8"}, Named<WeightDtype>{WeightDtype::INT4, "int4"})
+CUTLAB_CHOICES(KvDtype, "kv_dtype", Named<KvDtype>{KvDtype::BF16, "bf16"}, Named<KvDtype>{KvDtype::FP8, "fp8"})
+CUTLAB_CHOICES(Optimizer, "optimizer", Named<Optimizer>{Optimizer::Adam, "adam"})
+CUTLAB_CHOICES(Axis, "axis", Named<Axis>{Axis::TP, "tp"}, Named<Axis>{Axis::CP, "cp"}, Named<Axis>{Axis::EP, "ep"},
+               Named<Axis>{Axis::DP, "dp"}, Named<Axis>{Axis::PP, "pp"}, Named<Axis>{Axis::ETP, "etp"},
+               Named<Axis>{Axis::EDP, "edp"}, Named<Axis>{Axis::DPGrad, "dp_grad"})
+CUTLAB_CHOICES(Collective, "collective", Named<Collective>{Collective::AllReduce, "all-reduce"},
+               Named<Collective>{Collective::AllGather, "all-gather"},
+               Named<Collective>{Collective::ReduceScatter, "reduce-scatter"},
+               Named<Collective>{Collective::AllToAll, "all-to-all"}, Named<Collective>{Collective::SendRecv, "send-recv"})
+CUTLAB_CHOICES(Link, "link", Named<Link>{Link::NVLink, "nvlink"}, Named<Link>{Link::ScaleOut, "scaleout"})
+
+#undef CUTLAB_CHOICES
+
+// The name of a value ("" for a value outside the table, which cannot be constructed from input).
+template <class E>
+const char* name_of(E v) {
+  for (const auto& n : ChoiceTable<E>::entries)
+    if (n.value == v) return n.name;
+  return "";
+}
+
+// Reads a name; false when it is not in the table.
+template <class E>
+bool choice_from_name(std::string_view name, E& out) {
+  for (const auto& n : ChoiceTable<E>::entries)
+    if (name == n.name) {
+      out = n.value;
+      return true;
+    }
+  return false;
+}
+
+// Every name, in table order.
+template <class E>
+std::vector<std::string> choice_names() {
+  std::vector<std::string> out;
+  for (const auto& n : ChoiceTable<E>::entries) out.emplace_back(n.name);
+  return out;
+}
+
+// A named choice prints as its name.
+template <class E, class = decltype(ChoiceTable<E>::key)>
+std::ostream& operator<<(std::ostream& os, E value) {
+  return os << name_of(value);
+}
+
+// "a, b, c" for messages.
+template <class E>
+std::string choice_list() {
+  std::string s;
+  for (const auto& n : ChoiceTable<E>::entries) s += (s.empty() ? "" : ", ") + std::string(n.name);
+  return s;
+}
+
+}  // namespace cutlab
