@@ -1,5 +1,6 @@
 #include "core/api.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/json_io.h"
@@ -13,112 +14,169 @@ namespace {
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// Errors, and the config as read when it could be read (so a UI can show every field's value
-// beside the errors).
-std::string failure(const Errors& errors, const Config* config = nullptr) {
-  json out = {{"ok", false}, {"errors", to_json(errors)}};
-  if (config) out["config"] = to_json(*config);
+template <class T>
+std::string failure(const Answer<T>& a) {
+  json out = {{"ok", false}, {"errors", to_json(a.result.errors)}};
+  if (a.config) out["config"] = to_json(*a.config);
   return dump(out);
 }
 
 std::string success(json result) { return dump({{"ok", true}, {"result", std::move(result)}}); }
 
-// Parses and validates the config, then evaluates it; on failure `errors` holds every problem.
-Result<Config> read_config(const std::string& text) {
-  Result<Config> r;
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) {
-    r.errors.push_back({ErrorCode::ParseError, "", "the input is not valid JSON"});
-    return r;
-  }
-  return config_from_json(j);
+template <class T, class U>
+Answer<T> failed(const Answer<U>& from) {
+  Answer<T> a;
+  a.result.errors = from.result.errors;
+  a.config = from.config;
+  return a;
+}
+
+template <class T>
+Answer<T> failed(Errors errors, std::optional<Config> config = std::nullopt) {
+  Answer<T> a;
+  a.result.errors = std::move(errors);
+  a.config = std::move(config);
+  return a;
 }
 
 }  // namespace
 
-std::string evaluate_json(const std::string& text) {
-  const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
-  const Result<Estimate> e = evaluate(cfg.value);
-  if (!e.ok()) return failure(e.errors, &cfg.value);
-  return success(to_json(e.value, cfg.value));
+Answer<Config> read(const std::string& text) {
+  Answer<Config> a;
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) {
+    a.result.errors.push_back({ErrorCode::ParseError, "", "the input is not valid JSON"});
+    return a;
+  }
+  a.result = config_from_json(j);
+  if (a.result.ok() || sections_resolved(a.result.errors)) a.config = a.result.value;
+  return a;
 }
 
-std::string schedule_json(const std::string& text) {
-  const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
-  const Result<Estimate> e = evaluate(cfg.value);
-  if (!e.ok()) return failure(e.errors);
-  return success(to_json(e.value.schedule, true));
+Answer<Resolved> resolve(const std::string& text) {
+  const Answer<Config> cfg = read(text);
+  if (!cfg.ok()) return failed<Resolved>(cfg);
+  Answer<Resolved> a;
+  a.config = cfg.result.value;
+  a.result = cutlab::resolve(cfg.result.value);
+  return a;
 }
+
+Answer<Evaluated> evaluate(const std::string& text) {
+  Answer<Resolved> r = resolve(text);
+  if (!r.ok()) return failed<Evaluated>(r);
+  Result<Estimate> e = cutlab::evaluate(r.result.value);
+  if (!e.ok()) return failed<Evaluated>(std::move(e.errors), r.config);
+  Answer<Evaluated> a;
+  a.config = r.config;
+  a.result.value = {std::move(r.result.value), std::move(e.value)};
+  return a;
+}
+
+Answer<std::vector<GpuPlacement>> gpus(const std::string& text, int first, int count) {
+  const Answer<Resolved> r = resolve(text);
+  if (!r.ok()) return failed<std::vector<GpuPlacement>>(r);
+  const Resolved& res = r.result.value;
+  const int n = res.placement.gpus;
+  if (first < 0 || first >= n)
+    return failed<std::vector<GpuPlacement>>({{ErrorCode::OutOfRange, "/first", "first must be in [0, " + std::to_string(n) + ")"}});
+  if (count < 1 || count > 4096)
+    return failed<std::vector<GpuPlacement>>({{ErrorCode::OutOfRange, "/count", "count must be between 1 and 4096"}});
+  Answer<std::vector<GpuPlacement>> a;
+  a.config = r.config;
+  for (int rank = first; rank < std::min(n, first + count); ++rank) a.result.value.push_back(gpu_placement(res, rank));
+  return a;
+}
+
+Answer<SearchResult> search(const std::string& text, const SearchOptions& options) {
+  const Answer<Config> cfg = read(text);
+  if (!cfg.ok()) return failed<SearchResult>(cfg);
+  Answer<SearchResult> a;
+  a.result = search_plans(cfg.result.value, options);
+  return a;
+}
+
+Scene timeline(const Evaluated& e, const TimelineLayout& layout) {
+  if (const auto* s = std::get_if<ServingEstimate>(&e.estimate)) return decode_walk_scene(s->serving.decode_stage_s, 3, layout);
+  const auto* t = std::get_if<TrainingEstimate>(&e.estimate);
+  if (!t) return {};
+  std::vector<StageTail> tails;
+  for (const StageTime& st : t->stages) tails.push_back({st.dp_exposed_s, st.optimizer_s});
+  return timeline_scene(t->schedule, layout, tails);
+}
+
+std::string to_json_text(const Answer<Evaluated>& a) {
+  if (!a.ok()) return failure(a);
+  return success(to_json(a.result.value.estimate, a.result.value.resolved.config));
+}
+
+std::string schedule_json_text(const Answer<Evaluated>& a) {
+  if (!a.ok()) return failure(a);
+  const auto* t = std::get_if<TrainingEstimate>(&a.result.value.estimate);
+  return success(to_json(t ? t->schedule : ScheduleResult{}, true));
+}
+
+std::string to_json_text(const Answer<std::vector<GpuPlacement>>& a) {
+  if (!a.ok()) return failure(a);
+  json out = json::array();
+  for (const GpuPlacement& g : a.result.value) out.push_back(to_json(g));
+  return success(std::move(out));
+}
+
+std::string to_json_text(const Answer<SearchResult>& a) {
+  if (!a.ok()) return failure(a);
+  return success(to_json(a.result.value));
+}
+
+std::string evaluate_json(const std::string& text) { return to_json_text(evaluate(text)); }
+
+std::string schedule_json(const std::string& text) { return schedule_json_text(evaluate(text)); }
 
 std::string timeline_json(const std::string& text, double width, double height) {
-  const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
+  const Answer<Evaluated> a = evaluate(text);
+  if (!a.ok()) return failure(a);
   if (!(width >= 200 && width <= 20000))
-    return failure({{ErrorCode::OutOfRange, "/width", "width must be between 200 and 20000 pixels"}});
+    return failure(failed<Evaluated>({{ErrorCode::OutOfRange, "/width", "width must be between 200 and 20000 pixels"}}));
   if (!(height == 0 || (height >= 50 && height <= 20000)))
-    return failure({{ErrorCode::OutOfRange, "/height", "height must be 0 (automatic) or between 50 and 20000 pixels"}});
-  const Result<Estimate> e = evaluate(cfg.value);
-  if (!e.ok()) return failure(e.errors, &cfg.value);
+    return failure(failed<Evaluated>(
+        {{ErrorCode::OutOfRange, "/height", "height must be 0 (automatic) or between 50 and 20000 pixels"}}));
   TimelineLayout layout;
   layout.width = width;
   layout.height = height;
-  if (e.value.mode == Mode::Infer) {
-    json out = to_json(decode_walk_scene(e.value.inference.decode_stage_s, 3, layout));
+  const Evaluated& e = a.result.value;
+  json out = to_json(timeline(e, layout));
+  if (const auto* t = std::get_if<TrainingEstimate>(&e.estimate)) {
+    out["schedule"] = to_json(t->schedule, false);
+    out["step_s"] = t->step_s;
+  } else {
     out["tokens"] = 3;
-    return success(std::move(out));
   }
-  std::vector<StageTail> tails;
-  for (const StageTime& st : e.value.stages) tails.push_back({st.dp_exposed_s, st.optimizer_s});
-  json out = to_json(timeline_scene(e.value.schedule, layout, tails));
-  out["schedule"] = to_json(e.value.schedule, false);
-  out["step_s"] = e.value.step_s;
   return success(std::move(out));
 }
 
-std::string gpus_json(const std::string& text, int first, int count) {
-  const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
-  const Config& c = cfg.value;
-  Errors errors = validate(c.model, c.cluster, c.plan, c.workload);
-  if (!errors.empty()) return failure(errors, &c);
-  const Placement pl = place(c.model, c.cluster, c.plan, c.workload);
-  if (first < 0 || first >= pl.gpus)
-    return failure({{ErrorCode::OutOfRange, "/first", "first must be in [0, " + std::to_string(pl.gpus) + ")"}});
-  if (count < 1 || count > 4096)
-    return failure({{ErrorCode::OutOfRange, "/count", "count must be between 1 and 4096"}});
-  json out = json::array();
-  for (int r = first; r < std::min(pl.gpus, first + count); ++r) out.push_back(to_json(gpu_placement(c.model, c.plan, c.workload, pl, r)));
-  return success(std::move(out));
-}
+std::string gpus_json(const std::string& text, int first, int count) { return to_json_text(gpus(text, first, count)); }
 
 std::string gpu_json(const std::string& text, int rank) {
-  const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
-  const Config& c = cfg.value;
-  Errors errors = validate(c.model, c.cluster, c.plan, c.workload);
-  if (!errors.empty()) return failure(errors);
-  const Placement pl = place(c.model, c.cluster, c.plan, c.workload);
-  if (rank < 0 || rank >= pl.gpus)
-    return failure({{ErrorCode::OutOfRange, "/rank", "rank must be in [0, " + std::to_string(pl.gpus) + ")"}});
-  return success(to_json(gpu_placement(c.model, c.plan, c.workload, pl, rank)));
+  const Answer<std::vector<GpuPlacement>> a = gpus(text, rank, 1);
+  if (!a.ok()) {
+    Answer<std::vector<GpuPlacement>> b = a;
+    for (Error& e : b.result.errors)
+      if (e.path == "/first") e = {ErrorCode::OutOfRange, "/rank", "rank" + e.message.substr(5)};
+    return failure(b);
+  }
+  return success(to_json(a.result.value.front()));
 }
 
 std::string search_json(const std::string& text, int top) {
-  const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
   SearchOptions options;
   options.top = top;
-  const Result<SearchResult> r = search_plans(cfg.value, options);
-  if (!r.ok()) return failure(r.errors);
-  return success(to_json(r.value));
+  return to_json_text(search(text, options));
 }
 
 std::string options_json(const std::string& text) {
-  const Result<Config> cfg = read_config(text);
-  if (!cfg.ok()) return failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
-  return success(json(axis_options(cfg.value)));
+  const Answer<Config> cfg = read(text);
+  if (!cfg.ok()) return failure(cfg);
+  return success(json(axis_options(cfg.result.value)));
 }
 
 std::string presets_json() { return success(cutlab::presets_json()); }

@@ -1,18 +1,58 @@
-// api.h: the string-in, string-out façade shared by the CLI and the WASM module.
-// Every function takes JSON text and returns JSON text: {"ok": true, "result": …} or
-// {"ok": false, "errors": [{"code", "path", "message"}, …]}. Nothing throws.
+// api.h: the one façade of the core, shared by the CLI and the WASM module. Each call reads a
+// config (JSON text), resolves it once (core/resolved.h) and answers in two forms:
+//   - typed (`Answer<T>`): the CLI draws its tables from these;
+//   - JSON text: {"ok": true, "result": …} or {"ok": false, "errors": [{"code", "path", "message"}, …],
+//     "config": the config as read, whenever it could be read}. `cutlab … --json` prints exactly this.
+// Nothing throws.
 #pragma once
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/estimate.h"
+#include "core/placement.h"
+#include "core/scene.h"
+#include "core/search.h"
 
 namespace cutlab::api {
 
+// A value, or the errors that prevented it and the config as far as it could be read.
+template <class T>
+struct Answer {
+  Result<T> result;
+  std::optional<Config> config;
+  bool ok() const { return result.ok(); }
+};
+
+struct Evaluated {
+  Resolved resolved;
+  Estimate estimate;
+};
+
+// Typed calls.
+Answer<Config> read(const std::string& config_text);         // reading errors and broken rules
+Answer<Resolved> resolve(const std::string& config_text);     // read, then validated and resolved
+Answer<Evaluated> evaluate(const std::string& config_text);
+// What GPUs first … first + count − 1 hold (count ≤ 4,096).
+Answer<std::vector<GpuPlacement>> gpus(const std::string& config_text, int first, int count);
+Answer<SearchResult> search(const std::string& config_text, const SearchOptions& options);
+
+// Scenes (core/scene.h). Training: the simulated schedule with each stage's DP tail and optimizer
+// step; serving: three decode steps walking the stages.
+Scene timeline(const Evaluated& e, const TimelineLayout& layout);
+
+// JSON text of a typed answer (the CLI's --json).
+std::string to_json_text(const Answer<Evaluated>& a);
+std::string schedule_json_text(const Answer<Evaluated>& a);
+std::string to_json_text(const Answer<std::vector<GpuPlacement>>& a);
+std::string to_json_text(const Answer<SearchResult>& a);
+
+// JSON text in, JSON text out (the WASM module binds these).
 std::string evaluate_json(const std::string& config_text);       // result: the estimate (README schema)
 std::string schedule_json(const std::string& config_text);       // result: the schedule with every op
-// result: the pipeline timeline's geometry (core/scene.h) for `width` × `height` pixels (height 0:
-// rows of 22 px): training, the simulated schedule with each stage's DP tail and optimizer step;
-// serving, three decode steps walking the stages.
+// result: the pipeline timeline's geometry for `width` × `height` pixels (height 0: rows of 22 px).
 std::string timeline_json(const std::string& config_text, double width, double height);
-// result: what GPUs first … first + count − 1 hold (at most 4,096 per call).
 std::string gpus_json(const std::string& config_text, int first, int count);
 std::string gpu_json(const std::string& config_text, int rank);  // result: what one GPU holds
 // result: the fastest plans that fit for the config's model, cluster.gpus and workload (search.h).

@@ -15,7 +15,12 @@ double gemm_time_s(double M, double N, double K, double peak, const Efficiencies
   return 2.0 * M * N * K / (peak * efficiency);
 }
 
-LayerTimes layer_times(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w, bool moe) {
+LayerTimes layer_times(const Resolved& r, bool moe) {
+  const ModelSpec& m = r.config.model;
+  const Cluster& c = r.config.cluster;
+  const Plan& plan = r.config.plan;
+  const Workload& w = r.config.workload;
+  const Mesh& mesh = r.mesh;
   LayerTimes lt;
   const Efficiencies& e = c.efficiency;
   const double peak = peak_flops_per_s(c, w);
@@ -50,7 +55,6 @@ LayerTimes layer_times(const ModelSpec& m, const Cluster& c, const Plan& plan, c
     lt.gemm_f_s += gemm(M, gate * f, h) + gemm(M, h, f);
     f_act = f;
   } else {
-    const Mesh mesh = derive_mesh(plan, w);
     const double local_experts = double(m.experts) / plan.ep;
     // Tokens reaching this GPU's experts: the stage's tokens spread over its GPUs, s·b·etp/(tp·cp)
     // (expert TP ranks share tokens, attention TP ranks split them); per local expert, balanced routing.
@@ -77,14 +81,17 @@ LayerTimes layer_times(const ModelSpec& m, const Cluster& c, const Plan& plan, c
   return lt;
 }
 
-StageCompute chunk_compute(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
-                           int first_layer, int last_layer) {
+StageCompute chunk_compute(const Resolved& r, int first_layer, int last_layer) {
+  const ModelSpec& m = r.config.model;
+  const Cluster& c = r.config.cluster;
+  const Plan& plan = r.config.plan;
+  const Workload& w = r.config.workload;
   StageCompute sc;
   const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
   const double layers = last_layer - first_layer + 1;
   const double ne = std::max(0, last_layer - std::max(first_layer, first_moe) + 1), nd = layers - ne;
-  const LayerTimes dense = layer_times(m, c, plan, w, false);
-  const LayerTimes moe = ne > 0 ? layer_times(m, c, plan, w, true) : LayerTimes{};
+  const LayerTimes dense = layer_times(r, false);
+  const LayerTimes moe = ne > 0 ? layer_times(r, true) : LayerTimes{};
   sc.f_s = nd * dense.f_s() + ne * moe.f_s();
   sc.b_s = nd * dense.b_s() + ne * moe.b_s();
   sc.w_s = nd * dense.w_s() + ne * moe.w_s();
@@ -105,12 +112,11 @@ StageCompute chunk_compute(const ModelSpec& m, const Cluster& c, const Plan& pla
   return sc;
 }
 
-StageCompute stage_compute(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
-                           const StageInfo& st) {
+StageCompute stage_compute(const Resolved& r, const StageInfo& st) {
   StageCompute sum;
   sum.stage = st.stage;
   for (const auto& [first, last] : st.chunks) {
-    const StageCompute ch = chunk_compute(m, c, plan, w, first, last);
+    const StageCompute ch = chunk_compute(r, first, last);
     sum.f_s += ch.f_s;
     sum.b_s += ch.b_s;
     sum.w_s += ch.w_s;

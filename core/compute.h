@@ -13,6 +13,7 @@
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/placement.h"
+#include "core/resolved.h"
 #include "core/plan.h"
 
 namespace cutlab {
@@ -30,7 +31,7 @@ struct LayerTimes {
 };
 
 // One layer, one micro-batch, one GPU.
-LayerTimes layer_times(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w, bool moe);
+LayerTimes layer_times(const Resolved& r, bool moe);
 
 struct StageCompute {
   int stage = 0;
@@ -42,11 +43,9 @@ struct StageCompute {
 
 // One model chunk: layers [first_layer, last_layer]; the chunk ending at the last layer also runs
 // the output layer and the loss.
-StageCompute chunk_compute(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
-                           int first_layer, int last_layer);
+StageCompute chunk_compute(const Resolved& r, int first_layer, int last_layer);
 // All chunks of a stage.
-StageCompute stage_compute(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
-                           const StageInfo& stage);
+StageCompute stage_compute(const Resolved& r, const StageInfo& stage);
 
 // Peak dense FLOP/s of the workload's GEMM dtype.
 double peak_flops_per_s(const Cluster& c, const Workload& w);

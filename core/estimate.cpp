@@ -108,174 +108,168 @@ std::string describe_peak(const Workload& w, double peak) {
   return buf;
 }
 
-}  // namespace
+// Per-layer costs of one micro-batch on one GPU, dense and MoE layers.
+struct LayerCosts {
+  Sizes z;
+  LayerTimes lt_dense, lt_moe;
+  LayerComm lc_dense, lc_moe;
+  int first_moe = 0;  // index of the first MoE layer (layers when dense)
+};
 
-Result<Estimate> evaluate(const Config& cfg) {
-  Result<Estimate> result;
-  const ModelSpec& m = cfg.model;
-  const Cluster& c = cfg.cluster;
-  const Plan& plan = cfg.plan;
-  const Workload& w = cfg.workload;
-  result.errors = validate(m, c, plan, w);
-  if (!result.ok()) return result;
+LayerCosts layer_costs(const Resolved& r) {
+  const ModelSpec& m = r.config.model;
+  const Cluster& c = r.config.cluster;
+  const Plan& plan = r.config.plan;
+  LayerCosts k;
+  k.z = message_sizes(m, plan, r.config.workload);
+  k.lt_dense = layer_times(r, false);
+  k.lt_moe = is_moe(m) ? layer_times(r, true) : LayerTimes{};
+  k.lc_dense = layer_comm(c, plan, r.placement, k.z, k.lt_dense, false);
+  k.lc_moe = is_moe(m) ? layer_comm(c, plan, r.placement, k.z, k.lt_moe, true) : LayerComm{};
+  k.first_moe = is_moe(m) ? m.dense_layers : m.layers;
+  return k;
+}
 
-  Estimate& e = result.value;
-  e.mode = w.mode;
-  e.mesh = derive_mesh(plan, w);
-  e.params = count_params(m);
-  e.placement = place(m, c, plan, w);
-  if (w.mode == Mode::Infer) {
-    e.inference = estimate_inference(m, c, plan, w, e.placement);
-    return result;
-  }
-  e.model_flops_per_step = model_flops_per_step(m, w.global_batch, w.seq_len);
-  const int p = plan.pp, mb = e.mesh.num_micro_batches;
-  const int chunks = plan.schedule == Schedule::DualPipe ? 2 : plan.vpp;
+// What one stage does per micro-batch: compute (all chunks) and TP/CP/EP communication.
+struct PerStage {
+  StageCompute compute;
+  double tp_exposed = 0, cp_exposed = 0, ep_exposed = 0;  // per micro-batch
+  double tp = 0, cp = 0, ep = 0;                          // per micro-batch, total
+  int dense_layers = 0, moe_layers = 0;
+};
 
-  // Per-layer compute and communication, then per chunk for the schedule.
-  const Sizes z = message_sizes(m, plan, w);
-  const LayerTimes lt_dense = layer_times(m, c, plan, w, false);
-  const LayerTimes lt_moe = is_moe(m) ? layer_times(m, c, plan, w, true) : LayerTimes{};
-  const LayerComm lc_dense = layer_comm(c, plan, e.placement, z, lt_dense, false);
-  const LayerComm lc_moe = is_moe(m) ? layer_comm(c, plan, e.placement, z, lt_moe, true) : LayerComm{};
-  const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
-
+// The schedule's input (per chunk F/B/W with exposed communication folded in, p2p between stages)
+// and each stage's sums.
+ScheduleInput pipeline_input(const Resolved& r, const LayerCosts& k, std::vector<PerStage>& per) {
+  const int p = r.config.plan.pp, chunks = r.mesh.chunks;
   ScheduleInput sin;
-  sin.name = plan.schedule;
+  sin.name = r.config.plan.schedule;
   sin.stages = p;
-  sin.micro_batches = mb;
+  sin.micro_batches = r.mesh.num_micro_batches;
   sin.chunks = chunks;
   sin.times.reserve(static_cast<size_t>(p) * chunks);
-  const GroupInfo* pp_group = find_group(e.placement, Axis::PP);
-  sin.p2p_s = p > 1 && pp_group ? collective_time_s(Collective::SendRecv, z.pp_message, *pp_group, c) : 0.0;
-
-  struct PerStage {
-    StageCompute compute;
-    double tp_exposed = 0, cp_exposed = 0, ep_exposed = 0;  // per micro-batch
-    double tp = 0, cp = 0, ep = 0;                          // per micro-batch, total
-    int dense_layers = 0, moe_layers = 0;
-  };
-  std::vector<PerStage> per(p);
+  const GroupInfo* pp_group = find_group(r.placement, Axis::PP);
+  sin.p2p_s = p > 1 && pp_group ? collective_time_s(Collective::SendRecv, k.z.pp_message, *pp_group, r.config.cluster) : 0.0;
+  const LayerComm &d = k.lc_dense, &e = k.lc_moe;
+  per.assign(p, PerStage{});
   for (int s = 0; s < p; ++s) {
-    const StageInfo& st = e.placement.stages[s];
+    const StageInfo& st = r.placement.stages[s];
     PerStage& ps = per[s];
     ps.compute.stage = s;
-    for (int k = 0; k < chunks; ++k) {
-      const auto [first, last] = st.chunks[std::min<size_t>(k, st.chunks.size() - 1)];
-      const StageCompute ch = chunk_compute(m, c, plan, w, first, last);
-      const double ne = std::max(0, last - std::max(first, first_moe) + 1), nd = (last - first + 1) - ne;
-      const double f_exp = nd * lc_dense.f_exposed() + ne * lc_moe.f_exposed();
-      const double b_exp = nd * lc_dense.b_exposed() + ne * lc_moe.b_exposed();
+    for (int c = 0; c < chunks; ++c) {
+      const auto [first, last] = st.chunks[std::min<size_t>(c, st.chunks.size() - 1)];
+      const StageCompute ch = chunk_compute(r, first, last);
+      const double ne = std::max(0, last - std::max(first, k.first_moe) + 1), nd = (last - first + 1) - ne;
+      const double f_exp = nd * d.f_exposed() + ne * e.f_exposed();
+      const double b_exp = nd * d.b_exposed() + ne * e.b_exposed();
       sin.times.push_back({ch.f_s + f_exp, ch.b_s + b_exp, ch.w_s});
       ps.compute.f_s += ch.f_s;
       ps.compute.b_s += ch.b_s;
       ps.compute.w_s += ch.w_s;
       ps.compute.recompute_s += ch.recompute_s;
-      ps.tp_exposed += nd * (lc_dense.tp_f_exposed + lc_dense.tp_b_exposed) + ne * (lc_moe.tp_f_exposed + lc_moe.tp_b_exposed);
-      ps.cp_exposed += nd * (lc_dense.cp_f_exposed + lc_dense.cp_b_exposed) + ne * (lc_moe.cp_f_exposed + lc_moe.cp_b_exposed);
-      ps.ep_exposed += ne * (lc_moe.ep_f_exposed + lc_moe.ep_b_exposed);
-      ps.tp += nd * (lc_dense.tp_f + lc_dense.tp_b) + ne * (lc_moe.tp_f + lc_moe.tp_b);
-      ps.cp += nd * (lc_dense.cp_f + lc_dense.cp_b) + ne * (lc_moe.cp_f + lc_moe.cp_b);
-      ps.ep += ne * (lc_moe.ep_f + lc_moe.ep_b);
+      ps.tp_exposed += nd * (d.tp_f_exposed + d.tp_b_exposed) + ne * (e.tp_f_exposed + e.tp_b_exposed);
+      ps.cp_exposed += nd * (d.cp_f_exposed + d.cp_b_exposed) + ne * (e.cp_f_exposed + e.cp_b_exposed);
+      ps.ep_exposed += ne * (e.ep_f_exposed + e.ep_b_exposed);
+      ps.tp += nd * (d.tp_f + d.tp_b) + ne * (e.tp_f + e.tp_b);
+      ps.cp += nd * (d.cp_f + d.cp_b) + ne * (e.cp_f + e.cp_b);
+      ps.ep += ne * (e.ep_f + e.ep_b);
       ps.dense_layers += static_cast<int>(nd);
       ps.moe_layers += static_cast<int>(ne);
     }
   }
+  return sin;
+}
 
-  Result<ScheduleResult> sched = simulate_schedule(sin);
-  if (!sched.ok()) {
-    result.errors = sched.errors;
-    return result;
-  }
-  e.schedule = std::move(sched.value);
-
-  // Memory, with the simulated peak of alive micro-batches (chunk units → stage units).
+// Memory, with the simulated peak of alive micro-batches (chunk units → stage units).
+MemoryResult simulated_memory(const Resolved& r, const ScheduleResult& schedule) {
+  const int p = r.config.plan.pp, chunks = r.mesh.chunks;
   std::vector<double> in_flight(p);
   for (int s = 0; s < p; ++s)
-    in_flight[s] = static_cast<size_t>(s) < e.schedule.peak_alive_micro_batches.size()
-                       ? double(e.schedule.peak_alive_micro_batches[s]) / chunks
-                       : in_flight_micro_batches(plan, mb, s);
-  e.memory = memory_per_stage(m, c, plan, w, e.placement, in_flight);
+    in_flight[s] = static_cast<size_t>(s) < schedule.peak_alive_micro_batches.size()
+                       ? double(schedule.peak_alive_micro_batches[s]) / chunks
+                       : in_flight_micro_batches(r.config.plan, r.mesh.num_micro_batches, s);
+  return memory_per_stage(r, in_flight);
+}
 
-  // Data-parallel communication and the optimizer, per stage.
+// Data-parallel communication after the last backward, and the optimizer step, of one stage.
+struct DpCost {
+  std::vector<CommOp> ops;
+  double exposed_s = 0;
+  double optimizer_s = 0;
+};
+
+// Gradient reduction and parameter gathers of `params` parameters over group `g` (ZeRO stage
+// `zero`): ZeRO paper §5 (Rajbhandari et al. 2020) and Megatron's distributed optimizer.
+void add_dp_group(const Resolved& r, const PerStage& ps, const GroupInfo* g, double params, Axis axis, const char* whose,
+                  DpCost& d) {
+  if (!g || g->size <= 1 || params <= 0) return;
+  const Cluster& c = r.config.cluster;
+  const Plan& plan = r.config.plan;
+  const int zero = r.mesh.zero, mb = r.mesh.num_micro_batches;
   const double ov = c.efficiency.overlap;
-  const int zero = std::max(plan.zero, plan.distributed_optimizer ? 1 : 0);
-  const double grad_bytes = w.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0;
-  const GroupInfo* dp_grad = find_group(e.placement, Axis::DPGrad);
-  const GroupInfo* edp = find_group(e.placement, Axis::EDP);
-  std::vector<double> stage_end(p, 0.0);
-  for (const Op& op : e.schedule.ops) stage_end[op.stage] = std::max(stage_end[op.stage], op.end_s);
-
-  struct DpCost {
-    std::vector<CommOp> ops;
-    double exposed_s = 0;
-    double optimizer_s = 0;
-  };
-  auto dp_cost = [&](int s) {
-    DpCost d;
-    const StageMemory& sm = e.memory.per_stage[s];
-    const PerStage& ps = per[s];
-    const double f = ps.compute.f_s, bw = ps.compute.b_s + ps.compute.w_s;
-    auto add_group = [&](const GroupInfo* g, double params, Axis axis, const char* whose) {
-      if (!g || g->size <= 1 || params <= 0) return;
-      const double grads = params * grad_bytes, weights = params * 2.0;
-      const std::string w_ = whose;
-      if (zero == 0) {
-        const double t = collective_time_s(Collective::AllReduce, grads, *g, c);
-        const double x = plan.overlap_grad_reduce ? std::max(0.0, t - ov * bw) : t;
-        d.ops.push_back(make_op(axis, Collective::AllReduce, w_ + " gradients", grads, 1, *g, t, x));
-        d.exposed_s += x;
-        return;
-      }
-      const double rs = collective_time_s(Collective::ReduceScatter, grads, *g, c);
-      const double ag = collective_time_s(Collective::AllGather, weights, *g, c);
-      if (zero == 1) {
-        const double xr = plan.overlap_grad_reduce ? std::max(0.0, rs - ov * bw) : rs;
-        const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) : ag;
-        d.ops.push_back(make_op(axis, Collective::ReduceScatter, w_ + " gradients", grads, 1, *g, rs, xr));
-        d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " updated weights", weights, 1, *g, ag, xa));
-        d.exposed_s += xr + xa;
-        return;
-      }
-      // ZeRO-2/3: gradients are reduce-scattered as each micro-batch's backward produces them.
-      const double xr = plan.overlap_grad_reduce ? std::max(0.0, rs - ov * bw) : rs;
-      d.ops.push_back(make_op(axis, Collective::ReduceScatter, w_ + " gradients, every micro-batch", grads, mb, *g, mb * rs, mb * xr));
-      d.exposed_s += mb * xr;
-      if (zero == 2) {
-        const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) : ag;
-        d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " updated weights", weights, 1, *g, ag, xa));
-        d.exposed_s += xa;
-      } else {
-        // ZeRO-3 / FSDP: weights gathered before each forward and each backward (prefetched).
-        const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) + std::max(0.0, ag - ov * bw) : 2 * ag;
-        d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " weights, forward and backward of every micro-batch", weights, 2.0 * mb, *g, 2.0 * mb * ag, mb * xa));
-        d.exposed_s += mb * xa;
-      }
-    };
-    add_group(dp_grad, sm.dense_params, Axis::DP, "dense");
-    add_group(edp, sm.expert_params, Axis::EDP, "expert");
-    // Adam step: read fp32 master, m, v and the gradient, write master, m, v and the 16-bit weights.
-    const double dense_shard = zero >= 1 ? double(e.mesh.dp_attn) * plan.cp : 1.0;
-    const double expert_shard = zero >= 1 ? double(e.mesh.edp) : 1.0;
-    const double shard = sm.dense_params / dense_shard + sm.expert_params / expert_shard;
-    d.optimizer_s = shard * (26.0 + grad_bytes) / (c.hbm_bytes_per_s * c.efficiency.hbm);
-    return d;
-  };
-
-  double tail_end = 0, optimizer_s = 0;
-  std::vector<DpCost> dp(p);
-  for (int s = 0; s < p; ++s) {
-    dp[s] = dp_cost(s);
-    tail_end = std::max(tail_end, stage_end[s] + dp[s].exposed_s);
-    optimizer_s = std::max(optimizer_s, dp[s].optimizer_s);
+  const double f = ps.compute.f_s, bw = ps.compute.b_s + ps.compute.w_s;
+  const double grads = params * (r.config.workload.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0), weights = params * 2.0;
+  const std::string w_ = whose;
+  if (zero == 0) {
+    const double t = collective_time_s(Collective::AllReduce, grads, *g, c);
+    const double x = plan.overlap_grad_reduce ? std::max(0.0, t - ov * bw) : t;
+    d.ops.push_back(make_op(axis, Collective::AllReduce, w_ + " gradients", grads, 1, *g, t, x));
+    d.exposed_s += x;
+    return;
   }
-  const double makespan = e.schedule.makespan_s;
-  e.step_s = tail_end + optimizer_s;
+  const double rs = collective_time_s(Collective::ReduceScatter, grads, *g, c);
+  const double ag = collective_time_s(Collective::AllGather, weights, *g, c);
+  if (zero == 1) {
+    const double xr = plan.overlap_grad_reduce ? std::max(0.0, rs - ov * bw) : rs;
+    const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) : ag;
+    d.ops.push_back(make_op(axis, Collective::ReduceScatter, w_ + " gradients", grads, 1, *g, rs, xr));
+    d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " updated weights", weights, 1, *g, ag, xa));
+    d.exposed_s += xr + xa;
+    return;
+  }
+  // ZeRO-2/3: gradients are reduce-scattered as each micro-batch's backward produces them.
+  const double xr = plan.overlap_grad_reduce ? std::max(0.0, rs - ov * bw) : rs;
+  d.ops.push_back(make_op(axis, Collective::ReduceScatter, w_ + " gradients, every micro-batch", grads, mb, *g, mb * rs, mb * xr));
+  d.exposed_s += mb * xr;
+  if (zero == 2) {
+    const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) : ag;
+    d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " updated weights", weights, 1, *g, ag, xa));
+    d.exposed_s += xa;
+  } else {
+    // ZeRO-3 / FSDP: weights gathered before each forward and each backward (prefetched).
+    const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) + std::max(0.0, ag - ov * bw) : 2 * ag;
+    d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " weights, forward and backward of every micro-batch", weights,
+                            2.0 * mb, *g, 2.0 * mb * ag, mb * xa));
+    d.exposed_s += mb * xa;
+  }
+}
 
-  // Stages and the busiest one. `passes`: micro-batches that run through all of a stage's layers
-  // (DualPipe sends half the micro-batches through each of a device's two chunks).
-  const double passes = plan.schedule == Schedule::DualPipe ? mb / 2.0 : double(mb);
-  int busiest = 0;
+DpCost dp_tail(const Resolved& r, const StageMemory& sm, const PerStage& ps) {
+  DpCost d;
+  add_dp_group(r, ps, find_group(r.placement, Axis::DPGrad), sm.dense_params, Axis::DP, "dense", d);
+  add_dp_group(r, ps, find_group(r.placement, Axis::EDP), sm.expert_params, Axis::EDP, "expert", d);
+  // Adam step: read fp32 master, m, v and the gradient, write master, m, v and the 16-bit weights.
+  const Cluster& c = r.config.cluster;
+  const double grad_bytes = r.config.workload.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0;
+  const double dense_shard = r.mesh.zero >= 1 ? double(r.mesh.dp_attn) * r.config.plan.cp : 1.0;
+  const double expert_shard = r.mesh.zero >= 1 ? double(r.mesh.edp) : 1.0;
+  const double shard = sm.dense_params / dense_shard + sm.expert_params / expert_shard;
+  d.optimizer_s = shard * (26.0 + grad_bytes) / (c.hbm_bytes_per_s * c.efficiency.hbm);
+  return d;
+}
+
+// Micro-batches that run through all of a stage's layers (DualPipe sends half of them through each
+// of a device's two chunks).
+double full_passes(const Resolved& r) {
+  const int mb = r.mesh.num_micro_batches;
+  return r.config.plan.schedule == Schedule::DualPipe ? mb / 2.0 : double(mb);
+}
+
+// Per-stage times and the busiest stage (whose GPU the breakdown and comm table describe).
+void stage_times(const Resolved& r, const ScheduleInput& sin, const std::vector<double>& stage_end,
+                 const std::vector<DpCost>& dp, TrainingEstimate& e) {
+  const int p = r.config.plan.pp, chunks = r.mesh.chunks;
+  const double passes = full_passes(r);
   double busiest_busy = -1;
   for (int s = 0; s < p; ++s) {
     StageTime st;
@@ -292,12 +286,15 @@ Result<Estimate> evaluate(const Config& cfg) {
     st.optimizer_s = dp[s].optimizer_s;
     if (st.busy_s > busiest_busy) {
       busiest_busy = st.busy_s;
-      busiest = s;
+      e.comm_stage = s;
     }
     e.stages.push_back(st);
   }
-  e.comm_stage = busiest;
-  const PerStage& b = per[busiest];
+}
+
+// The step time split into parts that add up to it, for a GPU of the busiest stage.
+void time_breakdown(const Resolved& r, const PerStage& b, double tail_end, double optimizer_s, TrainingEstimate& e) {
+  const double passes = full_passes(r), makespan = e.schedule.makespan_s;
   TimeBreakdown& br = e.breakdown;
   br.recompute_s = passes * b.compute.recompute_s;
   br.compute_s = passes * (b.compute.f_s + b.compute.b_s + b.compute.w_s) - br.recompute_s;
@@ -305,15 +302,21 @@ Result<Estimate> evaluate(const Config& cfg) {
   br.cp_exposed_s = passes * b.cp_exposed;
   br.ep_exposed_s = passes * b.ep_exposed;
   // The makespan is never below a stage's busy time but by rounding (−1e-16 when there is no pipeline).
-  br.pp_bubble_s = std::max(0.0, makespan - busiest_busy);
+  br.pp_bubble_s = std::max(0.0, makespan - e.stages[e.comm_stage].busy_s);
   br.dp_exposed_s = tail_end - makespan;
   br.optimizer_s = optimizer_s;
+}
 
-  // Communication table for a GPU of the busiest stage.
-  const double m_calls = passes;
+// Every collective of the step on a GPU of the busiest stage: TP, CP, EP, PP, then its DP tail.
+void comm_table(const Resolved& r, const LayerCosts& k, const PerStage& b, double p2p_s, const DpCost& dp,
+                TrainingEstimate& e) {
+  const Plan& plan = r.config.plan;
+  const Sizes& z = k.z;
+  const int p = plan.pp, chunks = r.mesh.chunks, busiest = e.comm_stage;
+  const double passes = full_passes(r);
   const double nd = b.dense_layers, ne = b.moe_layers;
-  if (const GroupInfo* g = find_group(e.placement, Axis::TP); g && g->size > 1) {
-    const double calls = m_calls * (nd + ne) * (z.tp_calls_fwd + z.tp_calls_bwd);
+  if (const GroupInfo* g = find_group(r.placement, Axis::TP); g && g->size > 1) {
+    const double calls = passes * (nd + ne) * (z.tp_calls_fwd + z.tp_calls_bwd);
     const char* what = "layer outputs, 2 per layer forward and backward";
     if (plan.sp) {
       e.comm.push_back(make_op(Axis::TP, Collective::ReduceScatter, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
@@ -322,37 +325,113 @@ Result<Estimate> evaluate(const Config& cfg) {
       e.comm.push_back(make_op(Axis::TP, Collective::AllReduce, what, z.tp_message, calls, *g, passes * b.tp, passes * b.tp_exposed));
     }
   }
-  if (const GroupInfo* g = find_group(e.placement, Axis::CP); g && g->size > 1)
+  if (const GroupInfo* g = find_group(r.placement, Axis::CP); g && g->size > 1)
     e.comm.push_back(make_op(Axis::CP, Collective::SendRecv, "K/V chunks around the ring (forward; twice in backward)",
-                             z.cp_message, m_calls * (nd + ne) * 3.0 * (g->size - 1), *g, passes * b.cp, passes * b.cp_exposed));
-  if (const GroupInfo* g = find_group(e.placement, Axis::EP); g && g->size > 1 && ne > 0)
+                             z.cp_message, passes * (nd + ne) * 3.0 * (g->size - 1), *g, passes * b.cp, passes * b.cp_exposed));
+  if (const GroupInfo* g = find_group(r.placement, Axis::EP); g && g->size > 1 && ne > 0)
     e.comm.push_back(make_op(Axis::EP, Collective::AllToAll, "token dispatch and combine, forward and backward",
-                             z.ep_message, m_calls * ne * 4.0, *g, passes * b.ep, passes * b.ep_exposed));
-  if (p > 1 && pp_group) {
+                             z.ep_message, passes * ne * 4.0, *g, passes * b.ep, passes * b.ep_exposed));
+  if (const GroupInfo* g = find_group(r.placement, Axis::PP); p > 1 && g) {
     // Each chunk pass receives and sends one activation forward and one gradient backward, except
-    // at the ends of the pipeline.
+    // at the ends of the pipeline. p2p on the critical path is part of the simulated makespan
+    // (reported in the pipeline bubble).
     const double sends = chunks > 1 || (busiest > 0 && busiest < p - 1) ? 2.0 : 1.0;
     const double calls = passes * chunks * sends;
     e.comm.push_back(make_op(Axis::PP, Collective::SendRecv, "activations forward, gradients backward", z.pp_message,
-                             calls, *pp_group, calls * sin.p2p_s, 0.0));
-    // p2p on the critical path is part of the simulated makespan (reported in the pipeline bubble).
+                             calls, *g, calls * p2p_s, 0.0));
   }
-  for (const CommOp& op : dp[busiest].ops) e.comm.push_back(op);
+  for (const CommOp& op : dp.ops) e.comm.push_back(op);
+}
 
-  // Throughput and utilisation.
-  e.peak_flops_per_s = peak_flops_per_s(c, w);
+// Throughput and utilisation: MFU in the Narayanan et al. 2021 §5.1 convention (no recompute);
+// HFU adds the recomputed forward (full) or attention (selective, Korthikanti et al. 2022 §5).
+void utilisation(const Resolved& r, TrainingEstimate& e) {
+  const ModelSpec& m = r.config.model;
+  const Workload& w = r.config.workload;
+  e.peak_flops_per_s = peak_flops_per_s(r.config.cluster, w);
   e.peak_name = describe_peak(w, e.peak_flops_per_s);
   const double logit_flops = 6.0 * w.global_batch * double(w.seq_len) * m.vocab * double(m.hidden);
   double recompute_flops = 0;
-  if (plan.recompute == Recompute::Full) recompute_flops = (e.model_flops_per_step - logit_flops) / 3.0;
-  if (plan.recompute == Recompute::Selective)
+  if (r.config.plan.recompute == Recompute::Full) recompute_flops = (e.model_flops_per_step - logit_flops) / 3.0;
+  if (r.config.plan.recompute == Recompute::Selective)
     recompute_flops = w.global_batch * forward_attention_flops_per_sequence(m, w.seq_len);
   e.hardware_flops_per_step = e.model_flops_per_step + recompute_flops;
   e.tokens_per_s = w.global_batch * double(w.seq_len) / e.step_s;
   e.model_flops_per_s_per_gpu = e.model_flops_per_step / (e.step_s * e.mesh.gpus);
   e.mfu = e.model_flops_per_s_per_gpu / e.peak_flops_per_s;
   e.hfu = e.hardware_flops_per_step / (e.step_s * e.mesh.gpus * e.peak_flops_per_s);
+}
+
+}  // namespace
+
+Result<TrainingEstimate> evaluate_training(const Resolved& r) {
+  Result<TrainingEstimate> result;
+  TrainingEstimate& e = result.value;
+  const int p = r.config.plan.pp;
+  e.mesh = r.mesh;
+  e.params = count_params(r.config.model);
+  e.placement = r.placement;
+  e.model_flops_per_step = model_flops_per_step(r.config.model, r.config.workload.global_batch, r.config.workload.seq_len);
+
+  const LayerCosts costs = layer_costs(r);
+  std::vector<PerStage> per;
+  const ScheduleInput sin = pipeline_input(r, costs, per);
+  Result<ScheduleResult> sched = simulate_schedule(sin);
+  if (!sched.ok()) {
+    result.errors = sched.errors;
+    return result;
+  }
+  e.schedule = std::move(sched.value);
+  e.memory = simulated_memory(r, e.schedule);
+
+  // Each stage's data-parallel tail starts when its last backward ends; the optimizer step waits
+  // for the slowest.
+  std::vector<double> stage_end(p, 0.0);
+  for (const Op& op : e.schedule.ops) stage_end[op.stage] = std::max(stage_end[op.stage], op.end_s);
+  double tail_end = 0, optimizer_s = 0;
+  std::vector<DpCost> dp(p);
+  for (int s = 0; s < p; ++s) {
+    dp[s] = dp_tail(r, e.memory.per_stage[s], per[s]);
+    tail_end = std::max(tail_end, stage_end[s] + dp[s].exposed_s);
+    optimizer_s = std::max(optimizer_s, dp[s].optimizer_s);
+  }
+  e.step_s = tail_end + optimizer_s;
+
+  stage_times(r, sin, stage_end, dp, e);
+  time_breakdown(r, per[e.comm_stage], tail_end, optimizer_s, e);
+  comm_table(r, costs, per[e.comm_stage], sin.p2p_s, dp[e.comm_stage], e);
+  utilisation(r, e);
   return result;
+}
+
+ServingEstimate evaluate_serving(const Resolved& r) {
+  ServingEstimate e;
+  e.mesh = r.mesh;
+  e.params = count_params(r.config.model);
+  e.placement = r.placement;
+  e.serving = estimate_inference(r);
+  return e;
+}
+
+Result<Estimate> evaluate(const Resolved& r) {
+  Result<Estimate> out;
+  if (r.config.workload.mode == Mode::Infer) {
+    out.value = evaluate_serving(r);
+    return out;
+  }
+  Result<TrainingEstimate> t = evaluate_training(r);
+  if (!t.ok()) {
+    out.errors = std::move(t.errors);
+    return out;
+  }
+  out.value = std::move(t.value);
+  return out;
+}
+
+Result<Estimate> evaluate(const Config& config) {
+  const Result<Resolved> r = resolve(config);
+  if (!r.ok()) return {Estimate{}, r.errors};
+  return evaluate(r.value);
 }
 
 }  // namespace cutlab

@@ -7,6 +7,7 @@
 // 2021 §5.1 convention (no recompute); HFU adds the recomputed forward.
 #pragma once
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/comm.h"
@@ -18,16 +19,10 @@
 #include "core/model.h"
 #include "core/placement.h"
 #include "core/plan.h"
+#include "core/resolved.h"
 #include "core/schedule.h"
 
 namespace cutlab {
-
-struct Config {
-  ModelSpec model;
-  Cluster cluster;
-  Plan plan;
-  Workload workload;
-};
 
 struct TimeBreakdown {
   double compute_s = 0;        // F + B + W of the busiest stage over all micro-batches, without recompute
@@ -52,9 +47,8 @@ struct StageTime {
   double optimizer_s = 0;
 };
 
-struct Estimate {
-  Mode mode = Mode::Train;           // with infer only `inference`, placement and params are set
-  InferenceEstimate inference;
+// A training plan evaluated: one optimizer step.
+struct TrainingEstimate {
   Mesh mesh;
   ParamCounts params;
   double model_flops_per_step = 0;
@@ -75,6 +69,20 @@ struct Estimate {
   double hfu = 0;
 };
 
-Result<Estimate> evaluate(const Config& config);
+// A serving plan evaluated: prefill of a batch, then decode steps (core/inference.h).
+struct ServingEstimate {
+  Mesh mesh;
+  ParamCounts params;
+  Placement placement;
+  InferenceEstimate serving;
+};
+
+// The result of either mode; which one follows from workload.mode.
+using Estimate = std::variant<TrainingEstimate, ServingEstimate>;
+
+Result<TrainingEstimate> evaluate_training(const Resolved& r);
+ServingEstimate evaluate_serving(const Resolved& r);
+Result<Estimate> evaluate(const Resolved& r);
+Result<Estimate> evaluate(const Config& config);  // resolve(), then evaluate()
 
 }  // namespace cutlab

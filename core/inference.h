@@ -15,8 +15,10 @@
 #include "core/comm.h"
 #include "core/hardware.h"
 #include "core/model.h"
+#include "core/memory.h"
 #include "core/placement.h"
 #include "core/plan.h"
+#include "core/resolved.h"
 
 namespace cutlab {
 
@@ -27,21 +29,8 @@ double dtype_bytes(KvDtype dtype);
 // KV cache of one token for the whole model (all layers, all KV heads, unsharded).
 double kv_cache_bytes_per_token(const ModelSpec& m, KvDtype kv_dtype);
 
-struct InferenceStageMemory {
-  int stage = 0;
-  double weights_bytes = 0;
-  double kv_cache_bytes = 0;      // for `batch` sequences of prompt_len + output_len tokens
-  double activations_bytes = 0;   // workspace of the prefill of one layer, and the logits
-  double total_bytes = 0;
-  double capacity_bytes = 0;
-  bool fits = true;
-};
-
 struct InferenceEstimate {
-  std::vector<InferenceStageMemory> memory;
-  int peak_stage = 0;
-  bool fits = true;
-  double overflow_bytes = 0;
+  MemoryResult memory;                 // per stage: weights, KV cache, activations (workspace)
   long long max_batch_that_fits = 0;   // per replica; 0 when not even the weights fit
   int replicas = 1;                    // data-parallel replicas serving separate requests
   double kv_cache_bytes_per_token = 0; // whole model
@@ -63,7 +52,6 @@ struct InferenceEstimate {
   std::vector<CommOp> comm;          // per output token, a GPU of the first stage
 };
 
-InferenceEstimate estimate_inference(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
-                                     const Placement& pl);
+InferenceEstimate estimate_inference(const Resolved& r);
 
 }  // namespace cutlab

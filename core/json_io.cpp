@@ -524,25 +524,95 @@ namespace {
 json comm_json(const std::vector<CommOp>& ops) {
   json comm = json::array();
   for (const CommOp& c : ops)
-    comm.push_back({{"axis", c.axis}, {"collective", name_of(c.collective)}, {"what", c.what},
+    comm.push_back({{"axis", c.axis}, {"collective", c.collective}, {"what", c.what},
                     {"message_bytes", c.message_bytes}, {"calls", c.calls}, {"bytes", c.bytes},
-                    {"group_size", c.group_size}, {"link", name_of(c.link)}, {"time_s", c.time_s},
+                    {"group_size", c.group_size}, {"link", c.link}, {"time_s", c.time_s},
                     {"exposed_s", c.exposed_s}});
   return comm;
 }
 
-void inference_json(const Estimate& e, json& j) {
-  const InferenceEstimate& r = e.inference;
+// Memory per stage: the same type in both modes; each mode writes the parts it has (training:
+// gradients, optimizer state, activations per micro-batch in flight; serving: the KV cache).
+json memory_json(const MemoryResult& mem, Mode mode) {
   json per_stage = json::array();
-  for (const InferenceStageMemory& s : r.memory)
-    per_stage.push_back({{"stage", s.stage}, {"weights_bytes", s.weights_bytes}, {"grads_bytes", 0.0},
-                         {"optimizer_bytes", 0.0}, {"kv_cache_bytes", s.kv_cache_bytes},
-                         {"activations_bytes", s.activations_bytes}, {"total_bytes", s.total_bytes},
-                         {"capacity_bytes", s.capacity_bytes}, {"fits", s.fits}});
-  j["memory"] = {{"peak_stage", r.peak_stage}, {"fits", r.fits}, {"overflow_bytes", r.overflow_bytes}, {"per_stage", per_stage}};
-  j["comm"] = comm_json(r.comm);
-  j["comm_stage"] = 0;
-  j["inference"] = {
+  for (const StageMemory& s : mem.per_stage) {
+    json st = {{"stage", s.stage},
+               {"dense_params", s.dense_params},
+               {"expert_params", s.expert_params},
+               {"weights_bytes", s.weights_bytes},
+               {"activations_bytes", s.activations_bytes},
+               {"total_bytes", s.total_bytes},
+               {"capacity_bytes", s.capacity_bytes},
+               {"fits", s.fits}};
+    if (mode == Mode::Train) {
+      st["grads_bytes"] = s.grads_bytes;
+      st["optimizer_bytes"] = s.optimizer_bytes;
+      st["activation_bytes_per_micro_batch"] = s.activation_bytes_per_micro_batch;
+      st["in_flight_micro_batches"] = s.in_flight_micro_batches;
+    } else {
+      st["kv_cache_bytes"] = s.kv_cache_bytes;
+    }
+    per_stage.push_back(std::move(st));
+  }
+  return {{"peak_stage", mem.peak_stage}, {"fits", mem.fits}, {"overflow_bytes", mem.overflow_bytes}, {"per_stage", per_stage}};
+}
+
+// What both modes report: the mesh, the parameters and where every rank sits.
+json layout_json(Mode mode, const Mesh& mesh, const ParamCounts& params, const Placement& pl, const Config& cfg) {
+  json j;
+  j["mode"] = mode;
+  j["gpus"] = mesh.gpus;
+  j["mesh"] = {{"gpus", mesh.gpus}, {"dp_attn", mesh.dp_attn}, {"etp", mesh.etp}, {"edp", mesh.edp},
+               {"num_micro_batches", mesh.num_micro_batches}};
+  j["config"] = to_json(cfg);
+  j["params"] = {{"total", params.total}, {"active", params.active}, {"embedding", params.embedding},
+                 {"output", params.output}, {"attention", params.attention}, {"dense_mlp", params.dense_mlp},
+                 {"experts", params.experts}};
+  json groups = json::array();
+  for (const GroupInfo& g : pl.groups)
+    groups.push_back({{"axis", g.axis}, {"size", g.size}, {"count", g.count}, {"members_per_node", g.members_per_node},
+                      {"nodes_spanned", g.nodes_spanned}, {"link", g.link}});
+  json stages = json::array();
+  for (const StageInfo& s : pl.stages) {
+    json chunks = json::array();
+    for (auto [a, b] : s.chunks) chunks.push_back({a, b});
+    stages.push_back({{"stage", s.stage}, {"layers", s.layers}, {"moe_layers", s.moe_layers},
+                      {"embedding", s.embedding}, {"output", s.output}, {"chunks", chunks}});
+  }
+  // Rank = Σ coordinate × stride on the attention mesh; under folding the expert mesh inside each
+  // stage is etp (innermost) × ep × edp.
+  json expert_strides = cfg.plan.etp > 0
+                            ? json{{"etp", 1}, {"ep", mesh.etp}, {"edp", mesh.etp * cfg.plan.ep}, {"pp", pl.stride_pp}}
+                            : json{{"etp", pl.stride_tp}, {"ep", pl.stride_ep}, {"pp", pl.stride_pp}};
+  j["placement"] = {{"gpus", pl.gpus}, {"nodes", pl.nodes},
+                    {"gpus_per_node", pl.gpus_per_node}, {"rank_order", cfg.plan.rank_order},
+                    {"strides", {{"tp", pl.stride_tp}, {"cp", pl.stride_cp}, {"ep", pl.stride_ep}, {"dp", pl.stride_dp}, {"pp", pl.stride_pp}}},
+                    {"expert_strides", expert_strides},
+                    {"groups", groups}, {"stages", stages}};
+  return j;
+}
+
+json time_json(const TrainingEstimate& e) {
+  const TimeBreakdown& b = e.breakdown;
+  json st = json::array();
+  for (const StageTime& s : e.stages)
+    st.push_back({{"stage", s.stage}, {"f_s", s.f_s}, {"b_s", s.b_s}, {"w_s", s.w_s}, {"busy_s", s.busy_s},
+                  {"end_s", s.end_s}, {"dp_exposed_s", s.dp_exposed_s}, {"optimizer_s", s.optimizer_s}});
+  const double step = e.step_s > 0 ? e.step_s : 1.0;
+  return {{"step_s", e.step_s},
+          {"shares", {{"compute", b.compute_s / step}, {"recompute", b.recompute_s / step}, {"tp_exposed", b.tp_exposed_s / step},
+                      {"cp_exposed", b.cp_exposed_s / step}, {"ep_exposed", b.ep_exposed_s / step},
+                      {"pp_bubble", b.pp_bubble_s / step}, {"dp_exposed", b.dp_exposed_s / step},
+                      {"optimizer", b.optimizer_s / step}}},
+          {"breakdown", {{"compute_s", b.compute_s}, {"recompute_s", b.recompute_s}, {"tp_exposed_s", b.tp_exposed_s},
+                         {"cp_exposed_s", b.cp_exposed_s}, {"ep_exposed_s", b.ep_exposed_s},
+                         {"pp_bubble_s", b.pp_bubble_s}, {"dp_exposed_s", b.dp_exposed_s},
+                         {"optimizer_s", b.optimizer_s}}},
+          {"stages", st}};
+}
+
+json inference_json(const InferenceEstimate& r) {
+  json j = {
       {"ttft_s", r.ttft_s}, {"tpot_s", r.tpot_s}, {"tokens_per_s_per_user", r.tokens_per_s_per_user},
       {"tokens_per_s_per_replica", r.tokens_per_s_per_replica}, {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
       {"tokens_per_s_total", r.tokens_per_s_total}, {"max_batch_that_fits", r.max_batch_that_fits},
@@ -552,92 +622,43 @@ void inference_json(const Estimate& e, json& j) {
       {"decode", {{"weights_s", r.decode_weights_s}, {"kv_cache_s", r.decode_kv_s}, {"compute_s", r.decode_compute_s},
                   {"tp_s", r.decode_tp_s}, {"ep_s", r.decode_ep_s}, {"pp_s", r.decode_pp_s}}}};
   const double ttft = r.ttft_s > 0 ? r.ttft_s : 1.0, tpot = r.tpot_s > 0 ? r.tpot_s : 1.0;
-  j["inference"]["shares"] = {
+  j["shares"] = {
       {"prefill", {{"compute", r.prefill_compute_s / ttft}, {"tp", r.prefill_tp_s / ttft}, {"ep", r.prefill_ep_s / ttft},
                    {"pp", r.prefill_pp_s / ttft}}},
       {"decode", {{"weights", r.decode_weights_s / tpot}, {"kv_cache", r.decode_kv_s / tpot}, {"compute", r.decode_compute_s / tpot},
                   {"tp", r.decode_tp_s / tpot}, {"ep", r.decode_ep_s / tpot}, {"pp", r.decode_pp_s / tpot}}}};
+  return j;
 }
 
 }  // namespace
 
-json to_json(const Estimate& e, const Config& cfg) {
-  json j;
-  j["mode"] = e.mode;
-  j["gpus"] = e.mesh.gpus;
-  j["mesh"] = {{"gpus", e.mesh.gpus}, {"dp_attn", e.mesh.dp_attn}, {"etp", e.mesh.etp}, {"edp", e.mesh.edp},
-               {"num_micro_batches", e.mesh.num_micro_batches}};
-  j["config"] = to_json(cfg);
-  j["params"] = {{"total", e.params.total}, {"active", e.params.active}, {"embedding", e.params.embedding},
-                 {"output", e.params.output}, {"attention", e.params.attention}, {"dense_mlp", e.params.dense_mlp},
-                 {"experts", e.params.experts}};
+json to_json(const TrainingEstimate& e, const Config& cfg) {
+  json j = layout_json(Mode::Train, e.mesh, e.params, e.placement, cfg);
   j["flops"] = {{"model_per_step", e.model_flops_per_step}, {"hardware_per_step", e.hardware_flops_per_step}};
-
-  json groups = json::array();
-  for (const GroupInfo& g : e.placement.groups)
-    groups.push_back({{"axis", g.axis}, {"size", g.size}, {"count", g.count}, {"members_per_node", g.members_per_node},
-                      {"nodes_spanned", g.nodes_spanned}, {"link", name_of(g.link)}});
-  json stages = json::array();
-  for (const StageInfo& s : e.placement.stages) {
-    json chunks = json::array();
-    for (auto [a, b] : s.chunks) chunks.push_back({a, b});
-    stages.push_back({{"stage", s.stage}, {"layers", s.layers}, {"moe_layers", s.moe_layers},
-                      {"embedding", s.embedding}, {"output", s.output}, {"chunks", chunks}});
-  }
-  // Rank = Σ coordinate × stride on the attention mesh; under folding the expert mesh inside each
-  // stage is etp (innermost) × ep × edp.
-  const Placement& pl = e.placement;
-  json expert_strides = cfg.plan.etp > 0
-                            ? json{{"etp", 1}, {"ep", e.mesh.etp}, {"edp", e.mesh.etp * cfg.plan.ep}, {"pp", pl.stride_pp}}
-                            : json{{"etp", pl.stride_tp}, {"ep", pl.stride_ep}, {"pp", pl.stride_pp}};
-  j["placement"] = {{"gpus", pl.gpus}, {"nodes", pl.nodes},
-                    {"gpus_per_node", pl.gpus_per_node}, {"rank_order", cfg.plan.rank_order},
-                    {"strides", {{"tp", pl.stride_tp}, {"cp", pl.stride_cp}, {"ep", pl.stride_ep}, {"dp", pl.stride_dp}, {"pp", pl.stride_pp}}},
-                    {"expert_strides", expert_strides},
-                    {"groups", groups}, {"stages", stages}};
-  if (e.mode == Mode::Infer) {
-    inference_json(e, j);
-    return j;
-  }
-
-  json per_stage = json::array();
-  for (const StageMemory& s : e.memory.per_stage)
-    per_stage.push_back({{"stage", s.stage}, {"dense_params", s.dense_params}, {"expert_params", s.expert_params},
-                         {"weights_bytes", s.weights_bytes}, {"grads_bytes", s.grads_bytes},
-                         {"optimizer_bytes", s.optimizer_bytes}, {"kv_cache_bytes", 0.0},
-                         {"activations_bytes", s.activations_bytes},
-                         {"activation_bytes_per_micro_batch", s.activation_bytes_per_micro_batch},
-                         {"in_flight_micro_batches", s.in_flight_micro_batches}, {"total_bytes", s.total_bytes},
-                         {"capacity_bytes", s.capacity_bytes}, {"fits", s.fits}});
-  j["memory"] = {{"peak_stage", e.memory.peak_stage}, {"fits", e.memory.fits},
-                 {"overflow_bytes", e.memory.overflow_bytes}, {"per_stage", per_stage}};
-
+  j["memory"] = memory_json(e.memory, Mode::Train);
   j["comm"] = comm_json(e.comm);
   j["comm_stage"] = e.comm_stage;
   j["schedule"] = to_json(e.schedule, false);
-
-  const TimeBreakdown& b = e.breakdown;
-  json st = json::array();
-  for (const StageTime& s : e.stages)
-    st.push_back({{"stage", s.stage}, {"f_s", s.f_s}, {"b_s", s.b_s}, {"w_s", s.w_s}, {"busy_s", s.busy_s},
-                  {"end_s", s.end_s}, {"dp_exposed_s", s.dp_exposed_s}, {"optimizer_s", s.optimizer_s}});
-  const double step = e.step_s > 0 ? e.step_s : 1.0;
-  j["time"] = {{"step_s", e.step_s},
-               {"shares", {{"compute", b.compute_s / step}, {"recompute", b.recompute_s / step}, {"tp_exposed", b.tp_exposed_s / step},
-                           {"cp_exposed", b.cp_exposed_s / step}, {"ep_exposed", b.ep_exposed_s / step},
-                           {"pp_bubble", b.pp_bubble_s / step}, {"dp_exposed", b.dp_exposed_s / step},
-                           {"optimizer", b.optimizer_s / step}}},
-               {"breakdown", {{"compute_s", b.compute_s}, {"recompute_s", b.recompute_s}, {"tp_exposed_s", b.tp_exposed_s},
-                              {"cp_exposed_s", b.cp_exposed_s}, {"ep_exposed_s", b.ep_exposed_s},
-                              {"pp_bubble_s", b.pp_bubble_s}, {"dp_exposed_s", b.dp_exposed_s},
-                              {"optimizer_s", b.optimizer_s}}},
-               {"stages", st}};
+  j["time"] = time_json(e);
   j["throughput"] = {{"tokens_per_s", e.tokens_per_s}, {"tokens_per_s_per_gpu", e.tokens_per_s / e.mesh.gpus},
                      {"model_flops_per_s_per_gpu", e.model_flops_per_s_per_gpu}};
   j["mfu"] = e.mfu;
   j["hfu"] = e.hfu;
   j["peak"] = {{"flops_per_s", e.peak_flops_per_s}, {"name", e.peak_name}};
   return j;
+}
+
+json to_json(const ServingEstimate& e, const Config& cfg) {
+  json j = layout_json(Mode::Infer, e.mesh, e.params, e.placement, cfg);
+  j["memory"] = memory_json(e.serving.memory, Mode::Infer);
+  j["comm"] = comm_json(e.serving.comm);
+  j["comm_stage"] = 0;  // the comm table is for a GPU of the first stage
+  j["inference"] = inference_json(e.serving);
+  return j;
+}
+
+json to_json(const Estimate& e, const Config& cfg) {
+  return std::visit([&](const auto& x) { return to_json(x, cfg); }, e);
 }
 
 json presets_json() {

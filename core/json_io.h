@@ -30,6 +30,8 @@ nlohmann::json to_json(const Cluster& c);
 nlohmann::json to_json(const Plan& p);
 nlohmann::json to_json(const Workload& w);
 nlohmann::json to_json(const Config& c);
+nlohmann::json to_json(const TrainingEstimate& e, const Config& c);
+nlohmann::json to_json(const ServingEstimate& e, const Config& c);
 nlohmann::json to_json(const Estimate& e, const Config& c);
 nlohmann::json to_json(const ScheduleResult& s, bool with_ops);
 nlohmann::json to_json(const GpuPlacement& g);

@@ -9,16 +9,15 @@ StateBytesPerParam state_bytes_per_param(const Plan& plan, const Workload& w, do
   b.weights = 2.0;  // bf16/fp16 working copy
   b.grads = w.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0;
   b.optimizer = 12.0;  // fp32 master weights, Adam momentum and variance (ZeRO paper K = 12)
-  const int zero = std::max(plan.zero, plan.distributed_optimizer ? 1 : 0);
+  const int zero = effective_zero(plan);
   if (zero >= 1) b.optimizer /= d;
   if (zero >= 2) b.grads /= d;
   if (zero >= 3) b.weights /= d;
   return b;
 }
 
-StageParams stage_params(const ModelSpec& m, const Plan& plan, const Workload& w, const StageInfo& st) {
+StageParams stage_params(const ModelSpec& m, const Plan& plan, const Mesh& mesh, const StageInfo& st) {
   StageParams sp;
-  const Mesh mesh = derive_mesh(plan, w);
   const LayerParams dl = dense_layer_params(m), el = moe_layer_params(m);
   const double t = plan.tp, Vh = double(m.vocab) * m.hidden;
   const double n_moe = st.moe_layers, n_dense = st.layers - st.moe_layers;
@@ -32,7 +31,7 @@ StageParams stage_params(const ModelSpec& m, const Plan& plan, const Workload& w
   return sp;
 }
 
-double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, bool moe) {
+double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, const Mesh& mesh, bool moe) {
   // Korthikanti et al. 2022 §4.1 count, per layer, 16-bit unless noted (bytes):
   //   two norm inputs 4sbh, attention and MLP inputs 2sbh each, two dropout masks sbh each
   //   (1 byte), Q and K 4sbh, V 2sbh, projection input 2sbh, MLP 4sbf (GeLU input and output),
@@ -69,7 +68,6 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
   } else {
     // Routed tokens: with balanced routing each EP rank receives s·b·k token copies; it keeps
     // their permuted inputs (2h) and the expert MLP activations split over the expert TP group.
-    const Mesh mesh = derive_mesh(plan, w);
     const double k = m.top_k, fe = m.expert_ffn_hidden;
     // Tokens reaching this GPU's experts: s·b·etp/tp (= s·b without folding, where etp = tp).
     const double routed = s * b * mesh.etp / t * k * (2.0 * h + per_f * fe / mesh.etp);
@@ -98,40 +96,42 @@ double in_flight_micro_batches(const Plan& plan, int m, int i) {
   return std::min<double>(m, p - i);  // 1F1B and ZB-H1 (Qi et al. 2023: same as 1F1B)
 }
 
-MemoryResult memory_per_stage(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
-                              const Placement& pl, const std::vector<double>& in_flight) {
+MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_flight) {
+  const ModelSpec& m = r.config.model;
+  const Cluster& c = r.config.cluster;
+  const Plan& plan = r.config.plan;
+  const Workload& w = r.config.workload;
+  const Mesh& mesh = r.mesh;
   MemoryResult out;
-  const Mesh mesh = derive_mesh(plan, w);
   const LayerParams dl = dense_layer_params(m), el = moe_layer_params(m);
   const double t = plan.tp, V = m.vocab, h = m.hidden;
   const double dense_shards = double(mesh.dp_attn) * plan.cp;  // DP × CP (× EP) replicas of dense weights
   const double expert_shards = mesh.edp;
   const StateBytesPerParam dense_b = state_bytes_per_param(plan, w, dense_shards);
   const StateBytesPerParam expert_b = state_bytes_per_param(plan, w, expert_shards);
-  const double act_dense = layer_activation_bytes(m, plan, w, false);
-  const double act_moe = is_moe(m) ? layer_activation_bytes(m, plan, w, true) : 0.0;
+  const double act_dense = layer_activation_bytes(m, plan, w, mesh, false);
+  const double act_moe = is_moe(m) ? layer_activation_bytes(m, plan, w, mesh, true) : 0.0;
   // With full recompute the backward of one layer rematerialises its activations in full.
   Plan no_recompute = plan;
   no_recompute.recompute = Recompute::Selective;
   const double act_rematerialised =
       plan.recompute == Recompute::Full
-          ? std::max(layer_activation_bytes(m, no_recompute, w, false),
-                     is_moe(m) ? layer_activation_bytes(m, no_recompute, w, true) : 0.0)
+          ? std::max(layer_activation_bytes(m, no_recompute, w, mesh, false),
+                     is_moe(m) ? layer_activation_bytes(m, no_recompute, w, mesh, true) : 0.0)
           : 0.0;
   const double capacity = c.hbm_bytes - c.reserved_bytes;
 
-  double peak = -1;
-  for (const StageInfo& st : pl.stages) {
+  for (const StageInfo& st : r.placement.stages) {
     StageMemory sm;
     sm.stage = st.stage;
     const double n_moe = st.moe_layers, n_dense = st.layers - st.moe_layers;
-    const StageParams sp = stage_params(m, plan, w, st);
+    const StageParams sp = stage_params(m, plan, mesh, st);
     sm.dense_params = sp.dense;
     sm.expert_params = sp.experts;
     // fp8 training casts each weight to fp8 as its layer runs (Transformer Engine); the transient
     // copy is one layer's, not counted.
     sm.weights_bytes = sm.dense_params * dense_b.weights + sm.expert_params * expert_b.weights;
-    if (plan.zero >= 3) {
+    if (mesh.zero >= 3) {
       // ZeRO-3 gathers the current layer's full weights (and prefetches the next one).
       const double layer = (n_moe > 0 ? el.attention / t + el.shared_experts / t +
                                              (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp
@@ -154,15 +154,22 @@ MemoryResult memory_per_stage(const ModelSpec& m, const Cluster& c, const Plan& 
     sm.total_bytes = sm.weights_bytes + sm.grads_bytes + sm.optimizer_bytes + sm.activations_bytes;
     sm.capacity_bytes = capacity;
     sm.fits = sm.total_bytes <= capacity;
-    if (sm.total_bytes > peak) {
-      peak = sm.total_bytes;
-      out.peak_stage = st.stage;
-    }
     out.per_stage.push_back(sm);
   }
+  summarize_peak(out);
+  return out;
+}
+
+void summarize_peak(MemoryResult& out) {
+  double peak = -1, capacity = 0;
+  for (const StageMemory& sm : out.per_stage)
+    if (sm.total_bytes > peak) {
+      peak = sm.total_bytes;
+      capacity = sm.capacity_bytes;
+      out.peak_stage = sm.stage;
+    }
   out.fits = peak <= capacity;
   out.overflow_bytes = out.fits ? 0.0 : peak - capacity;
-  return out;
 }
 
 }  // namespace cutlab

@@ -13,6 +13,7 @@
 #include "core/model.h"
 #include "core/placement.h"
 #include "core/plan.h"
+#include "core/resolved.h"
 
 namespace cutlab {
 
@@ -35,11 +36,11 @@ struct StageParams {
   double experts = 0;
   double embedding = 0;  // the input embedding's share of `dense` (a lookup, not a GEMM)
 };
-StageParams stage_params(const ModelSpec& m, const Plan& plan, const Workload& w, const StageInfo& stage);
+StageParams stage_params(const ModelSpec& m, const Plan& plan, const Mesh& mesh, const StageInfo& stage);
 
 // Stored activations of one transformer layer for one micro-batch on one GPU, bytes.
 // `moe` selects an MoE layer (routed experts replace the dense MLP).
-double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, bool moe);
+double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, const Mesh& mesh, bool moe);
 
 // Micro-batches whose activations a stage holds at peak, in units of the stage's full layers,
 // from the schedule's closed form (DESIGN.md §6; replaced by the simulated count when available).
@@ -52,7 +53,8 @@ struct StageMemory {
   double weights_bytes = 0;
   double grads_bytes = 0;
   double optimizer_bytes = 0;
-  double activations_bytes = 0;
+  double kv_cache_bytes = 0;    // serving: for `batch` sequences of prompt_len + output_len tokens
+  double activations_bytes = 0; // serving: workspace of one layer's prefill, and the logits
   double in_flight_micro_batches = 0;
   double activation_bytes_per_micro_batch = 0;
   double total_bytes = 0;
@@ -69,7 +71,9 @@ struct MemoryResult {
 
 // `in_flight` (optional, one per stage): peak alive micro-batches from a simulated schedule,
 // in units of the stage's full layers; empty: closed forms.
-MemoryResult memory_per_stage(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w,
-                              const Placement& pl, const std::vector<double>& in_flight = {});
+MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_flight = {});
+
+// Sets peak_stage (the first stage with the largest total), fits and overflow_bytes from per_stage.
+void summarize_peak(MemoryResult& memory);
 
 }  // namespace cutlab

@@ -1,5 +1,7 @@
 #include "core/placement.h"
 
+#include "core/resolved.h"
+
 #include <algorithm>
 #include <array>
 
@@ -49,9 +51,11 @@ const GroupInfo* find_group(const Placement& p, Axis axis) {
   return nullptr;
 }
 
-Placement place(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w) {
+Placement place(const Config& config, const Mesh& mesh) {
+  const ModelSpec& m = config.model;
+  const Cluster& c = config.cluster;
+  const Plan& plan = config.plan;
   Placement pl;
-  const Mesh mesh = derive_mesh(plan, w);
   const bool folding = plan.etp > 0;
   pl.gpus = mesh.gpus;
   pl.gpus_per_node = std::max(1, c.gpus_per_node);
@@ -146,9 +150,13 @@ Placement place(const ModelSpec& m, const Cluster& c, const Plan& plan, const Wo
   return pl;
 }
 
-GpuPlacement gpu_placement(const ModelSpec& m, const Plan& plan, const Workload& w, const Placement& pl, int rank) {
+GpuPlacement gpu_placement(const Resolved& r, int rank) {
+  const ModelSpec& m = r.config.model;
+  const Plan& plan = r.config.plan;
+  const Workload& w = r.config.workload;
+  const Placement& pl = r.placement;
+  const Mesh& mesh = r.mesh;
   GpuPlacement g;
-  const Mesh mesh = derive_mesh(plan, w);
   const bool folding = plan.etp > 0;
   g.rank = rank;
   g.node = rank / pl.gpus_per_node;

@@ -46,7 +46,8 @@ struct Placement {
   long long stride_tp = 1, stride_cp = 1, stride_ep = 1, stride_dp = 1, stride_pp = 1;
 };
 
-Placement place(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w);
+// Where the ranks of a validated config sit (core/resolved.cpp builds it once per evaluation).
+Placement place(const Config& config, const Mesh& mesh);
 
 const GroupInfo* find_group(const Placement& p, Axis axis);
 
@@ -68,6 +69,7 @@ struct GpuPlacement {
   bool embedding = false, output = false;
 };
 
-GpuPlacement gpu_placement(const ModelSpec& m, const Plan& plan, const Workload& w, const Placement& pl, int rank);
+struct Resolved;
+GpuPlacement gpu_placement(const Resolved& r, int rank);
 
 }  // namespace cutlab

@@ -6,13 +6,27 @@
 
 namespace cutlab {
 
+double mesh_gpus(const Plan& p) { return double(p.tp) * p.cp * p.dp * p.pp * (p.etp > 0 ? 1.0 : p.ep); }
+
+long long mesh_without_dp(const Plan& p) {
+  return static_cast<long long>(p.tp) * p.pp * p.cp * (p.etp > 0 ? 1 : p.ep);
+}
+
+int dp_for_gpus(const Plan& p, long long gpus) {
+  const long long rest = mesh_without_dp(p);
+  if (rest <= 0 || gpus <= 0 || gpus % rest != 0 || gpus / rest > 2147483647LL) return 0;
+  return static_cast<int>(gpus / rest);
+}
+
+int effective_zero(const Plan& p) { return std::max(p.zero, p.distributed_optimizer ? 1 : 0); }
+
 Mesh derive_mesh(const Plan& p, const Workload& w) {
-  // Products in double: absurd axes (rejected by validate(), which calls this first) must not
-  // overflow an int on the way. A mesh beyond 2^31 GPUs reads as 0 GPUs.
+  // Products in double: absurd axes (rejected by validate()) must not overflow an int on the way.
+  // A mesh beyond 2^31 GPUs reads as 0 GPUs.
   auto to_int = [](double v) { return v >= 0 && v <= 2147483647.0 ? static_cast<int>(v) : 0; };
   Mesh mesh;
   const bool folding = p.etp > 0;
-  const double gpus = double(p.tp) * p.cp * p.dp * p.pp * (folding ? 1.0 : p.ep);
+  const double gpus = mesh_gpus(p);
   mesh.gpus = to_int(gpus);
   mesh.dp_attn = to_int(folding ? double(p.dp) : double(p.ep) * p.dp);
   mesh.etp = folding ? p.etp : p.tp;
@@ -20,6 +34,8 @@ Mesh derive_mesh(const Plan& p, const Workload& w) {
   mesh.edp = expert_denominator > 0 ? std::max(1, to_int(std::floor(gpus / expert_denominator))) : 1;
   const long long per_step = static_cast<long long>(p.micro_batch) * mesh.dp_attn;
   mesh.num_micro_batches = per_step > 0 ? std::max<long long>(1, w.global_batch / per_step) : 1;
+  mesh.zero = effective_zero(p);
+  mesh.chunks = p.schedule == Schedule::DualPipe ? 2 : std::max(1, p.vpp);
   return mesh;
 }
 
@@ -130,7 +146,7 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   if (!(e.overlap >= 0 && e.overlap <= 1)) c.add(ErrorCode::OutOfRange, E + "overlap", "must be in [0, 1]");
 }
 
-void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w, Checker& c) {
+void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w, const Mesh& mesh, Checker& c) {
   const std::string P = "/plan/";
   bool axes_ok = true;
   for (auto [key, v] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep}, {"dp", p.dp},
@@ -149,8 +165,7 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
     axes_ok = false;
   }
   if (!axes_ok) return;
-  const Mesh mesh = derive_mesh(p, w);
-  const double product = double(p.tp) * p.pp * p.cp * (p.etp > 0 ? 1.0 : p.ep) * p.dp;
+  const double product = mesh_gpus(p);
   if (product > 1e7) c.add(ErrorCode::OutOfRange, P + "dp", "the mesh has " + c.fmt(product) + " GPUs, more than 10^7");
   if (cl.gpus > 0 && product != cl.gpus) {
     const std::string eq = p.etp > 0 ? "tp × cp × dp × pp = " : "tp × pp × cp × ep × dp = ";
@@ -268,18 +283,26 @@ void validate_workload(const Workload& w, Checker& c) {
   c.positive(P + "global_batch", w.global_batch);
 }
 
-}  // namespace
-
-Errors validate(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w) {
+Errors validate_all(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w, const Mesh& mesh) {
   Errors errors;
   Checker c{errors};
   validate_model(m, c);
   validate_cluster(cl, c);
   validate_workload(w, c);
-  validate_plan(m, cl, p, w, c);
+  validate_plan(m, cl, p, w, mesh, c);
   if (w.dtype == Dtype::FP8 && !(cl.fp8_flops_per_s > 0))
     c.add(ErrorCode::Incompatible, "/workload/dtype", "dtype fp8 but the GPU has no fp8 peak (fp8_TFLOPs = 0)");
   return errors;
+}
+
+}  // namespace
+
+Errors validate(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w) {
+  return validate_all(m, cl, p, w, derive_mesh(p, w));
+}
+
+Errors validate(const Config& c, const Mesh& mesh) {
+  return validate_all(c.model, c.cluster, c.plan, c.workload, mesh);
 }
 
 }  // namespace cutlab

@@ -47,19 +47,42 @@ struct Workload {
   KvDtype kv_dtype = KvDtype::BF16;
 };
 
-// Derived sizes of the two meshes.
+// What is evaluated: the model, the machines, how the model is cut and what is run.
+struct Config {
+  ModelSpec model;
+  Cluster cluster;
+  Plan plan;
+  Workload workload;
+};
+
+// Derived sizes of the two meshes and the plan's derived choices. Built once per evaluation
+// (core/resolved.h); nothing else re-derives them.
 struct Mesh {
   int gpus = 1;
   int dp_attn = 1;       // data-parallel replicas of attention/dense weights (= ep·dp without folding)
   int etp = 1;           // expert tensor parallel
   int edp = 1;           // expert data parallel = gpus / (etp·ep·pp)
   int num_micro_batches = 1;  // per pipeline per step
+  int zero = 0;          // effective ZeRO stage (the distributed optimizer is ZeRO-1)
+  int chunks = 1;        // model chunks per stage (interleaved: vpp; DualPipe: 2, one per direction)
 };
 Mesh derive_mesh(const Plan& plan, const Workload& w);
+
+// GPUs = tp × pp × cp × ep × dp (with folding, ep lives inside tp × cp × dp: tp × pp × cp × dp).
+// In double: absurd axes must not overflow on the way to being rejected.
+double mesh_gpus(const Plan& plan);
+// dp that makes the mesh cover `gpus` GPUs, or 0 when the rest of the mesh does not divide them.
+int dp_for_gpus(const Plan& plan, long long gpus);
+// The rest of the mesh, tp × pp × cp (× ep without folding).
+long long mesh_without_dp(const Plan& plan);
+// ZeRO stage in effect: Megatron's distributed optimizer shards optimizer state over DP (ZeRO-1).
+int effective_zero(const Plan& plan);
 
 // Layers on each pipeline stage (size pp); plan.layers_per_stage when given.
 std::vector<int> stage_layers(const ModelSpec& m, const Plan& plan);
 
 Errors validate(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w);
+// The same rules with the mesh already derived (core/resolved.cpp).
+Errors validate(const Config& config, const Mesh& mesh);
 
 }  // namespace cutlab

@@ -59,9 +59,10 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
                 p.distributed_optimizer = true;
                 p.layers_per_stage.clear();
                 ++r.candidates;
-                if (!validate(c.model, c.cluster, c.plan, c.workload).empty()) continue;
+                const Result<Resolved> resolved = resolve(c);
+                if (!resolved.ok()) continue;
                 ++r.valid;
-                const Result<Estimate> e = evaluate(c);
+                const Result<TrainingEstimate> e = evaluate_training(resolved.value);
                 if (!e.ok()) continue;
                 const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
                 RankedPlan rp;

@@ -132,7 +132,7 @@ void read_case(const json& j, const std::string& path, ValidationCase& c, Errors
   }
 }
 
-double training_metric(const std::string& metric, const Estimate& e) {
+double training_metric(const std::string& metric, const TrainingEstimate& e) {
   const double gpus = e.mesh.gpus;
   if (metric == "hardware_tflops_per_gpu") return e.hardware_flops_per_step / (e.step_s * gpus) / 1e12;
   if (metric == "model_tflops_per_gpu") return e.model_flops_per_s_per_gpu / 1e12;
@@ -185,7 +185,10 @@ CaseResult run_case(const ValidationCase& c, const Efficiencies* efficiency) {
   } else {
     Config cfg = c.config;
     if (efficiency) cfg.cluster.efficiency = *efficiency;
-    const Result<Estimate> e = evaluate(cfg);
+    const Result<Resolved> resolved = resolve(cfg);
+    Result<TrainingEstimate> e;
+    e.errors = resolved.errors;
+    if (resolved.ok()) e = evaluate_training(resolved.value);
     if (!e.ok()) {
       r.errors = e.errors;
       return r;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/api.h"
 #include "core/json_io.h"
 #include "core/presets.h"
 #include "native/format.h"
@@ -196,7 +197,7 @@ int report_errors(const Errors& errors, bool as_json) {
 
 std::string pct(double f) { return fixed(100.0 * f, 1) + "%"; }
 
-void print_tables(const Estimate& e, const Config& c) {
+void print_tables(const TrainingEstimate& e, const Config& c) {
   const Plan& p = c.plan;
   const Workload& w = c.workload;
   std::cout << "cutlab · " << c.model.name << " on " << c.cluster.name << " (" << c.cluster.gpu << ")\n";
@@ -211,7 +212,7 @@ void print_tables(const Estimate& e, const Config& c) {
   std::cout << "params " << count(e.params.total) << " total, " << count(e.params.active) << " active · seq "
             << w.seq_len << " · global batch " << w.global_batch << " = micro-batch " << p.micro_batch << " × "
             << e.mesh.num_micro_batches << " × " << e.mesh.dp_attn << " replicas · " << w.dtype << " · ZeRO "
-            << std::max(p.zero, p.distributed_optimizer ? 1 : 0) << (p.sp ? " · SP" : "") << " · recompute "
+            << e.mesh.zero << (p.sp ? " · SP" : "") << " · recompute "
             << p.recompute << "\n\n";
 
   Table groups{{"group", "size", "groups", "per node", "nodes", "link"}, {}};
@@ -281,10 +282,10 @@ void print_tables(const Estimate& e, const Config& c) {
             << " TFLOP/s per GPU · MFU " << pct(e.mfu) << " of " << e.peak_name << " · HFU " << pct(e.hfu) << "\n";
 }
 
-void print_inference(const Estimate& e, const Config& c) {
+void print_inference(const ServingEstimate& e, const Config& c) {
   const Plan& p = c.plan;
   const Workload& w = c.workload;
-  const InferenceEstimate& r = e.inference;
+  const InferenceEstimate& r = e.serving;
   std::cout << "cutlab · serving " << c.model.name << " on " << c.cluster.name << " (" << c.cluster.gpu << ")\n";
   std::cout << with_commas(e.mesh.gpus) << " GPUs = TP " << p.tp << " × PP " << p.pp << " × EP " << p.ep << " × DP " << p.dp
             << "  (" << r.replicas << (r.replicas == 1 ? " replica" : " replicas") << ", " << with_commas(e.placement.nodes)
@@ -293,8 +294,8 @@ void print_inference(const Estimate& e, const Config& c) {
             << " · weights " << w.weight_dtype << " · KV cache " << w.kv_dtype << " ("
             << human_bytes(r.kv_cache_bytes_per_token) << " per token)\n\n";
   Table mem{{"stage", "weights", "KV cache", "workspace", "total GiB", "usable", "fits"}, {}};
-  for (const InferenceStageMemory& s : r.memory)
-    mem.rows.push_back({std::to_string(s.stage) + (s.stage == r.peak_stage ? " *" : ""), gib(s.weights_bytes),
+  for (const StageMemory& s : r.memory.per_stage)
+    mem.rows.push_back({std::to_string(s.stage) + (s.stage == r.memory.peak_stage ? " *" : ""), gib(s.weights_bytes),
                         gib(s.kv_cache_bytes), gib(s.activations_bytes), gib(s.total_bytes), gib(s.capacity_bytes),
                         s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
   std::cout << "Memory per GPU, GiB (* peak stage)\n" << mem.render();
@@ -321,7 +322,7 @@ void print_inference(const Estimate& e, const Config& c) {
 
 int cmd_presets(const Args& a) {
   if (a.as_json) {
-    std::cout << presets_json().dump(2) << "\n";
+    std::cout << api::presets_json() << "\n";
     return kOk;
   }
   Table models{{"model", "layers", "hidden", "heads/kv", "experts", "params", "source"}, {}};
@@ -343,8 +344,9 @@ int cmd_presets(const Args& a) {
   return kOk;
 }
 
-// Reads the config file and flags into a Config; on failure returns the exit code to use.
-bool load_config(const Args& a, Config& out, int& rc) {
+// The config file with the flags applied, as JSON text for the façade (core/api.h); on failure
+// returns false and the exit code to use.
+bool load_text(const Args& a, std::string& out, int& rc) {
   json cfg = json::object();
   if (!a.file.empty()) {
     std::string text;
@@ -355,7 +357,8 @@ bool load_config(const Args& a, Config& out, int& rc) {
     }
     cfg = json::parse(text, nullptr, false);
     if (cfg.is_discarded()) {
-      rc = report_errors({{ErrorCode::ParseError, "", a.file + " is not valid JSON"}}, a.as_json);
+      std::cerr << "cutlab: " << a.file << " is not valid JSON\n";
+      rc = kInvalid;
       return false;
     }
   }
@@ -365,28 +368,39 @@ bool load_config(const Args& a, Config& out, int& rc) {
     rc = kUsage;
     return false;
   }
-  Result<Config> c = config_from_json(cfg);
-  if (!c.ok()) {
-    rc = report_errors(c.errors, a.as_json);
-    return false;
-  }
-  out = std::move(c.value);
+  out = cfg.dump();
   return true;
 }
 
+// An answer of the façade that failed: its JSON (--json) or its errors on stderr; exit code 2.
+template <class T>
+int report(const api::Answer<T>& answer, const std::string& json_text, bool as_json) {
+  if (as_json) {
+    std::cout << json_text << "\n";
+    return kInvalid;
+  }
+  return report_errors(answer.result.errors, false);
+}
+
 int cmd_schedule(const Args& a) {
-  Config c;
+  std::string text;
   int rc = kOk;
-  if (!load_config(a, c, rc)) return rc;
-  const Result<Estimate> e = evaluate(c);
-  if (!e.ok()) return report_errors(e.errors, a.as_json);
-  const ScheduleResult& s = e.value.schedule;
+  if (!load_text(a, text, rc)) return rc;
+  const api::Answer<api::Evaluated> answer = api::evaluate(text);
+  if (!answer.ok()) return report(answer, api::schedule_json_text(answer), a.as_json);
+  const Config& c = answer.result.value.resolved.config;
+  const auto* e = std::get_if<TrainingEstimate>(&answer.result.value.estimate);
+  if (!e) {
+    std::cerr << "cutlab: a serving plan has no pipeline schedule (see `cutlab evaluate`)\n";
+    return kUsage;
+  }
+  const ScheduleResult& s = e->schedule;
   if (!a.svg_path.empty()) {
     std::ofstream out(a.svg_path);
     const std::string title = c.model.name + " · " + name_of(s.name) + " · PP " + std::to_string(c.plan.pp) + " · " +
-                              std::to_string(e.value.mesh.num_micro_batches) + " micro-batches";
+                              std::to_string(e->mesh.num_micro_batches) + " micro-batches";
     std::vector<StageTail> tails;
-    for (const StageTime& st : e.value.stages) tails.push_back({st.dp_exposed_s, st.optimizer_s});
+    for (const StageTime& st : e->stages) tails.push_back({st.dp_exposed_s, st.optimizer_s});
     out << timeline_svg(s, title, tails);
     if (!out) {
       std::cerr << "cutlab: cannot write " << a.svg_path << "\n";
@@ -394,32 +408,33 @@ int cmd_schedule(const Args& a) {
     }
   }
   if (a.as_json) {
-    std::cout << to_json(s, true).dump(2) << "\n";
+    std::cout << api::schedule_json_text(answer) << "\n";
     return kOk;
   }
-  std::cout << "schedule " << s.name << " · " << c.plan.pp << " stages · " << e.value.mesh.num_micro_batches
+  std::cout << "schedule " << s.name << " · " << c.plan.pp << " stages · " << e->mesh.num_micro_batches
             << " micro-batches · makespan " << human_time(s.makespan_s) << " · bubble " << pct(s.bubble_fraction) << "\n";
   std::cout << gantt_text(s, a.columns);
   std::cout << "peak micro-batches alive per stage:";
   for (int n : s.peak_alive_micro_batches) std::cout << " " << n;
-  std::cout << (c.plan.vpp > 1 || s.name == Schedule::DualPipe ? " (model chunks)" : "") << "\n";
+  std::cout << (e->mesh.chunks > 1 ? " (model chunks)" : "") << "\n";
   return kOk;
 }
 
 int cmd_search(const Args& a) {
-  Config c;
+  std::string text;
   int rc = kOk;
-  if (!load_config(a, c, rc)) return rc;
+  if (!load_text(a, text, rc)) return rc;
   SearchOptions options;
   options.top = a.top;
   options.max_memory_fraction = a.max_fraction;
-  const Result<SearchResult> r = search_plans(c, options);
-  if (!r.ok()) return report_errors(r.errors, a.as_json);
+  const api::Answer<SearchResult> answer = api::search(text, options);
+  if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
   if (a.as_json) {
-    std::cout << to_json(r.value).dump(2) << "\n";
+    std::cout << api::to_json_text(answer) << "\n";
     return kOk;
   }
-  const SearchResult& s = r.value;
+  const Config& c = *api::read(text).config;
+  const SearchResult& s = answer.result.value;
   std::cout << "cutlab search · " << c.model.name << " on " << with_commas(c.cluster.gpus) << " × " << c.cluster.gpu << " · seq "
             << c.workload.seq_len << " · global batch " << c.workload.global_batch << "\n";
   std::cout << with_commas(double(s.candidates)) << " plans enumerated, " << with_commas(double(s.valid)) << " valid, "
@@ -440,61 +455,67 @@ int cmd_search(const Args& a) {
 
 std::string range(int a, int b) { return std::to_string(a) + "–" + std::to_string(b - 1); }
 
+void print_gpu(const GpuPlacement& g, const ModelSpec& m) {
+  std::cout << "GPU " << g.rank << " · node " << g.node << " (local " << g.local << ") · TP " << g.tp << " · CP " << g.cp << " · EP "
+            << g.ep << " · DP " << g.dp << " · PP " << g.pp << " · replica " << g.replica << "\n";
+  std::cout << "  layers " << g.first_layer << "–" << g.last_layer << (g.embedding ? " + embedding" : "") << (g.output ? " + output layer" : "")
+            << " · heads " << range(g.heads_begin, g.heads_end) << " of " << m.heads << " · KV heads "
+            << range(g.kv_heads_begin, g.kv_heads_end) << " of " << m.kv_heads;
+  if (dense_layer_count(m) > 0) std::cout << " · FFN columns " << range(g.ffn_begin, g.ffn_end) << " of " << m.ffn_hidden;
+  std::cout << "\n";
+  if (is_moe(m))
+    std::cout << "  experts " << range(g.experts_begin, g.experts_end) << " of " << m.experts << " (ETP rank " << g.etp
+              << ", expert FFN columns " << range(g.expert_ffn_begin, g.expert_ffn_end) << ") · EDP " << g.edp << "\n";
+  std::cout << "  tokens";
+  for (auto [b, e] : g.seq_chunks) std::cout << " " << range(b, e);
+  std::cout << " of every sequence\n";
+}
+
 int cmd_gpu(const Args& a) {
-  Config c;
+  std::string text;
   int rc = kOk;
-  if (!load_config(a, c, rc)) return rc;
-  const Errors errors = validate(c.model, c.cluster, c.plan, c.workload);
-  if (!errors.empty()) return report_errors(errors, a.as_json);
-  const Placement pl = place(c.model, c.cluster, c.plan, c.workload);
+  if (!load_text(a, text, rc)) return rc;
   std::vector<int> ranks = a.ranks;
   if (ranks.empty()) ranks.push_back(0);
-  json out = json::array();
+  std::vector<GpuPlacement> held;
   for (int r : ranks) {
-    if (r >= pl.gpus) return report_errors({{ErrorCode::OutOfRange, "/rank", "rank " + std::to_string(r) + " ≥ " + std::to_string(pl.gpus) + " GPUs"}}, a.as_json);
-    const GpuPlacement g = gpu_placement(c.model, c.plan, c.workload, pl, r);
-    if (a.as_json) {
-      out.push_back(to_json(g));
-      continue;
-    }
-    std::cout << "GPU " << r << " · node " << g.node << " (local " << g.local << ") · TP " << g.tp << " · CP " << g.cp << " · EP "
-              << g.ep << " · DP " << g.dp << " · PP " << g.pp << " · replica " << g.replica << "\n";
-    std::cout << "  layers " << g.first_layer << "–" << g.last_layer << (g.embedding ? " + embedding" : "") << (g.output ? " + output layer" : "")
-              << " · heads " << range(g.heads_begin, g.heads_end) << " of " << c.model.heads << " · KV heads "
-              << range(g.kv_heads_begin, g.kv_heads_end) << " of " << c.model.kv_heads;
-    if (dense_layer_count(c.model) > 0) std::cout << " · FFN columns " << range(g.ffn_begin, g.ffn_end) << " of " << c.model.ffn_hidden;
-    std::cout << "\n";
-    if (is_moe(c.model))
-      std::cout << "  experts " << range(g.experts_begin, g.experts_end) << " of " << c.model.experts << " (ETP rank " << g.etp
-                << ", expert FFN columns " << range(g.expert_ffn_begin, g.expert_ffn_end) << ") · EDP " << g.edp << "\n";
-    std::cout << "  tokens";
-    for (auto [b, e] : g.seq_chunks) std::cout << " " << range(b, e);
-    std::cout << " of every sequence\n";
+    const api::Answer<std::vector<GpuPlacement>> answer = api::gpus(text, r, 1);
+    if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
+    held.push_back(answer.result.value.front());
   }
-  if (a.as_json) std::cout << out.dump(2) << "\n";
+  if (a.as_json) {
+    api::Answer<std::vector<GpuPlacement>> all;
+    all.result.value = held;
+    std::cout << api::to_json_text(all) << "\n";
+    return kOk;
+  }
+  const ModelSpec m = api::read(text).config->model;
+  for (const GpuPlacement& g : held) print_gpu(g, m);
   return kOk;
 }
 
 int cmd_evaluate(const Args& a) {
-  Config cfg;
+  std::string text;
   int rc = kOk;
-  if (!load_config(a, cfg, rc)) return rc;
-  const Result<Estimate> e = evaluate(cfg);
-  if (!e.ok()) return report_errors(e.errors, a.as_json);
+  if (!load_text(a, text, rc)) return rc;
+  const api::Answer<api::Evaluated> answer = api::evaluate(text);
+  if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
+  const Config& cfg = answer.result.value.resolved.config;
+  const Estimate& e = answer.result.value.estimate;
+  const auto* train = std::get_if<TrainingEstimate>(&e);
+  const auto* serve = std::get_if<ServingEstimate>(&e);
   if (a.as_json)
-    std::cout << to_json(e.value, cfg).dump(2) << "\n";
-  else if (e.value.mode == Mode::Infer)
-    print_inference(e.value, cfg);
+    std::cout << api::to_json_text(answer) << "\n";
+  else if (serve)
+    print_inference(*serve, cfg);
   else
-    print_tables(e.value, cfg);
+    print_tables(*train, cfg);
   if (a.require_fit) {
-    const bool infer = e.value.mode == Mode::Infer;
-    const int stage = infer ? e.value.inference.peak_stage : e.value.memory.peak_stage;
-    const double total = infer ? e.value.inference.memory[stage].total_bytes : e.value.memory.per_stage[stage].total_bytes;
-    const double capacity = infer ? e.value.inference.memory[stage].capacity_bytes : e.value.memory.per_stage[stage].capacity_bytes;
-    if (total > a.max_fraction * capacity) {
-      std::cerr << "cutlab: stage " << stage << " needs " << gib(total) << " GiB, over " << fixed(a.max_fraction * 100, 0)
-                << "% of " << gib(capacity) << " GiB usable\n";
+    const MemoryResult& mem = serve ? serve->serving.memory : train->memory;
+    const StageMemory& peak = mem.per_stage[mem.peak_stage];
+    if (peak.total_bytes > a.max_fraction * peak.capacity_bytes) {
+      std::cerr << "cutlab: stage " << mem.peak_stage << " needs " << gib(peak.total_bytes) << " GiB, over "
+                << fixed(a.max_fraction * 100, 0) << "% of " << gib(peak.capacity_bytes) << " GiB usable\n";
       return kNoFit;
     }
   }

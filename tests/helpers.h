@@ -17,6 +17,21 @@ inline Config config(const char* model, const char* cluster, int tp, int pp, int
   return c;
 }
 
+// The config with its mesh and placement derived, without validation (unit tests of one step).
+inline Resolved resolved(const Config& c) {
+  Resolved r{c, derive_mesh(c.plan, c.workload), {}};
+  r.placement = place(c, r.mesh);
+  return r;
+}
+
+// The training result of a config that must evaluate (nullptr-free: fails the test otherwise).
+inline const TrainingEstimate* training(const Result<Estimate>& r) {
+  return r.ok() ? std::get_if<TrainingEstimate>(&r.value) : nullptr;
+}
+inline const ServingEstimate* serving(const Result<Estimate>& r) {
+  return r.ok() ? std::get_if<ServingEstimate>(&r.value) : nullptr;
+}
+
 // A GPT-shaped model as in Korthikanti et al. 2022 (f = 4h, MHA, dropout, learned masks).
 inline ModelSpec gpt_shape(int layers, int hidden, int heads, int vocab = 51200) {
   ModelSpec m;

@@ -25,7 +25,7 @@ TEST_CASE("a layer's forward GEMM time is 2·tokens·weights/t over peak at idea
   Config c = test::config("llama3-70b", "dgx-h100", 8, 1, 1, 4096, 8);
   c.cluster.efficiency.gemm = 1.0;
   c.cluster.efficiency.gemm_half_dim = 0;
-  const LayerTimes lt = layer_times(c.model, c.cluster, c.plan, c.workload, false);
+  const LayerTimes lt = layer_times(test::resolved(c), false);
   const LayerParams p = dense_layer_params(c.model);
   const double tokens = 4096;
   REQUIRE_THAT(lt.gemm_f_s, WithinRel(2.0 * tokens * (p.attention + p.dense_mlp) / 8 / c.cluster.bf16_flops_per_s, 1e-12));
@@ -35,7 +35,7 @@ TEST_CASE("a layer's forward GEMM time is 2·tokens·weights/t over peak at idea
 
 TEST_CASE("flash attention does the causal half of the score FLOPs", "[compute]") {
   Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 8192, 8);
-  const LayerTimes flash = layer_times(c.model, c.cluster, c.plan, c.workload, false);
+  const LayerTimes flash = layer_times(test::resolved(c), false);
   const double s = 8192, a = 32, d = 128;
   REQUIRE_THAT(flash.attention_f_s,
                WithinRel(0.5 * 2.0 * s * s * a * 2 * d / (c.cluster.bf16_flops_per_s * c.cluster.efficiency.attention), 1e-12));
@@ -43,9 +43,9 @@ TEST_CASE("flash attention does the causal half of the score FLOPs", "[compute]"
 
 TEST_CASE("fp8 GEMMs run at the fp8 peak with the fp8 efficiency", "[compute]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 1, 1, 4096, 8);
-  const double bf16 = layer_times(c.model, c.cluster, c.plan, c.workload, false).gemm_f_s;
+  const double bf16 = layer_times(test::resolved(c), false).gemm_f_s;
   c.workload.dtype = Dtype::FP8;
-  const double fp8 = layer_times(c.model, c.cluster, c.plan, c.workload, false).gemm_f_s;
+  const double fp8 = layer_times(test::resolved(c), false).gemm_f_s;
   const Efficiencies& e = c.cluster.efficiency;
   REQUIRE_THAT(bf16 / fp8, WithinRel(1979.0 * e.gemm_fp8 / (989.0 * e.gemm), 1e-9));
 }
@@ -53,13 +53,13 @@ TEST_CASE("fp8 GEMMs run at the fp8 peak with the fp8 efficiency", "[compute]") 
 TEST_CASE("recompute adds the forward to the backward", "[compute]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 1, 4096, 8);
   const StageInfo st{0, 0, 40, 0, true, false, {{0, 39}}};
-  const StageCompute none = stage_compute(c.model, c.cluster, c.plan, c.workload, st);
+  const StageCompute none = stage_compute(test::resolved(c), st);
   c.plan.recompute = Recompute::Full;
-  const StageCompute full = stage_compute(c.model, c.cluster, c.plan, c.workload, st);
+  const StageCompute full = stage_compute(test::resolved(c), st);
   REQUIRE(full.recompute_s == none.f_s);
   REQUIRE_THAT(full.b_s, WithinRel(none.b_s + none.f_s, 1e-12));
   c.plan.recompute = Recompute::Selective;
-  const StageCompute sel = stage_compute(c.model, c.cluster, c.plan, c.workload, st);
+  const StageCompute sel = stage_compute(test::resolved(c), st);
   REQUIRE(sel.recompute_s > 0);
   REQUIRE(sel.recompute_s < full.recompute_s);
 }
@@ -76,8 +76,8 @@ TEST_CASE("expert work per GPU does not depend on how the expert mesh is folded"
     c->cluster.efficiency.gemm = 1.0;
     c->cluster.efficiency.gemm_half_dim = 0;
   }
-  const double f = layer_times(fold.model, fold.cluster, fold.plan, fold.workload, true).gemm_f_s;
-  const double c = layer_times(classic.model, classic.cluster, classic.plan, classic.workload, true).gemm_f_s;
+  const double f = layer_times(test::resolved(fold), true).gemm_f_s;
+  const double c = layer_times(test::resolved(classic), true).gemm_f_s;
   REQUIRE_THAT(f, WithinRel(c, 1e-12));
   // … and equals attention + router + 2·(s·b/tp)·k·3·h·f_e FLOPs at peak.
   const ModelSpec& m = fold.model;

@@ -8,10 +8,11 @@ using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
 namespace {
-Estimate run(const Config& c) {
-  Result<Estimate> r = evaluate(c);
-  REQUIRE(r.ok());
-  return r.value;
+TrainingEstimate run(const Config& c) {
+  const Result<Estimate> r = evaluate(c);
+  const TrainingEstimate* t = test::training(r);
+  REQUIRE(t);
+  return *t;
 }
 }  // namespace
 
@@ -22,7 +23,7 @@ TEST_CASE("the time breakdown adds up to the step time", "[estimate]") {
                       test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 64));
   c.plan.sp = c.plan.tp > 1;
   c.plan.recompute = Recompute::Selective;
-  const Estimate e = run(c);
+  const TrainingEstimate e = run(c);
   REQUIRE_THAT(e.breakdown.total_s(), WithinRel(e.step_s, 1e-9));
   REQUIRE(e.breakdown.pp_bubble_s >= 0);
   REQUIRE(e.breakdown.dp_exposed_s >= 0);
@@ -30,7 +31,7 @@ TEST_CASE("the time breakdown adds up to the step time", "[estimate]") {
 
 TEST_CASE("MFU, tokens/s and model FLOPs are consistent", "[estimate]") {
   const Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 4, 8192, 64);
-  const Estimate e = run(c);
+  const TrainingEstimate e = run(c);
   REQUIRE_THAT(e.tokens_per_s, WithinRel(64.0 * 8192 / e.step_s, 1e-12));
   REQUIRE_THAT(e.mfu, WithinRel(e.model_flops_per_step / (e.step_s * 64 * 989e12), 1e-12));
   REQUIRE(e.mfu > 0.05);
@@ -40,7 +41,7 @@ TEST_CASE("MFU, tokens/s and model FLOPs are consistent", "[estimate]") {
 
 TEST_CASE("without a pipeline or peers the step is the compute plus the optimizer", "[estimate]") {
   const Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 4096, 4);
-  const Estimate e = run(c);
+  const TrainingEstimate e = run(c);
   const StageTime& s = e.stages[0];
   REQUIRE_THAT(e.step_s, WithinRel(4 * (s.f_s + s.b_s + s.w_s) + e.breakdown.optimizer_s, 1e-12));
   REQUIRE(e.comm.empty());
@@ -68,10 +69,9 @@ TEST_CASE("keeping TP inside the NVLink domain is faster than crossing nodes", "
 
 TEST_CASE("a plan that does not fit is a result, not an error", "[estimate]") {
   const Config c = test::config("llama3-405b", "dgx-h100", 8, 1, 1, 8192, 8);
-  Result<Estimate> r = evaluate(c);
-  REQUIRE(r.ok());
-  REQUIRE_FALSE(r.value.memory.fits);
-  REQUIRE(r.value.memory.overflow_bytes > 0);
+  const TrainingEstimate e = run(c);
+  REQUIRE_FALSE(e.memory.fits);
+  REQUIRE(e.memory.overflow_bytes > 0);
 }
 
 TEST_CASE("invalid input returns every error and no estimate", "[estimate]") {
@@ -84,7 +84,7 @@ TEST_CASE("invalid input returns every error and no estimate", "[estimate]") {
 TEST_CASE("data-parallel traffic of ZeRO-3 exceeds ZeRO-1's", "[estimate]") {
   Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 64, 4096, 256);
   c.plan.zero = 1;
-  auto dp_bytes = [](const Estimate& e) {
+  auto dp_bytes = [](const TrainingEstimate& e) {
     double b = 0;
     for (const CommOp& op : e.comm)
       if (op.axis == Axis::DP) b += op.bytes;
@@ -108,7 +108,7 @@ TEST_CASE("every schedule's breakdown adds up and its busiest stage does each mi
                                                                {Schedule::DualPipe, 1}}));
   c.plan.schedule = name;
   c.plan.vpp = vpp;
-  const Estimate e = run(c);
+  const TrainingEstimate e = run(c);
   INFO(name);
   REQUIRE_THAT(e.breakdown.total_s(), WithinRel(e.step_s, 1e-9));
   REQUIRE(e.breakdown.pp_bubble_s >= 0);

@@ -16,10 +16,10 @@ Config serving(const char* model, int tp, int pp, int dp, int batch) {
   return c;
 }
 InferenceEstimate infer(const Config& c) {
-  Result<Estimate> r = evaluate(c);
-  REQUIRE(r.ok());
-  REQUIRE(r.value.mode == Mode::Infer);
-  return r.value.inference;
+  const Result<Estimate> r = evaluate(c);
+  const ServingEstimate* s = test::serving(r);
+  REQUIRE(s);
+  return s->serving;
 }
 }  // namespace
 
@@ -58,9 +58,9 @@ TEST_CASE("KV cache per token is 2·L·g·d_head·bytes for GQA and the latent f
 TEST_CASE("KV heads are replicated, not split, when TP exceeds them", "[inference]") {
   // Llama 3 70B has 8 KV heads: at TP 16 each GPU still holds one KV head, as at TP 8.
   Config c8 = serving("llama3-70b", 8, 1, 1, 4), c16 = serving("llama3-70b", 16, 1, 1, 4);
-  REQUIRE(infer(c16).memory[0].kv_cache_bytes == infer(c8).memory[0].kv_cache_bytes);
+  REQUIRE(infer(c16).memory.per_stage[0].kv_cache_bytes == infer(c8).memory.per_stage[0].kv_cache_bytes);
   Config c4 = serving("llama3-70b", 4, 1, 1, 4);
-  REQUIRE(infer(c4).memory[0].kv_cache_bytes == 2 * infer(c8).memory[0].kv_cache_bytes);
+  REQUIRE(infer(c4).memory.per_stage[0].kv_cache_bytes == 2 * infer(c8).memory.per_stage[0].kv_cache_bytes);
 }
 
 TEST_CASE("the largest batch that fits is where the KV cache fills the memory the weights leave", "[inference]") {
@@ -69,9 +69,9 @@ TEST_CASE("the largest batch that fits is where the KV cache fills the memory th
   // ≈ (77.6 GiB − 16.4 GiB of weights) / (320 KiB / 8 GPUs × 1,280 tokens) ≈ 1,250 sequences.
   REQUIRE(r.max_batch_that_fits > 1000);
   c.workload.batch = static_cast<int>(r.max_batch_that_fits);
-  REQUIRE(infer(c).fits);
+  REQUIRE(infer(c).memory.fits);
   c.workload.batch += 1;
-  REQUIRE_FALSE(infer(c).fits);
+  REQUIRE_FALSE(infer(c).memory.fits);
 }
 
 TEST_CASE("attention TP and expert EP on the same GPUs: experts are read whole, tokens travel", "[inference]") {

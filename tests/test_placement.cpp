@@ -7,7 +7,7 @@
 using namespace cutlab;
 
 namespace {
-Placement placed(const Config& c) { return place(c.model, c.cluster, c.plan, c.workload); }
+Placement placed(const Config& c) { return test::resolved(c).placement; }
 }  // namespace
 
 TEST_CASE("TP8 · PP2 on two nodes: TP stays on NVLink, PP crosses nodes", "[placement]") {
@@ -19,7 +19,7 @@ TEST_CASE("TP8 · PP2 on two nodes: TP stays on NVLink, PP crosses nodes", "[pla
   REQUIRE(find_group(pl, Axis::PP)->link == Link::ScaleOut);
   REQUIRE(find_group(pl, Axis::PP)->nodes_spanned == 2);
   // GPU 9 is on node 1: TP rank 1 of stage 1, layers 40–79, heads 8–15 of 64.
-  const GpuPlacement g = gpu_placement(c.model, c.plan, c.workload, pl, 9);
+  const GpuPlacement g = gpu_placement(test::resolved(c), 9);
   REQUIRE(g.node == 1);
   REQUIRE(g.tp == 1);
   REQUIRE(g.pp == 1);
@@ -60,7 +60,7 @@ TEST_CASE("experts are held whole, EP rank e holding E/ep consecutive experts", 
   const Placement pl = placed(c);
   REQUIRE(pl.gpus == 2048);
   REQUIRE(find_group(pl, Axis::EP)->link == Link::ScaleOut);
-  const GpuPlacement g = gpu_placement(c.model, c.plan, c.workload, pl, 13);
+  const GpuPlacement g = gpu_placement(test::resolved(c), 13);
   REQUIRE(g.ep == 13);
   REQUIRE(g.experts_begin == 52);
   REQUIRE(g.experts_end == 56);
@@ -72,8 +72,8 @@ TEST_CASE("context parallel ranks hold two balanced chunks of the sequence", "[p
   Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 8192, 8);
   c.plan.cp = 2;
   const Placement pl = placed(c);
-  const GpuPlacement g0 = gpu_placement(c.model, c.plan, c.workload, pl, 0);
-  const GpuPlacement g1 = gpu_placement(c.model, c.plan, c.workload, pl, 1);
+  const GpuPlacement g0 = gpu_placement(test::resolved(c), 0);
+  const GpuPlacement g1 = gpu_placement(test::resolved(c), 1);
   REQUIRE(g0.seq_chunks == std::vector<std::pair<int, int>>{{0, 2048}, {6144, 8192}});
   REQUIRE(g1.seq_chunks == std::vector<std::pair<int, int>>{{2048, 4096}, {4096, 6144}});
 }
@@ -105,7 +105,7 @@ TEST_CASE("placement of 16,384 GPUs is computed from strides", "[placement]") {
   REQUIRE(pl.nodes == 2048);
   REQUIRE(find_group(pl, Axis::DP)->count == 128);
   REQUIRE(find_group(pl, Axis::DP)->nodes_spanned == 128);
-  const GpuPlacement last = gpu_placement(c.model, c.plan, c.workload, pl, 16383);
+  const GpuPlacement last = gpu_placement(test::resolved(c), 16383);
   REQUIRE(last.pp == 15);
   REQUIRE(last.dp == 127);
   REQUIRE(last.tp == 7);

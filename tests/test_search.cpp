@@ -23,8 +23,8 @@ TEST_CASE("search returns valid plans that fit, fastest first, each as evaluate(
     Config again = c;
     again.plan = p.plan;
     const Result<Estimate> e = evaluate(again);
-    REQUIRE(e.ok());
-    REQUIRE_THAT(e.value.step_s, WithinRel(p.step_s, 1e-12));
+    REQUIRE(test::training(e));
+    REQUIRE_THAT(test::training(e)->step_s, WithinRel(p.step_s, 1e-12));
     REQUIRE(p.peak_memory_bytes <= p.capacity_bytes);
   }
 }

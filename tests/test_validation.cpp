@@ -8,6 +8,7 @@
 #include "core/memory.h"
 #include "core/presets.h"
 #include "core/validation.h"
+#include "tests/helpers.h"
 
 using namespace cutlab;
 using Catch::Matchers::WithinAbs;
@@ -96,12 +97,13 @@ TEST_CASE("the A100 runs count FLOPs with recompute as Narayanan et al. 2021 do"
   int n = 0;
   for (const ValidationCase& c : cases()) {
     if (c.metric != "hardware_tflops_per_gpu") continue;
-    const Result<Estimate> e = evaluate(c.config);
-    REQUIRE(e.ok());
+    const Result<Estimate> r = evaluate(c.config);
+    REQUIRE(test::training(r));
+    const TrainingEstimate& e = *test::training(r);
     const double B = c.config.workload.global_batch, s = c.config.workload.seq_len, l = c.config.model.layers,
                  h = c.config.model.hidden, V = c.config.model.vocab;
     INFO(c.id);
-    CHECK_THAT(e.value.hardware_flops_per_step, WithinRel(96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)), 1e-12));
+    CHECK_THAT(e.hardware_flops_per_step, WithinRel(96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)), 1e-12));
     ++n;
   }
   REQUIRE(n == 10);

@@ -24,6 +24,6 @@ for (let i = 0; i < n; i++) {
   if (ka !== kb) { diffs.push(`line ${i + 1}: ${ka} → ${kb}`); continue; }
   walk(JSON.parse(ja), JSON.parse(jb), ka);
 }
-for (const d of diffs.slice(0, 200)) console.log(d);
+for (const d of diffs) console.log(d);
 console.log(`${diffs.length} differences`);
 process.exit(diffs.length ? 1 : 0);
