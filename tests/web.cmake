@@ -18,7 +18,11 @@ if(NODE_EXECUTABLE AND EXISTS "${CUTLAB_WEB_DIR}/core.js")
     # against the CLI, errors on the right fields, URL state, the pipeline drawn from the core's
     # scene (hover, SVG and PNG downloads), a pasted config.json, redraw time, screenshots (and
     # docs/explorer.png is written only when DOCS_SCREENSHOT is set by hand: tests do not touch tracked files).
-    add_test(NAME web_browser_explorer COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/browser/explorer.mjs)
+    # One entry, one process: its node:test cases (tests/browser/cases/, reported one by one) share
+    # one Chromium and one http server and run 3 at a time (BROWSER_CASES); a browser per ctest
+    # entry would cost a launch and first page loads each. RUN_SERIAL: the redraw-time case measures
+    # frames, so no other test competes for the 2 cores (the rest of the suite takes ~2 s).
+    add_test(NAME web_browser_explorer COMMAND ${NODE_EXECUTABLE} --test-reporter=spec ${CMAKE_CURRENT_SOURCE_DIR}/browser/explorer.mjs)
     set_tests_properties(web_browser_explorer PROPERTIES
       ENVIRONMENT "WEB_DIR=${CUTLAB_WEB_DIR};NATIVE_CLI=$<TARGET_FILE:cutlab>;CHROMIUM=${CHROMIUM_EXECUTABLE};SCREENSHOT_DIR=${CMAKE_CURRENT_SOURCE_DIR}/browser/screenshots;DOCS_SCREENSHOT="
       TIMEOUT 300 RUN_SERIAL TRUE)

@@ -1,0 +1,131 @@
+// The page from file:// and from a local http server: it loads cleanly; TP = 8 and PP = 2 set
+// through the controls give tables holding exactly the CLI's numbers; every view draws and the
+// placement view asks the core once for what its GPUs hold (GPU 9 hovered and opened); an invalid
+// value is marked on its field with the core's message; the URL holds the state (back goes to the
+// previous plan, back again undoes the GPU click, reload keeps it all).
+import { setup, load, select, fill, click, hover, back, reload, settle, canvasBox, compareTables, cliEvaluate, shot } from '../lib.mjs';
+
+const START = { model: 'llama3-70b', cluster: 'dgx-h100', gpus: '16', tp: '1', pp: '1', sp: 'true', recompute: 'full', seq_len: '8192', global_batch: '16', grad_dtype: 'bf16' };
+const EXPECT = { model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 16 }, plan: { tp: 8, pp: 2, sp: true, recompute: 'full' },
+  workload: { seq_len: 8192, global_batch: 16, grad_dtype: 'bf16' } };
+
+// fresh loads, one after the other in one page: the default page from file:// and http://
+async function loads(k, page, errors, url, label) {
+  const mark = errors.length;
+  await load(page, url);
+  k.check((await page.evaluate(() => document.body.dataset.status)) === 'ready', label + ': page ready');
+  k.check(errors.length === mark, label + ': no console errors on load' + (errors.length > mark ? ' — ' + errors.slice(mark).join(' | ') : ''));
+}
+
+async function edit(k, base, label) {
+  const file = label === 'file';   // screenshots from the file:// pass only
+  // the CLI's answers do not depend on the page: ask while it loads
+  const refP = cliEvaluate(EXPECT);
+  const badP = cliEvaluate({ ...EXPECT, workload: { ...EXPECT.workload, global_batch: 0 } });
+  // sp would be invalid at tp = 1: start with tp 1 then fix
+  const q = new URLSearchParams(START);
+  q.set('sp', 'false');
+  const { page, errors } = await k.open(base + '?' + q.toString());
+  const ref = await refP;
+
+  await k.step('TP 8 · PP 2 through the controls: tables = CLI', async () => {
+    await select(page, '/plan/tp', 8);
+    await page.check('[data-path="/plan/sp"] input');
+    await settle(page);
+    await select(page, '/plan/pp', 2);
+    const url = page.url();
+    k.check(/[?&#]tp=8/.test(url) && /pp=2/.test(url), label + ': the URL holds the plan (' + url.slice(url.indexOf('?')) + ')');
+    k.check(ref.status === 0, label + ': CLI evaluates the same plan');
+    const pageCfg = await page.evaluate(() => window.__cutlab.derived.cfg);
+    k.check(JSON.stringify(pageCfg.plan) === JSON.stringify({ tp: 8, pp: 2, sp: true, recompute: 'full' }), label + ': the page sends plan ' + JSON.stringify(pageCfg.plan));
+    await compareTables(k, page, ref.json, label);
+  });
+
+  await k.step('every view draws; GPU 9 hovered and opened', async () => {
+    for (const view of ['cuts', 'placement', 'pipeline']) {
+      const before = await page.evaluate(() => window.__cutlab.derived.good.gpuStats.calls);
+      await click(page, '#tabs [data-view="' + view + '"]');
+      const h = await page.$eval('#canvas', (c) => c.height);
+      k.check(h > 150, label + ': view ' + view + ' drawn (' + h + ' px)');
+      const after = await page.evaluate(() => window.__cutlab.derived.good.gpuStats.calls);
+      k.check(after - before <= 1, label + ': view ' + view + ' asked the core at most once for GPUs (' + (after - before) + ' gpus() call)');
+      if (file) await page.screenshot({ path: shot('tp8-pp2-' + view + '.png') });
+    }
+    await click(page, '#tabs [data-view="placement"]');
+    const box = await canvasBox(page);
+    const calls = await page.evaluate(() => Object.assign({}, window.__cutlab.derived.good.gpuStats));
+    k.check(calls.gpus === 16 && calls.calls <= 2, label + ': every GPU fetched once: gpus() gave ' + calls.gpus + ' GPUs in ' + calls.calls + ' calls (cuts: TP ranks, placement: the rest)');
+    // GPU 9 in the full view: find its hit rectangle through the same code the page uses
+    const target = await page.evaluate(() => {
+      const d = window.__cutlab.derived.good;
+      const sc = window.CL.views.placement.scene(d, Math.floor(document.getElementById('canvas-wrap').clientWidth));
+      for (const n of sc.nodes || []) for (const g of n.gpus) if (g.rank === 9) return { x: g.x + g.w / 2, y: g.y + g.h / 2 };
+      return null;
+    });
+    if (!k.check(target, label + ': GPU 9 found in the placement view')) return;
+    await hover(page, box.x + target.x, box.y + target.y);
+    const tip = await page.$eval('#tooltip', (t) => (t.hidden ? '' : t.textContent));
+    k.check(/GPU 9/.test(tip) && /layers 41–80/.test(tip), label + ': hovering GPU 9 shows what it holds');
+    await page.mouse.click(box.x + target.x, box.y + target.y);
+    await settle(page);
+    const panel = await page.$eval('#gpu-panel', (p) => (p.hidden ? '' : p.textContent));
+    k.check(/GPU 9/.test(panel) && /heads/.test(panel) && /total/.test(panel), label + ': clicking GPU 9 opens its memory and traffic');
+    k.check(await page.evaluate(() => window.__cutlab.state.gpu === 9 && window.__cutlab.state.view === 'placement'), label + ': the state holds GPU 9 in the placement view');
+    if (file) await page.screenshot({ path: shot('tp8-pp2-gpu9.png') });
+  });
+
+  await k.step('an invalid field is marked with the core\'s message', async () => {
+    await fill(page, '/workload/global_batch', 0);
+    const bad = await badP;
+    const mark = await page.$eval('[data-path="/workload/global_batch"]', (e) => ({ invalid: e.classList.contains('invalid'), msg: e.querySelector('.err').textContent }));
+    const cliMsg = bad.json && bad.json.errors && bad.json.errors.find((e) => e.path === '/workload/global_batch');
+    k.check(bad.status === 2 && mark.invalid && cliMsg && mark.msg.includes(cliMsg.message), label + ': global batch 0 marked with the core\'s message: ' + mark.msg);
+    k.check(!(await page.$eval('#stale', (e) => e.hidden)), label + ': the views say they show the last valid plan');
+    if (file) await page.screenshot({ path: shot('invalid-field.png') });
+  });
+
+  await k.step('URL state: back, back again, reload', async () => {
+    await back(page);
+    const afterBack = await page.evaluate(() => ({ ok: window.__cutlab.derived.ok, gb: window.__cutlab.state.workload.global_batch }));
+    k.check(afterBack.ok && afterBack.gb === 16, label + ': back goes to the previous (valid) plan');
+    await back(page);
+    const back2 = await page.evaluate(() => ({ gpu: window.__cutlab.state.gpu, view: window.__cutlab.state.view, panel: document.getElementById('gpu-panel').hidden }));
+    k.check(back2.gpu === null && back2.view === 'placement' && back2.panel, label + ': back again undoes the GPU click ' + JSON.stringify(back2));
+    await reload(page);
+    const reloaded = await page.evaluate(() => ({ tp: window.__cutlab.state.plan.tp, pp: window.__cutlab.state.plan.pp, view: window.__cutlab.state.view }));
+    k.check(reloaded.tp === 8 && reloaded.pp === 2 && reloaded.view === 'placement', label + ': reload keeps the state ' + JSON.stringify(reloaded));
+    await compareTables(k, page, ref.json, label + ' after reload');
+    k.check(errors.length === 0, label + ': no console errors while editing' + (errors.length ? ' — ' + errors.join(' | ') : ''));
+  });
+}
+
+// ---- an invalid plan, opened fresh: the controls show the config the core read -----------------
+async function invalidLink(k, page, errors, base) {
+  const mark = errors.length;
+  const q = new URLSearchParams({ model: 'llama3-70b', cluster: 'dgx-h100', gpus: '16', tp: '8', pp: '2', global_batch: '0' });
+  await load(page, base + '?' + q.toString());
+  const st = await page.evaluate(() => {
+    const d = window.__cutlab.derived;
+    const v = (p) => { const el = document.querySelector('[data-path="' + p + '"] select, [data-path="' + p + '"] input'); return el.type === 'checkbox' ? (el.indeterminate ? 'unknown' : el.checked) : el.value; };
+    return { ok: d.ok, hasConfig: !!d.config, tp: v('/plan/tp'), cp: v('/plan/cp'), zero: v('/plan/zero'), flash: v('/plan/flash_attention'), recompute: v('/plan/recompute'),
+      seq: v('/workload/seq_len'), schedule: v('/plan/schedule'), eq: document.getElementById('equation').textContent.replace(/\s+/g, ' ') };
+  });
+  k.check(!st.ok && st.hasConfig && st.tp === '8' && st.cp === '1' && st.zero === '0' && st.flash === true && st.recompute === 'none' && st.seq === '4096' && st.schedule === '1f1b',
+    'invalid plan: the controls hold the config the core read (' + JSON.stringify(st).slice(0, 120) + '…)');
+  k.check(/DP\s*1/.test(st.eq), 'invalid plan: the equation shows the mesh the core read (' + st.eq.trim() + ')');
+  k.noErrors(errors, 'invalid plan', mark);
+}
+
+async function freshLoads(k) {
+  const { fileBase, httpBase } = await setup();
+  const { page, errors } = await k.open(null);
+  await k.step('file: the default page loads cleanly', () => loads(k, page, errors, fileBase, 'file'));
+  await k.step('http: the default page loads cleanly', () => loads(k, page, errors, httpBase, 'http'));
+  await k.step('an invalid plan opened from a link keeps its controls filled', () => invalidLink(k, page, errors, fileBase));
+}
+
+export default [
+  { name: 'file: controls → tables = CLI, views, GPU 9, an invalid field, URL state', weight: 9, run: async (k) => edit(k, (await setup()).fileBase, 'file') },
+  { name: 'http: controls → tables = CLI, views, GPU 9, an invalid field, URL state', weight: 9, run: async (k) => edit(k, (await setup()).httpBase, 'http') },
+  { name: 'fresh loads: the default page (file://, http://), an invalid plan from a link', weight: 3, run: freshLoads },
+];

@@ -1,0 +1,98 @@
+// Serving: the mode control and the numbers against `cutlab evaluate --mode infer`; the placement
+// view puts a load balancer in front of the replicas, each labelled with the CLI's
+// inference.tokens_per_s_per_replica (one box "× N replicas" on 16,384 GPUs, none in training).
+import { setup, load, select, fill, click, hover, unhover, go, canvasBox, cliEvaluate, cliEvaluateArgs, shot } from '../lib.mjs';
+
+async function serving(k, base) {
+  const { page, errors } = await k.open(base + '?ex=serve-tp8pp2');
+  await select(page, '/workload/mode', 'train');
+  await select(page, '/workload/mode', 'infer');
+  await fill(page, '/workload/batch', 16);
+  const cfg = await page.evaluate(() => window.__cutlab.derived.cfg);
+  const ref = await cliEvaluate(cfg);
+  k.check(ref.status === 0 && ref.json.mode === 'infer', 'serve: CLI evaluates the page\'s config in infer mode');
+  const inf = ref.json.inference;
+  const cells = await page.$$eval('table.time tr td[data-v]', (els) => els.map((e) => Number(e.dataset.v)));
+  k.check(cells.includes(inf.ttft_s) && cells.includes(inf.tpot_s) && cells.includes(inf.tokens_per_s_total) && cells.includes(inf.max_batch_that_fits),
+    'serve: TTFT, TPOT, tokens/s and max batch = CLI');
+  const stages = await page.$$eval('table.mem-stages tbody tr', (rows) => rows.map((r) => Array.from(r.querySelectorAll('td[data-v]')).map((c) => Number(c.dataset.v))));
+  const refStages = ref.json.memory.per_stage.map((s) => [s.weights_bytes, s.kv_cache_bytes, s.activations_bytes, s.total_bytes, s.capacity_bytes]);
+  k.check(JSON.stringify(stages) === JSON.stringify(refStages), 'serve: memory per stage (weights, KV cache, activations) = CLI');
+  const head = await page.$eval('#headline', (e) => e.textContent);
+  k.check(/Time to first token/.test(head) && /Time per output token/.test(head), 'serve: headline shows TTFT and TPOT');
+  await click(page, '#tabs [data-view="pipeline"]');
+  const cap = await page.$eval('#view-caption', (e) => e.textContent);
+  k.check(/3 of 4|1 of 2/.test(cap), 'serve: the pipeline view says how many stages wait (' + cap.slice(0, 90) + '…)');
+  k.noErrors(errors, 'serve');
+}
+
+// the placement view's scene, as the page lays it out for the canvas' width
+const sceneOf = (page) => page.evaluate(() => {
+  const d = window.__cutlab.derived.good;
+  const sc = window.CL.views.placement.scene(d, Math.max(320, Math.floor(document.getElementById('canvas-wrap').clientWidth)));
+  return { lod: sc.lod, b: sc.balancer ? JSON.parse(JSON.stringify(sc.balancer)) : null, inf: d.r.inference, caption: document.getElementById('view-caption').textContent };
+});
+const ARGS = ['--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--dp', '2', '--mode', 'infer', '--batch', '8'];
+const QUERY = '?model=llama3-70b&cluster=dgx-h100&tp=8&dp=2&mode=infer&batch=8';
+
+async function balancer(k, base) {
+  const refP = cliEvaluateArgs(ARGS);
+  const { page, errors } = await k.open(base + QUERY + '&view=placement');
+  const ref = await refP;
+  if (!k.check(ref && ref.inference.replicas === 2, 'balancer: `cutlab evaluate ' + ARGS.join(' ') + ' --json` gives 2 replicas')) return;
+  const inf = ref.inference;
+  const s = await sceneOf(page);
+  const fmt = await page.evaluate((v) => v.map((x) => window.CL.fmt.int(x)), [inf.tokens_per_s_per_replica, inf.tokens_per_s_total]);
+  const b = s.b;
+  k.check(b && b.perReplica === inf.tokens_per_s_per_replica && b.total === inf.tokens_per_s_total && b.R === 2 && b.batch === 8,
+    'balancer: per-replica tokens/s = CLI inference.tokens_per_s_per_replica (' + inf.tokens_per_s_per_replica + '), total and replicas too');
+  k.check(b && b.mode === 'aligned' && b.items.length === 2 && b.items.map((it) => it.replica).join() === '0,1' &&
+    b.items.every((it) => it.sub.includes(fmt[0] + ' tok/s') && it.sub.includes('8 seq') && it.toY > it.y),
+  'balancer: one arrow per replica, into its GPUs, labelled "' + (b && b.items[0] && b.items[0].label + ' · ' + b.items[0].sub) + '"');
+  k.check(b && b.totalText.includes('2 replicas × ' + fmt[0] + ' tok/s = ' + fmt[1] + ' tok/s') && /no traffic between replicas/.test(b.totalText + b.detailText),
+    'balancer: total "' + (b && b.totalText) + '"');
+  k.check(/load balancer/.test(s.caption), 'balancer: the caption names the load balancer');
+  // hovering replica 1 names its throughput
+  if (b && b.items[1]) {
+    const box = await canvasBox(page);
+    const it = b.items[1];
+    await hover(page, box.x + it.x + it.w / 2, box.y + it.y + it.h / 2);
+    const tip = await page.$eval('#tooltip', (t) => (t.hidden ? '' : t.textContent));
+    k.check(tip.includes('replica 1') && tip.includes(fmt[0] + ' tokens/s per replica'), 'balancer: hovering replica 1 shows its tokens/s (' + tip.slice(0, 60) + '…)');
+    await page.screenshot({ path: shot('serve-dp2-balancer.png') });
+    await unhover(page);
+  } else k.check(false, 'balancer: replica 1 drawn');
+  k.noErrors(errors, 'balancer');
+
+  // 16,384 GPUs: one box with the count, not 1,024 arrows (the same page, the plan through the URL)
+  let mark = errors.length;
+  await go(page, '?model=llama3-405b&cluster=dgx-h100&gpus=16384&tp=8&pp=2&mode=infer&batch=8&view=placement');
+  const sb = await sceneOf(page);
+  const n = await page.evaluate((v) => window.CL.fmt.int(v), sb.inf.replicas);
+  k.check(sb.lod === 'stages' && sb.b && sb.b.mode === 'stack' && sb.b.items.length <= 3 && sb.b.stack.count === '× ' + n + ' replicas' && sb.b.perReplica === sb.inf.tokens_per_s_per_replica,
+    'balancer: 16,384 GPUs draw one replica box "' + (sb.b && sb.b.stack && sb.b.stack.count) + '"');
+  await page.screenshot({ path: shot('serve-405b-16k-balancer.png') });
+  k.noErrors(errors, 'balancer 16k', mark);
+  // training: no balancer
+  mark = errors.length;
+  await go(page, '?view=placement');
+  const st = await sceneOf(page);
+  k.check(!st.b && (await page.evaluate(() => window.__cutlab.state.workload.mode !== 'infer')), 'balancer: none in training');
+  k.noErrors(errors, 'balancer train', mark);
+}
+
+// the 700-px embed keeps both replicas (in a 700-px page of the embeds' case)
+export async function balancerEmbed(k, page, errors, base) {
+  const mark = errors.length;
+  await load(page, base + QUERY + '&embed=placement');
+  const se = await sceneOf(page);
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+  k.check(wide <= 700 && se.b && se.b.items.length === 2 && se.b.items.every((x) => x.x >= 0 && x.x + x.w <= 700), 'balancer: the 700-px embed keeps both replicas (' + wide + ' px)');
+  await page.screenshot({ path: shot('embed-serve-balancer-700.png'), fullPage: true });
+  k.noErrors(errors, 'balancer embed', mark);
+}
+
+export default [
+  { name: 'serving: mode control, TTFT/TPOT/memory = CLI', weight: 2, run: async (k) => serving(k, (await setup()).fileBase) },
+  { name: 'serving: the placement view\'s load balancer (2 replicas, 16,384 GPUs, training)', weight: 3, run: async (k) => balancer(k, (await setup()).fileBase) },
+];
