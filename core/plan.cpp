@@ -1,5 +1,7 @@
 #include "core/plan.h"
 
+#include "core/schedule.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -206,10 +208,10 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
   if (p.pp > m.layers && m.layers > 0)
     c.add(ErrorCode::Incompatible, P + "pp", "pp = " + c.fmt(p.pp) + " exceeds layers = " + c.fmt(m.layers));
   const int chunks = p.vpp;
-  if (p.vpp > 1 && p.schedule != Schedule::Interleaved)
-    c.add(ErrorCode::Incompatible, P + "vpp", "vpp = " + c.fmt(p.vpp) + " needs schedule 'interleaved'");
-  if (p.schedule == Schedule::Interleaved && p.vpp < 2)
-    c.add(ErrorCode::Incompatible, P + "vpp", "schedule 'interleaved' needs vpp ≥ 2 (vpp = 1 is plain 1f1b)");
+  // Batch: global batch = micro batch × micro-batches × data-parallel replicas.
+  const long long per_step = static_cast<long long>(p.micro_batch) * mesh.dp_attn;
+  const long long micro_batches = w.mode == Mode::Train && w.global_batch > 0 && per_step > 0 ? w.global_batch / per_step : 0;
+  for (Error& e : schedule_rules(p.schedule, p.pp, p.vpp, micro_batches)) c.errors.push_back(std::move(e));
   if (static_cast<long long>(p.pp) * chunks > m.layers && m.layers > 0 && p.pp <= m.layers)
     c.add(ErrorCode::Incompatible, P + "vpp",
           "pp × chunks = " + c.fmt(double(p.pp) * chunks) + " model chunks exceed layers = " + c.fmt(m.layers));
@@ -233,24 +235,10 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
     // Context parallel: the load-balanced causal split gives each rank 2 chunks of s/(2·cp).
     if (p.cp > 1 && w.seq_len > 0 && w.seq_len % (2 * p.cp) != 0)
       c.add(ErrorCode::Incompatible, P + "cp", "seq_len = " + c.fmt(w.seq_len) + " is not divisible by 2 × cp = " + c.fmt(2.0 * p.cp));
-    // Batch: global batch = micro batch × micro-batches × data-parallel replicas.
-    const long long per_step = static_cast<long long>(p.micro_batch) * mesh.dp_attn;
     if (w.global_batch > 0 && w.global_batch % per_step != 0)
       c.add(ErrorCode::Incompatible, "/workload/global_batch",
             "global_batch = " + c.fmt(w.global_batch) + " is not a multiple of micro_batch × data-parallel replicas = " +
                 c.fmt(p.micro_batch) + " × " + c.fmt(mesh.dp_attn));
-    // Schedules: Megatron's interleaved 1F1B runs micro-batches in groups of pp; DualPipe feeds both
-    // ends with half of them (DeepSeek-V3 §3.2.1; deepseek-ai/DualPipe needs m ≥ 2·pp).
-    const long long m = w.global_batch > 0 && per_step > 0 ? w.global_batch / per_step : 0;
-    if (p.schedule == Schedule::Interleaved && m > 0 && m % p.pp != 0)
-      c.add(ErrorCode::Incompatible, "/workload/global_batch",
-            "interleaved 1F1B needs the micro-batches per step (" + c.fmt(double(m)) + ") to be a multiple of pp = " + c.fmt(p.pp));
-    if (p.schedule == Schedule::DualPipe) {
-      if (p.pp % 2 != 0) c.add(ErrorCode::Incompatible, P + "pp", "dualpipe needs an even pp, got " + c.fmt(p.pp));
-      if (m > 0 && (m % 2 != 0 || m < 2LL * p.pp))
-        c.add(ErrorCode::Incompatible, "/workload/global_batch",
-              "dualpipe needs an even number of micro-batches per step, at least 2 × pp = " + c.fmt(2.0 * p.pp) + ", got " + c.fmt(double(m)));
-    }
   }
   if (p.zero < 0 || p.zero > 3) c.add(ErrorCode::OutOfRange, P + "zero", "must be 0, 1, 2, 3 or \"fsdp\"");
   // Rank order: a permutation of the five axes.

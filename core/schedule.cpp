@@ -233,30 +233,12 @@ Errors validate(const ScheduleInput& in, Schedule kind) {
   if (v < 1) add(ErrorCode::OutOfRange, k_path_chunks, "vpp = " + std::to_string(v) + " must be at least 1");
   const bool sizes_ok = p >= 1 && m >= 1 && v >= 1;
 
-  if (kind == Schedule::Interleaved) {
-    if (v == 1)
-      add(ErrorCode::Incompatible, k_path_chunks,
-          "interleaved needs vpp >= 2 chunks per stage; with vpp = 1 use 1f1b");
-    if (p >= 1 && m >= 1 && m % p != 0)
-      add(ErrorCode::Incompatible, k_path_micro_batches,
-          "interleaved needs micro-batches = " + std::to_string(m) + " to be a multiple of pp = " +
-              std::to_string(p) + " (Megatron-LM)");
-  } else if (kind == Schedule::DualPipe) {
-    if (p >= 1 && p % 2 != 0)
-      add(ErrorCode::Incompatible, k_path_stages, "dualpipe needs an even pp, got " + std::to_string(p));
-    if (m >= 1 && m % 2 != 0)
-      add(ErrorCode::Incompatible, k_path_micro_batches,
-          "dualpipe needs an even number of micro-batches, got " + std::to_string(m));
-    if (p >= 1 && m >= 1 && m < 2 * p)
-      add(ErrorCode::Incompatible, k_path_micro_batches,
-          "dualpipe needs micro-batches = " + std::to_string(m) + " >= 2 * pp = " + std::to_string(2 * p) +
-              " (deepseek-ai/DualPipe)");
-    if (v >= 1 && v != 2)
+  if (sizes_ok) {
+    // DualPipe's two chunks per stage are its two directions, not virtual stages of the plan.
+    if (kind == Schedule::DualPipe && v != 2)
       add(ErrorCode::Incompatible, k_path_chunks,
           "dualpipe holds 2 chunks per stage (one per direction), got vpp = " + std::to_string(v));
-  } else if (v > 1) {
-    add(ErrorCode::Incompatible, k_path_chunks,
-        std::string(name_of(in.name)) + " runs one chunk per stage, got vpp = " + std::to_string(v) + "; use interleaved");
+    for (Error& e : schedule_rules(kind, p, kind == Schedule::DualPipe ? 1 : v, m)) errors.push_back(std::move(e));
   }
 
   if (sizes_ok && static_cast<double>(p) * v * m > static_cast<double>(k_max_pairs))  // double: no overflow
@@ -285,6 +267,27 @@ Errors validate(const ScheduleInput& in, Schedule kind) {
 }
 
 }  // namespace
+
+Errors schedule_rules(Schedule s, int pp, int vpp, long long m) {
+  Errors errors;
+  auto add = [&](const char* path, std::string message) {
+    errors.push_back({ErrorCode::Incompatible, path, std::move(message)});
+  };
+  auto n = [](long long v) { return std::to_string(v); };
+  if (vpp > 1 && s != Schedule::Interleaved) add(k_path_chunks, "vpp = " + n(vpp) + " needs schedule 'interleaved'");
+  if (s == Schedule::Interleaved && vpp < 2)
+    add(k_path_chunks, "schedule 'interleaved' needs vpp ≥ 2 (vpp = 1 is plain 1f1b)");
+  if (s == Schedule::Interleaved && m > 0 && pp > 0 && m % pp != 0)
+    add(k_path_micro_batches,
+        "interleaved 1F1B needs the micro-batches per step (" + n(m) + ") to be a multiple of pp = " + n(pp));
+  if (s == Schedule::DualPipe) {
+    if (pp % 2 != 0) add(k_path_stages, "dualpipe needs an even pp, got " + n(pp));
+    if (m > 0 && (m % 2 != 0 || m < 2LL * pp))
+      add(k_path_micro_batches, "dualpipe needs an even number of micro-batches per step, at least 2 × pp = " +
+                                    n(2LL * pp) + ", got " + n(m));
+  }
+  return errors;
+}
 
 Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
   Result<ScheduleResult> result;

@@ -64,4 +64,10 @@ struct ScheduleResult {
 // Validates the combination (errors with paths under /plan) and simulates it.
 Result<ScheduleResult> simulate_schedule(const ScheduleInput& input);
 
+// The rules a schedule puts on a plan: pp stages, vpp chunks per stage (as the plan gives it:
+// DualPipe's two directions are not counted), m micro-batches per step (m ≤ 0: not known yet).
+// Megatron's interleaved 1F1B runs micro-batches in groups of pp; DualPipe feeds both ends with half
+// of them (DeepSeek-V3 §3.2.1; deepseek-ai/DualPipe needs m ≥ 2·pp). Paths are the plan's.
+Errors schedule_rules(Schedule schedule, int pp, int vpp, long long m);
+
 }  // namespace cutlab

@@ -413,5 +413,5 @@ TEST_CASE("Validation reports every broken rule at once", "[schedule][error]") {
   CHECK(has_error(r.errors, ErrorCode::Incompatible, "/workload/global_batch"));
   CHECK(has_error(r.errors, ErrorCode::Incompatible, "/plan/vpp"));
   CHECK(has_error(r.errors, ErrorCode::OutOfRange, "/times/0/f_s"));
-  CHECK(r.errors.size() == 5);  // odd p, odd m, m < 2p, vpp != 2, negative f_s
+  CHECK(r.errors.size() == 4);  // odd p; m odd and < 2p (one rule); vpp != 2; negative f_s
 }

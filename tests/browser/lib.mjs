@@ -241,7 +241,8 @@ function runCli(args, input) {
     p.stdin.end(input ?? '');
   });
 }
-const parse = (s) => { try { return JSON.parse(s); } catch { return null; } };
+// The CLI's --json is the façade's answer: {ok, result} or {ok: false, errors, config}.
+const parse = (s) => { try { const j = JSON.parse(s); return j && j.ok === true ? j.result : j; } catch { return null; } };
 // `cutlab evaluate - --json` of a config: { status, json } (json holds the errors on status 2)
 export async function cliEvaluate(config) {
   const r = await runCli(['evaluate', '-', '--json'], JSON.stringify(config));
