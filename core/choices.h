@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <initializer_list>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -31,42 +32,43 @@ enum class Link { NVLink, ScaleOut };
 template <class E>
 struct Named {
   E value;
-  const char* name;
+  const char* name;   // the JSON spelling
+  const char* label;  // how people name it (menus, tables)
 };
 
-// ChoiceTable<E>::entries: every value of E with its name (the JSON spelling); ::key: the JSON key
-// (or kind) the names belong to, for messages and for the page's menus.
+// ChoiceTable<E>::entries: every value of E with its name and label; ::key: the JSON key (or kind)
+// the names belong to, for messages and for the page's menus.
 template <class E>
 struct ChoiceTable;
 
-#define CUTLAB_CHOICES(E, KEY, ...)                      \
-  template <>                                            \
-  struct ChoiceTable<E> {                                \
-    static constexpr const char* key = KEY;              \
-    static constexpr auto entries = std::array{__VA_ARGS__}; \
+#define CUTLAB_CHOICES(E, KEY, ...)                           \
+  template <>                                                 \
+  struct ChoiceTable<E> {                                     \
+    static constexpr const char* key = KEY;                   \
+    static constexpr std::array<Named<E>, std::initializer_list<Named<E>>{__VA_ARGS__}.size()> entries{{__VA_ARGS__}}; \
   };
 
-CUTLAB_CHOICES(Mode, "mode", Named<Mode>{Mode::Train, "train"}, Named<Mode>{Mode::Infer, "infer"})
-CUTLAB_CHOICES(Schedule, "schedule", Named<Schedule>{Schedule::GPipe, "gpipe"},
-               Named<Schedule>{Schedule::OneFOneB, "1f1b"}, Named<Schedule>{Schedule::Interleaved, "interleaved"},
-               Named<Schedule>{Schedule::ZbH1, "zb-h1"}, Named<Schedule>{Schedule::DualPipe, "dualpipe"})
-CUTLAB_CHOICES(Recompute, "recompute", Named<Recompute>{Recompute::None, "none"},
-               Named<Recompute>{Recompute::Selective, "selective"}, Named<Recompute>{Recompute::Full, "full"})
-CUTLAB_CHOICES(Dtype, "dtype", Named<Dtype>{Dtype::BF16, "bf16"}, Named<Dtype>{Dtype::FP8, "fp8"})
-CUTLAB_CHOICES(GradDtype, "grad_dtype", Named<GradDtype>{GradDtype::FP32, "fp32"},
-               Named<GradDtype>{GradDtype::BF16, "bf16"}, Named<GradDtype>{GradDtype::FP16, "fp16"})
-CUTLAB_CHOICES(WeightDtype, "weight_dtype", Named<WeightDtype>{WeightDtype::BF16, "bf16"},
-               Named<WeightDtype>{WeightDtype::FP8, "fp8"}, Named<WeightDtype>{WeightDtype::INT4, "int4"})
-CUTLAB_CHOICES(KvDtype, "kv_dtype", Named<KvDtype>{KvDtype::BF16, "bf16"}, Named<KvDtype>{KvDtype::FP8, "fp8"})
-CUTLAB_CHOICES(Optimizer, "optimizer", Named<Optimizer>{Optimizer::Adam, "adam"})
-CUTLAB_CHOICES(Axis, "axis", Named<Axis>{Axis::TP, "tp"}, Named<Axis>{Axis::CP, "cp"}, Named<Axis>{Axis::EP, "ep"},
-               Named<Axis>{Axis::DP, "dp"}, Named<Axis>{Axis::PP, "pp"}, Named<Axis>{Axis::ETP, "etp"},
-               Named<Axis>{Axis::EDP, "edp"}, Named<Axis>{Axis::DPGrad, "dp_grad"})
-CUTLAB_CHOICES(Collective, "collective", Named<Collective>{Collective::AllReduce, "all-reduce"},
-               Named<Collective>{Collective::AllGather, "all-gather"},
-               Named<Collective>{Collective::ReduceScatter, "reduce-scatter"},
-               Named<Collective>{Collective::AllToAll, "all-to-all"}, Named<Collective>{Collective::SendRecv, "send-recv"})
-CUTLAB_CHOICES(Link, "link", Named<Link>{Link::NVLink, "nvlink"}, Named<Link>{Link::ScaleOut, "scaleout"})
+CUTLAB_CHOICES(Mode, "mode", {Mode::Train, "train", "train (one step)"}, {Mode::Infer, "infer", "serve (inference)"})
+CUTLAB_CHOICES(Schedule, "schedule", {Schedule::GPipe, "gpipe", "GPipe"}, {Schedule::OneFOneB, "1f1b", "1F1B"},
+               {Schedule::Interleaved, "interleaved", "interleaved 1F1B"}, {Schedule::ZbH1, "zb-h1", "zero bubble ZB-H1"},
+               {Schedule::DualPipe, "dualpipe", "DualPipe"})
+CUTLAB_CHOICES(Recompute, "recompute", {Recompute::None, "none", "none"}, {Recompute::Selective, "selective", "selective"},
+               {Recompute::Full, "full", "full"})
+CUTLAB_CHOICES(Dtype, "dtype", {Dtype::BF16, "bf16", "bf16"}, {Dtype::FP8, "fp8", "fp8"})
+CUTLAB_CHOICES(GradDtype, "grad_dtype", {GradDtype::FP32, "fp32", "fp32 (Megatron)"}, {GradDtype::BF16, "bf16", "bf16"},
+               {GradDtype::FP16, "fp16", "fp16"})
+CUTLAB_CHOICES(WeightDtype, "weight_dtype", {WeightDtype::BF16, "bf16", "bf16"}, {WeightDtype::FP8, "fp8", "fp8"},
+               {WeightDtype::INT4, "int4", "int4"})
+CUTLAB_CHOICES(KvDtype, "kv_dtype", {KvDtype::BF16, "bf16", "bf16"}, {KvDtype::FP8, "fp8", "fp8"})
+CUTLAB_CHOICES(Optimizer, "optimizer", {Optimizer::Adam, "adam", "Adam"})
+CUTLAB_CHOICES(Axis, "axis", {Axis::TP, "tp", "TP"}, {Axis::CP, "cp", "CP"}, {Axis::EP, "ep", "EP"}, {Axis::DP, "dp", "DP"},
+               {Axis::PP, "pp", "PP"}, {Axis::ETP, "etp", "ETP"}, {Axis::EDP, "edp", "EDP"},
+               {Axis::DPGrad, "dp_grad", "DP gradients"})
+CUTLAB_CHOICES(Collective, "collective", {Collective::AllReduce, "all-reduce", "all-reduce"},
+               {Collective::AllGather, "all-gather", "all-gather"},
+               {Collective::ReduceScatter, "reduce-scatter", "reduce-scatter"},
+               {Collective::AllToAll, "all-to-all", "all-to-all"}, {Collective::SendRecv, "send-recv", "send-recv"})
+CUTLAB_CHOICES(Link, "link", {Link::NVLink, "nvlink", "NVLink"}, {Link::ScaleOut, "scaleout", "scale-out"})
 
 #undef CUTLAB_CHOICES
 

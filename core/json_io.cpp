@@ -661,6 +661,34 @@ json to_json(const Estimate& e, const Config& cfg) {
   return std::visit([&](const auto& x) { return to_json(x, cfg); }, e);
 }
 
+namespace {
+
+template <class E>
+void add_choices(json& out) {
+  json list = json::array();
+  for (const Named<E>& n : ChoiceTable<E>::entries) list.push_back({{"name", n.name}, {"label", n.label}});
+  out[ChoiceTable<E>::key] = std::move(list);
+}
+
+}  // namespace
+
+// Every named choice with its label, from core/choices.h: the page builds its menus from these.
+json choices_json() {
+  json out = json::object();
+  add_choices<Mode>(out);
+  add_choices<Schedule>(out);
+  add_choices<Recompute>(out);
+  add_choices<Dtype>(out);
+  add_choices<GradDtype>(out);
+  add_choices<WeightDtype>(out);
+  add_choices<KvDtype>(out);
+  add_choices<Optimizer>(out);
+  add_choices<Axis>(out);
+  add_choices<Collective>(out);
+  add_choices<Link>(out);
+  return out;
+}
+
 json presets_json() {
   json models = json::array(), clusters = json::array();
   for (const ModelPreset& p : model_presets()) {
@@ -674,7 +702,7 @@ json presets_json() {
     c["source"] = p.source;
     clusters.push_back(c);
   }
-  return {{"models", models}, {"clusters", clusters}};
+  return {{"models", models}, {"clusters", clusters}, {"choices", choices_json()}};
 }
 
 }  // namespace cutlab

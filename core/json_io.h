@@ -38,6 +38,7 @@ nlohmann::json to_json(const GpuPlacement& g);
 nlohmann::json to_json(const Scene& s);
 nlohmann::json to_json(const SearchResult& s);
 nlohmann::json to_json(const Errors& errors);
-nlohmann::json presets_json();
+nlohmann::json choices_json();  // every named choice: [{name, label}] per key
+nlohmann::json presets_json();   // models, clusters and choices
 
 }  // namespace cutlab

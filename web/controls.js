@@ -6,6 +6,7 @@
   const F = CL.fmt;
 
   const num = (path, label, o) => Object.assign({ path, label, kind: 'number' }, o || {});
+  // choices: [[value, label], …], or the name of a core choice table ('schedule', 'dtype', …)
   const sel = (path, label, choices, o) => Object.assign({ path, label, kind: 'select', choices }, o || {});
   const axis = (key, label, title) => ({ path: '/plan/' + key, label, kind: 'axis', key, title });
   const check = (path, label, title) => ({ path, label, kind: 'check', title });
@@ -13,7 +14,7 @@
   const train = (def) => Object.assign(def, { only: 'train' });
   const infer = (def) => Object.assign(def, { only: 'infer' });
   const TABLE = [
-    { title: 'Run', rows: [sel('/workload/mode', 'Mode', [['train', 'train (one step)'], ['infer', 'serve (inference)']],
+    { title: 'Run', rows: [sel('/workload/mode', 'Mode', 'mode',
       { title: 'Training step, or serving requests (prefill + decode)' })] },
     { title: 'Model', rows: [{ path: '/model', label: 'Model', kind: 'preset', source: 'models' },
       { path: '/model/hf_config', label: 'Paste a Hugging Face config.json', kind: 'hf' }],
@@ -45,20 +46,20 @@
       sel('/plan/zero', 'ZeRO', [[0, '0 · none'], [1, '1 · optimizer'], [2, '2 · + gradients'], [3, '3 · + weights (FSDP)']]),
       check('/plan/distributed_optimizer', 'Distributed optimizer', 'Megatron’s: shards the optimizer over DP (= ZeRO-1)'),
       check('/plan/sp', 'Sequence parallel', 'Split LayerNorm/dropout activations along the TP group'),
-      sel('/plan/recompute', 'Recompute', [['none', 'none'], ['selective', 'selective'], ['full', 'full']]),
+      sel('/plan/recompute', 'Recompute', 'recompute'),
       check('/plan/flash_attention', 'Flash attention', 'The s × s score matrix is never stored')] },
     { title: 'Pipeline', only: 'train', rows: [
-      sel('/plan/schedule', 'Schedule', [['gpipe', 'GPipe'], ['1f1b', '1F1B'], ['interleaved', 'interleaved 1F1B'], ['zb-h1', 'zero bubble ZB-H1'], ['dualpipe', 'DualPipe']]),
+      sel('/plan/schedule', 'Schedule', 'schedule'),
       axis('vpp', 'VPP', 'Virtual stages (model chunks) per GPU, interleaved schedule'),
       axis('micro_batch', 'Micro-batch', 'Sequences per micro-batch')] },
     { title: 'Workload', rows: [
       train(num('/workload/seq_len', 'Sequence length')), train(num('/workload/global_batch', 'Global batch')),
       infer(num('/workload/batch', 'Batch', { title: 'Concurrent sequences per replica' })), infer(num('/workload/prompt_len', 'Prompt tokens')),
       infer(num('/workload/output_len', 'Output tokens')),
-      sel('/workload/dtype', 'GEMM dtype', [['bf16', 'bf16'], ['fp8', 'fp8']]),
-      train(sel('/workload/grad_dtype', 'Gradients', [['fp32', 'fp32 (Megatron)'], ['bf16', 'bf16'], ['fp16', 'fp16']])),
-      infer(sel('/workload/weight_dtype', 'Weights', [['bf16', 'bf16'], ['fp8', 'fp8'], ['int4', 'int4']])),
-      infer(sel('/workload/kv_dtype', 'KV cache', [['bf16', 'bf16'], ['fp8', 'fp8']]))] },
+      sel('/workload/dtype', 'GEMM dtype', 'dtype'),
+      train(sel('/workload/grad_dtype', 'Gradients', 'grad_dtype')),
+      infer(sel('/workload/weight_dtype', 'Weights', 'weight_dtype')),
+      infer(sel('/workload/kv_dtype', 'KV cache', 'kv_dtype'))] },
   ];
 
   // ---- state access by path ------------------------------------------------------------------
@@ -182,7 +183,9 @@
             input.appendChild(o);
           }
         } else if (def.kind === 'select') {
-          for (const [v, t] of def.choices) {
+          // A string names one of the core's choice tables (core/choices.h, presets().choices).
+          const list = typeof def.choices === 'string' ? presets.choices[def.choices].map((c) => [c.name, c.label]) : def.choices;
+          for (const [v, t] of list) {
             const o = document.createElement('option');
             o.value = String(v);
             o.textContent = t;

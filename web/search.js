@@ -12,7 +12,8 @@
   const CHOSEN = ['tp', 'pp', 'cp', 'ep', 'dp', 'etp', 'sp', 'schedule', 'vpp', 'micro_batch', 'recompute', 'distributed_optimizer', 'layers_per_stage'];
   // What makes two plans the same plan (the current one is marked in the table).
   const SAME = ['tp', 'pp', 'cp', 'ep', 'dp', 'etp', 'sp', 'zero', 'distributed_optimizer', 'schedule', 'vpp', 'micro_batch', 'recompute'];
-  const SCHEDULE = { gpipe: 'GPipe', '1f1b': '1F1B', interleaved: 'interleaved', 'zb-h1': 'ZB-H1', dualpipe: 'DualPipe' };
+  // The core's label of a named choice (core/choices.h).
+  const label = (key, name) => { const c = CL.presets.choices[key].find((x) => x.name === name); return c ? c.label : name; };
 
   // The config the search gets: the page's, without the fields the search chooses (so a plan that
   // is invalid now can still be searched from), with the GPU count to fill: cluster.gpus when the
@@ -45,7 +46,7 @@
 
   function same(a, b) { return !!a && !!b && SAME.every((k) => a[k] === b[k]); }
 
-  const scheduleText = (p) => (SCHEDULE[p.schedule] || p.schedule) + (p.schedule === 'interleaved' || p.vpp > 1 ? ' v' + p.vpp : '');
+  const scheduleText = (p) => label('schedule', p.schedule) + (p.vpp > 1 ? ' v' + p.vpp : '');
   const plural = (n, one, many) => F.int(n) + ' ' + (n === 1 ? one : many);
 
   // found: { out (the core's answer), ms, gpus, what (model · cluster line), rankOrder };

@@ -3,11 +3,14 @@
 // tables = `cutlab evaluate` of that plan); back un-applies it; a changed config marks the table
 // outdated and "Search again" ranks for the new one; serve mode and a cluster where nothing fits
 // say so.
-import { setup, select, fill, click, back, settle, cliSearch, cliEvaluate, compareTables, shot } from '../lib.mjs';
+import { execFileSync } from 'node:child_process';
+import { setup, select, fill, click, back, settle, cliSearch, cliEvaluate, compareTables, shot, cli } from '../lib.mjs';
 
 const searchRows = (page) => page.$$eval('#search-panel tbody tr[data-i]', (trs) => trs.map((tr) => Object.assign({ current: tr.classList.contains('current') },
   Object.fromEntries(Array.from(tr.querySelectorAll('td[data-k]')).map((td) => [td.dataset.k, { v: td.dataset.v, t: td.textContent }])))));
-const SCHEDULE_TEXT = (p) => ({ '1f1b': '1F1B', 'zb-h1': 'ZB-H1', gpipe: 'GPipe', dualpipe: 'DualPipe' }[p.schedule] || p.schedule) + (p.schedule === 'interleaved' ? ' v' + p.vpp : '');
+// The schedule's label from the CLI's choice table (`cutlab presets --json`), and its chunks.
+const SCHEDULES = JSON.parse(execFileSync(cli, ['presets', '--json'], { encoding: 'utf8' })).result.choices.schedule;
+const SCHEDULE_TEXT = (p) => SCHEDULES.find((c) => c.name === p.schedule).label + (p.vpp > 1 ? ' v' + p.vpp : '');
 const argsFor = (gb) => ['--model', 'llama3-70b', '--cluster', 'dgx-h100', '--gpus', '64', '--seq-len', '8192', '--global-batch', String(gb), '--top', '10'];
 // the search has run and its result is drawn (the button is enabled again once it has)
 async function searched(page) {
