@@ -51,44 +51,35 @@ const GroupInfo* find_group(const Placement& p, Axis axis) {
   return nullptr;
 }
 
-Placement place(const Config& config, const Mesh& mesh) {
-  const ModelSpec& m = config.model;
-  const Cluster& c = config.cluster;
-  const Plan& plan = config.plan;
-  Placement pl;
-  const bool folding = plan.etp > 0;
-  pl.gpus = mesh.gpus;
-  pl.gpus_per_node = std::max(1, c.gpus_per_node);
-  pl.nodes = (pl.gpus + pl.gpus_per_node - 1) / pl.gpus_per_node;
+namespace {
 
-  // Strides in rank_order (innermost first). Under folding, ep is not an attention-mesh axis.
-  const std::array<std::pair<const char*, int>, 5> sizes = {
-      {{"tp", plan.tp}, {"cp", plan.cp}, {"ep", folding ? 1 : plan.ep}, {"dp", plan.dp}, {"pp", plan.pp}}};
-  auto size_of = [&](const std::string& n) {
-    for (auto& [k, v] : sizes)
-      if (n == k) return v;
-    return 1;
-  };
+// Strides of the five attention-mesh axes in rank space, laid out in rank_order (innermost first).
+// Under folding, ep is not an attention-mesh axis (size 1).
+void place_strides(const Plan& plan, Placement& pl) {
+  std::array<Axis, 5> order{Axis::TP, Axis::CP, Axis::EP, Axis::DP, Axis::PP};
+  rank_order_axes(plan.rank_order, order);  // validated: a permutation of the five
   long long stride = 1;
-  std::array<long long, 5> strides{1, 1, 1, 1, 1};
-  for (size_t start = 0;;) {
-    const size_t dash = plan.rank_order.find('-', start);
-    const std::string n = plan.rank_order.substr(start, dash == std::string::npos ? std::string::npos : dash - start);
-    for (size_t i = 0; i < sizes.size(); ++i)
-      if (n == sizes[i].first) strides[i] = stride;
-    stride *= size_of(n);
-    if (dash == std::string::npos) break;
-    start = dash + 1;
+  for (Axis a : order) {
+    int size = 1;
+    switch (a) {
+      case Axis::TP: pl.stride_tp = stride, size = plan.tp; break;
+      case Axis::CP: pl.stride_cp = stride, size = plan.cp; break;
+      case Axis::EP: pl.stride_ep = stride, size = plan.etp > 0 ? 1 : plan.ep; break;
+      case Axis::DP: pl.stride_dp = stride, size = plan.dp; break;
+      case Axis::PP: pl.stride_pp = stride, size = plan.pp; break;
+      default: break;
+    }
+    stride *= size;
   }
-  pl.stride_tp = strides[0], pl.stride_cp = strides[1], pl.stride_ep = strides[2];
-  pl.stride_dp = strides[3], pl.stride_pp = strides[4];
+}
+
+void place_groups(const ModelSpec& m, const Plan& plan, const Mesh& mesh, Placement& pl) {
   const Span tp{pl.stride_tp, plan.tp}, cp{pl.stride_cp, plan.cp}, dp{pl.stride_dp, plan.dp}, pp{pl.stride_pp, plan.pp};
   const int G = pl.gpus_per_node, N = pl.gpus;
-
   pl.groups.push_back(make_group(Axis::TP, {tp}, N, G));
   pl.groups.push_back(make_group(Axis::CP, {cp}, N, G));
   pl.groups.push_back(make_group(Axis::PP, {pp}, N, G));
-  if (!folding) {
+  if (plan.etp == 0) {
     const Span ep{pl.stride_ep, plan.ep};
     pl.groups.push_back(make_group(Axis::EP, {ep}, N, G));
     pl.groups.push_back(make_group(Axis::DP, {dp}, N, G));
@@ -106,7 +97,10 @@ Placement place(const Config& config, const Mesh& mesh) {
     pl.groups.push_back(make_group(Axis::EP, {ep}, N, G));
     pl.groups.push_back(make_group(Axis::EDP, {edp}, N, G));
   }
+}
 
+// The layers (model chunks) each pipeline stage holds.
+std::vector<StageInfo> place_stages(const ModelSpec& m, const Plan& plan) {
   const std::vector<int> per_stage = stage_layers(m, plan);
   const int P = plan.pp;
   std::vector<int> stage_first(P, 0);
@@ -117,6 +111,7 @@ Placement place(const Config& config, const Mesh& mesh) {
     st.layers += b - a + 1;
     st.moe_layers += std::max(0, b - std::max(a, first_moe) + 1);
   };
+  std::vector<StageInfo> stages;
   for (int s = 0; s < P; ++s) {
     StageInfo st;
     st.stage = s;
@@ -145,8 +140,21 @@ Placement place(const Config& config, const Mesh& mesh) {
       st.output = s == P - 1;
     }
     st.first_layer = st.chunks.front().first;
-    pl.stages.push_back(st);
+    stages.push_back(st);
   }
+  return stages;
+}
+
+}  // namespace
+
+Placement place(const Config& config, const Mesh& mesh) {
+  Placement pl;
+  pl.gpus = mesh.gpus;
+  pl.gpus_per_node = std::max(1, config.cluster.gpus_per_node);
+  pl.nodes = (pl.gpus + pl.gpus_per_node - 1) / pl.gpus_per_node;
+  place_strides(config.plan, pl);
+  place_groups(config.model, config.plan, mesh, pl);
+  pl.stages = place_stages(config.model, config.plan);
   return pl;
 }
 

@@ -20,6 +20,25 @@ int dp_for_gpus(const Plan& p, long long gpus) {
   return static_cast<int>(gpus / rest);
 }
 
+bool rank_order_axes(const std::string& order, std::array<Axis, 5>& out) {
+  std::array<Axis, 5> axes{};
+  size_t n = 0, start = 0;
+  for (;;) {
+    const size_t dash = order.find('-', start);
+    const std::string part = order.substr(start, dash == std::string::npos ? std::string::npos : dash - start);
+    Axis a{};
+    const bool mesh_axis = choice_from_name(part, a) && (a == Axis::TP || a == Axis::CP || a == Axis::EP ||
+                                                         a == Axis::DP || a == Axis::PP);
+    if (!mesh_axis || n == axes.size() || std::find(axes.begin(), axes.begin() + n, a) != axes.begin() + n) return false;
+    axes[n++] = a;
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  if (n != axes.size()) return false;
+  out = axes;
+  return true;
+}
+
 int effective_zero(const Plan& p) { return std::max(p.zero, p.distributed_optimizer ? 1 : 0); }
 
 Mesh derive_mesh(const Plan& p, const Workload& w) {
@@ -148,7 +167,8 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   if (!(e.overlap >= 0 && e.overlap <= 1)) c.add(ErrorCode::OutOfRange, E + "overlap", "must be in [0, 1]");
 }
 
-void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w, const Mesh& mesh, Checker& c) {
+// Every axis in [1, 2^20] (etp ≥ 0); false when one is not, so the rules below are meaningless.
+bool validate_axes(const Plan& p, Checker& c) {
   const std::string P = "/plan/";
   bool axes_ok = true;
   for (auto [key, v] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep}, {"dp", p.dp},
@@ -166,7 +186,12 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
     c.add(ErrorCode::OutOfRange, P + "etp", "etp must be ≥ 1 (or absent: experts use tp)");
     axes_ok = false;
   }
-  if (!axes_ok) return;
+  return axes_ok;
+}
+
+// The mesh covers the cluster; TP splits heads, KV heads and the MLP evenly; EP splits the experts.
+void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const Mesh& mesh, Checker& c) {
+  const std::string P = "/plan/";
   const double product = mesh_gpus(p);
   if (product > 1e7) c.add(ErrorCode::OutOfRange, P + "dp", "the mesh has " + c.fmt(product) + " GPUs, more than 10^7");
   if (cl.gpus > 0 && product != cl.gpus) {
@@ -194,7 +219,8 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
     if (m.expert_ffn_hidden > 0 && m.expert_ffn_hidden % mesh.etp != 0)
       c.add(ErrorCode::Incompatible, P + (p.etp > 0 ? "etp" : "tp"),
             "expert tensor parallel " + c.fmt(mesh.etp) + " does not divide expert_ffn_hidden = " + c.fmt(m.expert_ffn_hidden));
-    if (p.etp > 0 && p.rank_order.size() >= 2 && p.rank_order.substr(p.rank_order.size() - 2) != "pp")
+    std::array<Axis, 5> order{};
+    if (p.etp > 0 && rank_order_axes(p.rank_order, order) && order.back() != Axis::PP)
       c.add(ErrorCode::Incompatible, P + "rank_order", "MoE Parallel Folding lays out both meshes inside a stage: pp must be last (outermost)");
     if (p.etp > 0) {
       const long long per_stage = static_cast<long long>(mesh.gpus) / p.pp;
@@ -204,7 +230,11 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
                   c.fmt(double(per_stage)));
     }
   }
-  // Pipeline.
+}
+
+// Pipeline stages, chunks, the schedule's rules, the batch split and what each mode allows.
+void validate_pipeline(const ModelSpec& m, const Plan& p, const Workload& w, const Mesh& mesh, Checker& c) {
+  const std::string P = "/plan/";
   if (p.pp > m.layers && m.layers > 0)
     c.add(ErrorCode::Incompatible, P + "pp", "pp = " + c.fmt(p.pp) + " exceeds layers = " + c.fmt(m.layers));
   const int chunks = p.vpp;
@@ -240,18 +270,17 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
             "global_batch = " + c.fmt(w.global_batch) + " is not a multiple of micro_batch × data-parallel replicas = " +
                 c.fmt(p.micro_batch) + " × " + c.fmt(mesh.dp_attn));
   }
+}
+
+void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w, const Mesh& mesh, Checker& c) {
+  const std::string P = "/plan/";
+  if (!validate_axes(p, c)) return;
+  validate_cuts(m, cl, p, mesh, c);
+  validate_pipeline(m, p, w, mesh, c);
   if (p.zero < 0 || p.zero > 3) c.add(ErrorCode::OutOfRange, P + "zero", "must be 0, 1, 2, 3 or \"fsdp\"");
   // Rank order: a permutation of the five axes.
-  std::vector<std::string> parts;
-  for (size_t start = 0;;) {
-    const size_t dash = p.rank_order.find('-', start);
-    parts.push_back(p.rank_order.substr(start, dash == std::string::npos ? std::string::npos : dash - start));
-    if (dash == std::string::npos) break;
-    start = dash + 1;
-  }
-  std::vector<std::string> sorted = parts;
-  std::sort(sorted.begin(), sorted.end());
-  if (sorted != std::vector<std::string>{"cp", "dp", "ep", "pp", "tp"})
+  std::array<Axis, 5> order{};
+  if (!rank_order_axes(p.rank_order, order))
     c.add(ErrorCode::OutOfRange, P + "rank_order",
           "'" + p.rank_order + "' must order all of tp, cp, ep, dp, pp, innermost first (e.g. tp-cp-ep-dp-pp)");
 }

@@ -4,6 +4,7 @@
 // ETP × EP × EDP × PP cover the same GPUs.
 // validate() returns every broken rule at once, each with its JSON path.
 #pragma once
+#include <array>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,9 @@ double mesh_gpus(const Plan& plan);
 int dp_for_gpus(const Plan& plan, long long gpus);
 // The rest of the mesh, tp × pp × cp (× ep without folding).
 long long mesh_without_dp(const Plan& plan);
+// The five mesh axes in rank order, innermost first ("tp-cp-ep-dp-pp"); false (and `out` untouched)
+// unless `order` is a permutation of tp, cp, ep, dp and pp.
+bool rank_order_axes(const std::string& order, std::array<Axis, 5>& out);
 // ZeRO stage in effect: Megatron's distributed optimizer shards optimizer state over DP (ZeRO-1).
 int effective_zero(const Plan& plan);
 
