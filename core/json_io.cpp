@@ -332,6 +332,105 @@ bool sections_resolved(const Errors& errors) {
   });
 }
 
+namespace {
+
+// The top-level keys: model, cluster, plan and workload, of which model and cluster are required.
+void check_config_keys(const json& j, Errors& errors) {
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "model" && it.key() != "cluster" && it.key() != "plan" && it.key() != "workload")
+      errors.push_back({ErrorCode::UnknownKey, "/" + it.key(), "unknown key '" + it.key() + "' (known: model, cluster, plan, workload)"});
+  require(j, "", {"model", "cluster"}, errors);
+}
+
+// "model": a preset name, an object (a preset with overrides, or every field), or {"hf_config": {...}}.
+void read_model_section(const json& section, ModelSpec& model, Errors& errors) {
+  const json* o = nullptr;
+  const bool ok = resolve_section(section, "model", find_model_preset, true, model, &o, errors);
+  if (ok && o && o->contains("hf_config")) {
+    read_hf_config((*o)["hf_config"], "/model/hf_config", model, errors);
+    for (auto it = o->begin(); it != o->end(); ++it)
+      if (it.key() != "hf_config")
+        errors.push_back({ErrorCode::UnknownKey, "/model/" + it.key(), "a model given as hf_config takes no other keys"});
+  } else if (ok && o) {
+    if (!o->contains("preset")) require(*o, "/model", {"layers", "hidden", "heads", "vocab"}, errors);
+    read_fields(*o, "/model", model_fields(), model, errors, {"preset"});
+    // Defaults that follow from other fields: MHA, and d_head = h / a.
+    if (!o->contains("preset")) {
+      if (!o->contains("kv_heads")) model.kv_heads = model.heads;
+      if (!o->contains("head_dim") && model.heads > 0) model.head_dim = model.hidden / model.heads;
+      if (!o->contains("ffn_hidden") && !o->contains("experts")) model.ffn_hidden = 4 * model.hidden;
+    }
+  }
+}
+
+// "cluster": a preset name or an object (a preset with overrides, or every field), with an optional
+// "efficiency" object.
+void read_cluster_section(const json& section, Cluster& cluster, Errors& errors) {
+  const json* o = nullptr;
+  if (resolve_section(section, "cluster", find_cluster_preset, false, cluster, &o, errors) && o) {
+    if (!o->contains("preset"))
+      require(*o, "/cluster", {"hbm_GiB", "hbm_GBps", "bf16_TFLOPs", "nvlink_GBps", "scaleout_GBps"}, errors);
+    read_fields(*o, "/cluster", cluster_fields(), cluster, errors, {"preset", "efficiency"});
+    if (o->contains("efficiency")) {
+      const json& e = (*o)["efficiency"];
+      if (e.is_object())
+        read_fields(e, "/cluster/efficiency", efficiency_fields(), cluster.efficiency, errors);
+      else
+        errors.push_back({ErrorCode::WrongType, "/cluster/efficiency", std::string("must be an object, got ") + type_name(e)});
+    }
+  }
+}
+
+// "plan": its fields, "zero" (0, 1, 2, 3 or "fsdp"), and dp from the cluster's `gpus` when dp is left out.
+void read_plan_section(const json& p, int gpus, Plan& plan, Errors& errors) {
+  if (!p.is_object()) {
+    errors.push_back({ErrorCode::WrongType, "/plan", std::string("must be an object, got ") + type_name(p)});
+    return;
+  }
+  read_fields(p, "/plan", plan_fields(), plan, errors, {"zero"});
+  if (p.contains("zero")) {
+    const json& z = p["zero"];
+    if (z.is_string() && z.get<std::string>() == "fsdp")
+      plan.zero = 3;
+    else if (is_integral(z))
+      plan.zero = z.get<int>();
+    else
+      errors.push_back({ErrorCode::WrongType, "/plan/zero", std::string("must be 0, 1, 2, 3 or \"fsdp\", got ") + type_name(z)});
+  }
+  // dp may be left out when cluster.gpus is given: it is what the mesh leaves, if that is whole.
+  if (!p.contains("dp") && gpus > 0) {
+    const int dp = dp_for_gpus(plan, gpus);
+    if (dp > 0)
+      plan.dp = dp;
+    else
+      errors.push_back({ErrorCode::Incompatible, "/plan/dp",
+                        "dp is not given and cluster.gpus = " + std::to_string(gpus) +
+                            " is not a multiple of the rest of the mesh (" + std::to_string(mesh_without_dp(plan)) + ")"});
+  }
+}
+
+void read_workload_section(const json& w, Workload& workload, Errors& errors) {
+  if (!w.is_object())
+    errors.push_back({ErrorCode::WrongType, "/workload", std::string("must be an object, got ") + type_name(w)});
+  else
+    read_fields(w, "/workload", workload_fields(), workload, errors);
+}
+
+// List every problem at once: when some fields could not be read but the model and cluster
+// resolved, also report the rules that the fields which were read break. A rule on a field that
+// already has a reading error is left out (that field holds its default, not the user's value).
+void list_rule_errors(const Config& c, Errors& errors) {
+  if (errors.empty() || !sections_resolved(errors)) return;
+  const size_t reading_errors = errors.size();
+  for (const Error& v : validate(c.model, c.cluster, c.plan, c.workload)) {
+    bool shadowed = false;
+    for (size_t i = 0; i < reading_errors && !shadowed; ++i) shadowed = errors[i].path == v.path;
+    if (!shadowed) errors.push_back(v);
+  }
+}
+
+}  // namespace
+
 Result<Config> config_from_json(const json& j) {
   Result<Config> r;
   Errors& errors = r.errors;
@@ -340,91 +439,12 @@ Result<Config> config_from_json(const json& j) {
     errors.push_back({ErrorCode::WrongType, "", std::string("the config must be an object, got ") + type_name(j)});
     return r;
   }
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "model" && it.key() != "cluster" && it.key() != "plan" && it.key() != "workload")
-      errors.push_back({ErrorCode::UnknownKey, "/" + it.key(), "unknown key '" + it.key() + "' (known: model, cluster, plan, workload)"});
-  require(j, "", {"model", "cluster"}, errors);
-
-  if (j.contains("model")) {
-    const json* o = nullptr;
-    const bool ok = resolve_section(j["model"], "model", find_model_preset, true, c.model, &o, errors);
-    if (ok && o && o->contains("hf_config")) {
-      read_hf_config((*o)["hf_config"], "/model/hf_config", c.model, errors);
-      for (auto it = o->begin(); it != o->end(); ++it)
-        if (it.key() != "hf_config")
-          errors.push_back({ErrorCode::UnknownKey, "/model/" + it.key(), "a model given as hf_config takes no other keys"});
-    } else if (ok && o) {
-      if (!o->contains("preset")) require(*o, "/model", {"layers", "hidden", "heads", "vocab"}, errors);
-      read_fields(*o, "/model", model_fields(), c.model, errors, {"preset"});
-      // Defaults that follow from other fields: MHA, and d_head = h / a.
-      if (!o->contains("preset")) {
-        if (!o->contains("kv_heads")) c.model.kv_heads = c.model.heads;
-        if (!o->contains("head_dim") && c.model.heads > 0) c.model.head_dim = c.model.hidden / c.model.heads;
-        if (!o->contains("ffn_hidden") && !o->contains("experts")) c.model.ffn_hidden = 4 * c.model.hidden;
-      }
-    }
-  }
-  if (j.contains("cluster")) {
-    const json* o = nullptr;
-    if (resolve_section(j["cluster"], "cluster", find_cluster_preset, false, c.cluster, &o, errors) && o) {
-      if (!o->contains("preset"))
-        require(*o, "/cluster", {"hbm_GiB", "hbm_GBps", "bf16_TFLOPs", "nvlink_GBps", "scaleout_GBps"}, errors);
-      read_fields(*o, "/cluster", cluster_fields(), c.cluster, errors, {"preset", "efficiency"});
-      if (o->contains("efficiency")) {
-        const json& e = (*o)["efficiency"];
-        if (e.is_object())
-          read_fields(e, "/cluster/efficiency", efficiency_fields(), c.cluster.efficiency, errors);
-        else
-          errors.push_back({ErrorCode::WrongType, "/cluster/efficiency", std::string("must be an object, got ") + type_name(e)});
-      }
-    }
-  }
-  if (j.contains("plan")) {
-    const json& p = j["plan"];
-    if (!p.is_object()) {
-      errors.push_back({ErrorCode::WrongType, "/plan", std::string("must be an object, got ") + type_name(p)});
-    } else {
-      read_fields(p, "/plan", plan_fields(), c.plan, errors, {"zero"});
-      if (p.contains("zero")) {
-        const json& z = p["zero"];
-        if (z.is_string() && z.get<std::string>() == "fsdp")
-          c.plan.zero = 3;
-        else if (is_integral(z))
-          c.plan.zero = z.get<int>();
-        else
-          errors.push_back({ErrorCode::WrongType, "/plan/zero", std::string("must be 0, 1, 2, 3 or \"fsdp\", got ") + type_name(z)});
-      }
-    }
-  }
-  // dp may be left out when cluster.gpus is given: it is what the mesh leaves, if that is whole.
-  if (j.contains("plan") && j["plan"].is_object() && !j["plan"].contains("dp") && c.cluster.gpus > 0) {
-    const Plan& p = c.plan;
-    const long long rest = static_cast<long long>(p.tp) * p.pp * p.cp * (p.etp > 0 ? 1 : p.ep);
-    if (rest > 0 && c.cluster.gpus % rest == 0)
-      c.plan.dp = static_cast<int>(c.cluster.gpus / rest);
-    else
-      errors.push_back({ErrorCode::Incompatible, "/plan/dp",
-                        "dp is not given and cluster.gpus = " + std::to_string(c.cluster.gpus) +
-                            " is not a multiple of the rest of the mesh (" + std::to_string(rest) + ")"});
-  }
-  if (j.contains("workload")) {
-    const json& w = j["workload"];
-    if (!w.is_object())
-      errors.push_back({ErrorCode::WrongType, "/workload", std::string("must be an object, got ") + type_name(w)});
-    else
-      read_fields(w, "/workload", workload_fields(), c.workload, errors);
-  }
-  // List every problem at once: when some fields could not be read but the model and cluster
-  // resolved, also report the rules that the fields which were read break. A rule on a field that
-  // already has a reading error is left out (that field holds its default, not the user's value).
-  if (!errors.empty() && sections_resolved(errors)) {
-    const size_t reading_errors = errors.size();
-    for (const Error& v : validate(c.model, c.cluster, c.plan, c.workload)) {
-      bool shadowed = false;
-      for (size_t i = 0; i < reading_errors && !shadowed; ++i) shadowed = errors[i].path == v.path;
-      if (!shadowed) errors.push_back(v);
-    }
-  }
+  check_config_keys(j, errors);
+  if (j.contains("model")) read_model_section(j["model"], c.model, errors);
+  if (j.contains("cluster")) read_cluster_section(j["cluster"], c.cluster, errors);
+  if (j.contains("plan")) read_plan_section(j["plan"], c.cluster.gpus, c.plan, errors);
+  if (j.contains("workload")) read_workload_section(j["workload"], c.workload, errors);
+  list_rule_errors(c, errors);
   return r;
 }
 

@@ -219,6 +219,232 @@ void generate_dualpipe(const Topology& t, int s, Emitter& emit) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Simulation, in three steps: generate every stage's ops, time them, then read the timeline.
+
+// Step 1: generates each stage's op order into `ops`; returns the bounds, stage s owning [begin[s], begin[s+1]).
+// Ops per stage: 2mv (F and B), 3m when every backward may be split (zb-h1; dualpipe has at most that).
+std::vector<std::size_t> generate_ops(const Topology& t, std::vector<Op>& ops, std::vector<unsigned char>& split_w) {
+  const int p = t.p;
+  const bool may_split = t.kind == Schedule::ZbH1 || t.kind == Schedule::DualPipe;
+  const std::size_t ops_bound = static_cast<std::size_t>(p) * t.m * (may_split ? 3 : 2 * t.v);
+  ops.reserve(ops_bound);
+  split_w.reserve(ops_bound);
+  std::vector<std::size_t> begin(p + 1, 0);
+  Emitter emit{ops, split_w, 0};
+  for (int s = 0; s < p; ++s) {
+    begin[s] = ops.size();
+    emit.stage = s;
+    switch (t.kind) {
+      case Schedule::GPipe: generate_gpipe(t, emit); break;
+      case Schedule::OneFOneB: generate_1f1b(t, s, emit); break;
+      case Schedule::Interleaved: generate_interleaved(t, s, emit); break;
+      case Schedule::ZbH1: generate_zb_h1(t, s, emit); break;
+      case Schedule::DualPipe: generate_dualpipe(t, s, emit); break;
+    }
+  }
+  begin[p] = ops.size();
+  return begin;
+}
+
+// Step 2: times every op. f_end / b_end: when the forward / input-gradient output of (micro-batch, stage,
+// chunk) is ready on its own stage; negative until that op has been timed. A stage runs its ops in order
+// until one's input is not timed yet; it waits on `stack` until the producer of that input wakes it.
+struct Timeline {
+  const Topology& t;
+  const ScheduleInput& input;
+  std::vector<Op>& ops;
+  const std::vector<unsigned char>& split_w;
+  const std::vector<std::size_t>& begin;
+  std::vector<double> f_end, b_end;
+  std::vector<std::size_t> cursor;  // per stage: its next op not yet timed
+  std::vector<double> free_at;      // per stage: when its last timed op ends
+  std::vector<int> stack;           // stages to run
+  std::vector<char> queued;         // per stage: whether it is on the stack
+
+  Timeline(const Topology& topology, const ScheduleInput& in, std::vector<Op>& all_ops,
+           const std::vector<unsigned char>& split, const std::vector<std::size_t>& bounds)
+      : t(topology), input(in), ops(all_ops), split_w(split), begin(bounds),
+        f_end(static_cast<std::size_t>(t.m) * t.p * t.v, -1.0), b_end(f_end.size(), -1.0),
+        cursor(begin.begin(), begin.end() - 1), free_at(t.p, 0.0), queued(t.p, 1) {
+    stack.reserve(t.p);
+    for (int s = t.p - 1; s >= 0; --s) stack.push_back(s);
+  }
+
+  const OpTimes& times_of(int s, int c) const { return input.times[static_cast<std::size_t>(s) * t.v + c]; }
+
+  // Earliest time the forward of (j, s, c) may start given its input, or -1 if the input is not yet timed.
+  double forward_ready(int j, int s, int c) const {
+    const Place from = t.previous(s, c);
+    if (from.stage < 0) return 0.0;
+    const double e = f_end[t.slot(j, from.stage, from.chunk)];
+    if (e < 0) return -1.0;
+    return from.stage == s ? e : e + input.p2p_s;
+  }
+  // Same for the backward: it needs its own forward and the gradient from the next virtual stage.
+  double backward_ready(int j, int s, int c) const {
+    const double own_f = f_end[t.slot(j, s, c)];
+    if (own_f < 0) return -1.0;
+    const Place from = t.next(s, c);
+    if (from.stage < 0) return own_f;
+    const double e = b_end[t.slot(j, from.stage, from.chunk)];
+    if (e < 0) return -1.0;
+    return std::max(own_f, from.stage == s ? e : e + input.p2p_s);
+  }
+
+  void wake(int s) {
+    if (!queued[s]) {
+      queued[s] = 1;
+      stack.push_back(s);
+    }
+  }
+  // After the forward output of (s, c) is timed, the next virtual stage may proceed; after its input
+  // gradient is timed, the previous one may.
+  void wake_forward_consumer(int s, int c) {
+    const Place to = t.next(s, c);
+    if (to.stage >= 0) wake(to.stage);
+  }
+  void wake_backward_consumer(int s, int c) {
+    const Place to = t.previous(s, c);
+    if (to.stage >= 0) wake(to.stage);
+  }
+
+  // The earliest start of op `i` of stage s given its inputs (-1: an input is not timed yet), and its duration.
+  void ready_and_duration(std::size_t i, int s, double& ready, double& duration) const {
+    const Op& op = ops[i];
+    switch (op.kind) {
+      case OpKind::F:
+        ready = forward_ready(op.micro_batch, s, op.chunk);
+        duration = times_of(s, op.chunk).f_s;
+        break;
+      case OpKind::B: {
+        ready = backward_ready(op.micro_batch, s, op.chunk);
+        const OpTimes& ot = times_of(s, op.chunk);
+        duration = split_w[i] ? ot.b_s : ot.b_s + ot.w_s;
+        break;
+      }
+      case OpKind::W:
+        ready = b_end[t.slot(op.micro_batch, s, op.chunk)];
+        duration = times_of(s, op.chunk).w_s;
+        break;
+      case OpKind::FB: {
+        const double rf = forward_ready(op.micro_batch, s, op.chunk);
+        const double rb = backward_ready(op.backward_micro_batch, s, op.backward_chunk);
+        ready = (rf < 0 || rb < 0) ? -1.0 : std::max(rf, rb);
+        const OpTimes& bt = times_of(s, op.backward_chunk);
+        duration = times_of(s, op.chunk).f_s + bt.b_s + bt.w_s;
+        break;
+      }
+    }
+  }
+
+  // Records the outputs of an op of stage s that ends at end_s and wakes the stages that consume them.
+  void publish(const Op& op, int s, double end_s) {
+    if (op.kind == OpKind::F || op.kind == OpKind::FB) {
+      f_end[t.slot(op.micro_batch, s, op.chunk)] = end_s;
+      wake_forward_consumer(s, op.chunk);
+    }
+    if (op.kind == OpKind::B) {
+      b_end[t.slot(op.micro_batch, s, op.chunk)] = end_s;
+      wake_backward_consumer(s, op.chunk);
+    } else if (op.kind == OpKind::FB) {
+      b_end[t.slot(op.backward_micro_batch, s, op.backward_chunk)] = end_s;
+      wake_backward_consumer(s, op.backward_chunk);
+    }
+  }
+
+  // Times stage s's ops in order until one's input is not timed yet (its producer wakes this stage).
+  void run_stage(int s) {
+    for (; cursor[s] < begin[s + 1]; ++cursor[s]) {
+      double ready = 0, duration = 0;
+      ready_and_duration(cursor[s], s, ready, duration);
+      if (ready < 0) break;
+      Op& op = ops[cursor[s]];
+      const double start_s = std::max(free_at[s], ready);
+      const double end_s = start_s + duration;
+      free_at[s] = end_s;
+      op.start_s = start_s;
+      op.end_s = end_s;
+      publish(op, s, end_s);
+    }
+  }
+
+  // Runs the stages until none can proceed; returns the first stage left with untimed ops, or -1.
+  int run() {
+    while (!stack.empty()) {
+      const int s = stack.back();
+      stack.pop_back();
+      queued[s] = 0;
+      run_stage(s);
+    }
+    for (int s = 0; s < t.p; ++s)
+      if (cursor[s] != begin[s + 1]) return s;
+    return -1;
+  }
+};
+
+// Idle intervals of the timed ops: gaps longer than `tolerance_s` (shorter ones are rounding, not bubbles).
+struct IdleRecorder {
+  std::vector<Interval>& idle;
+  double tolerance_s = 0;
+  double idle_s = 0;  // total length of the recorded intervals
+  void add(int s, double from_s, double to_s) {
+    if (to_s - from_s > tolerance_s) {
+      idle.push_back({s, from_s, to_s});
+      idle_s += to_s - from_s;
+    }
+  }
+};
+
+// Number of idle intervals over all stages, counted first so the idle list is allocated once, at its size.
+std::size_t count_gaps(const std::vector<Op>& ops, const std::vector<std::size_t>& begin, int p, double makespan_s,
+                       double tolerance_s) {
+  std::size_t num_gaps = 0;
+  for (int s = 0; s < p; ++s) {
+    double t_s = 0;
+    for (std::size_t i = begin[s]; i < begin[s + 1]; ++i) {
+      num_gaps += ops[i].start_s - t_s > tolerance_s;
+      t_s = ops[i].end_s;
+    }
+    num_gaps += makespan_s - t_s > tolerance_s;
+  }
+  return num_gaps;
+}
+
+// Records stage s's idle intervals and returns its peak alive (micro-batch, chunk) pairs.
+int sweep_stage(const ScheduleResult& out, const std::vector<unsigned char>& split_w, std::size_t first,
+                std::size_t last, int s, IdleRecorder& idle) {
+  double t_s = 0;
+  int alive = 0, peak = 0;
+  for (std::size_t i = first; i < last; ++i) {
+    const Op& op = out.ops[i];
+    idle.add(s, t_s, op.start_s);
+    t_s = op.end_s;
+    // Ops of a stage run one at a time, so walking them in order is a sweep over time; a pair freed at
+    // the end of one op and one allocated at the start of the next never coexist.
+    if (op.kind == OpKind::F || op.kind == OpKind::FB) peak = std::max(peak, ++alive);
+    if (op.kind == OpKind::FB || op.kind == OpKind::W || (op.kind == OpKind::B && !split_w[i])) --alive;
+  }
+  idle.add(s, t_s, out.makespan_s);
+  return peak;
+}
+
+// Step 3: makespan, idle intervals, bubble fraction, peak alive (micro-batch, chunk) pairs.
+void summarize(ScheduleResult& out, const std::vector<unsigned char>& split_w, const std::vector<std::size_t>& begin,
+               const std::vector<double>& free_at) {
+  const int p = static_cast<int>(free_at.size());
+  double makespan_s = 0;
+  for (int s = 0; s < p; ++s) makespan_s = std::max(makespan_s, free_at[s]);
+  out.makespan_s = makespan_s;
+  const double tolerance_s = 1e-9 * makespan_s;  // gaps below this are rounding, not bubbles
+  out.peak_alive_micro_batches.assign(p, 0);
+  out.idle.reserve(count_gaps(out.ops, begin, p, makespan_s, tolerance_s));
+  IdleRecorder idle{out.idle, tolerance_s};
+  for (int s = 0; s < p; ++s)
+    out.peak_alive_micro_batches[s] = sweep_stage(out, split_w, begin[s], begin[s + 1], s, idle);
+  out.bubble_fraction = makespan_s > 0 ? idle.idle_s / (p * makespan_s) : 0.0;
+}
+
+// ---------------------------------------------------------------------------------------------------
 
 Errors validate(const ScheduleInput& in, Schedule kind) {
   Errors errors;
@@ -300,182 +526,22 @@ Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
   t.p = input.stages;
   t.v = input.chunks;
   t.m = input.micro_batches;
-  const int p = t.p;
 
   ScheduleResult& out = result.value;
   out.name = input.name;
-
-  // 1. Generate each stage's op order into the result's ops; stage s owns [begin[s], begin[s+1]).
-  // Ops per stage: 2mv (F and B), 3m when every backward may be split (zb-h1; dualpipe has at most that).
-  const bool may_split = kind == Schedule::ZbH1 || kind == Schedule::DualPipe;
-  const std::size_t ops_bound = static_cast<std::size_t>(p) * t.m * (may_split ? 3 : 2 * t.v);
-  out.ops.reserve(ops_bound);
   std::vector<unsigned char> split_w;
-  split_w.reserve(ops_bound);
-  std::vector<std::size_t> begin(p + 1, 0);
-  Emitter emit{out.ops, split_w, 0};
-  for (int s = 0; s < p; ++s) {
-    begin[s] = out.ops.size();
-    emit.stage = s;
-    switch (kind) {
-      case Schedule::GPipe: generate_gpipe(t, emit); break;
-      case Schedule::OneFOneB: generate_1f1b(t, s, emit); break;
-      case Schedule::Interleaved: generate_interleaved(t, s, emit); break;
-      case Schedule::ZbH1: generate_zb_h1(t, s, emit); break;
-      case Schedule::DualPipe: generate_dualpipe(t, s, emit); break;
-    }
+  const std::vector<std::size_t> begin = generate_ops(t, out.ops, split_w);
+  Timeline timeline(t, input, out.ops, split_w, begin);
+  const int stuck = timeline.run();
+  if (stuck >= 0) {
+    // Cannot happen for a valid generator; reported rather than asserted so a bug never hangs the UI.
+    result.value = ScheduleResult{};
+    result.errors.push_back({ErrorCode::Incompatible, k_path_schedule,
+                             "schedule " + std::string(name_of(input.name)) + " deadlocked on stage " +
+                                 std::to_string(stuck) + " (internal error)"});
+    return result;
   }
-  begin[p] = out.ops.size();
-
-  // 2. Simulate. f_end / b_end: when the forward / input-gradient output of (micro-batch, stage, chunk) is
-  // ready on its own stage; negative until that op has been timed.
-  const std::size_t num_slots = static_cast<std::size_t>(t.m) * p * t.v;
-  std::vector<double> f_end(num_slots, -1.0), b_end(num_slots, -1.0);
-  const double p2p_s = input.p2p_s;
-  auto times_of = [&](int s, int c) -> const OpTimes& { return input.times[static_cast<std::size_t>(s) * t.v + c]; };
-
-  // Earliest time the forward of (j, s, c) may start given its input, or -1 if the input is not yet timed.
-  auto forward_ready = [&](int j, int s, int c) -> double {
-    const Place from = t.previous(s, c);
-    if (from.stage < 0) return 0.0;
-    const double e = f_end[t.slot(j, from.stage, from.chunk)];
-    if (e < 0) return -1.0;
-    return from.stage == s ? e : e + p2p_s;
-  };
-  // Same for the backward: it needs its own forward and the gradient from the next virtual stage.
-  auto backward_ready = [&](int j, int s, int c) -> double {
-    const double own_f = f_end[t.slot(j, s, c)];
-    if (own_f < 0) return -1.0;
-    const Place from = t.next(s, c);
-    if (from.stage < 0) return own_f;
-    const double e = b_end[t.slot(j, from.stage, from.chunk)];
-    if (e < 0) return -1.0;
-    return std::max(own_f, from.stage == s ? e : e + p2p_s);
-  };
-
-  std::vector<std::size_t> cursor(begin.begin(), begin.end() - 1);
-  std::vector<double> free_at(p, 0.0);
-  std::vector<int> stack;
-  stack.reserve(p);
-  std::vector<char> queued(p, 1);
-  for (int s = p - 1; s >= 0; --s) stack.push_back(s);
-  auto wake = [&](int s) {
-    if (!queued[s]) {
-      queued[s] = 1;
-      stack.push_back(s);
-    }
-  };
-  // After the forward output of (s, c) is timed, the next virtual stage may proceed; after its input
-  // gradient is timed, the previous one may.
-  auto wake_forward_consumer = [&](int s, int c) {
-    const Place to = t.next(s, c);
-    if (to.stage >= 0) wake(to.stage);
-  };
-  auto wake_backward_consumer = [&](int s, int c) {
-    const Place to = t.previous(s, c);
-    if (to.stage >= 0) wake(to.stage);
-  };
-
-  while (!stack.empty()) {
-    const int s = stack.back();
-    stack.pop_back();
-    queued[s] = 0;
-    for (; cursor[s] < begin[s + 1]; ++cursor[s]) {
-      Op& op = out.ops[cursor[s]];
-      double ready = 0, duration = 0;
-      switch (op.kind) {
-        case OpKind::F:
-          ready = forward_ready(op.micro_batch, s, op.chunk);
-          duration = times_of(s, op.chunk).f_s;
-          break;
-        case OpKind::B: {
-          ready = backward_ready(op.micro_batch, s, op.chunk);
-          const OpTimes& ot = times_of(s, op.chunk);
-          duration = split_w[cursor[s]] ? ot.b_s : ot.b_s + ot.w_s;
-          break;
-        }
-        case OpKind::W:
-          ready = b_end[t.slot(op.micro_batch, s, op.chunk)];
-          duration = times_of(s, op.chunk).w_s;
-          break;
-        case OpKind::FB: {
-          const double rf = forward_ready(op.micro_batch, s, op.chunk);
-          const double rb = backward_ready(op.backward_micro_batch, s, op.backward_chunk);
-          ready = (rf < 0 || rb < 0) ? -1.0 : std::max(rf, rb);
-          const OpTimes& bt = times_of(s, op.backward_chunk);
-          duration = times_of(s, op.chunk).f_s + bt.b_s + bt.w_s;
-          break;
-        }
-      }
-      if (ready < 0) break;  // an input is not timed yet; its producer wakes this stage
-      const double start_s = std::max(free_at[s], ready);
-      const double end_s = start_s + duration;
-      free_at[s] = end_s;
-      op.start_s = start_s;
-      op.end_s = end_s;
-      if (op.kind == OpKind::F || op.kind == OpKind::FB) {
-        f_end[t.slot(op.micro_batch, s, op.chunk)] = end_s;
-        wake_forward_consumer(s, op.chunk);
-      }
-      if (op.kind == OpKind::B) {
-        b_end[t.slot(op.micro_batch, s, op.chunk)] = end_s;
-        wake_backward_consumer(s, op.chunk);
-      } else if (op.kind == OpKind::FB) {
-        b_end[t.slot(op.backward_micro_batch, s, op.backward_chunk)] = end_s;
-        wake_backward_consumer(s, op.backward_chunk);
-      }
-    }
-  }
-  for (int s = 0; s < p; ++s) {
-    if (cursor[s] != begin[s + 1]) {
-      // Cannot happen for a valid generator; reported rather than asserted so a bug never hangs the UI.
-      result.value = ScheduleResult{};
-      result.errors.push_back({ErrorCode::Incompatible, k_path_schedule,
-                               "schedule " + std::string(name_of(input.name)) + " deadlocked on stage " + std::to_string(s) +
-                                   " (internal error)"});
-      return result;
-    }
-  }
-
-  // 3. Makespan, idle intervals, bubble fraction, peak alive (micro-batch, chunk) pairs.
-  double makespan_s = 0;
-  for (int s = 0; s < p; ++s) makespan_s = std::max(makespan_s, free_at[s]);
-  out.makespan_s = makespan_s;
-  const double tolerance_s = 1e-9 * makespan_s;  // gaps below this are rounding, not bubbles
-  out.peak_alive_micro_batches.assign(p, 0);
-  std::size_t num_gaps = 0;  // counted first so the idle list is allocated once, at its size
-  for (int s = 0; s < p; ++s) {
-    double t_s = 0;
-    for (std::size_t i = begin[s]; i < begin[s + 1]; ++i) {
-      num_gaps += out.ops[i].start_s - t_s > tolerance_s;
-      t_s = out.ops[i].end_s;
-    }
-    num_gaps += makespan_s - t_s > tolerance_s;
-  }
-  out.idle.reserve(num_gaps);
-  double idle_s = 0;
-  auto add_idle = [&](int s, double from_s, double to_s) {
-    if (to_s - from_s > tolerance_s) {
-      out.idle.push_back({s, from_s, to_s});
-      idle_s += to_s - from_s;
-    }
-  };
-  for (int s = 0; s < p; ++s) {
-    double t_s = 0;
-    int alive = 0, peak = 0;
-    for (std::size_t i = begin[s]; i < begin[s + 1]; ++i) {
-      const Op& op = out.ops[i];
-      add_idle(s, t_s, op.start_s);
-      t_s = op.end_s;
-      // Ops of a stage run one at a time, so walking them in order is a sweep over time; a pair freed at
-      // the end of one op and one allocated at the start of the next never coexist.
-      if (op.kind == OpKind::F || op.kind == OpKind::FB) peak = std::max(peak, ++alive);
-      if (op.kind == OpKind::FB || op.kind == OpKind::W || (op.kind == OpKind::B && !split_w[i])) --alive;
-    }
-    add_idle(s, t_s, makespan_s);
-    out.peak_alive_micro_batches[s] = peak;
-  }
-  out.bubble_fraction = makespan_s > 0 ? idle_s / (p * makespan_s) : 0.0;
+  summarize(out, split_w, begin, timeline.free_at);
   return result;
 }
 

@@ -39,55 +39,59 @@ const MetricInfo* find_metric(const std::string& name) {
 
 bool is_number(const json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
 
-// Strict reading of one case object; errors carry "/cases/<i>/<key>".
-void read_case(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
-  static const char* known[] = {"id", "family", "kind", "metric", "measured", "resolution", "num_params", "dp_shards",
-                                "source", "quote", "settings_note", "config", "plan", "workload"};
-  if (!j.is_object()) {
-    errors.push_back({ErrorCode::WrongType, path, "a case must be an object"});
-    return;
+// Reads the typed keys of a case object; errors carry "<path>/<key>".
+struct CaseReader {
+  const json& j;
+  const std::string& path;
+  Errors& errors;
+
+  bool present(const char* key, bool required) {
+    if (j.contains(key)) return true;
+    if (required) errors.push_back({ErrorCode::MissingKey, path + "/" + key, std::string("missing required key '") + key + "'"});
+    return false;
   }
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }))
-      errors.push_back({ErrorCode::UnknownKey, path + "/" + it.key(), "unknown key '" + it.key() + "' in a validation case"});
-  auto text = [&](const char* key, std::string& out, bool required) {
-    if (!j.contains(key)) {
-      if (required) errors.push_back({ErrorCode::MissingKey, path + "/" + key, std::string("missing required key '") + key + "'"});
-      return;
-    }
+  void text(const char* key, std::string& out, bool required) {
+    if (!present(key, required)) return;
     if (!j[key].is_string()) {
       errors.push_back({ErrorCode::WrongType, path + "/" + key, "must be a string"});
       return;
     }
     out = j[key].get<std::string>();
-  };
-  auto number = [&](const char* key, double& out, bool required) {
-    if (!j.contains(key)) {
-      if (required) errors.push_back({ErrorCode::MissingKey, path + "/" + key, std::string("missing required key '") + key + "'"});
-      return;
-    }
+  }
+  void number(const char* key, double& out, bool required) {
+    if (!present(key, required)) return;
     if (!is_number(j[key])) {
       errors.push_back({ErrorCode::WrongType, path + "/" + key, "must be a finite number"});
       return;
     }
     out = j[key].get<double>();
-  };
-  text("id", c.id, true);
-  text("family", c.family, true);
-  text("metric", c.metric, true);
-  text("source", c.source, true);
-  text("quote", c.quote, false);
-  text("settings_note", c.settings_note, true);
-  number("measured", c.measured, true);
-  number("resolution", c.resolution, false);
-  number("num_params", c.num_params, false);
-  number("dp_shards", c.dp_shards, false);
+  }
+};
+
+// Reads the text and number keys of a case and its kind; returns the kind as written ("" when absent).
+std::string read_case_fields(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
+  CaseReader r{j, path, errors};
+  r.text("id", c.id, true);
+  r.text("family", c.family, true);
+  r.text("metric", c.metric, true);
+  r.text("source", c.source, true);
+  r.text("quote", c.quote, false);
+  r.text("settings_note", c.settings_note, true);
+  r.number("measured", c.measured, true);
+  r.number("resolution", c.resolution, false);
+  r.number("num_params", c.num_params, false);
+  r.number("dp_shards", c.dp_shards, false);
   std::string kind;
-  text("kind", kind, true);
+  r.text("kind", kind, true);
   if (kind == "training") c.kind = CaseKind::Training;
   else if (kind == "memory") c.kind = CaseKind::Memory;
   else if (!kind.empty()) errors.push_back({ErrorCode::OutOfRange, path + "/kind", "unknown kind '" + kind + "' (training, memory)"});
+  return kind;
+}
 
+// The rules on a case's values: a known metric of the case's kind, measured > 0, resolution ≥ 0, dp_shards ≥ 1.
+void check_case_values(const json& j, const std::string& path, const ValidationCase& c, const std::string& kind,
+                       Errors& errors) {
   const MetricInfo* metric = find_metric(c.metric);
   if (!c.metric.empty() && !metric) {
     std::string names;
@@ -100,36 +104,61 @@ void read_case(const json& j, const std::string& path, ValidationCase& c, Errors
     errors.push_back({ErrorCode::OutOfRange, path + "/measured", "must be positive"});
   if (c.resolution < 0) errors.push_back({ErrorCode::OutOfRange, path + "/resolution", "must be ≥ 0"});
   if (!(c.dp_shards >= 1)) errors.push_back({ErrorCode::OutOfRange, path + "/dp_shards", "must be ≥ 1"});
+}
 
-  auto nest = [&](const Errors& inner, const std::string& prefix) {
-    for (Error e : inner) {
-      e.path = prefix + e.path;
-      errors.push_back(e);
-    }
-  };
-  if (c.kind == CaseKind::Training) {
-    for (const char* k : {"plan", "workload", "num_params", "dp_shards", "resolution"})
-      if (j.contains(k)) errors.push_back({ErrorCode::Incompatible, path + "/" + k, std::string("'") + k + "' belongs to memory cases; a training case has 'config'"});
-    if (!j.contains("config")) {
-      errors.push_back({ErrorCode::MissingKey, path + "/config", "a training case needs 'config' (model, cluster, plan, workload)"});
-      return;
-    }
-    Result<Config> cfg = config_from_json(j["config"]);
-    nest(cfg.errors, path + "/config");
-    c.config = cfg.value;
-  } else {
-    if (j.contains("config")) errors.push_back({ErrorCode::Incompatible, path + "/config", "a memory case has 'plan' and 'workload', not 'config'"});
-    if (c.metric == "model_state_GB_per_gpu" && !(c.num_params > 0))
-      errors.push_back({ErrorCode::MissingKey, path + "/num_params", "model_state_GB_per_gpu needs num_params > 0"});
-    // Only the plan and workload fields matter; a placeholder model and cluster let json_io read
-    // them with its strict field tables.
-    json wrapper = {{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"plan", j.value("plan", json::object())},
-                    {"workload", j.value("workload", json::object())}};
-    Result<Config> cfg = config_from_json(wrapper);
-    nest(cfg.errors, path);
-    c.plan = cfg.value.plan;
-    c.workload = cfg.value.workload;
+// Appends `inner` to `errors`, each path prefixed with `prefix`.
+void nest_errors(const Errors& inner, const std::string& prefix, Errors& errors) {
+  for (Error e : inner) {
+    e.path = prefix + e.path;
+    errors.push_back(e);
   }
+}
+
+// A training case: its 'config' (model, cluster, plan, workload), and none of the memory case's keys.
+void read_training_config(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
+  for (const char* k : {"plan", "workload", "num_params", "dp_shards", "resolution"})
+    if (j.contains(k)) errors.push_back({ErrorCode::Incompatible, path + "/" + k, std::string("'") + k + "' belongs to memory cases; a training case has 'config'"});
+  if (!j.contains("config")) {
+    errors.push_back({ErrorCode::MissingKey, path + "/config", "a training case needs 'config' (model, cluster, plan, workload)"});
+    return;
+  }
+  Result<Config> cfg = config_from_json(j["config"]);
+  nest_errors(cfg.errors, path + "/config", errors);
+  c.config = cfg.value;
+}
+
+// A memory case: its 'plan' and 'workload', no 'config'.
+void read_memory_config(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
+  if (j.contains("config")) errors.push_back({ErrorCode::Incompatible, path + "/config", "a memory case has 'plan' and 'workload', not 'config'"});
+  if (c.metric == "model_state_GB_per_gpu" && !(c.num_params > 0))
+    errors.push_back({ErrorCode::MissingKey, path + "/num_params", "model_state_GB_per_gpu needs num_params > 0"});
+  // Only the plan and workload fields matter; a placeholder model and cluster let json_io read
+  // them with its strict field tables.
+  json wrapper = {{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"plan", j.value("plan", json::object())},
+                  {"workload", j.value("workload", json::object())}};
+  Result<Config> cfg = config_from_json(wrapper);
+  nest_errors(cfg.errors, path, errors);
+  c.plan = cfg.value.plan;
+  c.workload = cfg.value.workload;
+}
+
+// Strict reading of one case object; errors carry "/cases/<i>/<key>".
+void read_case(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
+  static const char* known[] = {"id", "family", "kind", "metric", "measured", "resolution", "num_params", "dp_shards",
+                                "source", "quote", "settings_note", "config", "plan", "workload"};
+  if (!j.is_object()) {
+    errors.push_back({ErrorCode::WrongType, path, "a case must be an object"});
+    return;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }))
+      errors.push_back({ErrorCode::UnknownKey, path + "/" + it.key(), "unknown key '" + it.key() + "' in a validation case"});
+  const std::string kind = read_case_fields(j, path, c, errors);
+  check_case_values(j, path, c, kind, errors);
+  if (c.kind == CaseKind::Training)
+    read_training_config(j, path, c, errors);
+  else
+    read_memory_config(j, path, c, errors);
 }
 
 double training_metric(const std::string& metric, const TrainingEstimate& e) {
