@@ -15,25 +15,25 @@ using nlohmann::json;
 
 const std::vector<MetricInfo>& case_metrics() {
   static const std::vector<MetricInfo> m = {
-      {"hardware_tflops_per_gpu", "TFLOP/s", CaseKind::Training,
+      {Metric::HardwareTflopsPerGpu, "TFLOP/s", CaseKind::Training,
        "FLOPs per step including the recomputed forward (Narayanan et al. 2021 §5.1) / step time / GPUs"},
-      {"model_tflops_per_gpu", "TFLOP/s", CaseKind::Training,
+      {Metric::ModelTflopsPerGpu, "TFLOP/s", CaseKind::Training,
        "model FLOPs per step, no recompute (Megatron num_floating_point_operations) / step time / GPUs"},
-      {"mfu_percent", "%", CaseKind::Training, "model FLOPs / (step time × GPUs × dense peak of the GEMM dtype)"},
-      {"tokens_per_s_per_gpu", "tokens/s", CaseKind::Training, "global batch × sequence length / step time / GPUs"},
-      {"step_time_s", "s", CaseKind::Training, "time of one optimizer step"},
-      {"model_state_GB_per_gpu", "GB", CaseKind::Memory,
+      {Metric::MfuPercent, "%", CaseKind::Training, "model FLOPs / (step time × GPUs × dense peak of the GEMM dtype)"},
+      {Metric::TokensPerSPerGpu, "tokens/s", CaseKind::Training, "global batch × sequence length / step time / GPUs"},
+      {Metric::StepTimeS, "s", CaseKind::Training, "time of one optimizer step"},
+      {Metric::ModelStateGBPerGpu, "GB", CaseKind::Memory,
        "weights + gradients + optimizer state of num_params parameters on one GPU, 1e9 bytes"},
-      {"state_bytes_per_param", "bytes", CaseKind::Memory, "model-state bytes per parameter on one GPU"},
+      {Metric::StateBytesPerParam, "bytes", CaseKind::Memory, "model-state bytes per parameter on one GPU"},
   };
   return m;
 }
 
 namespace {
 
-const MetricInfo* find_metric(const std::string& name) {
+const MetricInfo* find_metric(Metric metric) {
   for (const MetricInfo& m : case_metrics())
-    if (name == m.name) return &m;
+    if (m.metric == metric) return &m;
   return nullptr;
 }
 
@@ -73,7 +73,10 @@ std::string read_case_fields(const json& j, const std::string& path, ValidationC
   CaseReader r{j, path, errors};
   r.text("id", c.id, true);
   r.text("family", c.family, true);
-  r.text("metric", c.metric, true);
+  std::string metric;
+  r.text("metric", metric, true);
+  if (!metric.empty() && !choice_from_name(metric, c.metric))
+    errors.push_back({ErrorCode::OutOfRange, path + "/metric", "unknown metric '" + metric + "' (" + choice_list<Metric>() + ")"});
   r.text("source", c.source, true);
   r.text("quote", c.quote, false);
   r.text("settings_note", c.settings_note, true);
@@ -83,23 +86,19 @@ std::string read_case_fields(const json& j, const std::string& path, ValidationC
   r.number("dp_shards", c.dp_shards, false);
   std::string kind;
   r.text("kind", kind, true);
-  if (kind == "training") c.kind = CaseKind::Training;
-  else if (kind == "memory") c.kind = CaseKind::Memory;
-  else if (!kind.empty()) errors.push_back({ErrorCode::OutOfRange, path + "/kind", "unknown kind '" + kind + "' (training, memory)"});
+  if (!kind.empty() && !choice_from_name(kind, c.kind))
+    errors.push_back({ErrorCode::OutOfRange, path + "/kind", "unknown kind '" + kind + "' (" + choice_list<CaseKind>() + ")"});
   return kind;
 }
 
 // The rules on a case's values: a known metric of the case's kind, measured > 0, resolution ≥ 0, dp_shards ≥ 1.
 void check_case_values(const json& j, const std::string& path, const ValidationCase& c, const std::string& kind,
                        Errors& errors) {
-  const MetricInfo* metric = find_metric(c.metric);
-  if (!c.metric.empty() && !metric) {
-    std::string names;
-    for (const MetricInfo& m : case_metrics()) names += (names.empty() ? "" : ", ") + std::string(m.name);
-    errors.push_back({ErrorCode::OutOfRange, path + "/metric", "unknown metric '" + c.metric + "' (" + names + ")"});
-  }
-  if (metric && (kind == "training" || kind == "memory") && metric->kind != c.kind)
-    errors.push_back({ErrorCode::Incompatible, path + "/metric", "metric '" + c.metric + "' does not belong to a " + kind + " case"});
+  CaseKind k{};
+  const MetricInfo* metric = j.contains("metric") ? find_metric(c.metric) : nullptr;
+  if (metric && choice_from_name(kind, k) && metric->kind != c.kind)
+    errors.push_back({ErrorCode::Incompatible, path + "/metric",
+                      std::string("metric '") + name_of(c.metric) + "' does not belong to a " + kind + " case"});
   if (j.contains("measured") && !(c.measured > 0))
     errors.push_back({ErrorCode::OutOfRange, path + "/measured", "must be positive"});
   if (c.resolution < 0) errors.push_back({ErrorCode::OutOfRange, path + "/resolution", "must be ≥ 0"});
@@ -130,7 +129,7 @@ void read_training_config(const json& j, const std::string& path, ValidationCase
 // A memory case: its 'plan' and 'workload', no 'config'.
 void read_memory_config(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
   if (j.contains("config")) errors.push_back({ErrorCode::Incompatible, path + "/config", "a memory case has 'plan' and 'workload', not 'config'"});
-  if (c.metric == "model_state_GB_per_gpu" && !(c.num_params > 0))
+  if (c.metric == Metric::ModelStateGBPerGpu && !(c.num_params > 0))
     errors.push_back({ErrorCode::MissingKey, path + "/num_params", "model_state_GB_per_gpu needs num_params > 0"});
   // Only the plan and workload fields matter; a placeholder model and cluster let json_io read
   // them with its strict field tables.
@@ -161,13 +160,16 @@ void read_case(const json& j, const std::string& path, ValidationCase& c, Errors
     read_memory_config(j, path, c, errors);
 }
 
-double training_metric(const std::string& metric, const TrainingEstimate& e) {
+double training_metric(Metric metric, const TrainingEstimate& e) {
   const double gpus = e.mesh.gpus;
-  if (metric == "hardware_tflops_per_gpu") return e.hardware_flops_per_step / (e.step_s * gpus) / 1e12;
-  if (metric == "model_tflops_per_gpu") return e.model_flops_per_s_per_gpu / 1e12;
-  if (metric == "mfu_percent") return 100.0 * e.mfu;
-  if (metric == "tokens_per_s_per_gpu") return e.tokens_per_s / gpus;
-  if (metric == "step_time_s") return e.step_s;
+  switch (metric) {
+    case Metric::HardwareTflopsPerGpu: return e.hardware_flops_per_step / (e.step_s * gpus) / 1e12;
+    case Metric::ModelTflopsPerGpu: return e.model_flops_per_s_per_gpu / 1e12;
+    case Metric::MfuPercent: return 100.0 * e.mfu;
+    case Metric::TokensPerSPerGpu: return e.tokens_per_s / gpus;
+    case Metric::StepTimeS: return e.step_s;
+    default: break;
+  }
   return 0.0;
 }
 
@@ -209,7 +211,7 @@ CaseResult run_case(const ValidationCase& c, const Efficiencies* efficiency) {
   if (c.kind == CaseKind::Memory) {
     // ZeRO Figure 1 and Megatron's table count model states only: state_bytes_per_param.
     const StateBytesPerParam b = state_bytes_per_param(c.plan, c.workload, c.dp_shards);
-    r.predicted = c.metric == "model_state_GB_per_gpu" ? b.total() * c.num_params / 1e9 : b.total();
+    r.predicted = c.metric == Metric::ModelStateGBPerGpu ? b.total() * c.num_params / 1e9 : b.total();
     r.ok = true;
   } else {
     Config cfg = c.config;

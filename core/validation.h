@@ -16,12 +16,42 @@
 namespace cutlab {
 
 enum class CaseKind { Training, Memory };
+// What a published figure measures (its unit and meaning: case_metrics()).
+enum class Metric {
+  HardwareTflopsPerGpu,
+  ModelTflopsPerGpu,
+  MfuPercent,
+  TokensPerSPerGpu,
+  StepTimeS,
+  ModelStateGBPerGpu,
+  StateBytesPerParam
+};
+
+template <>
+struct ChoiceTable<CaseKind> {
+  static constexpr const char* key = "kind";
+  static constexpr std::array<Named<CaseKind>, 2> entries{
+      {{CaseKind::Training, "training", "training"}, {CaseKind::Memory, "memory", "memory"}}};
+};
+template <>
+struct ChoiceTable<Metric> {
+  static constexpr const char* key = "metric";
+  static constexpr std::array<Named<Metric>, 7> entries{{
+      {Metric::HardwareTflopsPerGpu, "hardware_tflops_per_gpu", "TFLOP/s per GPU with recompute"},
+      {Metric::ModelTflopsPerGpu, "model_tflops_per_gpu", "model TFLOP/s per GPU"},
+      {Metric::MfuPercent, "mfu_percent", "MFU, %"},
+      {Metric::TokensPerSPerGpu, "tokens_per_s_per_gpu", "tokens/s per GPU"},
+      {Metric::StepTimeS, "step_time_s", "step time, s"},
+      {Metric::ModelStateGBPerGpu, "model_state_GB_per_gpu", "model states per GPU, GB"},
+      {Metric::StateBytesPerParam, "state_bytes_per_param", "model-state bytes per parameter"},
+  }};
+};
 
 struct ValidationCase {
   std::string id;               // the published-runs.json id (or that id plus a suffix)
   std::string family;           // calibration group: "a100", "h100", ... ("memory" for memory cases)
   CaseKind kind = CaseKind::Training;
-  std::string metric;           // see case_metrics()
+  Metric metric = Metric::HardwareTflopsPerGpu;
   double measured = 0;          // in the metric's unit
   double resolution = 0;        // memory cases: the rounding step of the published figure (0: exact)
   std::string source, quote, settings_note;
@@ -34,7 +64,7 @@ struct ValidationCase {
 
 // Metric names and their units, e.g. {"model_tflops_per_gpu", "TFLOP/s"}.
 struct MetricInfo {
-  const char* name;
+  Metric metric;
   const char* unit;
   CaseKind kind;
   const char* meaning;
@@ -45,7 +75,8 @@ const std::vector<MetricInfo>& case_metrics();
 Result<std::vector<ValidationCase>> cases_from_json(const std::string& text);
 
 struct CaseResult {
-  std::string id, family, metric;
+  std::string id, family;
+  Metric metric = Metric::HardwareTflopsPerGpu;
   CaseKind kind = CaseKind::Training;
   bool ok = false;              // false: the config did not evaluate (errors says why)
   Errors errors;

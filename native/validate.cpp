@@ -43,9 +43,9 @@ bool read_cases(const std::string& path, std::vector<ValidationCase>& cases) {
   return true;
 }
 
-std::string unit_of(const std::string& metric) {
+std::string unit_of(Metric metric) {
   for (const MetricInfo& m : case_metrics())
-    if (metric == m.name) return m.unit;
+    if (metric == m.metric) return m.unit;
   return "";
 }
 
@@ -61,10 +61,8 @@ std::string group_of(const CaseResult& r) {
   std::string label = r.family;
   std::transform(label.begin(), label.end(), label.begin(), [](unsigned char c) { return std::toupper(c); });
   label += " " + std::string(name_of(r.dtype)) + " · ";
-  if (r.metric == "hardware_tflops_per_gpu") label += "TFLOP/s per GPU with recompute";
-  else if (r.metric == "model_tflops_per_gpu") label += "model TFLOP/s per GPU";
-  else if (r.metric == "mfu_percent") label += "MFU, %";
-  else label += r.metric;
+  for (const Named<Metric>& n : ChoiceTable<Metric>::entries)
+    if (n.value == r.metric) label += n.label;
   return label;
 }
 
@@ -166,7 +164,7 @@ std::string scatter_svg(const ValidationSummary& s) {
 
 json result_json(const CaseResult& r) {
   json j = {{"id", r.id}, {"family", r.family}, {"kind", r.kind == CaseKind::Memory ? "memory" : "training"},
-            {"metric", r.metric}, {"unit", unit_of(r.metric)}, {"ok", r.ok}, {"predicted", r.predicted},
+            {"metric", name_of(r.metric)}, {"unit", unit_of(r.metric)}, {"ok", r.ok}, {"predicted", r.predicted},
             {"measured", r.measured}, {"error_percent", r.error_percent}};
   if (r.kind == CaseKind::Memory) j["within_resolution"] = r.within_resolution;
   else j["fits"] = r.fits, j["dtype"] = name_of(r.dtype), j["step_s"] = r.step_s, j["mfu"] = r.mfu;
@@ -236,7 +234,7 @@ int run_validate(const std::vector<std::string>& args) {
       if (!r.ok) note = "does not evaluate: " + (r.errors.empty() ? std::string() : r.errors.front().path + " " + r.errors.front().message);
       else if (r.kind == CaseKind::Memory) note = r.within_resolution ? "exact to the published rounding" : "MISSES the published figure";
       else if (!r.fits) note = "cutlab: does not fit in HBM";
-      t.rows.push_back({r.id, r.metric + " (" + unit_of(r.metric) + (r.kind == CaseKind::Training ? ", " + std::string(name_of(r.dtype)) : std::string()) + ")",
+      t.rows.push_back({r.id, std::string(name_of(r.metric)) + " (" + unit_of(r.metric) + (r.kind == CaseKind::Training ? ", " + std::string(name_of(r.dtype)) : std::string()) + ")",
                         r.ok ? number(r.predicted) : "-", number(r.measured), r.ok ? signed_pct(r.error_percent) : "-", note});
     }
     std::cout << "cutlab validate · " << path << "\n" << t.render() << "\n";

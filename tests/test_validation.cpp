@@ -96,7 +96,7 @@ TEST_CASE("the A100 runs count FLOPs with recompute as Narayanan et al. 2021 do"
   // arXiv:2104.04473 §5.1: F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)) per iteration with full recompute.
   int n = 0;
   for (const ValidationCase& c : cases()) {
-    if (c.metric != "hardware_tflops_per_gpu") continue;
+    if (c.metric != Metric::HardwareTflopsPerGpu) continue;
     const Result<Estimate> r = evaluate(c.config);
     REQUIRE(test::training(r));
     const TrainingEstimate& e = *test::training(r);
