@@ -4,6 +4,8 @@
 
 #include "core/json_io.h"
 #include "core/options.h"
+#include "core/scene_cuts.h"
+#include "core/scene_placement.h"
 
 namespace cutlab::api {
 
@@ -122,5 +124,46 @@ std::string options_json(const std::string& text) {
 }
 
 std::string presets_json() { return success(cutlab::presets_json()); }
+
+namespace {
+
+// The config read, validated and evaluated for a figure `width` pixels wide; on failure the JSON answer.
+bool figure_input(const std::string& text, double width, Config& config, Estimate& estimate, std::string& answer) {
+  const Result<Config> cfg = read_config(text);
+  if (!cfg.ok()) {
+    answer = failure(cfg.errors, sections_resolved(cfg.errors) ? &cfg.value : nullptr);
+    return false;
+  }
+  if (!(width >= 200 && width <= 20000)) {
+    answer = failure({{ErrorCode::OutOfRange, "/width", "width must be between 200 and 20000 pixels"}});
+    return false;
+  }
+  Result<Estimate> e = evaluate(cfg.value);
+  if (!e.ok()) {
+    answer = failure(e.errors, &cfg.value);
+    return false;
+  }
+  config = cfg.value;
+  estimate = std::move(e.value);
+  return true;
+}
+
+}  // namespace
+
+std::string placement_scene_json(const std::string& text, double width) {
+  Config c;
+  Estimate e;
+  std::string answer;
+  if (!figure_input(text, width, c, e, answer)) return answer;
+  return "{\"ok\":true,\"result\":" + figure_json(placement_scene(c, e, width)) + "}";
+}
+
+std::string cuts_scene_json(const std::string& text, double width, int layer) {
+  Config c;
+  Estimate e;
+  std::string answer;
+  if (!figure_input(text, width, c, e, answer)) return answer;
+  return "{\"ok\":true,\"result\":" + figure_json(cuts_scene(c, e, width, layer)) + "}";
+}
 
 }  // namespace cutlab::api
