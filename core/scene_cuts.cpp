@@ -114,9 +114,12 @@ void depth(Pen& o, const Ctx& x, double left, double y, double h, int layer) {
     o.text("stage_label", "stage " + std::to_string(s.stage + 1) + " · " + fg::layers(s.a, s.b), left + bar_w + 8, ly, 11, 500,
            "text", "start", x.depth_w - bar_w - 12);
   }
+  // a hover region per layer, or per pixel row when layers are thinner than a pixel (bounded by the height)
+  const int per_region = std::max(1, static_cast<int>(std::ceil(1.0 / row_h)));
   for (const Seg& s : segs)
-    for (int i = s.a; i <= s.b; ++i) {
-      FigureRect& r = o.rect("region", left, top + i * row_h, bar_w + 6, std::max(row_h, 1.0));
+    for (int i = s.a; i <= s.b; i += per_region) {
+      const int n = std::min(per_region, s.b - i + 1);
+      FigureRect& r = o.rect("region", left, top + i * row_h, bar_w + 6, std::max(n * row_h, 1.0));
       r.hit = "layer", r.layer = i, r.stage = s.stage;
       if (is_moe_layer(m, i)) r.name = "moe";
     }
@@ -258,6 +261,7 @@ double experts(Pen& o, const Ctx& x, double left, double y, double W) {
                                  ", rank 1 holds " + fg::span(ep[1].experts_begin, ep[1].experts_end) + (EP > 2 ? ", …" : "")
                            : std::string("EP = 1: every GPU of the stage has every expert");
   if (ETP > 1) sub += " · " + std::string(folding ? "ETP" : "TP") + " = " + std::to_string(ETP) + " slices inside each expert";
+  const double expert_ffn = std::max(1, m.expert_ffn_hidden);
   const int drawn = std::min(E, kMaxExperts);
   y += 24 + section(o, left, y + 10, "Experts: " + std::to_string(E) + " routed, top-" + std::to_string(m.top_k) +
                                          (drawn < E ? " (first " + fg::integer(drawn) + " drawn)" : ""), sub, W);
@@ -291,8 +295,8 @@ double experts(Pen& o, const Ctx& x, double left, double y, double W) {
     if (ETP > 1) {
       const double band = std::min(5.0, cell_h / 4);
       for (const GpuPlacement& s : etp) {
-        const double a = cx + static_cast<double>(s.expert_ffn_begin) / m.expert_ffn_hidden * cell_w;
-        const double b = cx + static_cast<double>(s.expert_ffn_end) / m.expert_ffn_hidden * cell_w;
+        const double a = cx + s.expert_ffn_begin / expert_ffn * cell_w;
+        const double b = cx + s.expert_ffn_end / expert_ffn * cell_w;
         o.rect("expert_slice", a, cy + band, b - a, cell_h - band, slice_tone, folding ? s.etp : s.tp, ETP);
         if (a > cx) o.rect("slice_gap", a, cy + band, 1, cell_h - band);
       }
@@ -356,7 +360,7 @@ double opened_layer(Pen& o, const Ctx& x, double left, double y, double W, int i
     attn.push_back({"WO", {"row-parallel", "row-par."}, qcols, tp_pieces(tp, "heads", m.heads, T, "WO")});
   }
   std::vector<Matrix> mlp;
-  if (!moe) {
+  if (!moe && m.ffn_hidden > 0) {
     const int f = m.ffn_hidden;
     const std::string ffn = "FFN " + fg::integer(f);
     auto p = [&](const std::string& name) { return tp_pieces(tp, "ffn", f, T, name); };

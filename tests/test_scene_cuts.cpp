@@ -103,3 +103,17 @@ TEST_CASE("cuts figures fit their frame at every width, training and serving", "
     require_inside(cuts_scene(c, e, width));
   }
 }
+
+TEST_CASE("a model of 4,096 layers keeps one hover region per pixel row", "[scene][cuts]") {
+  const auto [c, e] = evaluated(R"({"model": {"name": "deep", "layers": 4096, "hidden": 1024, "heads": 16, "vocab": 32000},
+    "cluster": "dgx-h100", "plan": {"tp": 8, "pp": 8}, "workload": {"seq_len": 2048, "global_batch": 64}})");
+  const Figure f = cuts_scene(c, e, 1000, 4000);
+  size_t regions = 0, first = 0;
+  for (const FigureRect& r : f.rects)
+    if (r.hit == "layer") regions++, first += r.layer == 0;
+  REQUIRE(first == 1);
+  REQUIRE(regions <= f.height);
+  REQUIRE(has_text(f, "Inside layer 4001"));
+  REQUIRE(f.rects.size() + f.lines.size() + f.texts.size() < 2000);
+  require_inside(f);
+}
