@@ -22,8 +22,9 @@ struct Ctx {
   const Placement& pl;
   bool serve;
   double depth_w;
+  bool narrow;  // below 600 px: no room beside the matrices for their height
   Ctx(const Config& c_, const Estimate& e_, double width)
-      : c(c_), e(e_), pl(e_.placement), serve(e_.mode == "infer"), depth_w(width < 600 ? 120 : width < 820 ? 168 : 218) {}
+      : c(c_), e(e_), pl(e_.placement), serve(e_.mode == "infer"), depth_w(width < 820 ? 168 : 218), narrow(width < 600) {}
   GpuPlacement gpu(long long rank) const { return gpu_placement(c.model, c.plan, c.workload, pl, static_cast<int>(rank)); }
   // The GPUs of rank 0's group on an axis, one per coordinate 0 … n − 1 (under folding the expert
   // mesh is etp (innermost) × ep inside each stage).
@@ -59,7 +60,10 @@ double section(Pen& o, double x, double y, const std::string& title, const std::
 void depth(Pen& o, const Ctx& x, double left, double y, double h, int layer) {
   const ModelSpec& m = x.c.model;
   const int P = x.c.plan.pp, L = m.layers;
-  section(o, left, y - 8, "Depth", "PP = " + std::to_string(P) + " stage" + (P > 1 ? "s" : ""), x.depth_w);
+  // the title and its subtitle on one line (the column has no room for two)
+  o.text("heading", "Depth", left, y - 8, 12.5, 650);
+  const double tw = fg::measure_text("Depth", 12.5, 650) + 8;
+  o.text("subheading", "PP = " + std::to_string(P) + " stage" + (P > 1 ? "s" : ""), left + tw, y - 8, 12, 400, "muted", "start", x.depth_w - tw);
   const double bar_w = 28, cap_h = 16;
   const double top = y + 4 + cap_h + 3, bottom = y + h - cap_h - 3, row_h = (bottom - top) / L;
   const StageInfo* emb = &x.pl.stages.front();
@@ -145,7 +149,7 @@ struct Matrix {
   double x = 0, w = 0;
 };
 
-void matrix(Pen& o, const Matrix& mx, double y, double h) {
+void matrix(Pen& o, const Matrix& mx, double y, double h, double gap) {
   const double x = mx.x, w = mx.w;
   for (const Piece& p : mx.pieces) {
     FigureRect r = p.item;
@@ -158,9 +162,10 @@ void matrix(Pen& o, const Matrix& mx, double y, double h) {
       o.line("slice_edge", xx, y, xx, y + h, 1, "white");
     }
   o.rect("matrix_frame", x, y, w, h);
-  o.text("matrix_name", mx.name, x + w / 2, y + h + 14, 12, 600, "text", "middle", w + 6);
+  // labels may reach into the gap, not into the neighbour's
+  o.text("matrix_name", mx.name, x + w / 2, y + h + 14, 12, 600, "text", "middle", w + std::min(6.0, gap));
   if (!mx.sub.empty())
-    o.text("matrix_sub", fg::first_fit(mx.sub, w + 6, 10.5), x + w / 2, y + h + 27, 10.5, 400, "muted", "middle", w + 8);
+    o.text("matrix_sub", fg::first_fit(mx.sub, w + 6, 10.5), x + w / 2, y + h + 27, 10.5, 400, "muted", "middle", w + std::min(8.0, gap));
 }
 
 // Widths proportional to the split dimension, but never narrower than the matrix's name.
@@ -187,7 +192,7 @@ void row_of_matrices(Pen& o, std::vector<Matrix>& list, double x, double y, doub
   for (size_t i = 0; i < list.size(); ++i) {
     list[i].x = cx;
     list[i].w = small[i] ? mins[i] : list[i].cols / rest_cols * (avail - fixed_w);
-    matrix(o, list[i], y, h);
+    matrix(o, list[i], y, h, gap);
     cx += list[i].w + gap;
   }
 }
@@ -375,7 +380,7 @@ double opened_layer(Pen& o, const Ctx& x, double left, double y, double W, int i
     const double box_y = cy + 30;  // room for the rank numbers above the slices
     row_of_matrices(o, list, left, box_y, W, attn_h, 12);
     if (T > 1) rank_labels(o, list[first_split], tp, key, total, box_y - 5);
-    o.text("hidden", "h = " + fg::integer(m.hidden), left - 6, box_y + attn_h / 2 + 4, 10, 400, "faint", "end");
+    if (!x.narrow) o.text("hidden", "h = " + fg::integer(m.hidden), left - 6, box_y + attn_h / 2 + 4, 10, 400, "faint", "end");
     cy = box_y + attn_h + 34;
   };
   block(attn, "Attention", "heads", m.heads, is_mla(m) ? 1 : 0);
