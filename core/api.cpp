@@ -5,6 +5,8 @@
 
 #include "core/json_io.h"
 #include "core/options.h"
+#include "core/scene_cuts.h"
+#include "core/scene_placement.h"
 
 namespace cutlab::api {
 
@@ -180,5 +182,27 @@ std::string options_json(const std::string& text) {
 }
 
 std::string presets_json() { return success(cutlab::presets_json()); }
+
+namespace {
+
+// A figure `width` pixels wide of the evaluated config; on failure the JSON answer.
+template <class Draw>
+std::string figure_answer(const std::string& text, double width, Draw draw) {
+  const Answer<Evaluated> a = evaluate(text);
+  if (!a.ok()) return failure(a);
+  if (!(width >= 200 && width <= 20000))
+    return failure(failed<Evaluated>({{ErrorCode::OutOfRange, "/width", "width must be between 200 and 20000 pixels"}}));
+  return "{\"ok\":true,\"result\":" + figure_json(draw(a.result.value)) + "}";
+}
+
+}  // namespace
+
+std::string placement_scene_json(const std::string& text, double width) {
+  return figure_answer(text, width, [&](const Evaluated& e) { return placement_scene(e.resolved, e.estimate, width); });
+}
+
+std::string cuts_scene_json(const std::string& text, double width, int layer) {
+  return figure_answer(text, width, [&](const Evaluated& e) { return cuts_scene(e.resolved, e.estimate, width, layer); });
+}
 
 }  // namespace cutlab::api

@@ -59,5 +59,11 @@ std::string gpu_json(const std::string& config_text, int rank);  // result: what
 std::string search_json(const std::string& config_text, int top);
 std::string options_json(const std::string& config_text);        // result: valid values per axis
 std::string presets_json();                                      // result: models and clusters
+// result: the Placement view's figure (core/figure.h, core/scene_placement.h) laid out for `width`
+// pixels (200 to 20,000); its height follows from the content.
+std::string placement_scene_json(const std::string& config_text, double width);
+// result: the Cuts view's figure (core/scene_cuts.h) for `width` pixels with layer `layer` opened
+// (0-based; −1: the default, the first MoE layer of an MoE model, else the first).
+std::string cuts_scene_json(const std::string& config_text, double width, int layer);
 
 }  // namespace cutlab::api

@@ -17,6 +17,7 @@
 #include "native/format.h"
 #include "native/validate.h"
 #include "native/timeline.h"
+#include "native/draw.h"
 
 using nlohmann::json;
 using namespace cutlab;
@@ -35,6 +36,8 @@ const char* kUsageText = R"(usage:
   cutlab gpu [CONFIG.json | -] --rank N [...]   what GPU N holds: coordinates, node, layers, heads,
                                                 FFN columns, experts, sequence chunks (--json)
   cutlab presets [--json]                       list model and cluster presets
+  cutlab draw [CONFIG.json | -] --view cuts|placement|pipeline --svg FILE [--width PX] [--layer N] [options]
+                                                the explorer's figure of a view as SVG (--json: the figure)
   cutlab validate [CASES.json] [--json] [--svg FILE] [--check]
                                                 compare with published runs (validation/cases.json)
   cutlab calibrate [CASES.json] [--family F] [--fit KEY,...] [--json]
@@ -521,11 +524,68 @@ int cmd_evaluate(const Args& a) {
   return kOk;
 }
 
+// cutlab draw: the figure of a view (native/draw.h), laid out by the core as for the explorer.
+// --view, --width and --layer are its own; the config and flags are those of every command.
+int cmd_draw(int argc, char** argv) {
+  std::string view;
+  double width = 1000;
+  int layer = -1;
+  std::vector<char*> rest = {argv[0], argv[1]};
+  for (int i = 2; i < argc; ++i) {
+    const std::string s = argv[i];
+    if ((s == "--view" || s == "--width" || s == "--layer") && i + 1 < argc) {
+      const std::string v = argv[++i];
+      char* end = nullptr;
+      if (s == "--view") view = v;
+      else if (s == "--width") width = std::strtod(v.c_str(), &end);
+      else layer = static_cast<int>(std::strtol(v.c_str(), &end, 10));
+      if (end && *end != '\0') {
+        std::cerr << "cutlab: " << s << " needs a number\n";
+        return kUsage;
+      }
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  Args a;
+  std::string problem;
+  if (!parse_args(static_cast<int>(rest.size()), rest.data(), a, problem) || view.empty() || (a.svg_path.empty() && !a.as_json)) {
+    std::cerr << "cutlab: " << (problem.empty() ? "draw needs --view cuts|placement|pipeline and --svg FILE (or --json)" : problem) << "\n" << kUsageText;
+    return kUsage;
+  }
+  if (!(width >= 200 && width <= 20000)) {
+    std::cerr << "cutlab: --width must be between 200 and 20000 pixels\n";
+    return kUsage;
+  }
+  std::string text;
+  int rc = kOk;
+  if (!load_text(a, text, rc)) return rc;
+  const api::Answer<api::Evaluated> answer = api::evaluate(text);
+  if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
+  bool known = false;
+  const Figure f = view_figure(answer.result.value.resolved, answer.result.value.estimate, view, width, layer, known);
+  if (!known) {
+    std::cerr << "cutlab: unknown view " << view << " (cuts, placement, pipeline)\n";
+    return kUsage;
+  }
+  if (!a.svg_path.empty()) {
+    std::ofstream out(a.svg_path);
+    out << figure_svg(f);
+    if (!out) {
+      std::cerr << "cutlab: cannot write " << a.svg_path << "\n";
+      return kUsage;
+    }
+  }
+  if (a.as_json) std::cout << figure_json(f) << "\n";
+  return kOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "validate") return run_validate({argv + 2, argv + argc});
   if (argc >= 2 && std::string(argv[1]) == "calibrate") return run_calibrate({argv + 2, argv + argc});
+  if (argc >= 2 && std::string(argv[1]) == "draw") return cmd_draw(argc, argv);
   Args a;
   std::string problem;
   if (!parse_args(argc, argv, a, problem)) {

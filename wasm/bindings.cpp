@@ -1,7 +1,7 @@
 // bindings.cpp: the WASM face of core/api.h. A translation table only: JSON text in, JSON text
 // out, nothing throws (errors come back as {"ok": false, "errors": [...]}). Every function the
-// page calls is listed here; web/bridge.js feature-detects them, so a new api.h function
-// needs one line here and nothing else.
+// page calls is listed here, and by the same name in web/bridge.js (module and page are built from
+// one tree).
 #include <emscripten/bind.h>
 
 #include "core/api.h"
@@ -16,4 +16,6 @@ EMSCRIPTEN_BINDINGS(cutlab) {
   emscripten::function("options", &options_json);
   emscripten::function("search", &search_json);
   emscripten::function("presets", &presets_json);
+  emscripten::function("placementScene", &placement_scene_json);
+  emscripten::function("cutsScene", &cuts_scene_json);
 }

@@ -140,13 +140,12 @@
     const view = CL.views[currentView()];
     document.querySelectorAll('#tabs [data-view]').forEach((b) => b.setAttribute('aria-selected', String(b.dataset.view === state.view)));
     if (EMBED_VIEW === 'tables') { $('view').hidden = true; return; }
-    $('export-svg').hidden = currentView() !== 'pipeline';   // the SVG is the pipeline figure's
     $('export-svg').disabled = !g;
     $('export-png').disabled = !g;
     if (!g) { canvas.width = 0; return; }
     if (!canvasWidth) canvasWidth = Math.floor($('canvas-wrap').clientWidth);
     const width = Math.max(320, canvasWidth);
-    const u = { layer: state.layer, gpu: state.gpu, hover: ui.hover, compact: !!EMBED_VIEW };
+    const u = { layer: state.layer, gpu: state.gpu, hover: ui.hover, compact: !!EMBED_VIEW, width };
     const key = [g.text, currentView(), width, state.layer, state.gpu, JSON.stringify(ui.hover && ui.hover.key)].join('|');
     if (key === last.viewKey) return;
     last.viewKey = key;
@@ -196,7 +195,7 @@
 
   // ---- best plans (a click runs the core's search; a row click applies that plan) ----------------
   function runSearch() {
-    if (!api.search || found.busy) return;
+    if (found.busy) return;
     found.open = true;
     found.busy = true;
     renderSearch(last.d, true);
@@ -248,7 +247,6 @@
   function wireSearch() {
     const button = $('find-plans');
     if (!button) return;
-    if (!api.search) { button.closest('.ctl').hidden = true; return; }   // an older core: no search()
     button.addEventListener('click', runSearch);
     const panel = $('search-panel');
     panel.addEventListener('click', (ev) => {
@@ -326,12 +324,15 @@
   }
 
   // ---- downloads -------------------------------------------------------------------------------
+  // The SVG of the view on screen, written from the same figure the canvas shows.
   function exportSvg() {
     const g = last.d && last.d.good;
-    if (!g || currentView() !== 'pipeline') return;
-    const fig = CL.views.pipeline.figure(g, Math.max(320, canvasWidth), { compact: !!EMBED_VIEW });
-    if (!fig) return;
-    CL.exporter.download(CL.exporter.fileName(g, 'pipeline', 'svg'), new Blob([CL.exporter.svg(fig)], { type: 'image/svg+xml' }));
+    if (!g) return;
+    const view = currentView();
+    const u = { layer: state.layer, compact: !!EMBED_VIEW };
+    const text = CL.exporter.svgOf(g, view, Math.max(320, canvasWidth), u);
+    if (!text) return;
+    CL.exporter.download(CL.exporter.fileName(g, view, 'svg'), new Blob([text], { type: 'image/svg+xml' }));
   }
   function exportPng() {
     const g = last.d && last.d.good;

@@ -1,25 +1,17 @@
 // bridge.js: the only file that talks to the WASM core (core.js, built from wasm/bindings.cpp,
-// which binds core/api.h one to one). JSON text in, parsed {ok, result | errors} out.
-// Optional functions (options, schedule, gpu, and later ones such as scene or search) are
-// feature-detected, so the page works with whatever the core of the day offers.
+// which binds core/api.h one to one). JSON text in, parsed {ok, result | errors} out. The module
+// and the page are built from one tree, so every function of bindings.cpp is here.
 (function (CL) {
   'use strict';
-  const OPTIONAL = ['options', 'schedule', 'timeline', 'gpu', 'gpus', 'scene', 'search'];
+  const FUNCTIONS = ['evaluate', 'presets', 'options', 'schedule', 'timeline', 'gpu', 'gpus', 'search', 'placementScene', 'cutsScene'];
 
   function wrap(m) {
-    const call = (name, ...args) => {
-      const out = m[name](...args);
-      return typeof out === 'string' ? JSON.parse(out) : out;
-    };
-    const api = {
-      module: m,
-      has: (name) => typeof m[name] === 'function',
-      evaluate: (text) => call('evaluate', text),
-      presets: () => call('presets'),
-    };
-    for (const name of OPTIONAL) {
-      if (typeof m[name] !== 'function') continue;
-      api[name] = (...args) => call(name, ...args);
+    const api = { module: m };
+    for (const name of FUNCTIONS) {
+      api[name] = (...args) => {
+        const out = m[name](...args);
+        return typeof out === 'string' ? JSON.parse(out) : out;
+      };
     }
     return api;
   }

@@ -1,7 +1,7 @@
-// export.js: downloads of the current view. The pipeline timeline as SVG, written from the same
-// figure the canvas paints (view-pipeline.js figure(): the core's scene placed on the page, with
-// its title, labels and legend; same colours, one per kind); any view as PNG (the canvas itself,
-// on white).
+// export.js: downloads of the current view. Every view as SVG, written from the same figure the
+// canvas paints: the pipeline from view-pipeline.js figure() (the core's timeline scene placed on
+// the page, with its title, labels and legend), the cuts and placement from the core's figures
+// (figure.js svg()); same colours, one per kind. Any view as PNG (the canvas itself, on white).
 (function (CL) {
   'use strict';
   const P = CL.palette;
@@ -114,5 +114,15 @@
     return 'cutlab-' + view + '-' + name + '-' + r.gpus + 'gpus' + (axes ? '-' + axes : '') + (r.mode === 'infer' ? '-serve' : '') + '.' + ext;
   }
 
-  CL.exporter = { svg, png, download, fileName };
+  // The SVG of `view` for a canvas `width` pixels wide (null when the core gives no figure).
+  function svgOf(d, view, width, ui) {
+    if (view === 'pipeline') {
+      const fig = CL.views.pipeline.figure(d, width, ui);
+      return fig ? svg(fig) : null;
+    }
+    const f = CL.views[view].scene(d, width, ui);
+    return f ? CL.figure.svg(f) : null;
+  }
+
+  CL.exporter = { svg, svgOf, png, download, fileName };
 })(window.CL = window.CL || {});

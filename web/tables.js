@@ -1,6 +1,6 @@
 // tables.js: the live tables and the headline, as HTML from the derived result. Formatting only:
-// every number is a field of the core's result (shares of the step too: time.shares; the serving
-// latency table still divides its parts by TTFT and TPOT, the core having no shares for them).
+// every number is a field of the core's result (shares of the step too: time.shares, and of TTFT
+// and TPOT: inference.shares).
 // Cells carry data-* attributes with the raw core value so tests can compare them with the CLI's
 // JSON exactly.
 (function (CL) {
@@ -210,20 +210,23 @@
   const PREFILL = [['compute_s', 'prefill compute', P.op.B], ['tp_s', 'TP all-reduces', P.axis.tp], ['ep_s', 'EP all-to-all', P.axis.ep], ['pp_s', 'PP hand-offs', P.axis.pp]];
   const DECODE = [['weights_s', 'read weight shards', P.state.weights], ['kv_cache_s', 'read KV cache', P.state.kv], ['compute_s', 'compute (beyond the reads)', P.op.B],
     ['tp_s', 'TP all-reduces', P.axis.tp], ['ep_s', 'EP all-to-all', P.axis.ep], ['pp_s', 'PP hand-offs', P.axis.pp]];
+  // Shares of TTFT and TPOT come from the core (inference.shares.prefill / .decode, by part).
   function latency(r) {
     const inf = r.inference;
-    const part = (title, total, obj, list, key) => {
+    const shareOf = (key, k) => inf.shares[key][k.replace(/_s$/, '')];
+    const part = (title, total, obj, list, key, sk) => {
       let h = '<tr class="total" data-part="' + key + '"><th>' + title + '</th><td class="num"' + raw(total) + '>' + F.seconds(total) + '</td><td></td></tr>';
       for (const [k, l, c] of list) {
         if (!(obj[k] > 0)) continue;
-        h += '<tr data-part="' + key + '.' + k + '"><th>' + sw(c) + l + '</th><td class="num"' + raw(obj[k]) + '>' + F.seconds(obj[k]) + '</td><td class="num muted">' + F.pct(obj[k] / total) + '</td></tr>';
+        const sh = shareOf(sk, k);
+        h += '<tr data-part="' + key + '.' + k + '"><th>' + sw(c) + l + '</th><td class="num"' + raw(obj[k]) + '>' + F.seconds(obj[k]) + '</td><td class="num muted" data-share="' + sh + '">' + F.pct(sh) + '</td></tr>';
       }
       return h;
     };
-    const bar = (label, total, obj, list) => '<div class="barrow"><span>' + label + '</span><div class="timebar">' + list.filter(([k]) => obj[k] > 0).map(([k, l, c]) => '<span style="width:' + (100 * obj[k] / total) + '%;background:' + c + '" title="' + l + '"></span>').join('') + '</div></div>';
+    const bar = (label, obj, list, sk) => '<div class="barrow"><span>' + label + '</span><div class="timebar">' + list.filter(([k]) => obj[k] > 0).map(([k, l, c]) => '<span style="width:' + (100 * shareOf(sk, k)) + '%;background:' + c + '" title="' + l + '"></span>').join('') + '</div></div>';
     let h = '<h3>Latency <span class="muted">· TTFT ' + F.seconds(inf.ttft_s) + ', TPOT ' + F.seconds(inf.tpot_s) + '</span></h3>';
-    h += bar('TTFT', inf.ttft_s, inf.prefill, PREFILL) + bar('TPOT', inf.tpot_s, inf.decode, DECODE);
-    h += '<table class="t time"><tbody>' + part('time to first token', inf.ttft_s, inf.prefill, PREFILL, 'ttft') + part('time per output token', inf.tpot_s, inf.decode, DECODE, 'tpot');
+    h += bar('TTFT', inf.prefill, PREFILL, 'prefill') + bar('TPOT', inf.decode, DECODE, 'decode');
+    h += '<table class="t time"><tbody>' + part('time to first token', inf.ttft_s, inf.prefill, PREFILL, 'ttft', 'prefill') + part('time per output token', inf.tpot_s, inf.decode, DECODE, 'tpot', 'decode');
     const row = (k, v, txt, note) => '<tr><th>' + k + '</th><td class="num"' + raw(v) + '>' + txt + '</td><td class="muted note">' + (note || '') + '</td></tr>';
     h += row('tokens/s per user', inf.tokens_per_s_per_user, F.sig(inf.tokens_per_s_per_user));
     h += row('tokens/s per replica', inf.tokens_per_s_per_replica, F.int(inf.tokens_per_s_per_replica), F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''));
@@ -250,9 +253,10 @@
     return 'no · inside one node · NVLink';
   }
   function axes(d) {
-    const r = d.r, m = r.config.model, plan = r.config.plan, w = r.config.workload, reps = d.reps;
+    const r = d.r, m = r.config.model, plan = r.config.plan, w = r.config.workload;
     const serve = isInfer(r);
-    const g0 = reps.one('tp', 0);
+    // GPU 0 (the core's gpu()): coordinate 0 on every axis, so TP rank 0, CP rank 0, EP rank 0 and ETP rank 0.
+    const g0 = d.gpu(0);
     const rows = [];
     const ax = (key, name) => '<span class="axis" style="--c:' + P.axis[key] + '">' + name + '</span>';
     rows.push([ax('tp', 'TP' + (plan.sp ? ' + SP' : '')) + ' = ' + plan.tp,
@@ -266,17 +270,17 @@
       m.layers + ' layers into ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ': ' + (counts.length <= 8 ? counts.join(' + ') : counts.slice(0, 3).join(', ') + ', … ' + counts[counts.length - 1]),
       'a contiguous block of whole layers: ' + st0.chunks.map((c) => F.layers(c[0], c[1])).join(', ') + (st0.embedding ? ' + embedding' : '') + ' <span class="muted">(stage 1)</span>',
       commSummary(r, ['pp']), crosses(r, 'pp'), serve ? 'fitting big models multi-node; a token still walks every stage' : 'fitting huge models across nodes', 'pp']);
-    const c0 = reps.one('cp', 0);
+    const c0 = g0;
     if (!serve) rows.push([ax('cp', 'CP') + ' = ' + plan.cp, 'the sequence: ' + F.int(w.seq_len) + ' tokens',
       c0 ? 'tokens ' + c0.seq_chunks.map((c) => F.int(c[0]) + '–' + F.int(c[1] - 1)).join(' and ') + ' of every sequence, all layers <span class="muted">(CP rank 0)</span>' : '',
       commSummary(r, ['cp']), crosses(r, 'cp'), 'long context', 'cp']);
     if (m.experts > 0) {
-      const e0 = reps.one('ep', 0);
+      const e0 = g0;
       rows.push([ax('ep', 'EP') + ' = ' + plan.ep, 'the ' + m.experts + ' routed experts of every MoE layer',
         e0 ? 'whole experts ' + F.span(e0.experts[0], e0.experts[1]) + ' (never split), router replicated <span class="muted">(EP rank 0)</span>' : '',
         commSummary(r, ['ep']), crosses(r, 'ep'), serve ? 'system throughput / cost: each GPU reads only its experts' : 'throughput / cost of MoE', 'ep']);
       if (plan.etp > 0) {
-        const t0 = reps.one('etp', 0);
+        const t0 = g0;
         rows.push([ax('etp', 'ETP') + ' = ' + r.mesh.etp + ', ' + ax('edp', 'EDP') + ' = ' + r.mesh.edp,
           'folding: experts get their own mesh ETP × EP × EDP × PP',
           t0 ? 'expert FFN columns ' + F.span(t0.expert_ffn[0], t0.expert_ffn[1]) + ' of ' + F.int(m.expert_ffn_hidden) : '',

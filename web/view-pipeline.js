@@ -76,7 +76,7 @@
   }
   function makeFigure(d, W, compact) {
     const serve = serving(d);
-    const sc = d.timeline ? d.timeline(Math.max(200, Math.round(W - 2 * PAD - RIGHT)), rowsHeight(compact)) : null;
+    const sc = d.timeline(Math.max(200, Math.round(W - 2 * PAD - RIGHT)), rowsHeight(compact));
     if (!sc) return null;
     const r = d.r, plan = r.config.plan, R = sc.rects, n = R.count;
     const ox = PAD, oy = TOP;
@@ -170,10 +170,7 @@
 
   function draw(ctx, d, vp, ui, hits) {
     const fig = figure(d, vp.w, ui);
-    if (!fig) {
-      G.text(ctx, 'This core has no timeline() function: the pipeline view needs it.', PAD, 30, { color: P.ink.warn });
-      return;
-    }
+    if (!fig) return;
     const { W, ox, oy, sc, rows } = fig;
     const R = sc.rects, n = R.count;
     // alternate row shading

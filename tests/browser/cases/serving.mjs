@@ -30,7 +30,11 @@ async function serving(k, base) {
 const sceneOf = (page) => page.evaluate(() => {
   const d = window.__cutlab.derived.good;
   const sc = window.CL.views.placement.scene(d, Math.max(320, Math.floor(document.getElementById('canvas-wrap').clientWidth)));
-  return { lod: sc.lod, b: sc.balancer ? JSON.parse(JSON.stringify(sc.balancer)) : null, inf: d.r.inference, caption: document.getElementById('view-caption').textContent };
+  const text = (k) => sc.texts.filter((t) => t.kind === k).map((t) => t.text);
+  return { level: sc.level, replicas: sc.rects.filter((r) => r.kind === 'replica'), cards: sc.rects.filter((r) => r.kind === 'replica_card'),
+    balancer: sc.rects.some((r) => r.kind === 'balancer'), arrows: sc.lines.filter((l) => l.kind === 'arrow'),
+    total: text('balancer_total').join(''), detail: text('balancer_detail').join(''), subs: text('replica_sub'), count: text('replica_count').join(''),
+    inf: d.r.inference, caption: document.getElementById('view-caption').textContent };
 });
 const ARGS = ['--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--dp', '2', '--mode', 'infer', '--batch', '8'];
 const QUERY = '?model=llama3-70b&cluster=dgx-h100&tp=8&dp=2&mode=infer&batch=8';
@@ -43,19 +47,17 @@ async function balancer(k, base) {
   const inf = ref.inference;
   const s = await sceneOf(page);
   const fmt = await page.evaluate((v) => v.map((x) => window.CL.fmt.int(x)), [inf.tokens_per_s_per_replica, inf.tokens_per_s_total]);
-  const b = s.b;
-  k.check(b && b.perReplica === inf.tokens_per_s_per_replica && b.total === inf.tokens_per_s_total && b.R === 2 && b.batch === 8,
-    'balancer: per-replica tokens/s = CLI inference.tokens_per_s_per_replica (' + inf.tokens_per_s_per_replica + '), total and replicas too');
-  k.check(b && b.mode === 'aligned' && b.items.length === 2 && b.items.map((it) => it.replica).join() === '0,1' &&
-    b.items.every((it) => it.sub.includes(fmt[0] + ' tok/s') && it.sub.includes('8 seq') && it.toY > it.y),
-  'balancer: one arrow per replica, into its GPUs, labelled "' + (b && b.items[0] && b.items[0].label + ' · ' + b.items[0].sub) + '"');
-  k.check(b && b.totalText.includes('2 replicas × ' + fmt[0] + ' tok/s = ' + fmt[1] + ' tok/s') && /no traffic between replicas/.test(b.totalText + b.detailText),
-    'balancer: total "' + (b && b.totalText) + '"');
+  k.check(s.balancer && s.replicas.length === 2 && s.replicas.map((r) => r.replica).join() === '0,1' &&
+    s.subs.every((t) => t.includes(fmt[0] + ' tok/s') && t.includes('8 seq')) &&
+    s.arrows.filter((a) => a.y2 > s.replicas[0].y + s.replicas[0].h).length === 2,
+  'balancer: one arrow per replica (per-replica tokens/s = CLI inference.tokens_per_s_per_replica), into its GPUs, labelled "' + s.subs[0] + '"');
+  k.check(s.total.includes('2 replicas × ' + fmt[0] + ' tok/s = ' + fmt[1] + ' tok/s') && /no traffic between replicas/.test(s.total + s.detail),
+    'balancer: total "' + s.total + '"');
   k.check(/load balancer/.test(s.caption), 'balancer: the caption names the load balancer');
   // hovering replica 1 names its throughput
-  if (b && b.items[1]) {
+  if (s.replicas[1]) {
     const box = await canvasBox(page);
-    const it = b.items[1];
+    const it = s.replicas[1];
     await hover(page, box.x + it.x + it.w / 2, box.y + it.y + it.h / 2);
     const tip = await page.$eval('#tooltip', (t) => (t.hidden ? '' : t.textContent));
     k.check(tip.includes('replica 1') && tip.includes(fmt[0] + ' tokens/s per replica'), 'balancer: hovering replica 1 shows its tokens/s (' + tip.slice(0, 60) + '…)');
@@ -69,15 +71,15 @@ async function balancer(k, base) {
   await go(page, '?model=llama3-405b&cluster=dgx-h100&gpus=16384&tp=8&pp=2&mode=infer&batch=8&view=placement');
   const sb = await sceneOf(page);
   const n = await page.evaluate((v) => window.CL.fmt.int(v), sb.inf.replicas);
-  k.check(sb.lod === 'stages' && sb.b && sb.b.mode === 'stack' && sb.b.items.length <= 3 && sb.b.stack.count === '× ' + n + ' replicas' && sb.b.perReplica === sb.inf.tokens_per_s_per_replica,
-    'balancer: 16,384 GPUs draw one replica box "' + (sb.b && sb.b.stack && sb.b.stack.count) + '"');
+  k.check(sb.level === 'stages' && sb.replicas.length === 0 && sb.cards.length <= 3 && sb.arrows.length <= 3 && sb.count === '× ' + n + ' replicas',
+    'balancer: 16,384 GPUs draw one replica box "' + sb.count + '"');
   await page.screenshot({ path: shot('serve-405b-16k-balancer.png') });
   k.noErrors(errors, 'balancer 16k', mark);
   // training: no balancer
   mark = errors.length;
   await go(page, '?view=placement');
   const st = await sceneOf(page);
-  k.check(!st.b && (await page.evaluate(() => window.__cutlab.state.workload.mode !== 'infer')), 'balancer: none in training');
+  k.check(!st.balancer && (await page.evaluate(() => window.__cutlab.state.workload.mode !== 'infer')), 'balancer: none in training');
   k.noErrors(errors, 'balancer train', mark);
 }
 
@@ -87,7 +89,7 @@ export async function balancerEmbed(k, page, errors, base) {
   await load(page, base + QUERY + '&embed=placement');
   const se = await sceneOf(page);
   const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-  k.check(wide <= 700 && se.b && se.b.items.length === 2 && se.b.items.every((x) => x.x >= 0 && x.x + x.w <= 700), 'balancer: the 700-px embed keeps both replicas (' + wide + ' px)');
+  k.check(wide <= 700 && se.replicas.length === 2 && se.replicas.every((x) => x.x >= 0 && x.x + x.w <= 700), 'balancer: the 700-px embed keeps both replicas (' + wide + ' px)');
   await page.screenshot({ path: shot('embed-serve-balancer-700.png'), fullPage: true });
   k.noErrors(errors, 'balancer embed', mark);
 }

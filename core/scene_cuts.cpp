@@ -1,0 +1,520 @@
+#include "core/scene_cuts.h"
+
+#include <algorithm>
+#include <cmath>
+
+// [SECTION] index: context · depth (PP) · matrices in TP slices · experts (EP, ETP) · sequence (CP)
+// · replicas (DP) · legend.
+
+namespace cutlab {
+
+namespace {
+
+namespace fg = figure;
+using Pen = fg::Pen;
+constexpr double kPad = 16, kHead = 26;
+constexpr int kMaxExperts = 1024;  // drawn one by one; more are counted in the heading
+constexpr int kMaxCp = 256;        // CP ranks drawn one by one
+
+struct Ctx {
+  const Config& c;
+  const SceneInput& e;
+  const Placement& pl;
+  bool serve;
+  double depth_w;
+  bool narrow;  // below 600 px: no room beside the matrices for their height
+  Ctx(const Config& c_, const SceneInput& e_, double width)
+      : c(c_), e(e_), pl(e_.placement), serve(e_.serving), depth_w(width < 820 ? 168 : 218), narrow(width < 600) {}
+  GpuPlacement gpu(long long rank) const { return gpu_placement(e.resolved, static_cast<int>(rank)); }
+  // The GPUs of rank 0's group on an axis, one per coordinate 0 … n − 1 (under folding the expert
+  // mesh is etp (innermost) × ep inside each stage).
+  std::vector<GpuPlacement> group(const std::string& axis) const {
+    const bool folding = c.plan.etp > 0;
+    int n = 1;
+    long long stride = 1;
+    if (axis == "tp") n = c.plan.tp, stride = pl.stride_tp;
+    else if (axis == "cp") n = std::min(c.plan.cp, kMaxCp), stride = pl.stride_cp;
+    else if (axis == "ep") n = c.plan.ep, stride = folding ? e.mesh.etp : pl.stride_ep;
+    else if (axis == "etp") n = e.mesh.etp, stride = folding ? 1 : pl.stride_tp;
+    std::vector<GpuPlacement> out;
+    for (int i = 0; i < n; ++i) out.push_back(gpu(i * stride));
+    return out;
+  }
+};
+
+// A heading with a muted subtitle; the subtitle moves to a second line when it does not fit.
+// Returns the extra height used (0 or one line).
+double section(Pen& o, double x, double y, const std::string& title, const std::string& sub, double max_w) {
+  o.text("heading", title, x, y, 12.5, 650, "text", "start", max_w);
+  if (sub.empty()) return 0;
+  const double w = std::min(fg::measure_text(title, 12.5, 650), max_w);
+  if (fg::measure_text(sub, 12) <= max_w - w - 8) {
+    o.text("subheading", sub, x + w + 8, y, 12, 400, "muted");
+    return 0;
+  }
+  o.text("subheading", sub, x, y + 15, 12, 400, "muted", "start", max_w);
+  return 15;
+}
+
+// ---- depth (PP) ----------------------------------------------------------------------------------
+void depth(Pen& o, const Ctx& x, double left, double y, double h, int layer) {
+  const ModelSpec& m = x.c.model;
+  const int P = x.c.plan.pp, L = m.layers;
+  // the title and its subtitle on one line (the column has no room for two)
+  o.text("heading", "Depth", left, y - 8, 12.5, 650);
+  const double tw = fg::measure_text("Depth", 12.5, 650) + 8;
+  o.text("subheading", "PP = " + std::to_string(P) + " stage" + (P > 1 ? "s" : ""), left + tw, y - 8, 12, 400, "muted", "start", x.depth_w - tw);
+  const double bar_w = 28, cap_h = 16;
+  const double top = y + 4 + cap_h + 3, bottom = y + h - cap_h - 3, row_h = (bottom - top) / L;
+  const StageInfo* emb = &x.pl.stages.front();
+  const StageInfo* out = &x.pl.stages.back();
+  for (const StageInfo& s : x.pl.stages)
+    if (s.embedding) {
+      emb = &s;
+      break;
+    }
+  for (auto it = x.pl.stages.rbegin(); it != x.pl.stages.rend(); ++it)
+    if (it->output) {
+      out = &*it;
+      break;
+    }
+  auto io = [&](const StageInfo& st, double yy, const std::string& name, const std::string& label, double hit_w) {
+    o.rect("io", left, yy, bar_w, cap_h, "pp", st.stage, P);
+    o.text("io_label", label, left + bar_w + 8, yy + 12, 11, 400, "muted");
+    FigureRect& r = o.rect("region", left, yy, bar_w + hit_w, cap_h);
+    r.hit = "io", r.name = name, r.stage = st.stage;
+  };
+  io(*emb, y + 4, "embedding", "embedding", 120);
+  io(*out, bottom + 3, "output", "output layer + loss", 140);
+  // layer rows by chunk
+  struct Seg {
+    int stage, chunk, a, b;
+  };
+  std::vector<Seg> segs;
+  for (const StageInfo& st : x.pl.stages)
+    for (size_t k = 0; k < st.chunks.size(); ++k) segs.push_back({st.stage, static_cast<int>(k), st.chunks[k].first, st.chunks[k].second});
+  std::stable_sort(segs.begin(), segs.end(), [](const Seg& p, const Seg& q) { return p.a < q.a; });
+  for (const Seg& s : segs) {
+    const double y0 = top + s.a * row_h, y1 = top + (s.b + 1) * row_h;
+    o.rect("layers", left, y0, bar_w, y1 - y0, "pp", s.stage, P).stage = s.stage;
+    if (row_h >= 3)
+      for (int i = s.a + 1; i <= s.b; ++i) o.rect("layer_tick", left, top + i * row_h, bar_w, 0.6);
+    o.rect("seg_sep", left, y0, bar_w, 1);
+  }
+  // MoE layers: a thin mark on the right edge
+  if (is_moe(m)) o.rect("moe_mark", left + bar_w + 1, top + m.dense_layers * row_h, 3, (L - m.dense_layers) * row_h, "ep");
+  // labels: one per segment when they fit, else every k-th
+  const double label_h = 13.5;
+  const int max_labels = std::max(1, static_cast<int>(std::floor((bottom - top) / label_h)));
+  const size_t step = (segs.size() + max_labels - 1) / max_labels;
+  double last_y = -1e9;
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const Seg& s = segs[i];
+    if (i % step != 0 && i != segs.size() - 1) continue;
+    const double mid = top + (s.a + s.b + 1) / 2.0 * row_h;
+    const double ly = std::max(mid + 4, last_y + label_h);
+    if (ly > bottom + 2) continue;
+    last_y = ly;
+    o.text("stage_label", "stage " + std::to_string(s.stage + 1) + " · " + fg::layers(s.a, s.b), left + bar_w + 8, ly, 11, 500,
+           "text", "start", x.depth_w - bar_w - 12);
+  }
+  // a hover region per layer, or per pixel row when layers are thinner than a pixel (bounded by the height)
+  const int per_region = std::max(1, static_cast<int>(std::ceil(1.0 / row_h)));
+  for (const Seg& s : segs)
+    for (int i = s.a; i <= s.b; i += per_region) {
+      const int n = std::min(per_region, s.b - i + 1);
+      FigureRect& r = o.rect("region", left, top + i * row_h, bar_w + 6, std::max(n * row_h, 1.0));
+      r.hit = "layer", r.layer = i, r.stage = s.stage;
+      if (is_moe_layer(m, i)) r.name = "moe";
+    }
+  for (const Seg& s : segs) {
+    const double y0 = top + s.a * row_h, y1 = top + (s.b + 1) * row_h;
+    FigureRect& r = o.rect("region", left + bar_w + 6, y0, x.depth_w - bar_w - 6, y1 - y0);
+    r.hit = "stage", r.stage = s.stage, r.begin = s.a, r.end = s.b + 1;
+  }
+  const double sy = top + layer * row_h;
+  o.rect("selection", left - 2.5, sy - 1.5, bar_w + 5, std::max(row_h, 2.0) + 3).layer = layer;
+}
+
+// ---- one matrix with TP slices ---------------------------------------------------------------------
+struct Piece {
+  double from = 0, to = 1, y0 = 0, y1 = 1;  // fractions of the width and height
+  FigureRect item;                          // kind, tone and ids (geometry filled in by matrix())
+};
+struct Matrix {
+  std::string name;
+  std::vector<std::string> sub;  // the first that fits the width
+  double cols = 1;               // the split dimension, for the width
+  std::vector<Piece> pieces;
+  double x = 0, w = 0;
+};
+
+void matrix(Pen& o, const Matrix& mx, double y, double h, double gap) {
+  const double x = mx.x, w = mx.w;
+  for (const Piece& p : mx.pieces) {
+    FigureRect r = p.item;
+    r.x = x + p.from * w, r.w = (p.to - p.from) * w, r.y = y + p.y0 * h, r.h = (p.y1 - p.y0) * h;
+    o.f.rects.push_back(std::move(r));
+  }
+  for (const Piece& p : mx.pieces)
+    if (p.from > 0) {
+      const double xx = std::round(x + p.from * w) + 0.5;
+      o.line("slice_edge", xx, y, xx, y + h, 1, "white");
+    }
+  o.rect("matrix_frame", x, y, w, h);
+  // labels may reach into the gap, not into the neighbour's
+  o.text("matrix_name", mx.name, x + w / 2, y + h + 14, 12, 600, "text", "middle", w + std::min(6.0, gap));
+  if (!mx.sub.empty())
+    o.text("matrix_sub", fg::first_fit(mx.sub, w + 6, 10.5), x + w / 2, y + h + 27, 10.5, 400, "muted", "middle", w + std::min(8.0, gap));
+}
+
+// Widths proportional to the split dimension, but never narrower than the matrix's name.
+void row_of_matrices(Pen& o, std::vector<Matrix>& list, double x, double y, double W, double h, double gap) {
+  const double min_w = 34;
+  double total = 0;
+  for (const Matrix& m : list) total += m.cols;
+  std::vector<double> mins, widths;
+  double sum_mins = 0;
+  for (const Matrix& m : list) mins.push_back(std::max(min_w, fg::measure_text(m.name, 12, 600) + 8)), sum_mins += mins.back();
+  // A narrow frame: tighter gaps, then minimum widths shrunk to fit (the names are shortened).
+  if (sum_mins + gap * (list.size() - 1) > W) gap = 4;
+  const double avail = W - gap * (list.size() - 1);
+  if (sum_mins > avail)
+    for (double& m : mins) m *= avail / sum_mins;
+  double fixed_w = 0, rest_cols = 0;
+  std::vector<bool> small;
+  for (size_t i = 0; i < list.size(); ++i) {
+    small.push_back(list[i].cols / total * avail < mins[i]);
+    if (small[i]) fixed_w += mins[i];
+    else rest_cols += list[i].cols;
+  }
+  double cx = x;
+  for (size_t i = 0; i < list.size(); ++i) {
+    list[i].x = cx;
+    list[i].w = small[i] ? mins[i] : list[i].cols / rest_cols * (avail - fixed_w);
+    matrix(o, list[i], y, h, gap);
+    cx += list[i].w + gap;
+  }
+}
+
+std::pair<int, int> range_of(const GpuPlacement& g, const std::string& key) {
+  if (key == "heads") return {g.heads_begin, g.heads_end};
+  if (key == "kv_heads") return {g.kv_heads_begin, g.kv_heads_end};
+  return {g.ffn_begin, g.ffn_end};
+}
+
+// TP pieces of a matrix split along heads, KV heads or FFN columns.
+std::vector<Piece> tp_pieces(const std::vector<GpuPlacement>& reps, const std::string& key, int total, int T, const std::string& name) {
+  std::vector<Piece> out;
+  auto slice = [&](const GpuPlacement& g) {
+    Piece p;
+    p.item.kind = "slice", p.item.tone = "tp", p.item.tone_index = g.tp, p.item.tone_count = T;
+    p.item.hit = "slice", p.item.name = name, p.item.rank = g.rank;
+    return p;
+  };
+  if (key == "kv_heads") {
+    // A KV head is held by every TP rank whose range contains it (replicated when tp > kv_heads).
+    for (int k = 0; k < total; ++k) {
+      std::vector<const GpuPlacement*> holders;
+      for (const GpuPlacement& g : reps)
+        if (g.kv_heads_begin <= k && k < g.kv_heads_end) holders.push_back(&g);
+      for (size_t j = 0; j < holders.size(); ++j) {
+        Piece p = slice(*holders[j]);
+        p.from = static_cast<double>(k) / total, p.to = static_cast<double>(k + 1) / total;
+        p.y0 = static_cast<double>(j) / holders.size(), p.y1 = static_cast<double>(j + 1) / holders.size();
+        if (holders.size() > 1) p.item.kind = "slice_shared";
+        p.item.head = k, p.item.count = static_cast<int>(holders.size());
+        out.push_back(p);
+      }
+    }
+    return out;
+  }
+  for (const GpuPlacement& g : reps) {
+    Piece p = slice(g);
+    const auto [a, b] = range_of(g, key);
+    p.from = static_cast<double>(a) / total, p.to = static_cast<double>(b) / total;
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<Piece> replicated(const std::string& name) {
+  Piece p;
+  p.item.kind = "replicated", p.item.tone = "tp", p.item.hit = "replicated", p.item.name = name;
+  return {p};
+}
+
+// The TP rank numbers above a matrix's slices, when every slice has room.
+void rank_labels(Pen& o, const Matrix& mx, const std::vector<GpuPlacement>& reps, const std::string& key, int total, double y) {
+  for (const GpuPlacement& g : reps) {
+    const auto [a, b] = range_of(g, key);
+    if ((b - a) * mx.w / total < 11) return;
+  }
+  for (const GpuPlacement& g : reps) {
+    const auto [a, b] = range_of(g, key);
+    o.text("rank_label", std::to_string(g.tp), mx.x + (a + b) / 2.0 / total * mx.w, y, 10.5, 600, "tp", "middle");
+  }
+}
+
+// ---- experts (EP, ETP) ---------------------------------------------------------------------------
+double experts(Pen& o, const Ctx& x, double left, double y, double W) {
+  const ModelSpec& m = x.c.model;
+  const int E = m.experts, EP = x.c.plan.ep, ETP = x.e.mesh.etp;
+  const bool folding = x.c.plan.etp > 0;
+  const std::vector<GpuPlacement> ep = x.group("ep"), etp = x.group("etp");
+  std::string sub = EP > 1 ? "EP = " + std::to_string(EP) + ": whole experts, EP rank 0 holds " + fg::span(ep[0].experts_begin, ep[0].experts_end) +
+                                 ", rank 1 holds " + fg::span(ep[1].experts_begin, ep[1].experts_end) + (EP > 2 ? ", …" : "")
+                           : std::string("EP = 1: every GPU of the stage has every expert");
+  if (ETP > 1) sub += " · " + std::string(folding ? "ETP" : "TP") + " = " + std::to_string(ETP) + " slices inside each expert";
+  const double expert_ffn = std::max(1, m.expert_ffn_hidden);
+  const int drawn = std::min(E, kMaxExperts);
+  y += 24 + section(o, left, y + 10, "Experts: " + std::to_string(E) + " routed, top-" + std::to_string(m.top_k) +
+                                         (drawn < E ? " (first " + fg::integer(drawn) + " drawn)" : ""), sub, W);
+  // router and shared experts at the left, the experts' grid on the right
+  const double side_w = 70, grid_x = left + side_w + 12, grid_w = W - side_w - 12, rh = 22;
+  const double gap = drawn > 32 ? 2 : 5;
+  // up to 32 columns, fewer when a cell would be narrower than 3 px
+  const int cols = std::max(1, std::min({drawn, drawn <= 16 ? drawn : 32, static_cast<int>((grid_w + gap) / (3 + gap))}));
+  const int rows = (drawn + cols - 1) / cols;
+  const double cell_w = (grid_w - gap * (cols - 1)) / cols;
+  const double cell_h = rows == 1 ? 46 : std::max(11.0, std::min(22.0, 120.0 / rows));
+  FigureRect& router = o.rect("router", left, y, side_w, rh, "ep");
+  router.hit = "replicated", router.name = "router";
+  o.text("router_label", "router", left + side_w / 2, y + 15, 11, 600, "text", "middle");
+  o.text("router_sub", "on every GPU", left + side_w / 2, y + rh + 12, 10, 400, "muted", "middle");
+  if (m.shared_experts > 0) {
+    const double sy = y + rh + 22;
+    FigureRect& r = o.rect("shared", left, sy, side_w, rh, "tp");
+    r.hit = "shared", r.count = m.shared_experts;
+    o.text("shared_label", "shared ×" + std::to_string(m.shared_experts), left + side_w / 2, sy + 15, 11, 600, "text", "middle", side_w - 4);
+  }
+  const std::string slice_tone = folding ? "etp" : "tp";
+  for (int e = 0; e < drawn; ++e) {
+    const double cx = grid_x + (e % cols) * (cell_w + gap), cy = y + (e / cols) * (cell_h + gap);
+    const GpuPlacement* owner = nullptr;  // the EP rank whose range holds expert e
+    for (const GpuPlacement& g : ep)
+      if (g.experts_begin <= e && e < g.experts_end) owner = &g;
+    const int ep_rank = owner ? owner->ep : 0;
+    FigureRect& cell = o.rect(ETP > 1 ? "expert_band" : "expert", cx, cy, cell_w, ETP > 1 ? std::min(5.0, cell_h / 4) : cell_h, "ep", ep_rank, EP);
+    if (ETP <= 1) cell.hit = "expert", cell.expert = e, cell.rank = owner ? owner->rank : -1;
+    if (ETP > 1) {
+      const double band = std::min(5.0, cell_h / 4);
+      for (const GpuPlacement& s : etp) {
+        const double a = cx + s.expert_ffn_begin / expert_ffn * cell_w;
+        const double b = cx + s.expert_ffn_end / expert_ffn * cell_w;
+        o.rect("expert_slice", a, cy + band, b - a, cell_h - band, slice_tone, folding ? s.etp : s.tp, ETP);
+        if (a > cx) o.rect("slice_gap", a, cy + band, 1, cell_h - band);
+      }
+      FigureRect& r = o.rect("region", cx, cy, cell_w, cell_h);
+      r.hit = "expert", r.expert = e, r.rank = owner ? owner->rank : -1;
+    }
+    o.rect("expert_frame", cx, cy, cell_w, cell_h);
+    if (cell_w >= 22 && cell_h >= 14) {
+      const std::string label = "E" + std::to_string(e);
+      const double px = cell_h >= 30 ? 11 : 9.5, tw = fg::measure_text(label, px, 600);
+      if (tw < cell_w - 4) {
+        if (ETP > 1) o.rect("label_bg", cx + cell_w / 2 - tw / 2 - 3, cy + cell_h / 2 - 6, tw + 6, 13);
+        FigureText& t = o.text("expert_label", label, cx + cell_w / 2, cy + cell_h / 2 + 4, px, 600, ETP > 1 ? "text" : "ep", "middle");
+        if (ETP <= 1) t.tone_index = ep_rank, t.tone_count = EP, t.on_fill = true;
+      }
+    }
+  }
+  double by = y + rows * (cell_h + gap) + 2;
+  // EP brackets with the owning rank when there is room (one row of experts)
+  if (EP > 1 && rows == 1) {
+    for (const GpuPlacement& g : ep) {
+      const double a = grid_x + g.experts_begin * (cell_w + gap), b = grid_x + (g.experts_end - 1) * (cell_w + gap) + cell_w;
+      o.line("bracket", a + 1, by + 1, a + 1, by + 5, 1.2, "ep");
+      o.line("bracket", a + 1, by + 5, b - 1, by + 5, 1.2, "ep");
+      o.line("bracket", b - 1, by + 5, b - 1, by + 1, 1.2, "ep");
+      o.text("bracket_label", "EP " + std::to_string(g.ep), (a + b) / 2, by + 18, 10.5, 600, "ep", "middle", b - a + 4);
+    }
+    by += 22;
+  }
+  return std::max(by, y + 80) + 6;
+}
+
+// ---- the opened layer --------------------------------------------------------------------------------
+double opened_layer(Pen& o, const Ctx& x, double left, double y, double W, int i) {
+  const ModelSpec& m = x.c.model;
+  const int T = x.c.plan.tp;
+  int stage = 0;
+  for (const StageInfo& st : x.pl.stages)
+    for (auto [a, b] : st.chunks)
+      if (i >= a && i <= b) stage = st.stage;
+  const bool moe = is_moe_layer(m, i);
+  const std::string sub = "stage " + std::to_string(stage + 1) + " of " + std::to_string(x.c.plan.pp) + " · TP = " + std::to_string(T) +
+                          (T > 1 ? ": every matrix in " + std::to_string(T) + " vertical slices, one per TP rank" : ": matrices whole on one GPU");
+  double cy = y + 22 + section(o, left, y, "Inside " + fg::layers(i, i) + (moe ? " (MoE)" : ""), sub, W);
+  const std::vector<GpuPlacement> tp = x.group("tp");
+  const double attn_h = 52;
+  const double qcols = static_cast<double>(m.heads) * m.head_dim, kvcols = static_cast<double>(m.kv_heads) * m.head_dim;
+  std::vector<Matrix> attn;
+  if (is_mla(m)) {
+    attn.push_back({"WQ↓", {"q-LoRA " + fg::integer(m.q_lora_rank), "q-LoRA"}, std::max(m.q_lora_rank, 1) * 2.0,
+                    m.q_lora_rank > 0 ? replicated("WQ↓") : std::vector<Piece>{}});
+    attn.push_back({"WQ↑", {std::to_string(m.heads) + " heads"}, qcols, tp_pieces(tp, "heads", m.heads, T, "WQ↑")});
+    attn.push_back({"WKV↓", {"KV latent " + fg::integer(m.kv_lora_rank), "latent"}, m.kv_lora_rank * 2.0, replicated("WKV↓")});
+    attn.push_back({"WKV↑", {std::to_string(m.heads) + " heads"}, qcols, tp_pieces(tp, "heads", m.heads, T, "WKV↑")});
+    attn.push_back({"WO", {"row-parallel", "row-par."}, qcols, tp_pieces(tp, "heads", m.heads, T, "WO")});
+  } else {
+    const std::vector<std::string> kv = {std::to_string(m.kv_heads) + " KV heads", std::to_string(m.kv_heads) + " KV"};
+    attn.push_back({"WQ", {std::to_string(m.heads) + " heads"}, qcols, tp_pieces(tp, "heads", m.heads, T, "WQ")});
+    attn.push_back({"WK", kv, kvcols, tp_pieces(tp, "kv_heads", m.kv_heads, T, "WK")});
+    attn.push_back({"WV", kv, kvcols, tp_pieces(tp, "kv_heads", m.kv_heads, T, "WV")});
+    attn.push_back({"WO", {"row-parallel", "row-par."}, qcols, tp_pieces(tp, "heads", m.heads, T, "WO")});
+  }
+  std::vector<Matrix> mlp;
+  if (!moe && m.ffn_hidden > 0) {
+    const int f = m.ffn_hidden;
+    const std::string ffn = "FFN " + fg::integer(f);
+    auto p = [&](const std::string& name) { return tp_pieces(tp, "ffn", f, T, name); };
+    if (m.gated_mlp) mlp = {{"W gate", {ffn}, double(f), p("W gate")}, {"W up", {ffn}, double(f), p("W up")}, {"W down", {"row-parallel"}, double(f), p("W down")}};
+    else mlp = {{"W in", {ffn}, double(f), p("W in")}, {"W out", {"row-parallel"}, double(f), p("W out")}};
+  }
+  // One row per block, each matrix's width proportional to its split dimension within the row.
+  auto block = [&](std::vector<Matrix>& list, const std::string& caption, const std::string& key, int total, size_t first_split) {
+    const double cap_y = cy + 10;
+    o.text("block", caption, left, cap_y, 11, 600, "muted");
+    o.rect("rule", left, cap_y + 4, W, 1, "rule");
+    const double box_y = cy + 30;  // room for the rank numbers above the slices
+    row_of_matrices(o, list, left, box_y, W, attn_h, 12);
+    if (T > 1) rank_labels(o, list[first_split], tp, key, total, box_y - 5);
+    if (!x.narrow) o.text("hidden", "h = " + fg::integer(m.hidden), left - 6, box_y + attn_h / 2 + 4, 10, 400, "faint", "end");
+    cy = box_y + attn_h + 34;
+  };
+  block(attn, "Attention", "heads", m.heads, is_mla(m) ? 1 : 0);
+  if (!mlp.empty()) block(mlp, m.gated_mlp ? "MLP (SwiGLU)" : "MLP", "ffn", m.ffn_hidden, 0);
+  if (moe) cy = experts(o, x, left, cy + 4, W);
+  return cy;
+}
+
+// ---- sequence (CP) -----------------------------------------------------------------------------------
+double sequence(Pen& o, const Ctx& x, double left, double y, double W) {
+  const Workload& wl = x.c.workload;
+  const double bh = 18;
+  if (x.serve) {  // a sequence is its prompt (prefilled at once) and the tokens decoded one by one
+    const double n = wl.prompt_len + wl.output_len;
+    const double by = y + 10 + section(o, left, y, "Each sequence: " + fg::integer(wl.prompt_len) + " prompt + " + fg::integer(wl.output_len) + " output tokens",
+                                       "whole on every GPU (CP is modelled for training)", W);
+    const double xp = left + wl.prompt_len / n * W;
+    o.rect("prompt", left, by, xp - left, bh, "cp");
+    o.rect("decode", xp, by, left + W - xp, bh, "cp");
+    const std::string a = "prompt: prefill (TTFT)", b = "decode (TPOT each)";
+    if (fg::measure_text(a, 10.5, 600) <= xp - left - 6) o.text("bar_label", a, left + (xp - left) / 2, by + 13, 10.5, 600, "text", "middle");
+    if (fg::measure_text(b, 10.5, 600) <= left + W - xp - 6) o.text("bar_label", b, xp + (left + W - xp) / 2, by + 13, 10.5, 600, "white", "middle");
+    o.rect("bar_frame", left, by, W, bh);
+    o.rect("region", left, by, W, bh).hit = "request";
+    o.text("axis", "0", left, by + bh + 12, 10, 400, "faint");
+    o.text("axis", fg::integer(n), left + W, by + bh + 12, 10, 400, "faint", "end");
+    return by + bh + 18;
+  }
+  const int C = x.c.plan.cp, s = wl.seq_len;
+  const std::vector<GpuPlacement> reps = x.group("cp");
+  const std::string sub = C > 1 ? "CP = " + std::to_string(C) + ": each GPU holds " + std::to_string(reps[0].seq_chunks.size()) +
+                                      " chunks of every sequence, all layers (load-balanced causal split)"
+                                : std::string("CP = 1: every GPU sees whole sequences");
+  const double by = y + 10 + section(o, left, y, "Sequence of " + fg::integer(s) + " tokens", sub, W);
+  if (C <= kMaxCp) {
+    for (const GpuPlacement& g : reps)
+      for (auto [a, b] : g.seq_chunks) {
+        const double x0 = left + static_cast<double>(a) / s * W, x1 = left + static_cast<double>(b) / s * W;
+        FigureRect& r = o.rect("chunk", x0, by, x1 - x0, bh, "cp", g.cp, C);
+        r.hit = "chunk", r.rank = g.rank, r.begin = a, r.end = b;
+        if (x0 > left) o.rect("slice_gap", x0, by, 1, bh);
+        if (x1 - x0 > 18 && C > 1) {
+          FigureText& t = o.text("chunk_label", std::to_string(g.cp), (x0 + x1) / 2, by + 13, 10.5, 600, "cp", "middle");
+          t.tone_index = g.cp, t.tone_count = C, t.on_fill = true;
+        }
+      }
+  } else {
+    o.rect("chunk", left, by, W, bh, "cp");
+  }
+  o.rect("bar_frame", left, by, W, bh);
+  o.text("axis", "0", left, by + bh + 12, 10, 400, "faint");
+  o.text("axis", fg::integer(s), left + W, by + bh + 12, 10, 400, "faint", "end");
+  if (C > 1) o.text("axis", "numbers = CP rank", left + W / 2, by + bh + 12, 10, 400, "faint", "middle");
+  return by + bh + 18;
+}
+
+// ---- replicas (DP) -----------------------------------------------------------------------------------
+double replicas(Pen& o, const Ctx& x, double left, double y, double W) {
+  const Plan& p = x.c.plan;
+  const Workload& w = x.c.workload;
+  std::string title, sub, first, second;
+  int R;
+  if (x.serve) {  // DP divides the request stream; replicas never talk
+    const InferenceEstimate& inf = x.e.inference;
+    R = inf.replicas;
+    title = "Requests: DP = " + fg::integer(p.dp) + (R != p.dp ? " (" + fg::integer(R) + " replicas)" : "");
+    sub = "each replica serves its own batch of " + fg::integer(w.batch) + " sequence" + (w.batch > 1 ? "s" : "");
+    first = R > 1 ? "Full copies of the model; between replicas there is no model communication at all." : "One copy of the model serves every request.";
+    second = fg::short_count(inf.tokens_per_s_per_replica) + " tokens/s per replica × " + fg::integer(R) + " = " +
+             fg::short_count(inf.tokens_per_s_total) + " tokens/s";
+  } else {
+    R = x.e.mesh.dp_attn;
+    const std::string zero = p.zero > 0 ? "ZeRO-" + std::to_string(p.zero) : p.distributed_optimizer ? "distributed optimizer (ZeRO-1)" : "no ZeRO";
+    const GroupInfo* grad = find_group(x.pl, Axis::DPGrad);
+    title = "Batch: DP = " + fg::integer(p.dp) +
+            (p.etp > 0 ? "" : p.ep > 1 ? " × EP " + std::to_string(p.ep) + " = " + fg::integer(R) + " copies of the dense weights" : "");
+    sub = "global batch " + fg::integer(w.global_batch) + " = micro-batch " + std::to_string(p.micro_batch) + " × " +
+          fg::integer(x.e.mesh.num_micro_batches) + " micro-batches × " + fg::integer(R) + " replica" + (R > 1 ? "s" : "");
+    first = R > 1 ? "Each replica: everything above, on its own share of the batch." : "No data parallelism: one copy of the weights.";
+    second = grad && grad->size > 1 ? "Gradients reduced over " + fg::integer(grad->size) + " GPUs per step · " + zero +
+                                          (p.zero > 0 || p.distributed_optimizer ? " shards state over them" : "")
+                                    : zero;
+  }
+  const double cy = y + 12 + section(o, left, y, title, sub, W), ch = 26;
+  const int shown = std::min(R, W >= 300 ? 6 : 3);
+  const double cw = std::clamp(W - (shown - 1) * 14 - 40, 40.0, 92.0);
+  for (int k = shown - 1; k >= 0; --k) o.rect("replica_stack", left + k * 14, cy, cw, ch, "dp", k, shown);
+  o.text("replica_count", R > 1 ? fg::integer(R) + " replicas" : "one replica", left + 8, cy + 17, 11, 600, "text", "start", cw - 12);
+  const double tx = left + cw + (shown - 1) * 14 + 14;
+  o.text("note", first, tx, cy + 10, 11.5, 400, "text", "start", left + W - tx);
+  o.text("note", second, tx, cy + 25, 11.5, 400, "muted", "start", left + W - tx);
+  FigureRect& r = o.rect("region", left, cy, cw + (shown - 1) * 14, ch);
+  r.hit = "replicas", r.count = R;
+  return cy + ch + 6;
+}
+
+std::vector<fg::LegendItem> legend_items(const Ctx& x) {
+  std::vector<fg::LegendItem> items = {{"TP rank (slice)", "tp"}, {"PP stage", "pp"}, {"CP rank (tokens)", "cp"}};
+  if (x.c.model.experts > 0) items.push_back({"EP rank (whole experts)", "ep"});
+  if (x.c.plan.etp > 0) items.push_back({"ETP rank", "etp"});
+  items.push_back({"DP replica", "dp"});
+  items.push_back({"replicated (every GPU holds it)", "muted", "hatch"});
+  items.push_back({"darker = higher rank", "shade"});
+  return items;
+}
+
+}  // namespace
+
+int default_cuts_layer(const ModelSpec& m) { return is_moe(m) ? std::min(m.layers - 1, m.dense_layers) : 0; }
+
+bool is_moe_layer(const ModelSpec& m, int i) { return is_moe(m) && i >= m.dense_layers; }
+
+Figure cuts_scene(const Resolved& r, const Estimate& estimate, double width, int layer) {
+  const Config& c = r.config;
+  const SceneInput e = scene_input(r, estimate);
+  Figure f;
+  f.view = "cuts";
+  f.width = width;
+  Pen o{f};
+  const Ctx x(c, e, width);
+  if (layer < 0 || layer >= c.model.layers) layer = default_cuts_layer(c.model);
+  const double rx = kPad + x.depth_w + 28, rw = width - rx - kPad;
+  double y = opened_layer(o, x, rx, kHead, rw, layer);
+  y = sequence(o, x, rx, y + 14, rw);
+  const double end = replicas(o, x, rx, y + 24, rw);
+  Figure probe;
+  const std::vector<fg::LegendItem> items = legend_items(x);
+  const double legend_h = fg::legend(probe, items, kPad, 0, width - 2 * kPad);
+  f.height = std::max(end + 18, 380.0) + legend_h + 4;
+  depth(o, x, kPad, kHead, f.height - kHead - legend_h - 14, layer);
+  const double ly = f.height - legend_h;
+  o.rect("rule", kPad, ly - 8, width - 2 * kPad, 1, "rule");
+  fg::legend(f, items, kPad, ly, width - 2 * kPad);
+  return f;
+}
+
+}  // namespace cutlab

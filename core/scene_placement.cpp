@@ -1,0 +1,827 @@
+#include "core/scene_placement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+// [SECTION] index: context (memory, link bytes) · header · the three levels (full, cells, stages)
+// · links · the load balancer (serving) · legend.
+
+namespace cutlab {
+
+namespace {
+
+namespace fg = figure;
+constexpr double kPad = 16;
+
+
+// What one stage's GPUs hold, in the order the bars stack (training or serving parts).
+struct StageMem {
+  std::vector<std::pair<std::string, double>> parts;  // tone, bytes
+  double total = 0, capacity = 0;
+  bool fits = true;
+};
+
+struct Traffic {
+  double bytes = 0;
+  std::vector<std::pair<std::string, double>> by_axis;  // in order of first appearance
+  void add(const std::string& axis, double b) {
+    bytes += b;
+    for (auto& [a, v] : by_axis)
+      if (a == axis) {
+        v += b;
+        return;
+      }
+    by_axis.push_back({axis, b});
+  }
+  double of(const std::string& axis) const {
+    for (auto& [a, v] : by_axis)
+      if (a == axis) return v;
+    return 0;
+  }
+};
+
+std::string upper(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// "TP 960 GiB · PP 256 MiB", heaviest first.
+std::string axis_list(const Traffic& t) {
+  std::vector<std::pair<std::string, double>> v = t.by_axis;
+  std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  std::string s;
+  for (auto& [a, b] : v) s += (s.empty() ? "" : " · ") + upper(a) + " " + fg::bytes(b);
+  return s;
+}
+
+// Stroke width of a link moving `bytes` per GPU: 1.5 px at 64 MiB, growing with the logarithm.
+double thickness(double bytes) {
+  if (!(bytes > 0)) return 0;
+  return std::min(12.0, 1.5 + 2.2 * std::log10(1 + bytes / 67108864.0));
+}
+
+using Pen = figure::Pen;
+
+struct Ctx {
+  const Config& c;
+  const SceneInput& e;
+  const Placement& pl;
+  double W;
+  bool serve;
+  Traffic nvlink, scaleout;
+  std::string per;  // "per GPU per step"
+  int gpus, gn, nodes;
+
+  Ctx(const Config& c_, const SceneInput& e_, double w)
+      : c(c_), e(e_), pl(e_.placement), W(w), serve(e_.serving), gpus(e_.placement.gpus),
+        gn(e_.placement.gpus_per_node), nodes(e_.placement.nodes) {
+    for (const CommOp& op : e.comm) (op.link == Link::NVLink ? nvlink : scaleout).add(name_of(op.axis), op.bytes);
+    per = serve ? "per GPU (prefill + a decode step)" : "per GPU per step";
+  }
+  GpuPlacement gpu(int rank) const { return gpu_placement(e.resolved, rank); }
+  StageMem mem(int stage) const {
+    StageMem m;
+    if (serve) {
+      const StageMemory& s = e.memory.per_stage[stage];
+      m.parts = {{"weights", s.weights_bytes}, {"kv", s.kv_cache_bytes}, {"activations", s.activations_bytes}};
+      m.total = s.total_bytes, m.capacity = s.capacity_bytes, m.fits = s.fits;
+    } else {
+      const StageMemory& s = e.memory.per_stage[stage];
+      m.parts = {{"weights", s.weights_bytes}, {"grads", s.grads_bytes}, {"optimizer", s.optimizer_bytes},
+                 {"activations", s.activations_bytes}};
+      m.total = s.total_bytes, m.capacity = s.capacity_bytes, m.fits = s.fits;
+    }
+    return m;
+  }
+  int size_of(const std::string& axis) const {
+    const Plan& p = c.plan;
+    if (axis == "tp") return p.tp;
+    if (axis == "cp") return p.cp;
+    if (axis == "ep") return p.ep;
+    if (axis == "dp") return p.dp;
+    if (axis == "pp") return p.pp;
+    if (axis == "etp") return e.mesh.etp;
+    return 1;
+  }
+  const GroupInfo* group(const std::string& axis) const {
+    Axis a{};
+    return choice_from_name(axis, a) ? find_group(pl, a) : nullptr;
+  }
+};
+
+int coord_of(const GpuPlacement& g, const std::string& axis) {
+  if (axis == "tp") return g.tp;
+  if (axis == "cp") return g.cp;
+  if (axis == "ep") return g.ep;
+  if (axis == "dp") return g.dp;
+  if (axis == "pp") return g.pp;
+  if (axis == "etp") return g.etp;
+  return 0;
+}
+
+// The axis that varies between the GPUs of one node (the cells' colour when zoomed out): the
+// innermost axis of size > 1 whose stride is below the node size.
+std::string inner_axis(const Ctx& x) {
+  const Plan& p = x.c.plan;
+  const bool folding = p.etp > 0;
+  std::vector<std::pair<std::string, long long>> cands;  // axis, stride
+  const std::pair<const char*, std::pair<int, long long>> all[] = {{"tp", {p.tp, x.pl.stride_tp}},
+                                                                   {"cp", {p.cp, x.pl.stride_cp}},
+                                                                   {"ep", {folding ? 1 : p.ep, x.pl.stride_ep}},
+                                                                   {"dp", {p.dp, x.pl.stride_dp}},
+                                                                   {"pp", {p.pp, x.pl.stride_pp}}};
+  for (auto& [a, v] : all)
+    if (v.first > 1 && v.second < x.gn) cands.push_back({a, v.second});
+  std::stable_sort(cands.begin(), cands.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  if (folding && p.ep > 1 && cands.empty()) return "ep";
+  return cands.empty() ? "pp" : cands.front().first;
+}
+
+// The axis that varies from node to node inside a stage (CP or EP groups spread over nodes), or "".
+std::string node_axis(const Ctx& x) {
+  const Plan& p = x.c.plan;
+  const bool folding = p.etp > 0;
+  std::vector<std::pair<std::string, long long>> cands;
+  if (p.cp > 1 && x.pl.stride_cp * p.cp > x.gn) cands.push_back({"cp", x.pl.stride_cp});
+  const int ep = folding ? 1 : p.ep;
+  if (ep > 1 && x.pl.stride_ep * ep > x.gn) cands.push_back({"ep", x.pl.stride_ep});
+  std::stable_sort(cands.begin(), cands.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  if (folding && p.ep > 1 && static_cast<long long>(x.e.mesh.etp) * p.ep > x.gn) return "ep";
+  return cands.empty() ? "" : cands.front().first;
+}
+
+// "ZeRO-3 · 1/64 shard" when model states are sharded over the data-parallel group (training).
+std::string zero_group(const Ctx& x) {
+  const Plan& p = x.c.plan;
+  if (x.serve || !(p.zero > 0 || p.distributed_optimizer)) return "";
+  const GroupInfo* g = x.group("dp_grad");
+  if (!g || g->size <= 1) return "";
+  return (p.zero > 0 ? "ZeRO-" + std::to_string(p.zero) : std::string("dist. optimizer")) + " · 1/" + fg::integer(g->size) + " shard";
+}
+
+std::string stage_layers_text(const StageInfo& st) {
+  return fg::layers(st.chunks.front().first, st.chunks.back().second);
+}
+
+// ---- header --------------------------------------------------------------------------------------
+void header(Pen& o, const Ctx& x) {
+  const Cluster& cl = x.c.cluster;
+  o.text("title", fg::integer(x.gpus) + " × " + cl.gpu + " in " + fg::integer(x.nodes) + " node" + (x.nodes > 1 ? "s" : "") +
+                      " of " + std::to_string(x.gn), kPad, 20, 13, 650);
+  o.text("subtitle", "NVLink " + fg::integer(cl.nvlink_bytes_per_s / 1e9) + " GB/s per GPU inside a node · scale-out " +
+                         fg::integer(cl.scaleout_bytes_per_s / 1e9) + " GB/s per GPU between nodes · rank order " + x.c.plan.rank_order,
+         kPad, 38, 11.5, 400, "muted", "start", x.W - 2 * kPad);
+  const GroupInfo* tp = x.group("tp");
+  if (tp && tp->size > 1 && tp->nodes_spanned > 1) {
+    const std::string msg = "⚠ each TP group spans " + std::to_string(tp->nodes_spanned) + " nodes: its collectives use scale-out";
+    const double w = fg::measure_text(msg, 12, 700) + 16;
+    o.rect("warn_pill", x.W - kPad - w, 4, w, 20, "warn");
+    o.text("warning", msg, x.W - kPad - w + 8, 18, 12, 700, "warn");
+  }
+}
+
+// A memory bar: the parts stacked over the capacity (or the total when it overflows), and a tick at capacity.
+void mem_bar(Pen& o, double x, double y, double w, double h, const StageMem& m, int stage) {
+  const double cap = std::max(m.capacity, m.total);
+  o.rect("mem", x, y, w, h, "free").stage = stage;
+  double cx = x;
+  for (auto& [tone, b] : m.parts) {
+    const double ww = cap > 0 ? b / cap * w : 0;
+    if (ww > 0) o.rect("mem", cx, y, ww, h, tone).stage = stage;
+    cx += ww;
+  }
+  const double cap_x = x + (cap > 0 ? m.capacity / cap * w : 0);
+  o.rect("cap", cap_x - 1, y - 2, 2, h + 4, m.fits ? "text" : "warn");
+}
+
+// Two link lines with their width, as a key under the zoomed-out views.
+void link_key(Pen& o, const Ctx& x, double left, double y) {
+  const double half = (x.W - 2 * kPad) / 2;
+  auto one = [&](const std::string& tier, const Traffic& t, double xx) {
+    const double th = thickness(t.bytes);
+    o.line("key_link", xx, y, xx + 44, y, std::max(1.0, th), th > 0 ? tier : "rule");
+    o.text("link_label", (tier == "nvlink" ? "NVLink inside nodes · " : "scale-out between nodes · ") +
+                             (t.bytes > 0 ? axis_list(t) + " " + x.per : std::string("no traffic")),
+           xx + 54, y + 4, 11.5, 600, t.bytes > 0 ? tier : "faint", "start", half - 64);
+  };
+  one("nvlink", x.nvlink, left);
+  one("scaleout", x.scaleout, left + half);
+}
+
+// ---- levels of detail ----------------------------------------------------------------------------
+struct GpuBox {
+  int rank = 0;
+  double x = 0, y = 0, w = 0, h = 0;
+  GpuPlacement g;
+};
+struct NodeBox {
+  int n = 0;
+  double x = 0, y = 0, w = 0, h = 0;
+  std::vector<GpuBox> gpus;
+};
+
+struct Layout {
+  std::vector<NodeBox> nodes;
+  int node_cols = 1;
+  double height = 0;
+};
+
+// Every GPU and what it holds (≤ 64 GPUs): nodes side by side in two columns.
+Layout layout_full(const Ctx& x, double band) {
+  Layout L;
+  const double top = 58 + band, inner_w = x.W - 2 * kPad;
+  const int N = x.nodes, per_node = std::min(x.gn, x.gpus);
+  L.node_cols = N == 1 ? 1 : 2;
+  const double node_w = (inner_w - (L.node_cols - 1) * 28) / L.node_cols;
+  int gcols = std::min(per_node, 8);
+  while (gcols > 1 && (node_w - 20) / gcols < 96) gcols = (gcols + 1) / 2;
+  const int grows = (per_node + gcols - 1) / gcols;
+  const double cell_w = (node_w - 20 - (gcols - 1) * 8) / gcols;
+  const ModelSpec& m = x.c.model;
+  const int lines = 4 + (m.ffn_hidden ? 1 : 0) + (m.experts > 0 ? 1 : 0) + (x.c.plan.cp > 1 ? 1 : 0) + (zero_group(x).empty() ? 0 : 1);
+  const double cell_h = 21 + 15 + 13 * lines + 20;
+  const double node_h = 30 + grows * cell_h + (grows - 1) * 8 + 44;
+  for (int n = 0; n < N; ++n) {
+    NodeBox nd;
+    nd.n = n;
+    nd.x = kPad + (n % L.node_cols) * (node_w + 28), nd.y = top + (n / L.node_cols) * (node_h + 28);
+    nd.w = node_w, nd.h = node_h;
+    for (int k = 0; k < x.gn; ++k) {
+      const int rank = n * x.gn + k;
+      if (rank >= x.gpus) break;
+      nd.gpus.push_back({rank, nd.x + 10 + (k % gcols) * (cell_w + 8), nd.y + 30 + (k / gcols) * (cell_h + 8), cell_w, cell_h, x.gpu(rank)});
+    }
+    L.nodes.push_back(std::move(nd));
+  }
+  const int rows = (N + L.node_cols - 1) / L.node_cols;
+  L.height = top + rows * node_h + (rows - 1) * 28 + (N > 1 ? (rows > 1 ? 44 : 52) : 6);
+  return L;
+}
+
+// Every GPU as a cell (≤ 1,024 GPUs): cells shrink (16 → 7 px) until the nodes fit about 520 px.
+Layout layout_cells(const Ctx& x, double band, double& cell) {
+  Layout L;
+  const double top = 58 + band, inner_w = x.W - 2 * kPad;
+  const int N = x.nodes, gn = x.gn;
+  const int gcols = gn <= 8 ? gn : static_cast<int>(std::ceil(std::sqrt(gn * 2.0)));
+  const int grows = (std::min(gn, x.gpus) + gcols - 1) / gcols;
+  cell = 16;
+  double node_w = 0;
+  int per_row = 1;
+  for (;;) {
+    node_w = gcols * cell + (gcols - 1) * 2 + 12;
+    per_row = std::max(1, static_cast<int>(std::floor((inner_w + 12) / (node_w + 12))));
+    if (std::ceil(static_cast<double>(N) / per_row) * (grows * (cell + 2) + 34) < 520 || cell <= 7) break;
+    cell -= 1;
+  }
+  const double node_h = grows * (cell + 2) + 30;
+  for (int n = 0; n < N; ++n) {
+    NodeBox nd;
+    nd.n = n;
+    nd.x = kPad + (n % per_row) * (node_w + 12), nd.y = top + (n / per_row) * (node_h + 12);
+    nd.w = node_w, nd.h = node_h;
+    for (int k = 0; k < gn; ++k) {
+      const int rank = n * gn + k;
+      if (rank >= x.gpus) break;
+      nd.gpus.push_back({rank, nd.x + 6 + (k % gcols) * (cell + 2), nd.y + 22 + (k / gcols) * (cell + 2), cell, cell, x.gpu(rank)});
+    }
+    L.nodes.push_back(std::move(nd));
+  }
+  const int rows = (N + per_row - 1) / per_row;
+  L.height = top + rows * (node_h + 12) + 40;
+  return L;
+}
+
+void draw_gpu_full(Pen& o, const Ctx& x, const GpuBox& b) {
+  const GpuPlacement& g = b.g;
+  const Plan& p = x.c.plan;
+  const ModelSpec& m = x.c.model;
+  const StageInfo& st = x.pl.stages[g.pp];
+  FigureRect& card = o.rect("gpu", b.x, b.y, b.w, b.h);
+  card.hit = "gpu", card.rank = b.rank, card.ranks = 1, card.node = g.node, card.stage = g.pp, card.replica = g.replica;
+  o.rect("stripe", b.x, b.y, b.w, 5, "pp", g.pp, p.pp);
+  const double lx = b.x + 6, w = b.w - 12;
+  double y = b.y + 20;
+  o.text("gpu_name", "GPU " + std::to_string(b.rank), lx, y, 12, 700, "text", "start", w - 34);
+  const GroupInfo* tp = x.group("tp");
+  if (p.tp > 1)
+    o.text("gpu_tp", "TP " + std::to_string(g.tp), b.x + b.w - 6, y, 10.5, 700, tp && tp->nodes_spanned > 1 ? "warn" : "tp", "end");
+  y += 15;
+  auto line = [&](const std::string& s, const std::string& tone, bool bold) {
+    o.text("gpu_line", s, lx, y, 10.5, bold ? 600 : 400, tone, "start", w);
+    y += 13;
+  };
+  const std::string tag = st.embedding && st.output ? "" : st.embedding ? " +emb" : st.output ? " +out" : "";
+  line("stage " + std::to_string(g.pp + 1) + tag, "pp", true);
+  std::string chunks;
+  for (auto [a, z] : st.chunks)
+    chunks += (chunks.empty() ? "" : ", ") +
+              (a == z ? "layer " + std::to_string(a + 1)
+                      : (st.chunks.size() > 1 ? "" : "layers ") + std::to_string(a + 1) + "–" + std::to_string(z + 1));
+  line(chunks, "pp", false);
+  line("heads " + fg::span(g.heads_begin, g.heads_end), "tp", false);
+  if (m.ffn_hidden) line("FFN " + fg::compact(g.ffn_begin) + "–" + fg::compact(g.ffn_end - 1), "tp", false);
+  if (m.experts > 0) line("experts " + fg::span(g.experts_begin, g.experts_end), "ep", true);
+  if (p.cp > 1) {
+    std::string s = "CP " + std::to_string(g.cp) + " · ";
+    for (size_t i = 0; i < g.seq_chunks.size(); ++i) s += (i ? ", " : "") + fg::tokens(g.seq_chunks[i].first, g.seq_chunks[i].second);
+    line(s, "cp", true);
+  }
+  line("DP replica " + std::to_string(g.replica), "dp", false);
+  const std::string zg = zero_group(x);
+  if (!zg.empty()) {  // "ZeRO-3 · 1/64 shard", shortened to what the card has room for
+    std::string a = zg.substr(0, zg.size() - 6), b2 = a;
+    const size_t dot = b2.find(" · ");
+    if (dot != std::string::npos) b2.replace(dot, std::string(" · ").size(), " ");
+    line(fg::first_fit({zg, a, b2}, w, 10.5, 600), "dp", true);
+  }
+  const StageMem mem = x.mem(g.pp);
+  mem_bar(o, lx, b.y + b.h - 14, w, 7, mem, g.pp);
+  o.text("gpu_memory", fg::gib(mem.total, 1) + " GiB", b.x + b.w - 7, b.y + b.h - 19, 10, 600, mem.fits ? "muted" : "warn", "end");
+}
+
+void draw_links_full(Pen& o, const Ctx& x, const Layout& L) {
+  const double tv = thickness(x.nvlink.bytes);
+  for (const NodeBox& nd : L.nodes) {
+    const double by = nd.y + nd.h - 22;
+    if (tv > 0) {
+      o.line("bus", nd.x + 16, by, nd.x + nd.w - 16, by, tv, "nvlink");
+      for (const GpuBox& g : nd.gpus)
+        if (g.y + g.h > by - 20 && g.y + g.h < by) o.line("stub", g.x + g.w / 2, g.y + g.h, g.x + g.w / 2, by, std::max(1.0, tv / 2), "nvlink");
+    } else {
+      o.line("bus", nd.x + 16, by, nd.x + nd.w - 16, by, 1, "rule", true);
+    }
+    const std::string label = x.nvlink.bytes > 0 ? "NVLink · " + axis_list(x.nvlink) + " " + x.per : std::string("NVLink · idle");
+    const double lw = std::min(fg::measure_text(label, 11, 600) + 12, nd.w - 40);
+    o.rect("label_bg", nd.x + nd.w / 2 - lw / 2, by + 6, lw, 15);
+    o.text("link_label", label, nd.x + nd.w / 2, by + 17, 11, 600, x.nvlink.bytes > 0 ? "nvlink" : "faint", "middle", nd.w - 40);
+  }
+  // Scale-out: one row of nodes → a spine below them; two columns → a spine in the gutter.
+  if (x.nodes <= 1) return;
+  const double ts = thickness(x.scaleout.bytes);
+  const std::string tone = ts > 0 ? "scaleout" : "rule";
+  const double lw = std::max(ts, 1.0);
+  const bool dash = ts <= 0;
+  double bottom = 0;
+  for (const NodeBox& nd : L.nodes) bottom = std::max(bottom, nd.y + nd.h);
+  double label_y;
+  if (static_cast<int>(L.nodes.size()) <= L.node_cols) {
+    const double sy = bottom + 22;
+    double lo = 1e300, hi = -1e300;
+    for (const NodeBox& nd : L.nodes) lo = std::min(lo, nd.x + nd.w / 2), hi = std::max(hi, nd.x + nd.w / 2);
+    o.line("spine", lo, sy, hi, sy, lw, tone, dash);
+    for (const NodeBox& nd : L.nodes) o.line("spine", nd.x + nd.w / 2, nd.y + nd.h, nd.x + nd.w / 2, sy, lw, tone, dash);
+    label_y = sy + 18;
+  } else {
+    const double gx = L.nodes[0].x + L.nodes[0].w + 14;
+    double top = 1e300;
+    for (const NodeBox& nd : L.nodes) top = std::min(top, nd.y + nd.h / 2);
+    o.line("spine", gx, top, gx, bottom + 14, lw, tone, dash);
+    for (const NodeBox& nd : L.nodes) {
+      const bool left = nd.x > gx;
+      o.line("spine", left ? nd.x : nd.x + nd.w, nd.y + nd.h / 2, gx, nd.y + nd.h / 2, lw, tone, dash);
+    }
+    label_y = bottom + 30;
+  }
+  const std::string label = x.scaleout.bytes > 0 ? "scale-out network · " + axis_list(x.scaleout) + " " + x.per
+                                                  : std::string("scale-out network · no traffic");
+  o.text("link_label", label, x.W / 2, label_y, 11.5, 600, x.scaleout.bytes > 0 ? "scaleout" : "faint", "middle", x.W - 2 * kPad);
+}
+
+void draw_full(Pen& o, const Ctx& x, const Layout& L) {
+  for (const NodeBox& nd : L.nodes) {
+    FigureRect& r = o.rect("node", nd.x, nd.y, nd.w, nd.h);
+    r.node = nd.n;
+    std::vector<int> stages;
+    for (const GpuBox& g : nd.gpus)
+      if (std::find(stages.begin(), stages.end(), g.g.pp) == stages.end()) stages.push_back(g.g.pp);
+    o.text("node_name", "node " + std::to_string(nd.n), nd.x + 10, nd.y + 19, 12, 700);
+    std::string s;
+    if (stages.size() == 1) {
+      s = "stage " + std::to_string(stages[0] + 1) + " · " + stage_layers_text(x.pl.stages[stages[0]]);
+    } else {
+      s = "stages ";
+      for (size_t i = 0; i < stages.size(); ++i) s += (i ? ", " : "") + std::to_string(stages[i] + 1);
+    }
+    o.text("node_stage", s, nd.x + 60, nd.y + 19, 11.5, 600, "pp", "start", nd.w - 70);
+    for (const GpuBox& g : nd.gpus) draw_gpu_full(o, x, g);
+  }
+  draw_links_full(o, x, L);
+}
+
+void draw_cells(Pen& o, const Ctx& x, const Layout& L, double cell, bool balancer) {
+  const std::string inner = inner_axis(x);
+  const int inner_n = x.size_of(inner);
+  for (const NodeBox& nd : L.nodes) {
+    FigureRect& r = o.rect("node_small", nd.x, nd.y, nd.w, nd.h);
+    r.node = nd.n;
+    std::set<int> stages;
+    for (const GpuBox& g : nd.gpus) stages.insert(g.g.pp);
+    std::string st = stages.size() == 1 ? "stage " : "stages ";
+    bool first = true;
+    for (int s : stages) {
+      if (!first) st += ",";
+      st += std::to_string(s + 1);
+      first = false;
+    }
+    const std::string head = fg::fit_text("n" + std::to_string(nd.n) + " · " + st, nd.w - 10, 10.5, 600);
+    o.text("node_name", head, nd.x + 6, nd.y + 15, 10.5, 600, "pp", "start", nd.w - 10);
+    if (balancer && !nd.gpus.empty()) {  // serving: the replica(s) the node's GPUs belong to
+      int lo = nd.gpus[0].g.replica, hi = lo;
+      for (const GpuBox& g : nd.gpus) lo = std::min(lo, g.g.replica), hi = std::max(hi, g.g.replica);
+      const std::string s = lo == hi ? "r" + std::to_string(lo) : "r" + std::to_string(lo) + "–" + std::to_string(hi);
+      if (fg::measure_text(s, 10.5, 600) <= nd.w - fg::measure_text(head, 10.5, 600) - 18)
+        o.text("node_replica", s, nd.x + nd.w - 6, nd.y + 15, 10.5, 600, "dp", "end");
+    }
+    for (const GpuBox& g : nd.gpus) {
+      const int c = coord_of(g.g, inner);
+      FigureRect& cr = o.rect("cell", g.x, g.y, g.w, g.h, inner, c, inner_n);
+      cr.hit = "gpu", cr.rank = g.rank, cr.ranks = 1, cr.node = nd.n, cr.stage = g.g.pp, cr.replica = g.g.replica;
+      const std::string label = std::to_string(c);
+      if (cell >= 15 && fg::measure_text(label, 9.5, 600) <= g.w - 2) {
+        FigureText& t = o.text("cell_label", label, g.x + g.w / 2, g.y + g.h / 2 + 4, 9.5, 600, inner, "middle");
+        t.tone_index = c, t.tone_count = inner_n, t.on_fill = true;
+      }
+    }
+  }
+  const NodeBox& last = L.nodes.back();
+  link_key(o, x, kPad, last.y + last.h + 22);
+}
+
+// One row per pipeline stage; in each, every distinct kind of node (the TP, CP, EP, ETP
+// coordinates of its GPUs) once, with how many nodes are like it.
+struct KindBox {
+  int first = 0;   // the first node of this kind
+  int count = 0;
+};
+struct StageRow {
+  int stage = -1;  // −1: stages do not align with nodes (one row for all)
+  long long nodes = 0;
+  std::vector<KindBox> kinds;
+};
+
+constexpr int kMaxRows = 64;           // stage rows drawn; more are summarised in one line
+constexpr int kMaxCellsPerBox = 72;    // GPUs drawn in a node kind (bigger domains: a cell per group of GPUs)
+constexpr int kMaxCells = 16384;       // cells in the whole view
+
+double draw_stages(Pen& o, const Ctx& x, double band) {
+  const Plan& p = x.c.plan;
+  const int gn = x.gn, N = x.nodes;
+  const bool single = x.pl.stride_pp >= gn && x.pl.stride_pp % gn == 0;
+  // A node's kind depends only on its first rank modulo the largest period of the TP, CP, EP
+  // (and, under folding, expert-mesh) coordinates: one signature per residue.
+  const bool folding = p.etp > 0;
+  const long long period = std::max({x.pl.stride_tp * p.tp, x.pl.stride_cp * p.cp, x.pl.stride_ep * (folding ? 1 : p.ep),
+                                     folding ? static_cast<long long>(x.gpus / p.pp) : 1LL});
+  std::map<long long, int> sig_of_residue;
+  std::map<std::vector<int>, int> sig_ids;
+  std::map<int, StageRow> rows_by_stage;
+  std::map<std::pair<int, int>, size_t> kind_index;  // (stage, sig) → index in the row
+  for (int n = 0; n < N; ++n) {
+    const long long r0 = static_cast<long long>(n) * gn;
+    const int stage = single ? x.gpu(static_cast<int>(r0)).pp : -1;
+    StageRow& row = rows_by_stage[stage];
+    row.stage = stage;
+    row.nodes++;
+    const long long k0 = r0 % period;
+    auto it = sig_of_residue.find(k0);
+    if (it == sig_of_residue.end()) {
+      std::vector<int> sig;
+      for (long long r = r0; r < std::min<long long>(x.gpus, r0 + gn); ++r) {
+        const GpuPlacement g = x.gpu(static_cast<int>(r));
+        sig.insert(sig.end(), {g.tp, g.cp, g.ep, g.etp});
+      }
+      const int id = static_cast<int>(sig_ids.emplace(sig, static_cast<int>(sig_ids.size())).first->second);
+      it = sig_of_residue.emplace(k0, id).first;
+    }
+    auto [kit, fresh] = kind_index.emplace(std::make_pair(stage, it->second), row.kinds.size());
+    if (fresh) row.kinds.push_back({n, 1});
+    else row.kinds[kit->second].count++;
+  }
+  std::vector<StageRow> rows;
+  for (auto& [s, r] : rows_by_stage) rows.push_back(std::move(r));
+  const int hidden_rows = std::max(0, static_cast<int>(rows.size()) - kMaxRows);
+  if (hidden_rows) rows.resize(kMaxRows);
+
+  // Narrow frames (an embed, a phone) drop the memory column and narrow the stage labels.
+  const bool mem_column = x.W >= 560;
+  const double label_w = x.W >= 560 ? 176 : 96, count_w = mem_column ? 340 : 56, x0 = kPad + label_w + 34;
+  const double avail = x.W - kPad - count_w - x0;
+  size_t max_kinds = 1;
+  for (const StageRow& r : rows) max_kinds = std::max(max_kinds, r.kinds.size());
+  const int gcols = gn <= 8 ? gn : 18;
+  const int per_box = std::min(gn, kMaxCellsPerBox), group = (gn + per_box - 1) / per_box;  // GPUs per cell
+  const int grows = (per_box + gcols - 1) / gcols;
+  const bool with_count = max_kinds <= 3;
+  const double extra = with_count ? 52 : 6;
+  double box_w = std::min(gn <= 8 ? 184.0 : 220.0, (avail + 6) / max_kinds - extra);
+  int shown = static_cast<int>(max_kinds);
+  if (box_w < 36) box_w = 36, shown = std::max(1, static_cast<int>(std::floor((avail - 90) / (box_w + extra))));
+  shown = std::min(shown, std::max(1, kMaxCells / static_cast<int>(rows.size() * per_box)));
+  const double cell = std::max(2.0, (box_w - 6 - (gcols - 1)) / gcols);
+  const double row_h = std::max(18.0, std::min(34.0, 540.0 / rows.size()));
+  const double box_h = std::max(10.0, row_h - 10);
+  const double top = 66 + (band > 0 ? band + 8 : 0);
+
+  const std::string inner = inner_axis(x), outer = node_axis(x);
+  const int inner_n = x.size_of(inner), outer_n = outer.empty() ? 0 : x.size_of(outer);
+  const double hy = top - 8;
+  o.text("heading", "PIPELINE STAGE", kPad, hy, 10, 700, "muted");
+  o.text("heading", "KINDS OF NODE · " + std::to_string(gn) + " GPUs, colour = " + upper(inner) + " rank" +
+                        (outer.empty() ? "" : ", band = " + upper(outer) + " rank"),
+         x0, hy, 10, 700, "muted", "start", x.W - kPad - count_w - 10 - x0);
+  o.text("heading", "NODES", x.W - kPad, hy, 10, 700, "muted", "end");
+  if (mem_column) o.text("heading", "MEMORY PER GPU", x.W - kPad - 330, hy, 10, 700, "muted");
+  // PP: activations hop from stage to stage across nodes.
+  const double pp_bytes = x.scaleout.of("pp") + x.nvlink.of("pp");
+  const std::string pp_link = x.scaleout.of("pp") > 0 ? "scaleout" : "nvlink";
+  const double ax = kPad + label_w + 14;
+  for (size_t i = 0; i < rows.size(); i += 2) o.rect("row_shade", kPad - 6, top + i * row_h, x.W - 2 * kPad + 12, row_h);
+  if (rows.size() > 1 && pp_bytes > 0)
+    o.line("spine", ax, top + row_h / 2, ax, top + (rows.size() - 1) * row_h + row_h / 2, std::max(1.5, thickness(pp_bytes)), pp_link);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const StageRow& row = rows[i];
+    const double y = top + i * row_h, mid = y + row_h / 2;
+    o.rect("stage_bar", kPad, y + 2, 4, row_h - 4, row.stage >= 0 ? "pp" : "muted", row.stage, row.stage >= 0 ? p.pp : 0).stage = row.stage;
+    if (row_h >= 15) {
+      const std::string name = row.stage >= 0 ? "stage " + std::to_string(row.stage + 1) : std::string("all nodes");
+      o.text("stage_name", name, kPad + 10, mid + 4, 11.5, 650, "pp");
+      const double lw = std::max(fg::measure_text(name, 11.5, 650), 52.0);
+      if (row.stage >= 0) {
+        const StageInfo& st = x.pl.stages[row.stage];
+        std::string s;
+        for (auto [a, z] : st.chunks) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + "–" + std::to_string(z + 1);
+        s += std::string(st.embedding ? " +emb" : "") + (st.output ? " +out" : "");
+        o.text("stage_layers", s, kPad + 16 + lw, mid + 4, 10.5, 400, "muted", "start", label_w - lw - 8);
+      }
+    }
+    if (rows.size() > 1 && pp_bytes > 0) o.rect("dot", ax - 3.5, mid - 3.5, 7, 7, pp_link);
+    const int n_shown = std::min(shown, static_cast<int>(row.kinds.size()));
+    for (int j = 0; j < n_shown; ++j) {
+      const KindBox& k = row.kinds[j];
+      const double kx = x0 + j * (box_w + extra), ky = y + (row_h - box_h) / 2;
+      FigureRect& box = o.rect("kind_box", kx, ky, box_w, box_h);
+      box.hit = "node", box.node = k.first, box.rank = k.first * gn, box.ranks = gn, box.count = k.count, box.stage = row.stage;
+      const double ch = std::max(2.0, (box_h - 5 - (grows - 1)) / grows);
+      for (int jj = 0; jj < per_box; ++jj) {
+        const long long rank = static_cast<long long>(k.first) * gn + static_cast<long long>(jj) * group;
+        if (rank >= x.gpus) break;
+        const GpuPlacement g = x.gpu(static_cast<int>(rank));
+        o.rect("cell_mini", kx + 3 + (jj % gcols) * (cell + 1), ky + 2.5 + (jj / gcols) * (ch + 1), cell, ch, inner, coord_of(g, inner), inner_n);
+      }
+      if (!outer.empty())
+        o.rect("band", kx + 1, ky - 3, box_w - 2, 3, outer, coord_of(x.gpu(k.first * gn), outer), outer_n);
+      if (with_count) o.text("kind_count", "× " + fg::integer(k.count), kx + box_w + 8, mid + 4, 11, 600, "muted");
+    }
+    if (static_cast<int>(row.kinds.size()) > n_shown)
+      o.text("more", "+" + std::to_string(row.kinds.size() - n_shown) + " more", x0 + n_shown * (box_w + extra) - extra + 8, mid + 4, 10.5, 400, "muted");
+    if (row.stage >= 0 && mem_column) {
+      const StageMem mem = x.mem(row.stage);
+      const double mx = x.W - kPad - 330, mw = 110;
+      mem_bar(o, mx, mid - 4, mw, 8, mem, row.stage);
+      o.text("stage_memory", fg::gib(mem.total, 1) + " GiB", mx + mw + 8, mid + 4, 11, 600, mem.fits ? "text" : "warn");
+    }
+    const std::string nodes = fg::integer(static_cast<double>(row.nodes));
+    o.text("stage_nodes", nodes, x.W - kPad, mid + 4, 11.5, 650, "text", "end");
+    bool same = true;
+    for (const KindBox& k : row.kinds) same = same && k.count == row.kinds[0].count;
+    if (row.kinds.size() > 1 && same)
+      o.text("kind_sum", std::to_string(row.kinds.size()) + " kinds × " + fg::integer(row.kinds[0].count) + " =",
+             x.W - kPad - fg::measure_text(nodes, 11.5, 650) - 5, mid + 4, 10.5, 400, "muted", "end");
+  }
+  double y = top + rows.size() * row_h + 20;
+  if (hidden_rows) {
+    o.text("more", "+" + fg::integer(hidden_rows) + " more stages, drawn alike", kPad + 10, y - 4, 11, 600, "muted");
+    y += 18;
+  }
+  link_key(o, x, kPad, y);
+  std::string note = "A node kind is drawn once with how many nodes are like it.";
+  const GroupInfo* dpg = x.group("dp_grad");
+  if (!x.serve && dpg && dpg->size > 1)
+    note += " Dense gradients are reduced over " + fg::integer(dpg->size) + " GPUs holding the same weights (" +
+            (dpg->nodes_spanned > 1 ? fg::integer(dpg->nodes_spanned) + " nodes, scale-out" : std::string("one node, NVLink")) + ").";
+  o.text("note", note, kPad, y + 24, 11.5, 400, "muted", "start", x.W - 2 * kPad);
+  return top + rows.size() * row_h + 54 + (hidden_rows ? 18 : 0);
+}
+
+// ---- serving: the load balancer in front of the replicas -----------------------------------------
+// Requests come in at a load balancer that spreads them over the data-parallel replicas (each a
+// whole copy of the model serving its own batch). Drawn in a band above the nodes: one arrow per
+// replica, landing on the replica's first-stage GPUs when they all sit side by side in the top
+// row, else on a row of replica boxes; too many for that (and always in the aggregated view): one
+// box stacked with "× N replicas".
+constexpr double kBand = 80;
+
+// "TP 8 × PP 2": the GPUs of one replica.
+std::string replica_shape(const Plan& p) {
+  std::string s;
+  for (auto [k, n] : std::vector<std::pair<const char*, int>>{{"TP", p.tp}, {"CP", p.cp}, {"PP", p.pp}})
+    if (n > 1) s += (s.empty() ? "" : " × ") + std::string(k) + " " + std::to_string(n);
+  return s.empty() ? "one GPU" : s;
+}
+
+void draw_balancer(Pen& o, const Ctx& x, const Layout* L) {
+  const InferenceEstimate& inf = x.e.inference;
+  const int R = inf.replicas, batch = x.c.workload.batch;
+  const double per1 = inf.tokens_per_s_per_replica;
+  const double lbx = kPad, lby = 48, lbw = 150, lbh = 32, pill_y = 98, pill_h = 28, pill_min = 76, row_min = 46, pill_max = 230;
+  const double bus_y = lby + lbh + 10, trunk_x = lbx + lbw / 2;
+  // Traffic between replicas (MoE: the experts' all-to-all), by axis; usually none.
+  Traffic cross;
+  bool cross_scaleout = false;
+  for (const CommOp& op : inf.comm)
+    if (op.bytes > 0 && crosses_replicas(x.e.resolved, name_of(op.axis))) {
+      cross.add(name_of(op.axis), op.bytes);
+      cross_scaleout = cross_scaleout || op.link == Link::ScaleOut;
+    }
+  // What the pointer shows about traffic between the replicas.
+  const std::string between = cross.bytes > 0 ? "replicas exchange tokens: " + axis_list(cross) + " " + x.per
+                              : R > 1 ? "no traffic between replicas" : "";
+  FigureRect& lb = o.rect("balancer", lbx, lby, lbw, lbh, "dp");
+  lb.hit = "balancer", lb.name = between;
+  o.text("balancer_name", "load balancer", lbx + lbw / 2, lby + 14, 12, 700, "text", "middle", lbw - 10);
+  o.text("balancer_sub", "requests in", lbx + lbw / 2, lby + 27, 10.5, 400, "muted", "middle", lbw - 10);
+  const double tx = lbx + lbw + 14, tw = x.W - kPad - tx;
+  const std::string sum = fg::integer(R) + " replicas × " + fg::integer(per1) + " tok/s = " + fg::integer(inf.tokens_per_s_total) + " tok/s";
+  const std::string total = R > 1 ? fg::first_fit({sum + (cross.bytes > 0 ? "" : "; no traffic between replicas"), sum}, tw, 12.5, 700)
+                                  : "one replica: " + fg::integer(per1) + " tok/s";
+  o.text("balancer_total", total, tx, lby + 13, 12.5, 700, "dp", "start", tw);
+  const std::string each = (R > 1 ? "each: " : "") + replica_shape(x.c.plan) + " · " + fg::integer(batch) + " sequence" + (batch > 1 ? "s" : "") +
+                           " · TPOT " + fg::seconds(inf.tpot_s);
+  std::vector<std::string> links;
+  if (cross.bytes > 0) links = {"replicas exchange tokens: " + axis_list(cross) + " " + x.per, "replicas exchange tokens: " + axis_list(cross)};
+  else if (R > 1 && total.find("no traffic") == std::string::npos) links = {"no traffic between replicas"};
+  std::vector<std::string> options;
+  for (const std::string& l : links) options.push_back(l + " · " + each);
+  options.insert(options.end(), links.begin(), links.end());
+  if (links.empty()) options = {each};
+  o.text("balancer_detail", fg::first_fit(options, tw, 11.5), tx, lby + 29, 11.5, 400,
+         cross.bytes > 0 ? (cross_scaleout ? "scaleout" : "nvlink") : "muted", "start", tw);
+  auto sub = [&](double w) {
+    return fg::first_fit({fg::integer(per1) + " tok/s · " + fg::integer(batch) + " seq", fg::integer(per1) + " tok/s",
+                          fg::compact(per1) + " tok/s", fg::compact(per1)}, w - 10, 10.5);
+  };
+  auto name = [&](int k, double w) { return fg::first_fit({"replica " + std::to_string(k), "r" + std::to_string(k)}, w - 10, 11, 700); };
+
+  struct Pill {
+    int replica;
+    double x, w, cx, to_y;  // to_y < 0: no arrow on into the GPUs
+  };
+  std::vector<Pill> pills;
+  // aligned: every replica's first-stage GPUs side by side in the top row, none overlapping
+  if (L && R <= 64) {
+    struct Extent {
+      double y, x0, x1, top;
+    };
+    std::map<int, Extent> rg;
+    for (const NodeBox& nd : L->nodes)
+      for (const GpuBox& g : nd.gpus) {
+        if (g.g.pp != 0) continue;
+        auto it = rg.find(g.g.replica);
+        if (it == rg.end() || g.y < it->second.y) rg[g.g.replica] = {g.y, g.x, g.x + g.w, nd.y};
+        else if (g.y == it->second.y) it->second.x0 = std::min(it->second.x0, g.x), it->second.x1 = std::max(it->second.x1, g.x + g.w);
+      }
+    std::vector<std::pair<int, Extent>> list(rg.begin(), rg.end());
+    std::stable_sort(list.begin(), list.end(), [](auto& a, auto& b) { return a.second.x0 < b.second.x0; });
+    bool ok = static_cast<int>(list.size()) == R;
+    for (size_t i = 0; ok && i < list.size(); ++i)
+      ok = list[i].second.y == list[0].second.y && list[i].second.x1 - list[i].second.x0 >= pill_min &&
+           (i == 0 || list[i - 1].second.x1 < list[i].second.x0);
+    if (ok)
+      for (auto& [k, t] : list) {
+        const double w = std::min(pill_max, t.x1 - t.x0), cx = (t.x0 + t.x1) / 2;
+        pills.push_back({k, cx - w / 2, w, cx, t.top});
+      }
+  }
+  // a row of replica boxes, when they fit
+  if (pills.empty() && L) {
+    const double w = std::min(pill_max, (x.W - 2 * kPad - (R - 1) * 8) / R);
+    if (w >= row_min)
+      for (int k = 0; k < R; ++k) pills.push_back({k, kPad + k * (w + 8), w, kPad + k * (w + 8) + w / 2, -1});
+  }
+  std::vector<double> arrows;
+  for (const Pill& pl : pills) arrows.push_back(pl.cx);
+  const bool stack = pills.empty();
+  const double sw = 176, sx = trunk_x - 20, off = 12;
+  const int shown = std::min(R, 3);
+  if (stack)  // a bundle of arrows (one per card shown), not one per replica
+    for (int k = 0; k < shown; ++k) arrows.push_back(sx + 26 + k * (off + 10));
+  // trunk, bus and an arrow down to each replica
+  double lo = trunk_x, hi = trunk_x;
+  for (double a : arrows) lo = std::min(lo, a), hi = std::max(hi, a);
+  o.line("request", trunk_x, lby + lbh, trunk_x, bus_y, 1.5, "dp");
+  o.line("request", lo, bus_y, hi, bus_y, 1.5, "dp");
+  for (double a : arrows) o.line("arrow", a, bus_y, a, pill_y, 1.5, "dp");
+  if (stack) {
+    for (int k = shown - 1; k >= 0; --k) {  // opaque cards, the front one lightest
+      FigureRect& card = o.rect("replica_card", sx + k * off, pill_y, sw, pill_h, "dp", k, shown);
+      if (k == 0) card.hit = "replicas", card.count = R, card.name = between;
+    }
+    const std::string label = fg::first_fit({"each replica · " + replica_shape(x.c.plan), "each replica"}, sw - 10, 11, 700);
+    o.text("replica_name", label, sx + 6, pill_y + 12, 11, 700, "dp", "start", sw - 10);
+    o.text("replica_sub", sub(sw), sx + 6, pill_y + 24, 10.5, 400, "text", "start", sw - 10);
+    const std::string count = "× " + fg::integer(R) + " replica" + (R > 1 ? "s" : "");
+    const double count_x = sx + sw + (shown - 1) * off + 10;
+    o.text("replica_count", count, count_x, pill_y + 18, 12.5, 700, "dp", "start", x.W - kPad - count_x);
+    FigureRect& region = o.rect("region", sx, pill_y, count_x - sx + fg::measure_text(count, 12.5, 700), pill_h);
+    region.hit = "replicas", region.count = R, region.name = between;
+    return;
+  }
+  for (const Pill& pl : pills) {
+    FigureRect& r = o.rect("replica", pl.x, pill_y, pl.w, pill_h, "dp");
+    r.hit = "replica", r.replica = pl.replica, r.name = between;
+    o.text("replica_name", name(pl.replica, pl.w), pl.x + pl.w / 2, pill_y + 12, 11, 700, "dp", "middle", pl.w - 8);
+    o.text("replica_sub", sub(pl.w), pl.x + pl.w / 2, pill_y + 24, 10.5, 400, "text", "middle", pl.w - 8);
+    if (pl.to_y >= 0) o.line("arrow", pl.cx, pill_y + pill_h, pl.cx, pl.to_y, 1.5, "dp");
+  }
+}
+
+// ---- legend ----------------------------------------------------------------------------------------
+std::vector<fg::LegendItem> legend_items(const Ctx& x, const std::string& level, bool balancer) {
+  std::vector<fg::LegendItem> items = {{"stage (PP)", "pp"}};
+  if (level != "full") {
+    const std::string inner = inner_axis(x);
+    items.push_back({upper(inner) + " rank inside a node", inner});
+    const std::string outer = level == "stages" ? node_axis(x) : "";
+    if (!outer.empty()) items.push_back({upper(outer) + " rank of the node (band)", outer, "band2"});
+  } else {
+    items.push_back({"TP slice", "tp"});
+    if (x.c.model.experts > 0) items.push_back({"EP experts", "ep"});
+    if (x.c.plan.cp > 1) items.push_back({"CP tokens", "cp"});
+    items.push_back({"DP replica", "dp"});
+    items.push_back({"memory", "", "", true});
+    if (x.serve) items.insert(items.end(), {{"weights", "weights"}, {"KV cache", "kv"}, {"activations", "activations"}});
+    else items.insert(items.end(), {{"weights", "weights"}, {"gradients", "grads"}, {"optimizer", "optimizer"}, {"activations", "activations"}});
+  }
+  if (balancer) {
+    items.push_back({"serving", "", "", true});
+    items.push_back({"load balancer / replica", "dp", "ring"});
+    items.push_back({"requests to each replica, with its tokens/s", "dp", "line", false, 1.5});
+  }
+  items.push_back({"links", "", "", true});
+  items.push_back({"NVLink", "nvlink", "line"});
+  items.push_back({"scale-out", "scaleout", "line"});
+  items.push_back({"thicker = more bytes per step", "faint", "line", false, 1});
+  return items;
+}
+
+}  // namespace
+
+const char* placement_level(int gpus) { return gpus <= 64 ? "full" : gpus <= 1024 ? "cells" : "stages"; }
+
+bool crosses_replicas(const Resolved& r, const std::string& axis) {
+  const Config& c = r.config;
+  const Placement& pl = r.placement;
+  if (axis == "tp" || axis == "cp" || axis == "pp") return false;
+  const bool folding = c.plan.etp > 0;
+  if (axis == "etp" && !folding) return false;  // experts sliced like attention: inside a replica
+  if (axis == "ep" || axis == "etp") {
+    // Rank 0's group: attention-mesh strides, or under folding the expert mesh etp × ep inside a stage.
+    const Mesh& mesh = r.mesh;
+    const int n = axis == "ep" ? c.plan.ep : mesh.etp;
+    const long long stride = axis == "etp" ? 1 : folding ? mesh.etp : pl.stride_ep;
+    const int r0 = gpu_placement(r, 0).replica;
+    for (int i = 1; i < n; ++i)
+      if (gpu_placement(r, static_cast<int>(i * stride)).replica != r0) return true;
+    return false;
+  }
+  return true;  // dp, edp, dp_grad: between replicas by definition
+}
+
+Figure placement_scene(const Resolved& r, const Estimate& estimate, double width) {
+  const Config& c = r.config;
+  const SceneInput e = scene_input(r, estimate);
+  Figure f;
+  f.view = "placement";
+  f.width = width;
+  Pen o{f};
+  const Ctx x(c, e, width);
+  f.level = placement_level(x.gpus);
+  const double band = x.serve ? kBand : 0;
+  header(o, x);
+  double height = 0;
+  if (f.level == "stages") {
+    if (x.serve) draw_balancer(o, x, nullptr);
+    height = draw_stages(o, x, band);
+  } else {
+    double cell = 0;
+    const Layout L = f.level == "full" ? layout_full(x, band) : layout_cells(x, band, cell);
+    if (x.serve) draw_balancer(o, x, &L);
+    if (f.level == "full") draw_full(o, x, L);
+    else draw_cells(o, x, L, cell, x.serve);
+    height = L.height;
+  }
+  // The legend under a rule, its rows wrapped to the width.
+  Figure probe;
+  const std::vector<fg::LegendItem> items = legend_items(x, f.level, x.serve);
+  const double legend_h = fg::legend(probe, items, kPad, 0, width - 2 * kPad);
+  f.height = height + 14 + legend_h;
+  const double ly = f.height - legend_h;
+  o.rect("rule", kPad, ly - 8, width - 2 * kPad, 1, "rule");
+  fg::legend(f, items, kPad, ly, width - 2 * kPad);
+  return f;
+}
+
+}  // namespace cutlab

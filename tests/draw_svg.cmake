@@ -1,0 +1,33 @@
+# `cutlab draw ARGS --svg OUT` exits 0 and writes a well-formed SVG document holding EXPECT (a
+# regex): checked by xmllint --noout when XMLLINT is set, else by matching the root element and
+# the balance of its elements.
+# -DCLI=… -DARGS=a;b;c -DOUT=file.svg -DEXPECT=regex [-DXMLLINT=/usr/bin/xmllint]
+execute_process(COMMAND ${CLI} draw ${ARGS} --svg ${OUT} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cutlab draw ${ARGS} exited ${rc}: ${err}")
+endif()
+file(READ ${OUT} svg)
+if(NOT svg MATCHES "^<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"[0-9.]+\" height=\"[0-9.]+\"")
+  message(FATAL_ERROR "${OUT} does not open with an <svg> element")
+endif()
+if(NOT svg MATCHES "</svg>\n$")
+  message(FATAL_ERROR "${OUT} does not end with </svg>")
+endif()
+if(NOT svg MATCHES "${EXPECT}")
+  message(FATAL_ERROR "${OUT} does not hold ${EXPECT}")
+endif()
+if(XMLLINT)
+  execute_process(COMMAND ${XMLLINT} --noout ${OUT} RESULT_VARIABLE lint ERROR_VARIABLE lint_err)
+  if(NOT lint EQUAL 0)
+    message(FATAL_ERROR "xmllint: ${OUT} is not well-formed: ${lint_err}")
+  endif()
+else()
+  # Without xmllint: every element that opens is closed (<x …/> or <x>…</x>).
+  string(REGEX MATCHALL "<[a-z]+[ >]" opened "${svg}")
+  string(REGEX MATCHALL "/>|</[a-z]+>" closed "${svg}")
+  list(LENGTH opened n_open)
+  list(LENGTH closed n_closed)
+  if(NOT n_open EQUAL n_closed)
+    message(FATAL_ERROR "${OUT}: ${n_open} elements opened, ${n_closed} closed")
+  endif()
+endif()

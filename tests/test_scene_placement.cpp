@@ -1,0 +1,154 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "core/scene_placement.h"
+#include "scene_helpers.h"
+
+using namespace cutlab;
+using cutlab::test::count_kind;
+using cutlab::test::evaluated;
+using cutlab::test::has_text;
+using cutlab::test::require_inside;
+
+namespace {
+
+// The README example: Llama 3 70B, TP 8 × PP 2 on two DGX H100 nodes.
+const char* kTp8Pp2 = R"({"model": "llama3-70b", "cluster": "dgx-h100",
+  "plan": {"tp": 8, "pp": 2, "dp": 1, "sp": true, "recompute": "selective"},
+  "workload": {"seq_len": 8192, "global_batch": 16}})";
+
+// Llama 3 405B on 16,384 H100: TP 8 × PP 16 × DP 128.
+const char* k405b = R"({"model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 16384},
+  "plan": {"tp": 8, "pp": 16, "sp": true, "recompute": "full", "distributed_optimizer": true},
+  "workload": {"seq_len": 8192, "global_batch": 2048}})";
+
+size_t items(const Figure& f) { return f.rects.size() + f.lines.size() + f.texts.size(); }
+
+}  // namespace
+
+TEST_CASE("16 GPUs: every GPU drawn once, with what it holds", "[scene][placement]") {
+  const auto [c, e] = evaluated(kTp8Pp2);
+  const Figure f = placement_scene(c, e, 1000);
+  REQUIRE(f.view == "placement");
+  REQUIRE(f.level == "full");
+  REQUIRE(count_kind(f, "gpu") == 16);
+  REQUIRE(count_kind(f, "node") == 2);
+  std::set<int> ranks;
+  for (const FigureRect& r : f.rects)
+    if (r.kind == "gpu") {
+      ranks.insert(r.rank);
+      REQUIRE(r.hit == "gpu");
+      REQUIRE(r.stage == r.rank / 8);  // TP innermost: GPUs 0–7 hold stage 0, 8–15 stage 1
+      REQUIRE(r.node == r.rank / 8);
+    }
+  REQUIRE(ranks.size() == 16);
+  REQUIRE(*ranks.rbegin() == 15);
+  REQUIRE(has_text(f, "16 × H100 SXM in 2 nodes of 8"));
+  REQUIRE(has_text(f, "GPU 0"));
+  REQUIRE(has_text(f, "GPU 15"));
+  REQUIRE(has_text(f, "node 1"));
+  REQUIRE(has_text(f, "heads 56–63"));     // TP rank 7 of 64 heads
+  REQUIRE(has_text(f, "layers 41–80"));    // stage 2
+  REQUIRE(has_text(f, "NVLink · TP"));     // TP traffic inside the node
+  REQUIRE(has_text(f, "scale-out network · PP"));
+  require_inside(f);
+}
+
+TEST_CASE("replica ids follow placement.cpp: dp·ep + ep without folding", "[scene][placement]") {
+  // Qwen2-57B-A14B on 32 GPUs, TP 2 × EP 4 × DP 4, rank order tp-cp-ep-dp-pp: strides tp 1, ep 2, dp 8.
+  const auto [c, e] = evaluated(R"({"model": "qwen2-57b-a14b", "cluster": {"preset": "dgx-h100", "gpus": 32},
+    "plan": {"tp": 2, "ep": 4, "dp": 4}, "workload": {"seq_len": 4096, "global_batch": 64}})");
+  const Figure f = placement_scene(c, e, 1200);
+  REQUIRE(f.level == "full");
+  std::map<int, int> replica;
+  for (const FigureRect& r : f.rects)
+    if (r.kind == "gpu") replica[r.rank] = r.replica;
+  REQUIRE(replica.size() == 32);
+  // by hand: rank → (tp = r mod 2, ep = ⌊r/2⌋ mod 4, dp = ⌊r/8⌋) → replica = dp·4 + ep
+  REQUIRE(replica[0] == 0);
+  REQUIRE(replica[1] == 0);    // tp 1, ep 0, dp 0
+  REQUIRE(replica[3] == 1);    // tp 1, ep 1, dp 0
+  REQUIRE(replica[13] == 6);   // tp 1, ep 2, dp 1
+  REQUIRE(replica[31] == 15);  // tp 1, ep 3, dp 3
+  REQUIRE(has_text(f, "DP replica 6"));
+  // EP all-to-all runs between replicas (different dense copies); TP never does.
+  REQUIRE(crosses_replicas(c, "ep"));
+  REQUIRE(crosses_replicas(c, "dp"));
+  REQUIRE_FALSE(crosses_replicas(c, "tp"));
+  REQUIRE_FALSE(crosses_replicas(c, "etp"));
+  require_inside(f);
+}
+
+TEST_CASE("512 GPUs: a cell per GPU coloured by the axis inside a node", "[scene][placement]") {
+  const auto [c, e] = evaluated(R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 512},
+    "plan": {"tp": 8, "pp": 4}, "workload": {"seq_len": 8192, "global_batch": 512}})");
+  const Figure f = placement_scene(c, e, 1000);
+  REQUIRE(f.level == "cells");
+  REQUIRE(count_kind(f, "cell") == 512);
+  REQUIRE(count_kind(f, "node_small") == 64);
+  for (const FigureRect& r : f.rects)
+    if (r.kind == "cell") {
+      REQUIRE(r.tone == "tp");
+      REQUIRE(r.tone_index == r.rank % 8);
+      REQUIRE(r.tone_count == 8);
+    }
+  require_inside(f);
+}
+
+TEST_CASE("16,384 GPUs aggregate to one row per stage, a few hundred items", "[scene][placement]") {
+  const auto [c, e] = evaluated(k405b);
+  const Figure f = placement_scene(c, e, 1000);
+  REQUIRE(f.level == "stages");
+  REQUIRE(count_kind(f, "stage_bar") == 16);
+  REQUIRE(items(f) < 1000);
+  // every stage: 2,048 / 16 = 128 nodes, all of one kind (TP fills each node)
+  std::map<int, int> nodes;
+  for (const FigureRect& r : f.rects)
+    if (r.kind == "kind_box") nodes[r.stage] += r.count;
+  REQUIRE(nodes.size() == 16);
+  for (auto [stage, n] : nodes) REQUIRE(n == 128);
+  REQUIRE(has_text(f, "stage 16"));
+  REQUIRE(has_text(f, "× 128"));
+  require_inside(f);
+}
+
+TEST_CASE("the aggregated view stays bounded for a million GPUs and 126 stages", "[scene][placement]") {
+  auto [c, e] = evaluated(R"({"model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 129024},
+    "plan": {"tp": 8, "pp": 126}, "workload": {"seq_len": 4096, "global_batch": 128}})");
+  const Figure f = placement_scene(c, e, 1000);
+  REQUIRE(f.level == "stages");
+  REQUIRE(count_kind(f, "stage_bar") == 64);   // the first 64 rows, then one line for the rest
+  REQUIRE(has_text(f, "+62 more stages"));
+  REQUIRE(items(f) < 20000);
+  require_inside(f);
+}
+
+TEST_CASE("serving: a load balancer with one box per replica landing on its GPUs", "[scene][placement]") {
+  const auto [c, e] = evaluated(R"({"model": "llama3-70b", "cluster": "dgx-h100", "plan": {"tp": 8, "dp": 2},
+    "workload": {"mode": "infer", "batch": 8}})");
+  const Figure f = placement_scene(c, e, 1000);
+  REQUIRE(count_kind(f, "balancer") == 1);
+  REQUIRE(count_kind(f, "replica") == 2);
+  for (const FigureRect& r : f.rects)
+    if (r.kind == "replica") REQUIRE(r.name == "no traffic between replicas");
+  REQUIRE(has_text(f, "2 replicas × "));
+  require_inside(f);
+  // 16,384 GPUs: one stacked card with the count, not 1,024 arrows
+  const auto [c2, e2] = evaluated(R"({"model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 16384},
+    "plan": {"tp": 8, "pp": 2}, "workload": {"mode": "infer", "batch": 8}})");
+  const Figure g = placement_scene(c2, e2, 1000);
+  REQUIRE(count_kind(g, "replica") == 0);
+  REQUIRE(count_kind(g, "replica_card") == 3);
+  REQUIRE(has_text(g, "× 1,024 replicas"));
+  require_inside(g);
+}
+
+TEST_CASE("placement figures fit their frame at every width", "[scene][placement]") {
+  const double width = GENERATE(320.0, 700.0, 1280.0);
+  for (const char* text : {kTp8Pp2, k405b}) {
+    const auto [c, e] = evaluated(text);
+    require_inside(placement_scene(c, e, width));
+  }
+}
