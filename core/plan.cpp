@@ -233,15 +233,15 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
                 c.fmt(p.micro_batch) + " × " + c.fmt(mesh.dp_attn));
     // Schedules: Megatron's interleaved 1F1B runs micro-batches in groups of pp; DualPipe feeds both
     // ends with half of them (DeepSeek-V3 §3.2.1; deepseek-ai/DualPipe needs m ≥ 2·pp).
-    const long long m = w.global_batch > 0 && per_step > 0 ? w.global_batch / per_step : 0;
-    if (p.schedule == "interleaved" && m > 0 && m % p.pp != 0)
+    const long long mb = w.global_batch > 0 && per_step > 0 ? w.global_batch / per_step : 0;
+    if (p.schedule == "interleaved" && mb > 0 && mb % p.pp != 0)
       c.add(ErrorCode::Incompatible, "/workload/global_batch",
-            "interleaved 1F1B needs the micro-batches per step (" + c.fmt(double(m)) + ") to be a multiple of pp = " + c.fmt(p.pp));
+            "interleaved 1F1B needs the micro-batches per step (" + c.fmt(double(mb)) + ") to be a multiple of pp = " + c.fmt(p.pp));
     if (p.schedule == "dualpipe") {
       if (p.pp % 2 != 0) c.add(ErrorCode::Incompatible, P + "pp", "dualpipe needs an even pp, got " + c.fmt(p.pp));
-      if (m > 0 && (m % 2 != 0 || m < 2LL * p.pp))
+      if (mb > 0 && (mb % 2 != 0 || mb < 2LL * p.pp))
         c.add(ErrorCode::Incompatible, "/workload/global_batch",
-              "dualpipe needs an even number of micro-batches per step, at least 2 × pp = " + c.fmt(2.0 * p.pp) + ", got " + c.fmt(double(m)));
+              "dualpipe needs an even number of micro-batches per step, at least 2 × pp = " + c.fmt(2.0 * p.pp) + ", got " + c.fmt(double(mb)));
     }
   }
   if (p.zero < 0 || p.zero > 3) c.add(ErrorCode::OutOfRange, P + "zero", "must be 0, 1, 2, 3 or \"fsdp\"");
