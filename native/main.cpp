@@ -186,7 +186,7 @@ bool read_file(const std::string& path, std::string& text) {
 
 int report_errors(const Errors& errors, bool as_json) {
   if (as_json) {
-    std::cout << json{{"errors", to_json(errors)}}.dump(2) << "\n";
+    std::cout << json{{"errors", to_json(errors)}}.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     std::cerr << "invalid input (" << errors.size() << (errors.size() == 1 ? " problem" : " problems") << "):\n";
     for (const Error& e : errors) std::cerr << "  " << (e.path.empty() ? "/" : e.path) << ": " << e.message << "\n";
@@ -321,7 +321,7 @@ void print_inference(const Estimate& e, const Config& c) {
 
 int cmd_presets(const Args& a) {
   if (a.as_json) {
-    std::cout << presets_json().dump(2) << "\n";
+    std::cout << presets_json().dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return kOk;
   }
   Table models{{"model", "layers", "hidden", "heads/kv", "experts", "params", "source"}, {}};
@@ -394,7 +394,7 @@ int cmd_schedule(const Args& a) {
     }
   }
   if (a.as_json) {
-    std::cout << to_json(s, true).dump(2) << "\n";
+    std::cout << to_json(s, true).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return kOk;
   }
   std::cout << "schedule " << s.name << " · " << c.plan.pp << " stages · " << e.value.mesh.num_micro_batches
@@ -416,7 +416,7 @@ int cmd_search(const Args& a) {
   const Result<SearchResult> r = search_plans(c, options);
   if (!r.ok()) return report_errors(r.errors, a.as_json);
   if (a.as_json) {
-    std::cout << to_json(r.value).dump(2) << "\n";
+    std::cout << to_json(r.value).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return kOk;
   }
   const SearchResult& s = r.value;
@@ -471,7 +471,7 @@ int cmd_gpu(const Args& a) {
     for (auto [b, e] : g.seq_chunks) std::cout << " " << range(b, e);
     std::cout << " of every sequence\n";
   }
-  if (a.as_json) std::cout << out.dump(2) << "\n";
+  if (a.as_json) std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   return kOk;
 }
 
@@ -482,7 +482,7 @@ int cmd_evaluate(const Args& a) {
   const Result<Estimate> e = evaluate(cfg);
   if (!e.ok()) return report_errors(e.errors, a.as_json);
   if (a.as_json)
-    std::cout << to_json(e.value, cfg).dump(2) << "\n";
+    std::cout << to_json(e.value, cfg).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   else if (e.value.mode == "infer")
     print_inference(e.value, cfg);
   else
