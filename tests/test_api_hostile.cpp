@@ -29,9 +29,31 @@ bool has_null(const json& j) {
 // Raw JSON text substituted for one value; kept as text so that deep nesting never becomes a
 // deep json object in the test itself.
 std::vector<std::string> hostile_values() {
-  return {"null", "true", "false", "\"\"", "\"x\"", "\"\\u0000\"", "[]", "{}", "[1, 2]", "{\"a\": 1}", "0", "-1",
-          "0.5", "-0.0", "1e308", "-1e308", "1e400", "-1e400", "2147483647", "2147483648", "-2147483649",
-          "9223372036854775807", "-9223372036854775808", "18446744073709551615", "123456789012345678901234567890",
+  return {"null",
+          "true",
+          "false",
+          "\"\"",
+          "\"x\"",
+          "\"\\u0000\"",
+          "[]",
+          "{}",
+          "[1, 2]",
+          "{\"a\": 1}",
+          "0",
+          "-1",
+          "0.5",
+          "-0.0",
+          "1e308",
+          "-1e308",
+          "1e400",
+          "-1e400",
+          "2147483647",
+          "2147483648",
+          "-2147483649",
+          "9223372036854775807",
+          "-9223372036854775808",
+          "18446744073709551615",
+          "123456789012345678901234567890",
           std::string(200, '[') + std::string(200, ']')};
 }
 
@@ -97,14 +119,31 @@ const json kBase = {{"model", "llama3-8b"},
 }  // namespace
 
 TEST_CASE("the API answers documents that are not config objects with errors", "[api][hostile]") {
-  const std::vector<std::string> inputs = {"", " ", "{", "}", "[", "null", "true", "0", "-1e400", "\"llama3-8b\"", "[]",
-                                     "[{}]", "{}", "{\"model\": }", "{\"model\": \"llama3-8b\",}", "{} {}",
-                                     "\xff\xfe", "{\"model\": \"\xff\"}", "{\"model\": \"llama3-8b\"\xc3}",
-                                     std::string("{\"model\": \"a\0b\"}", sizeof "{\"model\": \"a\0b\"}" - 1), "{\"model\": \"\\ud800\"}"};
+  const std::vector<std::string> inputs = {"",
+                                           " ",
+                                           "{",
+                                           "}",
+                                           "[",
+                                           "null",
+                                           "true",
+                                           "0",
+                                           "-1e400",
+                                           "\"llama3-8b\"",
+                                           "[]",
+                                           "[{}]",
+                                           "{}",
+                                           "{\"model\": }",
+                                           "{\"model\": \"llama3-8b\",}",
+                                           "{} {}",
+                                           "\xff\xfe",
+                                           "{\"model\": \"\xff\"}",
+                                           "{\"model\": \"llama3-8b\"\xc3}",
+                                           std::string("{\"model\": \"a\0b\"}", sizeof "{\"model\": \"a\0b\"}" - 1),
+                                           "{\"model\": \"\\ud800\"}"};
   // Deep nesting: nlohmann parses and frees without recursion. Every entry point reads its input
   // through the same parser, so evaluate stands for all of them here.
-  for (const std::string& in : {deep(100000, "[", "]"), deep(100000, "{\"a\":", "}").replace(100000 * 5, 0, "1"),
-                                deep(100000, "[", "")})
+  for (const std::string& in :
+       {deep(100000, "[", "]"), deep(100000, "{\"a\":", "}").replace(100000 * 5, 0, "1"), deep(100000, "[", "")})
     check_failure(cutlab::api::evaluate_json(in), in);
   for (const std::string& in : inputs) {
     check_failure(cutlab::api::evaluate_json(in), in);
@@ -118,36 +157,98 @@ TEST_CASE("the API answers documents that are not config objects with errors", "
 }
 
 TEST_CASE("the API answers a hostile value in any field of any section with errors, not an abort", "[api][hostile]") {
-  const std::vector<std::string> model_keys = {
-      "name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "gated_mlp", "vocab", "tied_embeddings",
-      "dropout", "experts", "top_k", "shared_experts", "expert_ffn_hidden", "dense_layers", "q_lora_rank",
-      "kv_lora_rank", "qk_rope_head_dim", "v_head_dim", "preset", "hf_config", "bogus"};
-  const std::vector<std::string> cluster_keys = {
-      "name", "gpu", "gpus", "gpus_per_node", "hbm_GiB", "hbm_GBps", "bf16_TFLOPs", "fp8_TFLOPs", "nvlink_GBps",
-      "nvlink_latency_us", "scaleout_GBps", "scaleout_latency_us", "reserved_GiB", "efficiency", "preset", "bogus"};
-  const std::vector<std::string> efficiency_keys = {"gemm", "gemm_fp8", "gemm_half_dim", "attention", "hbm",
-                                                    "hbm_stream", "nvlink", "scaleout", "overlap", "bogus"};
-  const std::vector<std::string> plan_keys = {
-      "tp", "pp", "cp", "ep", "dp", "etp", "sp", "distributed_optimizer", "vpp", "schedule", "micro_batch", "recompute",
-      "flash_attention", "rank_order", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
-      "layers_per_stage", "zero", "bogus"};
-  const std::vector<std::string> workload_keys = {"mode", "seq_len", "global_batch", "dtype", "grad_dtype",
-                                                  "optimizer", "batch", "prompt_len", "output_len", "weight_dtype",
-                                                  "kv_dtype", "bogus"};
-  const std::vector<std::string> hf_keys = {
-      "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "vocab_size", "head_dim",
-      "intermediate_size", "hidden_act", "tie_word_embeddings", "num_local_experts", "num_experts_per_tok",
-      "moe_intermediate_size", "n_shared_experts", "shared_expert_intermediate_size", "first_k_dense_replace",
-      "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "v_head_dim", "_name_or_path", "model_type"};
+  const std::vector<std::string> model_keys = {"name",
+                                               "layers",
+                                               "hidden",
+                                               "heads",
+                                               "kv_heads",
+                                               "head_dim",
+                                               "ffn_hidden",
+                                               "gated_mlp",
+                                               "vocab",
+                                               "tied_embeddings",
+                                               "dropout",
+                                               "experts",
+                                               "top_k",
+                                               "shared_experts",
+                                               "expert_ffn_hidden",
+                                               "dense_layers",
+                                               "q_lora_rank",
+                                               "kv_lora_rank",
+                                               "qk_rope_head_dim",
+                                               "v_head_dim",
+                                               "preset",
+                                               "hf_config",
+                                               "bogus"};
+  const std::vector<std::string> cluster_keys = {"name",          "gpu",
+                                                 "gpus",          "gpus_per_node",
+                                                 "hbm_GiB",       "hbm_GBps",
+                                                 "bf16_TFLOPs",   "fp8_TFLOPs",
+                                                 "nvlink_GBps",   "nvlink_latency_us",
+                                                 "scaleout_GBps", "scaleout_latency_us",
+                                                 "reserved_GiB",  "efficiency",
+                                                 "preset",        "bogus"};
+  const std::vector<std::string> efficiency_keys = {"gemm",       "gemm_fp8", "gemm_half_dim", "attention", "hbm",
+                                                    "hbm_stream", "nvlink",   "scaleout",      "overlap",   "bogus"};
+  const std::vector<std::string> plan_keys = {"tp",
+                                              "pp",
+                                              "cp",
+                                              "ep",
+                                              "dp",
+                                              "etp",
+                                              "sp",
+                                              "distributed_optimizer",
+                                              "vpp",
+                                              "schedule",
+                                              "micro_batch",
+                                              "recompute",
+                                              "flash_attention",
+                                              "rank_order",
+                                              "overlap_grad_reduce",
+                                              "overlap_param_gather",
+                                              "tp_comm_overlap",
+                                              "layers_per_stage",
+                                              "zero",
+                                              "bogus"};
+  const std::vector<std::string> workload_keys = {"mode",  "seq_len",    "global_batch", "dtype",        "grad_dtype", "optimizer",
+                                                  "batch", "prompt_len", "output_len",   "weight_dtype", "kv_dtype",   "bogus"};
+  const std::vector<std::string> hf_keys = {"num_hidden_layers",
+                                            "hidden_size",
+                                            "num_attention_heads",
+                                            "num_key_value_heads",
+                                            "vocab_size",
+                                            "head_dim",
+                                            "intermediate_size",
+                                            "hidden_act",
+                                            "tie_word_embeddings",
+                                            "num_local_experts",
+                                            "num_experts_per_tok",
+                                            "moe_intermediate_size",
+                                            "n_shared_experts",
+                                            "shared_expert_intermediate_size",
+                                            "first_k_dense_replace",
+                                            "kv_lora_rank",
+                                            "q_lora_rank",
+                                            "qk_rope_head_dim",
+                                            "v_head_dim",
+                                            "_name_or_path",
+                                            "model_type"};
 
   json with_model_object = kBase;
   with_model_object["model"] = {{"preset", "llama3-8b"}};
   json with_hf = kBase;
   with_hf["model"] = {{"hf_config",
-                       {{"num_hidden_layers", 32}, {"hidden_size", 4096}, {"num_attention_heads", 32},
-                        {"num_key_value_heads", 8}, {"vocab_size", 128256}, {"intermediate_size", 14336},
-                        {"hidden_act", "silu"}, {"num_local_experts", 8}, {"num_experts_per_tok", 2},
-                        {"kv_lora_rank", 512}, {"qk_rope_head_dim", 64}}}};
+                       {{"num_hidden_layers", 32},
+                        {"hidden_size", 4096},
+                        {"num_attention_heads", 32},
+                        {"num_key_value_heads", 8},
+                        {"vocab_size", 128256},
+                        {"intermediate_size", 14336},
+                        {"hidden_act", "silu"},
+                        {"num_local_experts", 8},
+                        {"num_experts_per_tok", 2},
+                        {"kv_lora_rank", 512},
+                        {"qk_rope_head_dim", 64}}}};
   json with_efficiency = kBase;
   with_efficiency["cluster"]["efficiency"] = json::object();
   json infer = kBase;
@@ -158,11 +259,13 @@ TEST_CASE("the API answers a hostile value in any field of any section with erro
     std::vector<std::string> prefix;
     const std::vector<std::string>* keys;
   };
-  const std::vector<Target> targets = {
-      {&with_model_object, {"model"}, &model_keys},           {&kBase, {"cluster"}, &cluster_keys},
-      {&with_efficiency, {"cluster", "efficiency"}, &efficiency_keys}, {&kBase, {"plan"}, &plan_keys},
-      {&kBase, {"workload"}, &workload_keys},                 {&infer, {"workload"}, &workload_keys},
-      {&with_hf, {"model", "hf_config"}, &hf_keys}};
+  const std::vector<Target> targets = {{&with_model_object, {"model"}, &model_keys},
+                                       {&kBase, {"cluster"}, &cluster_keys},
+                                       {&with_efficiency, {"cluster", "efficiency"}, &efficiency_keys},
+                                       {&kBase, {"plan"}, &plan_keys},
+                                       {&kBase, {"workload"}, &workload_keys},
+                                       {&infer, {"workload"}, &workload_keys},
+                                       {&with_hf, {"model", "hf_config"}, &hf_keys}};
   const std::vector<std::string> values = hostile_values();
   int calls = 0, failures = 0;
   for (const Target& t : targets)
@@ -215,10 +318,10 @@ TEST_CASE("the validation-cases reader answers hostile files with errors", "[val
                                      "{\"cases\": [{\"kind\": \"memory\", \"plan\": " + deep(100000, "[", "]") + "}]}"};
   for (const std::string& v : hostile_values()) {
     inputs.push_back("{\"cases\": [" + v + "]}");
-    for (const char* key : {"id", "family", "kind", "metric", "measured", "resolution", "num_params", "dp_shards",
-                            "source", "quote", "settings_note", "config", "plan", "workload"}) {
-      json c = {{"id", "x"},         {"family", "f"}, {"kind", "training"},      {"metric", "mfu_percent"},
-                {"measured", 40},      {"source", "s"}, {"settings_note", "n"},     {"config", kBase}};
+    for (const char* key : {"id", "family", "kind", "metric", "measured", "resolution", "num_params", "dp_shards", "source", "quote",
+                            "settings_note", "config", "plan", "workload"}) {
+      json c = {{"id", "x"},      {"family", "f"}, {"kind", "training"},   {"metric", "mfu_percent"},
+                {"measured", 40}, {"source", "s"}, {"settings_note", "n"}, {"config", kBase}};
       c[key] = "@@HOSTILE@@";
       inputs.push_back(substitute(json{{"cases", json::array({c})}}, v));
     }
