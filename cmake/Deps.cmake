@@ -1,7 +1,7 @@
 # Header-only dependencies from Debian: nlohmann_json (nlohmann-json3-dev) and GLM (libglm-dev).
 # Under Emscripten find_package cannot see /usr (the toolchain restricts it to the sysroot) and
 # -I/usr/include would drag glibc headers in, so expose only these two header trees through a
-# private include directory of symlinks (see ../shared/TOOLCHAIN.md §4).
+# private include directory of symlinks.
 if(NOT EMSCRIPTEN)
   find_package(nlohmann_json 3.10 CONFIG REQUIRED)
   find_package(glm CONFIG REQUIRED)

@@ -1,5 +1,5 @@
 // comm.h: time of one collective on one process group, alpha-beta model with ring algorithms
-// and NCCL's bus-bandwidth convention (DESIGN.md §5; Thakur et al. 2005 for the ring costs).
+// and NCCL's bus-bandwidth convention (Thakur et al. 2005 for the ring costs; docs/hardware-sources.md §2).
 // A group inside one NVLink domain runs at NVLink bandwidth; a group spanning N nodes with k
 // members per node is hierarchical: the inter-node phase moves 1/k of the data per NIC
 // (each GPU has its own NIC) and runs concurrently with the intra-node phase.

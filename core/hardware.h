@@ -1,5 +1,5 @@
 // hardware.h: a cluster of identical GPUs in NVLink domains joined by a scale-out network.
-// Peaks come from vendor datasheets (DESIGN.md §8); efficiencies are calibrated parameters
+// Peaks come from vendor datasheets (docs/hardware-sources.md); efficiencies are calibrated parameters
 // (see docs/validation.md), never per-case factors.
 // Ignores: network topology beyond two tiers (rail-optimised fat trees are assumed non-blocking),
 // clock throttling, and the difference between NVLink generations beyond their bandwidth.

@@ -1,4 +1,4 @@
-// inference.h: serving a model with a plan (workload.mode = "infer"). DESIGN.md §7.
+// inference.h: serving a model with a plan (workload.mode = "infer"); Pope et al. 2022 (arXiv:2211.05102).
 // Prefill (TTFT) is compute-bound: the prompts' GEMMs and causal attention, two TP all-reduces per
 // layer, EP all-to-alls, and a hand-off per stage boundary, stage after stage. Decode (TPOT) reads
 // every weight shard (for MoE, the experts the batch touches) and the batch's KV cache once per token:

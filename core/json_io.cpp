@@ -141,6 +141,9 @@ bool is_integral(const json& v) {
   return std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 2e9;
 }
 
+// An integer that get<int>() reads without wrapping (is_integral lets integers of any size through).
+bool fits_int(const json& v) { return is_integral(v) && std::fabs(v.get<double>()) < 2e9; }
+
 template <class T>
 void read_field(const json& v, const Field<T>& f, T& out, const std::string& path, Errors& errors) {
   auto wrong = [&](const char* want) {
@@ -157,7 +160,7 @@ void read_field(const json& v, const Field<T>& f, T& out, const std::string& pat
         } else if constexpr (std::is_same_v<M, double>) {
           if (!v.is_number()) return wrong("a number");
           const double d = v.get<double>();
-          if (!std::isfinite(d)) return wrong("a finite number");
+          if (!std::isfinite(d * f.scale)) return wrong("a finite number");
           out.*member = d * f.scale;
         } else if constexpr (std::is_same_v<M, bool>) {
           if (!v.is_boolean()) return wrong("true or false");
@@ -176,7 +179,7 @@ void read_field(const json& v, const Field<T>& f, T& out, const std::string& pat
           if (!v.is_array()) return wrong("an array of integers");
           M list;
           for (size_t i = 0; i < v.size(); ++i) {
-            if (!is_integral(v[i])) {
+            if (!fits_int(v[i])) {
               errors.push_back({ErrorCode::WrongType, path + "/" + std::to_string(i), "must be an integer"});
               continue;
             }
@@ -282,7 +285,7 @@ void read_hf_config(const json& hf, const std::string& path, ModelSpec& m, Error
   auto get = [&](std::initializer_list<const char*> keys, int fallback, bool required) {
     for (const char* k : keys) {
       if (!hf.contains(k) || hf[k].is_null()) continue;
-      if (!is_integral(hf[k])) {
+      if (!fits_int(hf[k])) {
         errors.push_back({ErrorCode::WrongType, path + "/" + k, "must be an integer"});
         return fallback;
       }
@@ -392,7 +395,7 @@ void read_plan_section(const json& p, int gpus, Plan& plan, Errors& errors) {
     const json& z = p["zero"];
     if (z.is_string() && z.get<std::string>() == "fsdp")
       plan.zero = 3;
-    else if (is_integral(z))
+    else if (fits_int(z))
       plan.zero = z.get<int>();
     else
       errors.push_back({ErrorCode::WrongType, "/plan/zero", std::string("must be 0, 1, 2, 3 or \"fsdp\", got ") + type_name(z)});

@@ -43,7 +43,7 @@ StageParams stage_params(const ModelSpec& m, const Plan& plan, const Mesh& mesh,
 double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, const Mesh& mesh, bool moe);
 
 // Micro-batches whose activations a stage holds at peak, in units of the stage's full layers,
-// from the schedule's closed form (DESIGN.md §6; replaced by the simulated count when available).
+// from the schedule's closed form (Narayanan et al. 2021 §2.2; replaced by the simulated count when available).
 double in_flight_micro_batches(const Plan& plan, int num_micro_batches, int stage);
 
 struct StageMemory {

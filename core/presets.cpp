@@ -152,7 +152,7 @@ Cluster calibrated(Cluster c, const Efficiencies& e) {
 
 std::vector<ClusterPreset> make_clusters() {
   std::vector<ClusterPreset> v;
-  const char* sheet = "NVIDIA datasheets (dense peaks); DESIGN.md §8";
+  const char* sheet = "NVIDIA datasheets (dense peaks; docs/hardware-sources.md)";
   v.push_back({calibrated(node("dgx-a100", "A100 SXM 80GB", 8, 80, 2039, 312, 0, 300, 25), a100_fitted()),
                std::string(sheet) + "; NVLink 3 600 GB/s total; 8× HDR 200 Gb/s IB per node"});
   v.push_back({calibrated(node("dgx-h100", "H100 SXM", 8, 79.6, 3350, 989, 1979, 450, 50), h100_fitted()),

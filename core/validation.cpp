@@ -177,9 +177,10 @@ double training_metric(Metric metric, const TrainingEstimate& e) {
 
 Result<std::vector<ValidationCase>> cases_from_json(const std::string& text) {
   Result<std::vector<ValidationCase>> r;
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) {
-    r.errors.push_back({ErrorCode::ParseError, "", "the cases file is not valid JSON"});
+  bool too_deep = false;  // read_case copies a memory case's plan, recursively: refuse absurd nesting
+  const json j = json::parse(text, [&](int depth, json::parse_event_t, json&) { return !(too_deep |= depth > 64); }, false);
+  if (j.is_discarded() || too_deep) {
+    r.errors.push_back({ErrorCode::ParseError, "", too_deep ? "the cases file is nested too deeply" : "the cases file is not valid JSON"});
     return r;
   }
   if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array()) {

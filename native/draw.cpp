@@ -214,9 +214,9 @@ std::string pct(double f) { return f > 0 && f < 0.0005 ? "<0.1%" : fg::fixed(100
 
 }  // namespace
 
-Figure pipeline_figure(const Resolved& r, const Estimate& estimate, double width) {
-  const Config& c = r.config;
-  const SceneInput e = scene_input(r, estimate);
+Figure pipeline_figure(const Resolved& resolved, const Estimate& estimate, double width) {
+  const Config& c = resolved.config;
+  const SceneInput e = scene_input(resolved, estimate);
   const double pad = 16, right = 76, top = 58, below = 34;
   const bool serve = e.serving;
   const Plan& p = c.plan;

@@ -190,7 +190,7 @@ bool read_file(const std::string& path, std::string& text) {
 
 int report_errors(const Errors& errors, bool as_json) {
   if (as_json) {
-    std::cout << json{{"errors", to_json(errors)}}.dump(2) << "\n";
+    std::cout << json{{"errors", to_json(errors)}}.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     std::cerr << "invalid input (" << errors.size() << (errors.size() == 1 ? " problem" : " problems") << "):\n";
     for (const Error& e : errors) std::cerr << "  " << (e.path.empty() ? "/" : e.path) << ": " << e.message << "\n";
@@ -370,7 +370,7 @@ bool load_text(const Args& a, std::string& out, int& rc) {
     rc = kUsage;
     return false;
   }
-  out = cfg.dump();
+  out = cfg.dump(-1, ' ', false, json::error_handler_t::replace);  // bytes that are not UTF-8 become U+FFFD
   return true;
 }
 

@@ -30,7 +30,7 @@ std::string gantt_text(const ScheduleResult& s, int columns) {
   }
   std::string out;
   for (int r = 0; r < rows; ++r) {
-    char label[16];
+    char label[24];
     std::snprintf(label, sizeof label, "stage %-3d ", r);
     out += label + cells[r] + "\n";
   }

@@ -226,7 +226,7 @@ int run_validate(const std::vector<std::string>& args) {
     }
   }
   if (as_json) {
-    std::cout << summary_json(s).dump(2) << "\n";
+    std::cout << summary_json(s).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     Table t{{"case", "metric", "predicted", "measured", "error", "note"}, {}};
     for (const CaseResult& r : s.results) {
@@ -309,7 +309,7 @@ int run_calibrate(const std::vector<std::string>& args) {
       std::cout << "    e." << p.key << " = " << fixed(c.fitted.*(p.member), p.hi > 10 ? 0 : 3) << ";\n";
     std::cout << "\n";
   }
-  if (as_json) std::cout << out.dump(2) << "\n";
+  if (as_json) std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   return kOk;
 }
 

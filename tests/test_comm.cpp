@@ -21,7 +21,7 @@ TEST_CASE("ring collectives inside a node follow the alpha-beta formulas", "[com
   const Cluster c = *find_cluster_preset("dgx-h100");
   const double B = c.nvlink_bytes_per_s * c.efficiency.nvlink, a = c.nvlink_latency_s, S = 256e6, n = 8;
   const GroupInfo g = group(8, 8);
-  // DESIGN.md §5: all-reduce 2(n−1)/n·S/B + 2(n−1)α; all-gather (n−1)/n·S/B + (n−1)α.
+  // Thakur et al. 2005 ring costs (docs/hardware-sources.md §2): all-reduce 2(n−1)/n·S/B + 2(n−1)α; all-gather (n−1)/n·S/B + (n−1)α.
   REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, g, c), WithinRel(2 * (n - 1) / n * S / B + 2 * (n - 1) * a, 1e-12));
   REQUIRE_THAT(collective_time_s(Collective::AllGather, S, g, c), WithinRel((n - 1) / n * S / B + (n - 1) * a, 1e-12));
   REQUIRE_THAT(collective_time_s(Collective::ReduceScatter, S, g, c), WithinRel((n - 1) / n * S / B + (n - 1) * a, 1e-12));

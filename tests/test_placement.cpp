@@ -35,7 +35,8 @@ TEST_CASE("TP8 · PP2 on two nodes: TP stays on NVLink, PP crosses nodes", "[pla
 
 TEST_CASE("TP wider than a node crosses the scale-out network", "[placement]") {
   Config c = test::config("llama3-405b", "dgx-h100", 16, 1, 1, 8192, 16);
-  const GroupInfo* tp = find_group(placed(c), Axis::TP);
+  const Placement pl = placed(c);  // find_group points into it: keep it alive
+  const GroupInfo* tp = find_group(pl, Axis::TP);
   REQUIRE(tp->link == Link::ScaleOut);
   REQUIRE(tp->members_per_node == 8);
   REQUIRE(tp->nodes_spanned == 2);

@@ -113,7 +113,7 @@ TEST_CASE("Interleaved 1F1B bubble is (p - 1)(F + B) / v", "[schedule]") {
 }
 
 // Qi et al. 2023 (arXiv:2401.10241) §3.1: ZB-H1's bubble is (p - 1)(T_F + T_B - T_W) with T_B the input-grad
-// backward; with the full backward B = T_B + T_W (DeepSeek-V3 Table 2 notation, DESIGN.md §6) that is
+// backward; with the full backward B = T_B + T_W (DeepSeek-V3 report, arXiv:2412.19437, Table 2 notation) that is
 // (p - 1)(F + B - 2W). The paper assumes T_F = T_B = T_W; the simulation reproduces it whenever m >= p and
 // W <= T_B (a larger W cannot be hidden in the tail).
 TEST_CASE("ZB-H1 bubble is (p - 1)(F + B - 2W) with B the full backward", "[schedule]") {
@@ -173,7 +173,7 @@ TEST_CASE("DualPipe with an input backward slower than the forward stays below T
   CHECK(bubble_s(r) < table_s);
 }
 
-// Activations alive on stage 0 (DESIGN.md §6; DeepSeek-V3 Table 2 "Activation": 1F1B PP, ZB1P PP,
+// Activations alive on stage 0 (DeepSeek-V3 report, arXiv:2412.19437, Table 2 "Activation": 1F1B PP, ZB1P PP,
 // DualPipe PP + 1; GPipe holds all m).
 TEST_CASE("Stage 0 peaks at m for GPipe, p for 1F1B and ZB-H1, p + 1 for DualPipe", "[schedule][memory]") {
   const int p = GENERATE(2, 4, 8);

@@ -1,4 +1,4 @@
-// examples.js: the plans the two source texts (shared/seeds) talk about, as page states.
+// examples.js: the plans that the texts this explorer illustrates talk about, as page states.
 // Each carries the sentence it illustrates; the page shows the core's numbers for it.
 (function (CL) {
   'use strict';

@@ -1,0 +1,335 @@
+// Hostile input to the string API and the validation-cases reader: wrong types in every field,
+// huge and non-finite numbers, deep nesting, non-objects, broken UTF-8. The core is built without
+// exceptions and with JSON_NOEXCEPTION, so a would-be throw anywhere on these paths aborts this
+// test; every call must instead answer JSON with "ok" and, when not ok, a list of errors.
+#include <catch2/catch.hpp>
+
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/api.h"
+#include "core/validation.h"
+
+using nlohmann::json;
+
+namespace {
+
+bool has_null(const json& j) {
+  if (j.is_null()) return true;
+  if (j.is_structured())
+    for (const json& v : j)
+      if (has_null(v)) return true;
+  return false;
+}
+
+// Raw JSON text substituted for one value; kept as text so that deep nesting never becomes a
+// deep json object in the test itself.
+std::vector<std::string> hostile_values() {
+  return {"null",
+          "true",
+          "false",
+          "\"\"",
+          "\"x\"",
+          "\"\\u0000\"",
+          "[]",
+          "{}",
+          "[1, 2]",
+          "{\"a\": 1}",
+          "0",
+          "-1",
+          "0.5",
+          "-0.0",
+          "1e308",
+          "-1e308",
+          "1e400",
+          "-1e400",
+          "2147483647",
+          "2147483648",
+          "-2147483649",
+          "9223372036854775807",
+          "-9223372036854775808",
+          "18446744073709551615",
+          "123456789012345678901234567890",
+          std::string(200, '[') + std::string(200, ']')};
+}
+
+std::string deep(int depth, const std::string& open, const std::string& close) {
+  std::string s;
+  for (int i = 0; i < depth; ++i) s += open;
+  for (int i = 0; i < depth; ++i) s += close;
+  return s;
+}
+
+// The text of `doc` with its "@@HOSTILE@@" string replaced by the raw text `value`.
+std::string substitute(const json& doc, const std::string& value) {
+  std::string text = doc.dump();
+  const std::string marker = "\"@@HOSTILE@@\"";
+  text.replace(text.find(marker), marker.size(), value);
+  return text;
+}
+
+// `doc` with the value at `path` (object keys) replaced by the raw text `value`.
+std::string with_value(json doc, const std::vector<std::string>& path, const std::string& value) {
+  json* at = &doc;
+  for (const std::string& k : path) at = &(*at)[k];
+  *at = "@@HOSTILE@@";
+  return substitute(doc, value);
+}
+
+// Every answer is a JSON object with a boolean "ok"; a success holds no NaN or infinity, a
+// failure lists at least one error, each with a code, a path and a message.
+void check_answer(const std::string& out, const std::string& input) {
+  INFO("input: " << input.substr(0, 300));
+  INFO("output: " << out.substr(0, 300));
+  const json j = json::parse(out, nullptr, false);
+  REQUIRE(j.is_object());
+  REQUIRE(j.contains("ok"));
+  REQUIRE(j["ok"].is_boolean());
+  if (j["ok"].get<bool>()) {
+    REQUIRE(j.contains("result"));
+    REQUIRE_FALSE(has_null(j["result"]));  // nlohmann writes NaN and infinities as null
+    return;
+  }
+  REQUIRE(j.contains("errors"));
+  REQUIRE(j["errors"].is_array());
+  REQUIRE_FALSE(j["errors"].empty());
+  for (const json& e : j["errors"]) {
+    REQUIRE(e.is_object());
+    REQUIRE(e.contains("code"));
+    REQUIRE(e.contains("path"));
+    REQUIRE(e.contains("message"));
+  }
+}
+
+void check_failure(const std::string& out, const std::string& input) {
+  check_answer(out, input);
+  INFO("input: " << input.substr(0, 300));
+  REQUIRE(json::parse(out, nullptr, false)["ok"] == false);
+}
+
+const json kBase = {{"model", "llama3-8b"},
+                    {"cluster", {{"preset", "dgx-h100"}, {"gpus", 8}}},
+                    {"plan", {{"tp", 8}}},
+                    {"workload", {{"seq_len", 4096}, {"global_batch", 8}}}};
+
+}  // namespace
+
+TEST_CASE("the API answers documents that are not config objects with errors", "[api][hostile]") {
+  const std::vector<std::string> inputs = {"",
+                                           " ",
+                                           "{",
+                                           "}",
+                                           "[",
+                                           "null",
+                                           "true",
+                                           "0",
+                                           "-1e400",
+                                           "\"llama3-8b\"",
+                                           "[]",
+                                           "[{}]",
+                                           "{}",
+                                           "{\"model\": }",
+                                           "{\"model\": \"llama3-8b\",}",
+                                           "{} {}",
+                                           "\xff\xfe",
+                                           "{\"model\": \"\xff\"}",
+                                           "{\"model\": \"llama3-8b\"\xc3}",
+                                           std::string("{\"model\": \"a\0b\"}", sizeof "{\"model\": \"a\0b\"}" - 1),
+                                           "{\"model\": \"\\ud800\"}"};
+  // Deep nesting: nlohmann parses and frees without recursion. Every entry point reads its input
+  // through the same parser, so evaluate stands for all of them here.
+  for (const std::string& in :
+       {deep(100000, "[", "]"), deep(100000, "{\"a\":", "}").replace(100000 * 5, 0, "1"), deep(100000, "[", "")})
+    check_failure(cutlab::api::evaluate_json(in), in);
+  for (const std::string& in : inputs) {
+    check_failure(cutlab::api::evaluate_json(in), in);
+    check_failure(cutlab::api::schedule_json(in), in);
+    check_failure(cutlab::api::timeline_json(in, 800, 0), in);
+    check_failure(cutlab::api::gpus_json(in, 0, 8), in);
+    check_failure(cutlab::api::gpu_json(in, 0), in);
+    check_failure(cutlab::api::search_json(in, 10), in);
+    check_failure(cutlab::api::options_json(in), in);
+  }
+}
+
+TEST_CASE("the API answers a hostile value in any field of any section with errors, not an abort", "[api][hostile]") {
+  const std::vector<std::string> model_keys = {"name",
+                                               "layers",
+                                               "hidden",
+                                               "heads",
+                                               "kv_heads",
+                                               "head_dim",
+                                               "ffn_hidden",
+                                               "gated_mlp",
+                                               "vocab",
+                                               "tied_embeddings",
+                                               "dropout",
+                                               "experts",
+                                               "top_k",
+                                               "shared_experts",
+                                               "expert_ffn_hidden",
+                                               "dense_layers",
+                                               "q_lora_rank",
+                                               "kv_lora_rank",
+                                               "qk_rope_head_dim",
+                                               "v_head_dim",
+                                               "preset",
+                                               "hf_config",
+                                               "bogus"};
+  const std::vector<std::string> cluster_keys = {"name",          "gpu",
+                                                 "gpus",          "gpus_per_node",
+                                                 "hbm_GiB",       "hbm_GBps",
+                                                 "bf16_TFLOPs",   "fp8_TFLOPs",
+                                                 "nvlink_GBps",   "nvlink_latency_us",
+                                                 "scaleout_GBps", "scaleout_latency_us",
+                                                 "reserved_GiB",  "efficiency",
+                                                 "preset",        "bogus"};
+  const std::vector<std::string> efficiency_keys = {"gemm",       "gemm_fp8", "gemm_half_dim", "attention", "hbm",
+                                                    "hbm_stream", "nvlink",   "scaleout",      "overlap",   "bogus"};
+  const std::vector<std::string> plan_keys = {"tp",
+                                              "pp",
+                                              "cp",
+                                              "ep",
+                                              "dp",
+                                              "etp",
+                                              "sp",
+                                              "distributed_optimizer",
+                                              "vpp",
+                                              "schedule",
+                                              "micro_batch",
+                                              "recompute",
+                                              "flash_attention",
+                                              "rank_order",
+                                              "overlap_grad_reduce",
+                                              "overlap_param_gather",
+                                              "tp_comm_overlap",
+                                              "layers_per_stage",
+                                              "zero",
+                                              "bogus"};
+  const std::vector<std::string> workload_keys = {"mode",  "seq_len",    "global_batch", "dtype",        "grad_dtype", "optimizer",
+                                                  "batch", "prompt_len", "output_len",   "weight_dtype", "kv_dtype",   "bogus"};
+  const std::vector<std::string> hf_keys = {"num_hidden_layers",
+                                            "hidden_size",
+                                            "num_attention_heads",
+                                            "num_key_value_heads",
+                                            "vocab_size",
+                                            "head_dim",
+                                            "intermediate_size",
+                                            "hidden_act",
+                                            "tie_word_embeddings",
+                                            "num_local_experts",
+                                            "num_experts_per_tok",
+                                            "moe_intermediate_size",
+                                            "n_shared_experts",
+                                            "shared_expert_intermediate_size",
+                                            "first_k_dense_replace",
+                                            "kv_lora_rank",
+                                            "q_lora_rank",
+                                            "qk_rope_head_dim",
+                                            "v_head_dim",
+                                            "_name_or_path",
+                                            "model_type"};
+
+  json with_model_object = kBase;
+  with_model_object["model"] = {{"preset", "llama3-8b"}};
+  json with_hf = kBase;
+  with_hf["model"] = {{"hf_config",
+                       {{"num_hidden_layers", 32},
+                        {"hidden_size", 4096},
+                        {"num_attention_heads", 32},
+                        {"num_key_value_heads", 8},
+                        {"vocab_size", 128256},
+                        {"intermediate_size", 14336},
+                        {"hidden_act", "silu"},
+                        {"num_local_experts", 8},
+                        {"num_experts_per_tok", 2},
+                        {"kv_lora_rank", 512},
+                        {"qk_rope_head_dim", 64}}}};
+  json with_efficiency = kBase;
+  with_efficiency["cluster"]["efficiency"] = json::object();
+  json infer = kBase;
+  infer["workload"] = {{"mode", "infer"}, {"batch", 4}};
+
+  struct Target {
+    const json* doc;
+    std::vector<std::string> prefix;
+    const std::vector<std::string>* keys;
+  };
+  const std::vector<Target> targets = {{&with_model_object, {"model"}, &model_keys},
+                                       {&kBase, {"cluster"}, &cluster_keys},
+                                       {&with_efficiency, {"cluster", "efficiency"}, &efficiency_keys},
+                                       {&kBase, {"plan"}, &plan_keys},
+                                       {&kBase, {"workload"}, &workload_keys},
+                                       {&infer, {"workload"}, &workload_keys},
+                                       {&with_hf, {"model", "hf_config"}, &hf_keys}};
+  const std::vector<std::string> values = hostile_values();
+  int calls = 0, failures = 0;
+  for (const Target& t : targets)
+    for (const std::string& key : *t.keys)
+      for (size_t v = 0; v < values.size(); ++v) {
+        std::vector<std::string> path = t.prefix;
+        path.push_back(key);
+        const std::string in = with_value(*t.doc, path, values[v]);
+        const std::string out = cutlab::api::evaluate_json(in);
+        check_answer(out, in);
+        failures += json::parse(out)["ok"] == false;
+        ++calls;
+        // The other entry points on a sample (search is the slow one).
+        if ((calls % 5) == 0) {
+          check_answer(cutlab::api::schedule_json(in), in);
+          check_answer(cutlab::api::timeline_json(in, 800, 0), in);
+          check_answer(cutlab::api::gpus_json(in, 0, 8), in);
+          check_answer(cutlab::api::gpu_json(in, 7), in);
+          check_answer(cutlab::api::options_json(in), in);
+        }
+        if ((calls % 37) == 0) check_answer(cutlab::api::search_json(in, 3), in);
+      }
+  // Whole sections replaced by hostile values.
+  for (const char* section : {"model", "cluster", "plan", "workload"})
+    for (const std::string& value : values) {
+      const std::string in = with_value(kBase, {section}, value);
+      check_answer(cutlab::api::evaluate_json(in), in);
+      check_answer(cutlab::api::search_json(in, 3), in);
+      check_answer(cutlab::api::options_json(in), in);
+    }
+  CHECK(failures > calls / 2);  // most are errors; a few values are valid for some keys (e.g. "dp": 1)
+}
+
+TEST_CASE("the API's numeric arguments are checked, whatever their value", "[api][hostile]") {
+  const std::string ok = kBase.dump();
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (double w : {nan, inf, -inf, -1.0, 0.0, 1e300, 199.0})
+    for (double h : {nan, inf, -inf, -1.0, 1.0, 1e300}) check_failure(cutlab::api::timeline_json(ok, w, h), ok);
+  for (int first : {INT_MIN, -1, 8, INT_MAX})
+    for (int count : {INT_MIN, -1, 0, 1, INT_MAX}) check_failure(cutlab::api::gpus_json(ok, first, count), ok);
+  for (int count : {INT_MIN, -1, 0, 4097, INT_MAX}) check_failure(cutlab::api::gpus_json(ok, 0, count), ok);
+  for (int rank : {INT_MIN, -1, 8, INT_MAX}) check_failure(cutlab::api::gpu_json(ok, rank), ok);
+  for (int top : {INT_MIN, -1, 0, 1, INT_MAX}) check_answer(cutlab::api::search_json(ok, top), ok);
+}
+
+TEST_CASE("the validation-cases reader answers hostile files with errors", "[validation][hostile]") {
+  std::vector<std::string> inputs = {"", "[]", "null", "{}", "{\"cases\": {}}", "{\"cases\": 1}", "{\"cases\": [1, \"x\", null, []]}",
+                                     "{\"cases\": [{}], \"bogus\": 1}", "\xff", deep(100000, "[", "]"),
+                                     // a memory case copies its plan: deep nesting there must not overflow the stack
+                                     "{\"cases\": [{\"kind\": \"memory\", \"plan\": " + deep(100000, "[", "]") + "}]}"};
+  for (const std::string& v : hostile_values()) {
+    inputs.push_back("{\"cases\": [" + v + "]}");
+    for (const char* key : {"id", "family", "kind", "metric", "measured", "resolution", "num_params", "dp_shards", "source", "quote",
+                            "settings_note", "config", "plan", "workload"}) {
+      json c = {{"id", "x"},      {"family", "f"}, {"kind", "training"},   {"metric", "mfu_percent"},
+                {"measured", 40}, {"source", "s"}, {"settings_note", "n"}, {"config", kBase}};
+      c[key] = "@@HOSTILE@@";
+      inputs.push_back(substitute(json{{"cases", json::array({c})}}, v));
+    }
+  }
+  for (const std::string& in : inputs) {
+    INFO("input: " << in.substr(0, 300));
+    const cutlab::Result<std::vector<cutlab::ValidationCase>> r = cutlab::cases_from_json(in);
+    if (in.empty() || in[0] != '{') CHECK_FALSE(r.ok());
+    for (const cutlab::Error& e : r.errors) CHECK_FALSE(e.message.empty());
+  }
+}
