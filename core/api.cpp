@@ -140,8 +140,8 @@ std::string timeline_json(const std::string& text, double width, double height) 
   if (!(width >= 200 && width <= 20000))
     return failure(failed<Evaluated>({{ErrorCode::OutOfRange, "/width", "width must be between 200 and 20000 pixels"}}));
   if (!(height == 0 || (height >= 50 && height <= 20000)))
-    return failure(failed<Evaluated>(
-        {{ErrorCode::OutOfRange, "/height", "height must be 0 (automatic) or between 50 and 20000 pixels"}}));
+    return failure(
+        failed<Evaluated>({{ErrorCode::OutOfRange, "/height", "height must be 0 (automatic) or between 50 and 20000 pixels"}}));
   TimelineLayout layout;
   layout.width = width;
   layout.height = height;

@@ -31,8 +31,8 @@ struct Evaluated {
 };
 
 // Typed calls.
-Answer<Config> read(const std::string& config_text);         // reading errors and broken rules
-Answer<Resolved> resolve(const std::string& config_text);     // read, then validated and resolved
+Answer<Config> read(const std::string& config_text);       // reading errors and broken rules
+Answer<Resolved> resolve(const std::string& config_text);  // read, then validated and resolved
 Answer<Evaluated> evaluate(const std::string& config_text);
 // What GPUs first … first + count − 1 hold (count ≤ 4,096).
 Answer<std::vector<GpuPlacement>> gpus(const std::string& config_text, int first, int count);
@@ -49,16 +49,16 @@ std::string to_json_text(const Answer<std::vector<GpuPlacement>>& a);
 std::string to_json_text(const Answer<SearchResult>& a);
 
 // JSON text in, JSON text out (the WASM module binds these).
-std::string evaluate_json(const std::string& config_text);       // result: the estimate (README schema)
-std::string schedule_json(const std::string& config_text);       // result: the schedule with every op
+std::string evaluate_json(const std::string& config_text);  // result: the estimate (README schema)
+std::string schedule_json(const std::string& config_text);  // result: the schedule with every op
 // result: the pipeline timeline's geometry for `width` × `height` pixels (height 0: rows of 22 px).
 std::string timeline_json(const std::string& config_text, double width, double height);
 std::string gpus_json(const std::string& config_text, int first, int count);
 std::string gpu_json(const std::string& config_text, int rank);  // result: what one GPU holds
 // result: the fastest plans that fit for the config's model, cluster.gpus and workload (search.h).
 std::string search_json(const std::string& config_text, int top);
-std::string options_json(const std::string& config_text);        // result: valid values per axis
-std::string presets_json();                                      // result: models and clusters
+std::string options_json(const std::string& config_text);  // result: valid values per axis
+std::string presets_json();                                // result: models and clusters
 // result: the Placement view's figure (core/figure.h, core/scene_placement.h) laid out for `width`
 // pixels (200 to 20,000); its height follows from the content.
 std::string placement_scene_json(const std::string& config_text, double width);

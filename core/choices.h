@@ -41,10 +41,10 @@ struct Named {
 template <class E>
 struct ChoiceTable;
 
-#define CUTLAB_CHOICES(E, KEY, ...)                           \
-  template <>                                                 \
-  struct ChoiceTable<E> {                                     \
-    static constexpr const char* key = KEY;                   \
+#define CUTLAB_CHOICES(E, KEY, ...)                                                                                    \
+  template <>                                                                                                          \
+  struct ChoiceTable<E> {                                                                                              \
+    static constexpr const char* key = KEY;                                                                            \
     static constexpr std::array<Named<E>, std::initializer_list<Named<E>>{__VA_ARGS__}.size()> entries{{__VA_ARGS__}}; \
   };
 
@@ -62,11 +62,9 @@ CUTLAB_CHOICES(WeightDtype, "weight_dtype", {WeightDtype::BF16, "bf16", "bf16"},
 CUTLAB_CHOICES(KvDtype, "kv_dtype", {KvDtype::BF16, "bf16", "bf16"}, {KvDtype::FP8, "fp8", "fp8"})
 CUTLAB_CHOICES(Optimizer, "optimizer", {Optimizer::Adam, "adam", "Adam"})
 CUTLAB_CHOICES(Axis, "axis", {Axis::TP, "tp", "TP"}, {Axis::CP, "cp", "CP"}, {Axis::EP, "ep", "EP"}, {Axis::DP, "dp", "DP"},
-               {Axis::PP, "pp", "PP"}, {Axis::ETP, "etp", "ETP"}, {Axis::EDP, "edp", "EDP"},
-               {Axis::DPGrad, "dp_grad", "DP gradients"})
+               {Axis::PP, "pp", "PP"}, {Axis::ETP, "etp", "ETP"}, {Axis::EDP, "edp", "EDP"}, {Axis::DPGrad, "dp_grad", "DP gradients"})
 CUTLAB_CHOICES(Collective, "collective", {Collective::AllReduce, "all-reduce", "all-reduce"},
-               {Collective::AllGather, "all-gather", "all-gather"},
-               {Collective::ReduceScatter, "reduce-scatter", "reduce-scatter"},
+               {Collective::AllGather, "all-gather", "all-gather"}, {Collective::ReduceScatter, "reduce-scatter", "reduce-scatter"},
                {Collective::AllToAll, "all-to-all", "all-to-all"}, {Collective::SendRecv, "send-recv", "send-recv"})
 CUTLAB_CHOICES(Link, "link", {Link::NVLink, "nvlink", "NVLink"}, {Link::ScaleOut, "scaleout", "scale-out"})
 

@@ -42,8 +42,7 @@ double collective_time_s(Collective kind, double S, const GroupInfo& g, const Cl
       const double inter = spans ? (n - k) / n * S / B_so : 0.0;
       return std::max(intra, inter) + (n - 1) * alpha;
     }
-    case Collective::SendRecv:
-      return S / (spans ? B_so : B_nv) + alpha;
+    case Collective::SendRecv: return S / (spans ? B_so : B_nv) + alpha;
   }
   return 0.0;
 }

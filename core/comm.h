@@ -12,7 +12,6 @@
 
 namespace cutlab {
 
-
 // `bytes`: for all-reduce the buffer size; for all-gather / reduce-scatter the full (gathered)
 // tensor; for all-to-all the bytes each GPU sends (including its own share); for send-recv the message.
 double collective_time_s(Collective kind, double bytes, const GroupInfo& group, const Cluster& cluster);
@@ -21,14 +20,14 @@ double collective_time_s(Collective kind, double bytes, const GroupInfo& group, 
 struct CommOp {
   Axis axis = Axis::TP;
   Collective collective = Collective::AllReduce;
-  std::string what;             // e.g. "layer outputs, forward and backward"
-  double message_bytes = 0;     // per call
-  double calls = 0;             // per step on this GPU
-  double bytes = 0;             // message_bytes × calls
+  std::string what;          // e.g. "layer outputs, forward and backward"
+  double message_bytes = 0;  // per call
+  double calls = 0;          // per step on this GPU
+  double bytes = 0;          // message_bytes × calls
   int group_size = 1;
   Link link = Link::NVLink;
-  double time_s = 0;            // total per step
-  double exposed_s = 0;         // part not hidden behind compute
+  double time_s = 0;     // total per step
+  double exposed_s = 0;  // part not hidden behind compute
 };
 
 }  // namespace cutlab

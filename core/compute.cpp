@@ -4,9 +4,7 @@
 
 namespace cutlab {
 
-double peak_flops_per_s(const Cluster& c, const Workload& w) {
-  return w.dtype == Dtype::FP8 ? c.fp8_flops_per_s : c.bf16_flops_per_s;
-}
+double peak_flops_per_s(const Cluster& c, const Workload& w) { return w.dtype == Dtype::FP8 ? c.fp8_flops_per_s : c.bf16_flops_per_s; }
 
 double gemm_time_s(double M, double N, double K, double peak, const Efficiencies& e) {
   if (M <= 0 || N <= 0 || K <= 0) return 0.0;
@@ -74,8 +72,7 @@ LayerTimes layer_times(const Resolved& r, bool moe) {
   // (2 reads + 1 write), dropout (read + write) twice if used, the activation function (read gate·f,
   // write f), rotary embedding on q and k, and the softmax when it is not fused into flash attention.
   const double drop = m.dropout ? 2.0 * 2.0 : 0.0;
-  double bytes_per_token = 2.0 * ((2.0 * 2.0 + 2.0 * 3.0 + drop) * h / ts + (gate + 1.0) * f_act +
-                                  2.0 * (a_gpu + g_gpu) * d_qk);
+  double bytes_per_token = 2.0 * ((2.0 * 2.0 + 2.0 * 3.0 + drop) * h / ts + (gate + 1.0) * f_act + 2.0 * (a_gpu + g_gpu) * d_qk);
   if (!plan.flash_attention) bytes_per_token += 2.0 * 2.0 * a_gpu * (s * plan.cp) * (m.dropout ? 2.0 : 1.0);
   lt.memory_f_s = M * bytes_per_token / (c.hbm_bytes_per_s * e.hbm);
   return lt;

@@ -13,8 +13,8 @@
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/placement.h"
-#include "core/resolved.h"
 #include "core/plan.h"
+#include "core/resolved.h"
 
 namespace cutlab {
 
@@ -22,9 +22,9 @@ namespace cutlab {
 double gemm_time_s(double M, double N, double K, double peak_flops_per_s, const Efficiencies& e);
 
 struct LayerTimes {
-  double gemm_f_s = 0;        // forward GEMMs
-  double attention_f_s = 0;   // forward score and value products
-  double memory_f_s = 0;      // forward memory-bound ops
+  double gemm_f_s = 0;       // forward GEMMs
+  double attention_f_s = 0;  // forward score and value products
+  double memory_f_s = 0;     // forward memory-bound ops
   double f_s() const { return gemm_f_s + attention_f_s + memory_f_s; }
   double b_s() const { return gemm_f_s + 2.5 * attention_f_s + 2.0 * memory_f_s; }  // input gradients
   double w_s() const { return gemm_f_s; }                                           // weight gradients
@@ -35,10 +35,10 @@ LayerTimes layer_times(const Resolved& r, bool moe);
 
 struct StageCompute {
   int stage = 0;
-  double f_s = 0;            // forward of one micro-batch, all chunks of the stage
-  double b_s = 0;            // backward for inputs, including recomputation
-  double w_s = 0;            // backward for weights
-  double recompute_s = 0;    // part of b_s spent re-running the forward
+  double f_s = 0;          // forward of one micro-batch, all chunks of the stage
+  double b_s = 0;          // backward for inputs, including recomputation
+  double w_s = 0;          // backward for weights
+  double recompute_s = 0;  // part of b_s spent re-running the forward
 };
 
 // One model chunk: layers [first_layer, last_layer]; the chunk ending at the last layer also runs

@@ -18,10 +18,10 @@ struct LayerComm {
 };
 
 struct Sizes {
-  double tp_message = 0;   // bytes of one TP collective (a layer's output activations)
-  double cp_message = 0;   // bytes of one K/V chunk sent per ring step
-  double ep_message = 0;   // bytes each GPU sends in one dispatch (or combine) all-to-all
-  double pp_message = 0;   // bytes of one activation sent to the next stage
+  double tp_message = 0;  // bytes of one TP collective (a layer's output activations)
+  double cp_message = 0;  // bytes of one K/V chunk sent per ring step
+  double ep_message = 0;  // bytes each GPU sends in one dispatch (or combine) all-to-all
+  double pp_message = 0;  // bytes of one activation sent to the next stage
   int tp_calls_fwd = 2, tp_calls_bwd = 2;
 };
 
@@ -47,8 +47,7 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   return z;
 }
 
-LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, const Sizes& z, const LayerTimes& lt,
-                     bool moe) {
+LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, const Sizes& z, const LayerTimes& lt, bool moe) {
   LayerComm lc;
   const double ov = c.efficiency.overlap;
   if (const GroupInfo* tp = find_group(pl, Axis::TP); tp && tp->size > 1) {
@@ -86,8 +85,8 @@ LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, co
   return lc;
 }
 
-CommOp make_op(Axis axis, Collective kind, const std::string& what, double message, double calls,
-               const GroupInfo& g, double time_s, double exposed_s) {
+CommOp make_op(Axis axis, Collective kind, const std::string& what, double message, double calls, const GroupInfo& g, double time_s,
+               double exposed_s) {
   CommOp op;
   op.axis = axis;
   op.collective = kind;
@@ -200,8 +199,7 @@ struct DpCost {
 
 // Gradient reduction and parameter gathers of `params` parameters over group `g` (ZeRO stage
 // `zero`): ZeRO paper §5 (Rajbhandari et al. 2020) and Megatron's distributed optimizer.
-void add_dp_group(const Resolved& r, const PerStage& ps, const GroupInfo* g, double params, Axis axis, const char* whose,
-                  DpCost& d) {
+void add_dp_group(const Resolved& r, const PerStage& ps, const GroupInfo* g, double params, Axis axis, const char* whose, DpCost& d) {
   if (!g || g->size <= 1 || params <= 0) return;
   const Cluster& c = r.config.cluster;
   const Plan& plan = r.config.plan;
@@ -238,8 +236,8 @@ void add_dp_group(const Resolved& r, const PerStage& ps, const GroupInfo* g, dou
   } else {
     // ZeRO-3 / FSDP: weights gathered before each forward and each backward (prefetched).
     const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) + std::max(0.0, ag - ov * bw) : 2 * ag;
-    d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " weights, forward and backward of every micro-batch", weights,
-                            2.0 * mb, *g, 2.0 * mb * ag, mb * xa));
+    d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " weights, forward and backward of every micro-batch", weights, 2.0 * mb,
+                            *g, 2.0 * mb * ag, mb * xa));
     d.exposed_s += mb * xa;
   }
 }
@@ -266,8 +264,8 @@ double full_passes(const Resolved& r) {
 }
 
 // Per-stage times and the busiest stage (whose GPU the breakdown and comm table describe).
-void stage_times(const Resolved& r, const ScheduleInput& sin, const std::vector<double>& stage_end,
-                 const std::vector<DpCost>& dp, TrainingEstimate& e) {
+void stage_times(const Resolved& r, const ScheduleInput& sin, const std::vector<double>& stage_end, const std::vector<DpCost>& dp,
+                 TrainingEstimate& e) {
   const int p = r.config.plan.pp, chunks = r.mesh.chunks;
   const double passes = full_passes(r);
   double busiest_busy = -1;
@@ -308,8 +306,7 @@ void time_breakdown(const Resolved& r, const PerStage& b, double tail_end, doubl
 }
 
 // Every collective of the step on a GPU of the busiest stage: TP, CP, EP, PP, then its DP tail.
-void comm_table(const Resolved& r, const LayerCosts& k, const PerStage& b, double p2p_s, const DpCost& dp,
-                TrainingEstimate& e) {
+void comm_table(const Resolved& r, const LayerCosts& k, const PerStage& b, double p2p_s, const DpCost& dp, TrainingEstimate& e) {
   const Plan& plan = r.config.plan;
   const Sizes& z = k.z;
   const int p = plan.pp, chunks = r.mesh.chunks, busiest = e.comm_stage;
@@ -319,26 +316,28 @@ void comm_table(const Resolved& r, const LayerCosts& k, const PerStage& b, doubl
     const double calls = passes * (nd + ne) * (z.tp_calls_fwd + z.tp_calls_bwd);
     const char* what = "layer outputs, 2 per layer forward and backward";
     if (plan.sp) {
-      e.comm.push_back(make_op(Axis::TP, Collective::ReduceScatter, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
-      e.comm.push_back(make_op(Axis::TP, Collective::AllGather, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
+      e.comm.push_back(
+          make_op(Axis::TP, Collective::ReduceScatter, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
+      e.comm.push_back(
+          make_op(Axis::TP, Collective::AllGather, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
     } else {
       e.comm.push_back(make_op(Axis::TP, Collective::AllReduce, what, z.tp_message, calls, *g, passes * b.tp, passes * b.tp_exposed));
     }
   }
   if (const GroupInfo* g = find_group(r.placement, Axis::CP); g && g->size > 1)
-    e.comm.push_back(make_op(Axis::CP, Collective::SendRecv, "K/V chunks around the ring (forward; twice in backward)",
-                             z.cp_message, passes * (nd + ne) * 3.0 * (g->size - 1), *g, passes * b.cp, passes * b.cp_exposed));
+    e.comm.push_back(make_op(Axis::CP, Collective::SendRecv, "K/V chunks around the ring (forward; twice in backward)", z.cp_message,
+                             passes * (nd + ne) * 3.0 * (g->size - 1), *g, passes * b.cp, passes * b.cp_exposed));
   if (const GroupInfo* g = find_group(r.placement, Axis::EP); g && g->size > 1 && ne > 0)
-    e.comm.push_back(make_op(Axis::EP, Collective::AllToAll, "token dispatch and combine, forward and backward",
-                             z.ep_message, passes * ne * 4.0, *g, passes * b.ep, passes * b.ep_exposed));
+    e.comm.push_back(make_op(Axis::EP, Collective::AllToAll, "token dispatch and combine, forward and backward", z.ep_message,
+                             passes * ne * 4.0, *g, passes * b.ep, passes * b.ep_exposed));
   if (const GroupInfo* g = find_group(r.placement, Axis::PP); p > 1 && g) {
     // Each chunk pass receives and sends one activation forward and one gradient backward, except
     // at the ends of the pipeline. p2p on the critical path is part of the simulated makespan
     // (reported in the pipeline bubble).
     const double sends = chunks > 1 || (busiest > 0 && busiest < p - 1) ? 2.0 : 1.0;
     const double calls = passes * chunks * sends;
-    e.comm.push_back(make_op(Axis::PP, Collective::SendRecv, "activations forward, gradients backward", z.pp_message,
-                             calls, *g, calls * p2p_s, 0.0));
+    e.comm.push_back(make_op(Axis::PP, Collective::SendRecv, "activations forward, gradients backward", z.pp_message, calls, *g,
+                             calls * p2p_s, 0.0));
   }
   for (const CommOp& op : dp.ops) e.comm.push_back(op);
 }

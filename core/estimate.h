@@ -25,14 +25,14 @@
 namespace cutlab {
 
 struct TimeBreakdown {
-  double compute_s = 0;        // F + B + W of the busiest stage over all micro-batches, without recompute
-  double recompute_s = 0;      // re-running forward passes in the backward
-  double tp_exposed_s = 0;     // TP collectives not hidden behind GEMMs
-  double cp_exposed_s = 0;     // CP K/V exchange not hidden behind attention
-  double ep_exposed_s = 0;     // EP all-to-all not hidden
-  double pp_bubble_s = 0;      // pipeline fill, drain and p2p on the critical path
-  double dp_exposed_s = 0;     // gradient reduction and parameter gathers after the last backward
-  double optimizer_s = 0;      // the Adam step (memory-bound)
+  double compute_s = 0;     // F + B + W of the busiest stage over all micro-batches, without recompute
+  double recompute_s = 0;   // re-running forward passes in the backward
+  double tp_exposed_s = 0;  // TP collectives not hidden behind GEMMs
+  double cp_exposed_s = 0;  // CP K/V exchange not hidden behind attention
+  double ep_exposed_s = 0;  // EP all-to-all not hidden
+  double pp_bubble_s = 0;   // pipeline fill, drain and p2p on the critical path
+  double dp_exposed_s = 0;  // gradient reduction and parameter gathers after the last backward
+  double optimizer_s = 0;   // the Adam step (memory-bound)
   double total_s() const {
     return compute_s + recompute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s + pp_bubble_s + dp_exposed_s + optimizer_s;
   }
@@ -40,9 +40,9 @@ struct TimeBreakdown {
 
 struct StageTime {
   int stage = 0;
-  double f_s = 0, b_s = 0, w_s = 0;   // per micro-batch, with exposed TP/CP/EP communication
-  double busy_s = 0;                  // over the step
-  double end_s = 0;                   // when its last backward ends
+  double f_s = 0, b_s = 0, w_s = 0;  // per micro-batch, with exposed TP/CP/EP communication
+  double busy_s = 0;                 // over the step
+  double end_s = 0;                  // when its last backward ends
   double dp_exposed_s = 0;
   double optimizer_s = 0;
 };
@@ -55,15 +55,15 @@ struct TrainingEstimate {
   double hardware_flops_per_step = 0;
   Placement placement;
   MemoryResult memory;
-  std::vector<CommOp> comm;          // for a GPU of comm_stage
-  int comm_stage = 0;                // the busiest stage
+  std::vector<CommOp> comm;  // for a GPU of comm_stage
+  int comm_stage = 0;        // the busiest stage
   ScheduleResult schedule;
   std::vector<StageTime> stages;
   double step_s = 0;
   TimeBreakdown breakdown;
   double tokens_per_s = 0;
-  double peak_flops_per_s = 0;       // per GPU, dense, of the GEMM dtype
-  std::string peak_name;             // e.g. "bf16 dense 989 TFLOP/s"
+  double peak_flops_per_s = 0;  // per GPU, dense, of the GEMM dtype
+  std::string peak_name;        // e.g. "bf16 dense 989 TFLOP/s"
   double model_flops_per_s_per_gpu = 0;
   double mfu = 0;
   double hfu = 0;

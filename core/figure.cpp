@@ -11,20 +11,16 @@ namespace {
 
 // Advance widths of DejaVu Sans (regular, bold) for ASCII 32–126, in thousandths of the font
 // size, as Chromium measures them.
-constexpr short kRegular[95] = {
-    318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361, 318, 337,
-    636, 636, 636, 636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 531,
-    1000, 684, 686, 698, 770, 632, 575, 775, 752, 295, 295, 656, 557, 863, 748, 787,
-    603, 787, 695, 635, 611, 732, 684, 989, 685, 611, 685, 390, 337, 390, 838, 500,
-    500, 613, 635, 550, 635, 615, 352, 635, 634, 278, 278, 579, 278, 974, 634, 612,
-    635, 635, 411, 521, 392, 634, 592, 818, 592, 592, 525, 636, 337, 636, 838};
-constexpr short kBold[95] = {
-    348, 456, 521, 838, 696, 1002, 872, 306, 457, 457, 523, 838, 380, 415, 380, 365,
-    696, 696, 696, 696, 696, 696, 696, 696, 696, 696, 400, 400, 838, 838, 838, 580,
-    1000, 774, 762, 734, 830, 683, 683, 821, 837, 372, 372, 775, 637, 995, 837, 850,
-    733, 850, 770, 720, 682, 812, 774, 1103, 771, 724, 725, 457, 365, 457, 838, 500,
-    500, 675, 716, 593, 716, 678, 435, 716, 712, 343, 343, 665, 343, 1042, 712, 687,
-    716, 716, 493, 595, 478, 712, 652, 924, 645, 652, 582, 712, 365, 712, 838};
+constexpr short kRegular[95] = {318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361,  318, 337, 636, 636, 636,
+                                636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 531, 1000, 684, 686, 698, 770, 632,
+                                575, 775, 752, 295, 295, 656, 557, 863, 748, 787, 603, 787, 695, 635,  611, 732, 684, 989, 685,
+                                611, 685, 390, 337, 390, 838, 500, 500, 613, 635, 550, 635, 615, 352,  635, 634, 278, 278, 579,
+                                278, 974, 634, 612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592,  525, 636, 337, 636, 838};
+constexpr short kBold[95] = {348, 456,  521, 838, 696, 1002, 872, 306, 457, 457, 523, 838, 380, 415,  380, 365, 696, 696,  696,
+                             696, 696,  696, 696, 696, 696,  696, 400, 400, 838, 838, 838, 580, 1000, 774, 762, 734, 830,  683,
+                             683, 821,  837, 372, 372, 775,  637, 995, 837, 850, 733, 850, 770, 720,  682, 812, 774, 1103, 771,
+                             724, 725,  457, 365, 457, 838,  500, 500, 675, 716, 593, 716, 678, 435,  716, 712, 343, 343,  665,
+                             343, 1042, 712, 687, 716, 716,  493, 595, 478, 712, 652, 924, 645, 652,  582, 712, 365, 712,  838};
 
 // Next code point of UTF-8 `s` from `i` (advances i).
 unsigned next_code_point(const std::string& s, size_t& i) {
@@ -43,9 +39,10 @@ double advance(unsigned cp, bool bold) {
     case 0x2013: return 0.5;                   // –
     case 0x202F: return 0.2;                   // narrow no-break space
     case 0x00B5: return bold ? 0.736 : 0.636;  // µ
-    case 0x2014: case 0x2026: return 1.0;      // — …
-    case 0x26A0: return 0.896;                 // ⚠
-    default: return 0.838;                     // × → ↑ ↓ ≤ ≥ and the rest
+    case 0x2014:
+    case 0x2026: return 1.0;    // — …
+    case 0x26A0: return 0.896;  // ⚠
+    default: return 0.838;      // × → ↑ ↓ ≤ ≥ and the rest
   }
 }
 
@@ -154,9 +151,7 @@ std::string short_count(double n) {
   return fixed(n, 0);
 }
 
-std::string span(int begin, int end) {
-  return end - begin <= 1 ? integer(begin) : integer(begin) + "\u2013" + integer(end - 1);
-}
+std::string span(int begin, int end) { return end - begin <= 1 ? integer(begin) : integer(begin) + "\u2013" + integer(end - 1); }
 
 std::string layers(int first, int last) {
   return first == last ? "layer " + std::to_string(first + 1)
@@ -325,7 +320,8 @@ std::string figure_json(const Figure& f) {
     const FigureLine& l = f.lines[i];
     if (i) o.s += ',';
     o.open();
-    o.field("kind", l.kind), o.field("x1", l.x1), o.field("y1", l.y1), o.field("x2", l.x2), o.field("y2", l.y2), o.field("width", l.width);
+    o.field("kind", l.kind), o.field("x1", l.x1), o.field("y1", l.y1), o.field("x2", l.x2), o.field("y2", l.y2),
+        o.field("width", l.width);
     o.text_if("tone", l.tone);
     if (l.dash) o.key("dash"), o.s += "true";
     o.close();

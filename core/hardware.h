@@ -9,32 +9,32 @@
 namespace cutlab {
 
 struct Efficiencies {
-  double gemm = 0.8;            // large bf16 GEMMs: fraction of the dense bf16 peak
-  double gemm_fp8 = 0.7;        // large fp8 GEMMs: fraction of the dense fp8 peak (scaling and casts cost more)
-  double gemm_half_dim = 128;   // GEMM efficiency = gemm · x/(x + gemm_half_dim), x the smallest GEMM dimension
-  double attention = 0.6;       // flash-attention score/value FLOPs, fraction of peak
-  double hbm = 0.8;             // memory-bound ops of training (norms, activations), fraction of HBM bandwidth
-  double hbm_stream = 0.9;      // streaming weights and KV cache in decode (large sequential reads); not fitted:
-                                // no published run in validation/ is an inference measurement
-  double nvlink = 0.8;          // NCCL bus bandwidth / link peak inside the NVLink domain
-  double scaleout = 0.8;        // same across the scale-out network
-  double overlap = 0.9;         // fraction of an overlappable window that really hides communication
+  double gemm = 0.8;           // large bf16 GEMMs: fraction of the dense bf16 peak
+  double gemm_fp8 = 0.7;       // large fp8 GEMMs: fraction of the dense fp8 peak (scaling and casts cost more)
+  double gemm_half_dim = 128;  // GEMM efficiency = gemm · x/(x + gemm_half_dim), x the smallest GEMM dimension
+  double attention = 0.6;      // flash-attention score/value FLOPs, fraction of peak
+  double hbm = 0.8;            // memory-bound ops of training (norms, activations), fraction of HBM bandwidth
+  double hbm_stream = 0.9;     // streaming weights and KV cache in decode (large sequential reads); not fitted:
+                               // no published run in validation/ is an inference measurement
+  double nvlink = 0.8;         // NCCL bus bandwidth / link peak inside the NVLink domain
+  double scaleout = 0.8;       // same across the scale-out network
+  double overlap = 0.9;        // fraction of an overlappable window that really hides communication
 };
 
 struct Cluster {
   std::string name;
-  std::string gpu;                    // e.g. "H100 SXM"
-  int gpus = 0;                       // 0: taken from the plan's mesh; else must equal it
-  int gpus_per_node = 8;              // size of the NVLink domain (8 for DGX/HGX, 72 for NVL72)
+  std::string gpu;        // e.g. "H100 SXM"
+  int gpus = 0;           // 0: taken from the plan's mesh; else must equal it
+  int gpus_per_node = 8;  // size of the NVLink domain (8 for DGX/HGX, 72 for NVL72)
   double hbm_bytes = 0;
   double hbm_bytes_per_s = 0;
-  double bf16_flops_per_s = 0;        // dense peak
-  double fp8_flops_per_s = 0;         // dense peak (0: not supported)
-  double nvlink_bytes_per_s = 0;      // per GPU per direction
+  double bf16_flops_per_s = 0;    // dense peak
+  double fp8_flops_per_s = 0;     // dense peak (0: not supported)
+  double nvlink_bytes_per_s = 0;  // per GPU per direction
   double nvlink_latency_s = 0;
-  double scaleout_bytes_per_s = 0;    // per GPU per direction (one NIC per GPU)
+  double scaleout_bytes_per_s = 0;  // per GPU per direction (one NIC per GPU)
   double scaleout_latency_s = 0;
-  double reserved_bytes = 0;          // CUDA context, NCCL buffers, allocator slack: not usable by the model
+  double reserved_bytes = 0;  // CUDA context, NCCL buffers, allocator slack: not usable by the model
   Efficiencies efficiency;
 };
 

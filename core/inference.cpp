@@ -24,7 +24,7 @@ namespace {
 // KV cache of one token in one layer on one GPU holding `t`-way TP shards.
 double kv_bytes_per_token_layer(const ModelSpec& m, double t, double bytes) {
   if (is_mla(m)) return (m.kv_lora_rank + m.qk_rope_head_dim) * bytes;  // the latent is not split by TP
-  const double g_gpu = std::max(1.0, double(m.kv_heads) / t);         // replicated when t > g
+  const double g_gpu = std::max(1.0, double(m.kv_heads) / t);           // replicated when t > g
   return 2.0 * g_gpu * m.head_dim * bytes;
 }
 
@@ -44,19 +44,32 @@ struct Serving {
   const Workload& w;
   const Placement& pl;
   const Mesh& mesh;
-  double t, h, V, B;        // tp, hidden, vocab, batch per replica
-  double wb, kv_layer;      // bytes per weight; KV bytes per token per layer on one GPU
-  double peak;              // GEMM peak of the weight dtype
+  double t, h, V, B;    // tp, hidden, vocab, batch per replica
+  double wb, kv_layer;  // bytes per weight; KV bytes per token per layer on one GPU
+  double peak;          // GEMM peak of the weight dtype
   const GroupInfo *tp, *ep, *pp;
   explicit Serving(const Resolved& r)
-      : m(r.config.model), c(r.config.cluster), plan(r.config.plan), w(r.config.workload), pl(r.placement), mesh(r.mesh),
-        t(plan.tp), h(m.hidden), V(m.vocab), B(w.batch), wb(dtype_bytes(w.weight_dtype)),
+      : m(r.config.model),
+        c(r.config.cluster),
+        plan(r.config.plan),
+        w(r.config.workload),
+        pl(r.placement),
+        mesh(r.mesh),
+        t(plan.tp),
+        h(m.hidden),
+        V(m.vocab),
+        B(w.batch),
+        wb(dtype_bytes(w.weight_dtype)),
         kv_layer(kv_bytes_per_token_layer(m, t, dtype_bytes(w.kv_dtype))),
         // GEMMs run at the weight dtype's peak when the GPU has one (fp8); int4 weights are
         // dequantised to bf16 (weight-only quantisation).
         peak(w.weight_dtype == WeightDtype::FP8 && c.fp8_flops_per_s > 0 ? c.fp8_flops_per_s : c.bf16_flops_per_s),
-        tp(find_group(pl, Axis::TP)), ep(find_group(pl, Axis::EP)), pp(find_group(pl, Axis::PP)) {}
-  double tp_allreduce(double bytes) const { return tp && tp->size > 1 ? collective_time_s(Collective::AllReduce, bytes, *tp, c) : 0.0; }
+        tp(find_group(pl, Axis::TP)),
+        ep(find_group(pl, Axis::EP)),
+        pp(find_group(pl, Axis::PP)) {}
+  double tp_allreduce(double bytes) const {
+    return tp && tp->size > 1 ? collective_time_s(Collective::AllReduce, bytes, *tp, c) : 0.0;
+  }
   double ep_alltoall(double bytes) const { return ep && ep->size > 1 ? collective_time_s(Collective::AllToAll, bytes, *ep, c) : 0.0; }
   double pp_send(double bytes) const { return pp && pp->size > 1 ? collective_time_s(Collective::SendRecv, bytes, *pp, c) : 0.0; }
 };
@@ -82,7 +95,8 @@ void serving_memory(const Serving& S, InferenceEstimate& r) {
     // Workspace: one layer's prefill of one sequence at a time (residual, norm, QKV, attention output,
     // MLP intermediate, 16-bit), plus fp32 logits of the batch's last tokens on the output stage.
     const double f_gpu = std::max(double(m.ffn_hidden) * (n_dense > 0 ? 1 : 0),
-                                  n_moe > 0 ? double(m.expert_ffn_hidden) * (m.top_k + m.shared_experts) : 0.0) / t;
+                                  n_moe > 0 ? double(m.expert_ffn_hidden) * (m.top_k + m.shared_experts) : 0.0) /
+                         t;
     const double per_token = 2.0 * (3.0 * h + (m.heads / t + 2.0 * std::max(1.0, m.kv_heads / t)) * m.head_dim +
                                     (m.gated_mlp ? 3.0 : 2.0) * f_gpu);
     const double workspace = S.w.prompt_len * per_token;
@@ -105,8 +119,7 @@ void serving_memory(const Serving& S, InferenceEstimate& r) {
 void serving_prefill(const Resolved& resolved, const Serving& S, InferenceEstimate& r) {
   Resolved prefill = resolved;
   prefill.config.workload.seq_len = S.w.prompt_len;
-  prefill.config.workload.dtype =
-      S.peak == S.c.fp8_flops_per_s && S.w.weight_dtype == WeightDtype::FP8 ? Dtype::FP8 : Dtype::BF16;
+  prefill.config.workload.dtype = S.peak == S.c.fp8_flops_per_s && S.w.weight_dtype == WeightDtype::FP8 ? Dtype::FP8 : Dtype::BF16;
   prefill.config.plan.micro_batch = S.w.batch;
   prefill.config.plan.cp = 1;
   const double prompt_tokens = S.B * S.w.prompt_len;
@@ -148,8 +161,7 @@ void serving_decode(const Serving& S, InferenceEstimate& r) {
     const double flops = 2.0 * B * dense + 2.0 * expert_pairs * n_moe * el.routed_expert / S.mesh.etp +
                          B * st.layers * 2.0 * (m.heads / t) * (qk_head_dim(m) + v_head_dim_of(m)) * ctx_mean;
     const double mem_s = (weights + kv) / hbm_bps, compute_s = flops / (peak * (peak == S.c.bf16_flops_per_s ? e.gemm : e.gemm_fp8));
-    r.decode_stage_s.push_back(std::max(mem_s, compute_s) + st.layers * 2.0 * tp_decode_one +
-                               st.moe_layers * 2.0 * ep_decode_one);
+    r.decode_stage_s.push_back(std::max(mem_s, compute_s) + st.layers * 2.0 * tp_decode_one + st.moe_layers * 2.0 * ep_decode_one);
     r.decode_weights_s += weights / hbm_bps;
     r.decode_kv_s += kv / hbm_bps;
     r.decode_compute_s += std::max(0.0, compute_s - mem_s);  // only what exceeds the reads
@@ -169,8 +181,7 @@ void serving_decode(const Serving& S, InferenceEstimate& r) {
 void serving_comm(const Serving& S, InferenceEstimate& r) {
   const StageInfo& s0 = S.pl.stages.front();
   const double B = S.B, h = S.h, k = std::max(1, S.m.top_k);
-  auto op = [&](Axis axis, Collective kind, const std::string& what, double msg, double calls, const GroupInfo& g,
-                double one) {
+  auto op = [&](Axis axis, Collective kind, const std::string& what, double msg, double calls, const GroupInfo& g, double one) {
     CommOp o;
     o.axis = axis, o.collective = kind, o.what = what, o.message_bytes = msg, o.calls = calls, o.bytes = msg * calls;
     o.group_size = g.size, o.link = g.link, o.time_s = calls * one, o.exposed_s = calls * one;

@@ -14,8 +14,8 @@
 
 #include "core/comm.h"
 #include "core/hardware.h"
-#include "core/model.h"
 #include "core/memory.h"
+#include "core/model.h"
 #include "core/placement.h"
 #include "core/plan.h"
 #include "core/resolved.h"
@@ -30,26 +30,26 @@ double dtype_bytes(KvDtype dtype);
 double kv_cache_bytes_per_token(const ModelSpec& m, KvDtype kv_dtype);
 
 struct InferenceEstimate {
-  MemoryResult memory;                 // per stage: weights, KV cache, activations (workspace)
-  long long max_batch_that_fits = 0;   // per replica; 0 when not even the weights fit
-  int replicas = 1;                    // data-parallel replicas serving separate requests
-  double kv_cache_bytes_per_token = 0; // whole model
+  MemoryResult memory;                  // per stage: weights, KV cache, activations (workspace)
+  long long max_batch_that_fits = 0;    // per replica; 0 when not even the weights fit
+  int replicas = 1;                     // data-parallel replicas serving separate requests
+  double kv_cache_bytes_per_token = 0;  // whole model
   // Time to first token: prefill of the batch's prompts, stage after stage.
   double ttft_s = 0;
   double prefill_compute_s = 0, prefill_tp_s = 0, prefill_ep_s = 0, prefill_pp_s = 0;
   // Time per output token: one decode step through every stage.
   double tpot_s = 0;
-  double decode_weights_s = 0;   // reading weight shards (memory-bound part)
-  double decode_kv_s = 0;        // reading the KV cache
-  double decode_compute_s = 0;   // FLOPs at peak (counts where larger than the reads)
+  double decode_weights_s = 0;  // reading weight shards (memory-bound part)
+  double decode_kv_s = 0;       // reading the KV cache
+  double decode_compute_s = 0;  // FLOPs at peak (counts where larger than the reads)
   double decode_tp_s = 0, decode_ep_s = 0, decode_pp_s = 0;
-  double stage_idle_fraction = 0; // (p − 1)/p: stages waiting while a token walks the pipeline
+  double stage_idle_fraction = 0;      // (p − 1)/p: stages waiting while a token walks the pipeline
   std::vector<double> decode_stage_s;  // one decode step on each stage (the token's walk, in order)
   double tokens_per_s_per_user = 0;
   double tokens_per_s_per_replica = 0;
   double tokens_per_s_total = 0;
   double tokens_per_s_per_gpu = 0;
-  std::vector<CommOp> comm;          // per output token, a GPU of the first stage
+  std::vector<CommOp> comm;  // per output token, a GPU of the first stage
 };
 
 InferenceEstimate estimate_inference(const Resolved& r);

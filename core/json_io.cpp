@@ -18,9 +18,8 @@ namespace {
 // [SECTION] Field tables: one row per JSON key; the struct member it fills and the factor from
 // the key's unit to SI. Reading and writing both use these tables, so keys cannot drift.
 template <class T>
-using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*,
-                            Schedule T::*, Recompute T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*,
-                            KvDtype T::*, Optimizer T::*>;
+using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*, Schedule T::*,
+                            Recompute T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*, Optimizer T::*>;
 
 template <class T>
 struct Field {
@@ -76,12 +75,9 @@ const std::vector<Field<Cluster>>& cluster_fields() {
 
 const std::vector<Field<Efficiencies>>& efficiency_fields() {
   static const std::vector<Field<Efficiencies>> f = {
-      {"gemm", &Efficiencies::gemm},         {"gemm_fp8", &Efficiencies::gemm_fp8},
-      {"gemm_half_dim", &Efficiencies::gemm_half_dim},
-      {"attention", &Efficiencies::attention}, {"hbm", &Efficiencies::hbm},
-      {"hbm_stream", &Efficiencies::hbm_stream},
-      {"nvlink", &Efficiencies::nvlink},     {"scaleout", &Efficiencies::scaleout},
-      {"overlap", &Efficiencies::overlap},
+      {"gemm", &Efficiencies::gemm},           {"gemm_fp8", &Efficiencies::gemm_fp8}, {"gemm_half_dim", &Efficiencies::gemm_half_dim},
+      {"attention", &Efficiencies::attention}, {"hbm", &Efficiencies::hbm},           {"hbm_stream", &Efficiencies::hbm_stream},
+      {"nvlink", &Efficiencies::nvlink},       {"scaleout", &Efficiencies::scaleout}, {"overlap", &Efficiencies::overlap},
   };
   return f;
 }
@@ -112,11 +108,16 @@ const std::vector<Field<Plan>>& plan_fields() {
 
 const std::vector<Field<Workload>>& workload_fields() {
   static const std::vector<Field<Workload>> f = {
-      {"mode", &Workload::mode},           {"seq_len", &Workload::seq_len},
-      {"global_batch", &Workload::global_batch}, {"dtype", &Workload::dtype},
-      {"grad_dtype", &Workload::grad_dtype}, {"optimizer", &Workload::optimizer},
-      {"batch", &Workload::batch},         {"prompt_len", &Workload::prompt_len},
-      {"output_len", &Workload::output_len}, {"weight_dtype", &Workload::weight_dtype},
+      {"mode", &Workload::mode},
+      {"seq_len", &Workload::seq_len},
+      {"global_batch", &Workload::global_batch},
+      {"dtype", &Workload::dtype},
+      {"grad_dtype", &Workload::grad_dtype},
+      {"optimizer", &Workload::optimizer},
+      {"batch", &Workload::batch},
+      {"prompt_len", &Workload::prompt_len},
+      {"output_len", &Workload::output_len},
+      {"weight_dtype", &Workload::weight_dtype},
       {"kv_dtype", &Workload::kv_dtype},
   };
   return f;
@@ -173,8 +174,8 @@ void read_field(const json& v, const Field<T>& f, T& out, const std::string& pat
           if (!v.is_string()) return wrong("a string");
           const std::string name = v.get<std::string>();
           if (!choice_from_name(name, out.*member))
-            errors.push_back({ErrorCode::OutOfRange, path, std::string("unknown ") + ChoiceTable<M>::key + " '" + name +
-                                                               "' (" + choice_list<M>() + ")"});
+            errors.push_back({ErrorCode::OutOfRange, path,
+                              std::string("unknown ") + ChoiceTable<M>::key + " '" + name + "' (" + choice_list<M>() + ")"});
         } else {
           if (!v.is_array()) return wrong("an array of integers");
           M list;
@@ -198,12 +199,9 @@ json write_fields(const T& in, const std::vector<Field<T>>& fields) {
     std::visit(
         [&](auto member) {
           using M = std::remove_cvref_t<decltype(in.*member)>;
-          if constexpr (std::is_same_v<M, double>)
-            j[f.key] = in.*member / f.scale;
-          else if constexpr (std::is_enum_v<M>)
-            j[f.key] = name_of(in.*member);
-          else
-            j[f.key] = in.*member;
+          if constexpr (std::is_same_v<M, double>) j[f.key] = in.*member / f.scale;
+          else if constexpr (std::is_enum_v<M>) j[f.key] = name_of(in.*member);
+          else j[f.key] = in.*member;
         },
         f.member);
   }
@@ -246,8 +244,7 @@ std::string preset_names(bool models) {
 // A section that may be a preset name, a full object, or a preset with overrides.
 // Returns false when the section cannot be read at all.
 template <class T, class Find>
-bool resolve_section(const json& j, const char* section, Find find, bool models, T& out, const json** overrides,
-                     Errors& errors) {
+bool resolve_section(const json& j, const char* section, Find find, bool models, T& out, const json** overrides, Errors& errors) {
   const std::string path = std::string("/") + section;
   *overrides = nullptr;
   auto from_preset = [&](const json& name, const std::string& at) {
@@ -292,11 +289,13 @@ void read_hf_config(const json& hf, const std::string& path, ModelSpec& m, Error
       return hf[k].get<int>();
     }
     if (required)
-      errors.push_back({ErrorCode::MissingKey, path + "/" + *keys.begin(), std::string("missing required key '") + *keys.begin() + "'"});
+      errors.push_back(
+          {ErrorCode::MissingKey, path + "/" + *keys.begin(), std::string("missing required key '") + *keys.begin() + "'"});
     return fallback;
   };
   m.name = hf.contains("_name_or_path") && hf["_name_or_path"].is_string() ? hf["_name_or_path"].get<std::string>()
-           : hf.contains("model_type") && hf["model_type"].is_string() ? hf["model_type"].get<std::string>() : "hf-model";
+           : hf.contains("model_type") && hf["model_type"].is_string()     ? hf["model_type"].get<std::string>()
+                                                                           : "hf-model";
   m.layers = get({"num_hidden_layers", "n_layer"}, 0, true);
   m.hidden = get({"hidden_size", "n_embd"}, 0, true);
   m.heads = get({"num_attention_heads", "n_head"}, 0, true);
@@ -307,7 +306,8 @@ void read_hf_config(const json& hf, const std::string& path, ModelSpec& m, Error
   const std::string act = hf.contains("hidden_act") && hf["hidden_act"].is_string() ? hf["hidden_act"].get<std::string>() : "";
   m.gated_mlp = act == "silu" || act == "swiglu" || act == "geglu";
   m.tied_embeddings = hf.contains("tie_word_embeddings") && hf["tie_word_embeddings"].is_boolean()
-                          ? hf["tie_word_embeddings"].get<bool>() : false;
+                          ? hf["tie_word_embeddings"].get<bool>()
+                          : false;
   m.experts = get({"num_local_experts", "n_routed_experts", "num_experts"}, 0, false);
   if (m.experts > 0) {
     m.top_k = get({"num_experts_per_tok", "moe_topk"}, 0, true);
@@ -341,7 +341,8 @@ namespace {
 void check_config_keys(const json& j, Errors& errors) {
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "model" && it.key() != "cluster" && it.key() != "plan" && it.key() != "workload")
-      errors.push_back({ErrorCode::UnknownKey, "/" + it.key(), "unknown key '" + it.key() + "' (known: model, cluster, plan, workload)"});
+      errors.push_back(
+          {ErrorCode::UnknownKey, "/" + it.key(), "unknown key '" + it.key() + "' (known: model, cluster, plan, workload)"});
   require(j, "", {"model", "cluster"}, errors);
 }
 
@@ -376,10 +377,8 @@ void read_cluster_section(const json& section, Cluster& cluster, Errors& errors)
     read_fields(*o, "/cluster", cluster_fields(), cluster, errors, {"preset", "efficiency"});
     if (o->contains("efficiency")) {
       const json& e = (*o)["efficiency"];
-      if (e.is_object())
-        read_fields(e, "/cluster/efficiency", efficiency_fields(), cluster.efficiency, errors);
-      else
-        errors.push_back({ErrorCode::WrongType, "/cluster/efficiency", std::string("must be an object, got ") + type_name(e)});
+      if (e.is_object()) read_fields(e, "/cluster/efficiency", efficiency_fields(), cluster.efficiency, errors);
+      else errors.push_back({ErrorCode::WrongType, "/cluster/efficiency", std::string("must be an object, got ") + type_name(e)});
     }
   }
 }
@@ -393,30 +392,24 @@ void read_plan_section(const json& p, int gpus, Plan& plan, Errors& errors) {
   read_fields(p, "/plan", plan_fields(), plan, errors, {"zero"});
   if (p.contains("zero")) {
     const json& z = p["zero"];
-    if (z.is_string() && z.get<std::string>() == "fsdp")
-      plan.zero = 3;
-    else if (fits_int(z))
-      plan.zero = z.get<int>();
-    else
-      errors.push_back({ErrorCode::WrongType, "/plan/zero", std::string("must be 0, 1, 2, 3 or \"fsdp\", got ") + type_name(z)});
+    if (z.is_string() && z.get<std::string>() == "fsdp") plan.zero = 3;
+    else if (fits_int(z)) plan.zero = z.get<int>();
+    else errors.push_back({ErrorCode::WrongType, "/plan/zero", std::string("must be 0, 1, 2, 3 or \"fsdp\", got ") + type_name(z)});
   }
   // dp may be left out when cluster.gpus is given: it is what the mesh leaves, if that is whole.
   if (!p.contains("dp") && gpus > 0) {
     const int dp = dp_for_gpus(plan, gpus);
-    if (dp > 0)
-      plan.dp = dp;
+    if (dp > 0) plan.dp = dp;
     else
       errors.push_back({ErrorCode::Incompatible, "/plan/dp",
-                        "dp is not given and cluster.gpus = " + std::to_string(gpus) +
-                            " is not a multiple of the rest of the mesh (" + std::to_string(mesh_without_dp(plan)) + ")"});
+                        "dp is not given and cluster.gpus = " + std::to_string(gpus) + " is not a multiple of the rest of the mesh (" +
+                            std::to_string(mesh_without_dp(plan)) + ")"});
   }
 }
 
 void read_workload_section(const json& w, Workload& workload, Errors& errors) {
-  if (!w.is_object())
-    errors.push_back({ErrorCode::WrongType, "/workload", std::string("must be an object, got ") + type_name(w)});
-  else
-    read_fields(w, "/workload", workload_fields(), workload, errors);
+  if (!w.is_object()) errors.push_back({ErrorCode::WrongType, "/workload", std::string("must be an object, got ") + type_name(w)});
+  else read_fields(w, "/workload", workload_fields(), workload, errors);
 }
 
 // List every problem at once: when some fields could not be read but the model and cluster
@@ -486,8 +479,12 @@ json to_json(const ScheduleResult& s, bool with_ops) {
   if (with_ops) {
     json ops = json::array();
     for (const Op& op : s.ops)
-      ops.push_back({{"stage", op.stage}, {"kind", op_kind_name(op.kind)}, {"micro_batch", op.micro_batch},
-                     {"chunk", op.chunk}, {"start_s", op.start_s}, {"end_s", op.end_s}});
+      ops.push_back({{"stage", op.stage},
+                     {"kind", op_kind_name(op.kind)},
+                     {"micro_batch", op.micro_batch},
+                     {"chunk", op.chunk},
+                     {"start_s", op.start_s},
+                     {"end_s", op.end_s}});
     j["ops"] = std::move(ops);
     json idle = json::array();
     for (const Interval& i : s.idle) idle.push_back({{"stage", i.stage}, {"start_s", i.start_s}, {"end_s", i.end_s}});
@@ -515,31 +512,62 @@ json to_json(const Scene& s) {
   for (const SceneRect& r : s.grid) grid.push_back({{"kind", r.kind}, {"x", r.x}, {"y", r.y}, {"h", r.h}, {"t_s", r.start_s}});
   for (const SceneLabel& l : s.labels)
     labels.push_back({{"kind", l.kind}, {"text", l.text}, {"x", l.x}, {"y", l.y}, {"anchor", l.anchor}, {"stage", l.stage}});
-  return {{"width", s.width}, {"height", s.height},
-          {"rects", {{"count", n}, {"kind", kind}, {"stage", stage}, {"micro_batch", micro_batch}, {"chunk", chunk},
-                     {"backward_micro_batch", backward_micro_batch},
-                     {"x", x}, {"y", y}, {"w", w}, {"h", h}, {"start_s", start_s}, {"end_s", end_s}}},
-          {"grid", grid}, {"labels", labels}};
+  return {{"width", s.width},
+          {"height", s.height},
+          {"rects",
+           {{"count", n},
+            {"kind", kind},
+            {"stage", stage},
+            {"micro_batch", micro_batch},
+            {"chunk", chunk},
+            {"backward_micro_batch", backward_micro_batch},
+            {"x", x},
+            {"y", y},
+            {"w", w},
+            {"h", h},
+            {"start_s", start_s},
+            {"end_s", end_s}}},
+          {"grid", grid},
+          {"labels", labels}};
 }
 
 json to_json(const SearchResult& s) {
   json best = json::array();
   for (const RankedPlan& p : s.best)
-    best.push_back({{"plan", to_json(p.plan)}, {"step_s", p.step_s}, {"tokens_per_s", p.tokens_per_s}, {"mfu", p.mfu},
-                    {"peak_memory_bytes", p.peak_memory_bytes}, {"capacity_bytes", p.capacity_bytes}, {"fits", p.fits}});
+    best.push_back({{"plan", to_json(p.plan)},
+                    {"step_s", p.step_s},
+                    {"tokens_per_s", p.tokens_per_s},
+                    {"mfu", p.mfu},
+                    {"peak_memory_bytes", p.peak_memory_bytes},
+                    {"capacity_bytes", p.capacity_bytes},
+                    {"fits", p.fits}});
   return {{"candidates", s.candidates}, {"valid", s.valid}, {"fitting", s.fitting}, {"best", best}};
 }
 
 json to_json(const GpuPlacement& g) {
   json chunks = json::array();
   for (auto [a, b] : g.seq_chunks) chunks.push_back({a, b});
-  return {{"rank", g.rank}, {"node", g.node}, {"local", g.local},
-          {"tp", g.tp}, {"cp", g.cp}, {"ep", g.ep}, {"dp", g.dp}, {"pp", g.pp}, {"etp", g.etp}, {"edp", g.edp},
-          {"replica", g.replica}, {"first_layer", g.first_layer}, {"last_layer", g.last_layer},
-          {"heads", {g.heads_begin, g.heads_end}}, {"kv_heads", {g.kv_heads_begin, g.kv_heads_end}},
-          {"ffn", {g.ffn_begin, g.ffn_end}}, {"experts", {g.experts_begin, g.experts_end}},
-          {"expert_ffn", {g.expert_ffn_begin, g.expert_ffn_end}}, {"seq_chunks", chunks},
-          {"embedding", g.embedding}, {"output", g.output}};
+  return {{"rank", g.rank},
+          {"node", g.node},
+          {"local", g.local},
+          {"tp", g.tp},
+          {"cp", g.cp},
+          {"ep", g.ep},
+          {"dp", g.dp},
+          {"pp", g.pp},
+          {"etp", g.etp},
+          {"edp", g.edp},
+          {"replica", g.replica},
+          {"first_layer", g.first_layer},
+          {"last_layer", g.last_layer},
+          {"heads", {g.heads_begin, g.heads_end}},
+          {"kv_heads", {g.kv_heads_begin, g.kv_heads_end}},
+          {"ffn", {g.ffn_begin, g.ffn_end}},
+          {"experts", {g.experts_begin, g.experts_end}},
+          {"expert_ffn", {g.expert_ffn_begin, g.expert_ffn_end}},
+          {"seq_chunks", chunks},
+          {"embedding", g.embedding},
+          {"output", g.output}};
 }
 
 namespace {
@@ -547,9 +575,15 @@ namespace {
 json comm_json(const std::vector<CommOp>& ops) {
   json comm = json::array();
   for (const CommOp& c : ops)
-    comm.push_back({{"axis", c.axis}, {"collective", c.collective}, {"what", c.what},
-                    {"message_bytes", c.message_bytes}, {"calls", c.calls}, {"bytes", c.bytes},
-                    {"group_size", c.group_size}, {"link", c.link}, {"time_s", c.time_s},
+    comm.push_back({{"axis", c.axis},
+                    {"collective", c.collective},
+                    {"what", c.what},
+                    {"message_bytes", c.message_bytes},
+                    {"calls", c.calls},
+                    {"bytes", c.bytes},
+                    {"group_size", c.group_size},
+                    {"link", c.link},
+                    {"time_s", c.time_s},
                     {"exposed_s", c.exposed_s}});
   return comm;
 }
@@ -585,33 +619,47 @@ json layout_json(Mode mode, const Mesh& mesh, const ParamCounts& params, const P
   json j;
   j["mode"] = mode;
   j["gpus"] = mesh.gpus;
-  j["mesh"] = {{"gpus", mesh.gpus}, {"dp_attn", mesh.dp_attn}, {"etp", mesh.etp}, {"edp", mesh.edp},
+  j["mesh"] = {{"gpus", mesh.gpus},
+               {"dp_attn", mesh.dp_attn},
+               {"etp", mesh.etp},
+               {"edp", mesh.edp},
                {"num_micro_batches", mesh.num_micro_batches}};
   j["config"] = to_json(cfg);
-  j["params"] = {{"total", params.total}, {"active", params.active}, {"embedding", params.embedding},
-                 {"output", params.output}, {"attention", params.attention}, {"dense_mlp", params.dense_mlp},
+  j["params"] = {{"total", params.total},    {"active", params.active},       {"embedding", params.embedding},
+                 {"output", params.output},  {"attention", params.attention}, {"dense_mlp", params.dense_mlp},
                  {"experts", params.experts}};
   json groups = json::array();
   for (const GroupInfo& g : pl.groups)
-    groups.push_back({{"axis", g.axis}, {"size", g.size}, {"count", g.count}, {"members_per_node", g.members_per_node},
-                      {"nodes_spanned", g.nodes_spanned}, {"link", g.link}});
+    groups.push_back({{"axis", g.axis},
+                      {"size", g.size},
+                      {"count", g.count},
+                      {"members_per_node", g.members_per_node},
+                      {"nodes_spanned", g.nodes_spanned},
+                      {"link", g.link}});
   json stages = json::array();
   for (const StageInfo& s : pl.stages) {
     json chunks = json::array();
     for (auto [a, b] : s.chunks) chunks.push_back({a, b});
-    stages.push_back({{"stage", s.stage}, {"layers", s.layers}, {"moe_layers", s.moe_layers},
-                      {"embedding", s.embedding}, {"output", s.output}, {"chunks", chunks}});
+    stages.push_back({{"stage", s.stage},
+                      {"layers", s.layers},
+                      {"moe_layers", s.moe_layers},
+                      {"embedding", s.embedding},
+                      {"output", s.output},
+                      {"chunks", chunks}});
   }
   // Rank = Σ coordinate × stride on the attention mesh; under folding the expert mesh inside each
   // stage is etp (innermost) × ep × edp.
-  json expert_strides = cfg.plan.etp > 0
-                            ? json{{"etp", 1}, {"ep", mesh.etp}, {"edp", mesh.etp * cfg.plan.ep}, {"pp", pl.stride_pp}}
-                            : json{{"etp", pl.stride_tp}, {"ep", pl.stride_ep}, {"pp", pl.stride_pp}};
-  j["placement"] = {{"gpus", pl.gpus}, {"nodes", pl.nodes},
-                    {"gpus_per_node", pl.gpus_per_node}, {"rank_order", cfg.plan.rank_order},
-                    {"strides", {{"tp", pl.stride_tp}, {"cp", pl.stride_cp}, {"ep", pl.stride_ep}, {"dp", pl.stride_dp}, {"pp", pl.stride_pp}}},
+  json expert_strides = cfg.plan.etp > 0 ? json{{"etp", 1}, {"ep", mesh.etp}, {"edp", mesh.etp * cfg.plan.ep}, {"pp", pl.stride_pp}}
+                                         : json{{"etp", pl.stride_tp}, {"ep", pl.stride_ep}, {"pp", pl.stride_pp}};
+  j["placement"] = {{"gpus", pl.gpus},
+                    {"nodes", pl.nodes},
+                    {"gpus_per_node", pl.gpus_per_node},
+                    {"rank_order", cfg.plan.rank_order},
+                    {"strides",
+                     {{"tp", pl.stride_tp}, {"cp", pl.stride_cp}, {"ep", pl.stride_ep}, {"dp", pl.stride_dp}, {"pp", pl.stride_pp}}},
                     {"expert_strides", expert_strides},
-                    {"groups", groups}, {"stages", stages}};
+                    {"groups", groups},
+                    {"stages", stages}};
   return j;
 }
 
@@ -619,37 +667,71 @@ json time_json(const TrainingEstimate& e) {
   const TimeBreakdown& b = e.breakdown;
   json st = json::array();
   for (const StageTime& s : e.stages)
-    st.push_back({{"stage", s.stage}, {"f_s", s.f_s}, {"b_s", s.b_s}, {"w_s", s.w_s}, {"busy_s", s.busy_s},
-                  {"end_s", s.end_s}, {"dp_exposed_s", s.dp_exposed_s}, {"optimizer_s", s.optimizer_s}});
+    st.push_back({{"stage", s.stage},
+                  {"f_s", s.f_s},
+                  {"b_s", s.b_s},
+                  {"w_s", s.w_s},
+                  {"busy_s", s.busy_s},
+                  {"end_s", s.end_s},
+                  {"dp_exposed_s", s.dp_exposed_s},
+                  {"optimizer_s", s.optimizer_s}});
   const double step = e.step_s > 0 ? e.step_s : 1.0;
   return {{"step_s", e.step_s},
-          {"shares", {{"compute", b.compute_s / step}, {"recompute", b.recompute_s / step}, {"tp_exposed", b.tp_exposed_s / step},
-                      {"cp_exposed", b.cp_exposed_s / step}, {"ep_exposed", b.ep_exposed_s / step},
-                      {"pp_bubble", b.pp_bubble_s / step}, {"dp_exposed", b.dp_exposed_s / step},
-                      {"optimizer", b.optimizer_s / step}}},
-          {"breakdown", {{"compute_s", b.compute_s}, {"recompute_s", b.recompute_s}, {"tp_exposed_s", b.tp_exposed_s},
-                         {"cp_exposed_s", b.cp_exposed_s}, {"ep_exposed_s", b.ep_exposed_s},
-                         {"pp_bubble_s", b.pp_bubble_s}, {"dp_exposed_s", b.dp_exposed_s},
-                         {"optimizer_s", b.optimizer_s}}},
+          {"shares",
+           {{"compute", b.compute_s / step},
+            {"recompute", b.recompute_s / step},
+            {"tp_exposed", b.tp_exposed_s / step},
+            {"cp_exposed", b.cp_exposed_s / step},
+            {"ep_exposed", b.ep_exposed_s / step},
+            {"pp_bubble", b.pp_bubble_s / step},
+            {"dp_exposed", b.dp_exposed_s / step},
+            {"optimizer", b.optimizer_s / step}}},
+          {"breakdown",
+           {{"compute_s", b.compute_s},
+            {"recompute_s", b.recompute_s},
+            {"tp_exposed_s", b.tp_exposed_s},
+            {"cp_exposed_s", b.cp_exposed_s},
+            {"ep_exposed_s", b.ep_exposed_s},
+            {"pp_bubble_s", b.pp_bubble_s},
+            {"dp_exposed_s", b.dp_exposed_s},
+            {"optimizer_s", b.optimizer_s}}},
           {"stages", st}};
 }
 
 json inference_json(const InferenceEstimate& r) {
-  json j = {
-      {"ttft_s", r.ttft_s}, {"tpot_s", r.tpot_s}, {"tokens_per_s_per_user", r.tokens_per_s_per_user},
-      {"tokens_per_s_per_replica", r.tokens_per_s_per_replica}, {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
-      {"tokens_per_s_total", r.tokens_per_s_total}, {"max_batch_that_fits", r.max_batch_that_fits},
-      {"replicas", r.replicas}, {"kv_cache_bytes_per_token", r.kv_cache_bytes_per_token},
-      {"stage_idle_fraction", r.stage_idle_fraction}, {"decode_stage_s", r.decode_stage_s},
-      {"prefill", {{"compute_s", r.prefill_compute_s}, {"tp_s", r.prefill_tp_s}, {"ep_s", r.prefill_ep_s}, {"pp_s", r.prefill_pp_s}}},
-      {"decode", {{"weights_s", r.decode_weights_s}, {"kv_cache_s", r.decode_kv_s}, {"compute_s", r.decode_compute_s},
-                  {"tp_s", r.decode_tp_s}, {"ep_s", r.decode_ep_s}, {"pp_s", r.decode_pp_s}}}};
+  json j = {{"ttft_s", r.ttft_s},
+            {"tpot_s", r.tpot_s},
+            {"tokens_per_s_per_user", r.tokens_per_s_per_user},
+            {"tokens_per_s_per_replica", r.tokens_per_s_per_replica},
+            {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
+            {"tokens_per_s_total", r.tokens_per_s_total},
+            {"max_batch_that_fits", r.max_batch_that_fits},
+            {"replicas", r.replicas},
+            {"kv_cache_bytes_per_token", r.kv_cache_bytes_per_token},
+            {"stage_idle_fraction", r.stage_idle_fraction},
+            {"decode_stage_s", r.decode_stage_s},
+            {"prefill",
+             {{"compute_s", r.prefill_compute_s}, {"tp_s", r.prefill_tp_s}, {"ep_s", r.prefill_ep_s}, {"pp_s", r.prefill_pp_s}}},
+            {"decode",
+             {{"weights_s", r.decode_weights_s},
+              {"kv_cache_s", r.decode_kv_s},
+              {"compute_s", r.decode_compute_s},
+              {"tp_s", r.decode_tp_s},
+              {"ep_s", r.decode_ep_s},
+              {"pp_s", r.decode_pp_s}}}};
   const double ttft = r.ttft_s > 0 ? r.ttft_s : 1.0, tpot = r.tpot_s > 0 ? r.tpot_s : 1.0;
-  j["shares"] = {
-      {"prefill", {{"compute", r.prefill_compute_s / ttft}, {"tp", r.prefill_tp_s / ttft}, {"ep", r.prefill_ep_s / ttft},
+  j["shares"] = {{"prefill",
+                  {{"compute", r.prefill_compute_s / ttft},
+                   {"tp", r.prefill_tp_s / ttft},
+                   {"ep", r.prefill_ep_s / ttft},
                    {"pp", r.prefill_pp_s / ttft}}},
-      {"decode", {{"weights", r.decode_weights_s / tpot}, {"kv_cache", r.decode_kv_s / tpot}, {"compute", r.decode_compute_s / tpot},
-                  {"tp", r.decode_tp_s / tpot}, {"ep", r.decode_ep_s / tpot}, {"pp", r.decode_pp_s / tpot}}}};
+                 {"decode",
+                  {{"weights", r.decode_weights_s / tpot},
+                   {"kv_cache", r.decode_kv_s / tpot},
+                   {"compute", r.decode_compute_s / tpot},
+                   {"tp", r.decode_tp_s / tpot},
+                   {"ep", r.decode_ep_s / tpot},
+                   {"pp", r.decode_pp_s / tpot}}}};
   return j;
 }
 
@@ -663,7 +745,8 @@ json to_json(const TrainingEstimate& e, const Config& cfg) {
   j["comm_stage"] = e.comm_stage;
   j["schedule"] = to_json(e.schedule, false);
   j["time"] = time_json(e);
-  j["throughput"] = {{"tokens_per_s", e.tokens_per_s}, {"tokens_per_s_per_gpu", e.tokens_per_s / e.mesh.gpus},
+  j["throughput"] = {{"tokens_per_s", e.tokens_per_s},
+                     {"tokens_per_s_per_gpu", e.tokens_per_s / e.mesh.gpus},
                      {"model_flops_per_s_per_gpu", e.model_flops_per_s_per_gpu}};
   j["mfu"] = e.mfu;
   j["hfu"] = e.hfu;

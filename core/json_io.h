@@ -39,6 +39,6 @@ nlohmann::json to_json(const Scene& s);
 nlohmann::json to_json(const SearchResult& s);
 nlohmann::json to_json(const Errors& errors);
 nlohmann::json choices_json();  // every named choice: [{name, label}] per key
-nlohmann::json presets_json();   // models, clusters and choices
+nlohmann::json presets_json();  // models, clusters and choices
 
 }  // namespace cutlab

@@ -21,8 +21,7 @@ StageParams stage_params(const ModelSpec& m, const Plan& plan, const Mesh& mesh,
   const LayerParams dl = dense_layer_params(m), el = moe_layer_params(m);
   const double t = plan.tp, Vh = double(m.vocab) * m.hidden;
   const double n_moe = st.moe_layers, n_dense = st.layers - st.moe_layers;
-  sp.dense = st.layers * (dl.attention / t + dl.norms) + n_dense * dl.dense_mlp / t +
-             n_moe * (el.router + el.shared_experts / t);
+  sp.dense = st.layers * (dl.attention / t + dl.norms) + n_dense * dl.dense_mlp / t + n_moe * (el.router + el.shared_experts / t);
   if (st.embedding) sp.embedding = Vh / t;
   sp.dense += sp.embedding;
   if (st.output && !(m.tied_embeddings && st.embedding)) sp.dense += Vh / t;  // tied and PP = 1: one matrix
@@ -114,11 +113,10 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
   // With full recompute the backward of one layer rematerialises its activations in full.
   Plan no_recompute = plan;
   no_recompute.recompute = Recompute::Selective;
-  const double act_rematerialised =
-      plan.recompute == Recompute::Full
-          ? std::max(layer_activation_bytes(m, no_recompute, w, mesh, false),
-                     is_moe(m) ? layer_activation_bytes(m, no_recompute, w, mesh, true) : 0.0)
-          : 0.0;
+  const double act_rematerialised = plan.recompute == Recompute::Full
+                                        ? std::max(layer_activation_bytes(m, no_recompute, w, mesh, false),
+                                                   is_moe(m) ? layer_activation_bytes(m, no_recompute, w, mesh, true) : 0.0)
+                                        : 0.0;
   const double capacity = c.hbm_bytes - c.reserved_bytes;
 
   for (const StageInfo& st : r.placement.stages) {
@@ -134,8 +132,8 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
     if (mesh.zero >= 3) {
       // ZeRO-3 gathers the current layer's full weights (and prefetches the next one).
       const double layer = (n_moe > 0 ? el.attention / t + el.shared_experts / t +
-                                             (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp
-                                       : dl.attention / t + dl.dense_mlp / t);
+                                            (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp
+                                      : dl.attention / t + dl.dense_mlp / t);
       sm.weights_bytes += 2.0 * 2.0 * layer;
     }
     sm.grads_bytes = sm.dense_params * dense_b.grads + sm.expert_params * expert_b.grads;

@@ -48,17 +48,17 @@ double in_flight_micro_batches(const Plan& plan, int num_micro_batches, int stag
 
 struct StageMemory {
   int stage = 0;
-  double dense_params = 0;      // per GPU, before ZeRO sharding
-  double expert_params = 0;     // per GPU, before ZeRO sharding
+  double dense_params = 0;   // per GPU, before ZeRO sharding
+  double expert_params = 0;  // per GPU, before ZeRO sharding
   double weights_bytes = 0;
   double grads_bytes = 0;
   double optimizer_bytes = 0;
-  double kv_cache_bytes = 0;    // serving: for `batch` sequences of prompt_len + output_len tokens
-  double activations_bytes = 0; // serving: workspace of one layer's prefill, and the logits
+  double kv_cache_bytes = 0;     // serving: for `batch` sequences of prompt_len + output_len tokens
+  double activations_bytes = 0;  // serving: workspace of one layer's prefill, and the logits
   double in_flight_micro_batches = 0;
   double activation_bytes_per_micro_batch = 0;
   double total_bytes = 0;
-  double capacity_bytes = 0;    // HBM minus cluster.reserved_GiB
+  double capacity_bytes = 0;  // HBM minus cluster.reserved_GiB
   bool fits = true;
 };
 
@@ -66,7 +66,7 @@ struct MemoryResult {
   std::vector<StageMemory> per_stage;
   int peak_stage = 0;
   bool fits = true;
-  double overflow_bytes = 0;    // peak total − capacity when it does not fit, else 0
+  double overflow_bytes = 0;  // peak total − capacity when it does not fit, else 0
 };
 
 // `in_flight` (optional, one per stage): peak alive micro-batches from a simulated schedule,

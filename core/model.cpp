@@ -7,12 +7,8 @@ bool is_mla(const ModelSpec& m) { return m.kv_lora_rank > 0; }
 int moe_layer_count(const ModelSpec& m) { return is_moe(m) ? m.layers - m.dense_layers : 0; }
 int dense_layer_count(const ModelSpec& m) { return m.layers - moe_layer_count(m); }
 
-double qk_head_dim(const ModelSpec& m) {
-  return is_mla(m) ? double(m.head_dim) + m.qk_rope_head_dim : double(m.head_dim);
-}
-double v_head_dim_of(const ModelSpec& m) {
-  return is_mla(m) && m.v_head_dim > 0 ? double(m.v_head_dim) : double(m.head_dim);
-}
+double qk_head_dim(const ModelSpec& m) { return is_mla(m) ? double(m.head_dim) + m.qk_rope_head_dim : double(m.head_dim); }
+double v_head_dim_of(const ModelSpec& m) { return is_mla(m) && m.v_head_dim > 0 ? double(m.v_head_dim) : double(m.head_dim); }
 
 // Attention projection weights.
 // GQA: W_Q h×(a·d), W_K and W_V h×(g·d), W_O (a·d)×h  →  h·d·(2a + 2g).
@@ -76,8 +72,7 @@ double forward_matmul_flops_per_token(const ModelSpec& m) {
   // 2 FLOPs per multiply-add per weight used by the token; the router is counted with the
   // experts (it is a GEMM too). The output layer counts even when tied (Megatron's V/(2·L·h) term).
   const double per_token = nd * (d.attention + d.dense_mlp) +
-                           ne * (e.attention + e.router + m.top_k * e.routed_expert + e.shared_experts) +
-                           double(m.vocab) * m.hidden;
+                           ne * (e.attention + e.router + m.top_k * e.routed_expert + e.shared_experts) + double(m.vocab) * m.hidden;
   return 2.0 * per_token;
 }
 
@@ -90,8 +85,7 @@ double forward_attention_flops_per_sequence(const ModelSpec& m, double seq_len) 
 
 double model_flops_per_step(const ModelSpec& m, double sequences, double seq_len) {
   // Training = forward + backward (2× forward) = 3× forward (Narayanan et al. 2021 §5.1).
-  return 3.0 * sequences * (seq_len * forward_matmul_flops_per_token(m) +
-                            forward_attention_flops_per_sequence(m, seq_len));
+  return 3.0 * sequences * (seq_len * forward_matmul_flops_per_token(m) + forward_attention_flops_per_sequence(m, seq_len));
 }
 
 }  // namespace cutlab

@@ -11,24 +11,24 @@ namespace cutlab {
 
 struct ModelSpec {
   std::string name;
-  int layers = 0;              // L, transformer blocks
-  int hidden = 0;              // h
-  int heads = 0;               // a, query heads
-  int kv_heads = 0;            // g, key/value heads (GQA; = heads for MHA)
-  int head_dim = 0;            // d_head (for MLA: the non-rotary q/k head dim, qk_nope_head_dim)
-  int ffn_hidden = 0;          // f, dense MLP hidden size
-  bool gated_mlp = false;      // SwiGLU: three matrices (gate, up, down)
-  int vocab = 0;               // V
+  int layers = 0;          // L, transformer blocks
+  int hidden = 0;          // h
+  int heads = 0;           // a, query heads
+  int kv_heads = 0;        // g, key/value heads (GQA; = heads for MHA)
+  int head_dim = 0;        // d_head (for MLA: the non-rotary q/k head dim, qk_nope_head_dim)
+  int ffn_hidden = 0;      // f, dense MLP hidden size
+  bool gated_mlp = false;  // SwiGLU: three matrices (gate, up, down)
+  int vocab = 0;           // V
   bool tied_embeddings = false;
-  bool dropout = false;        // stores dropout masks (GPT, Megatron paper models); Llama: none
+  bool dropout = false;  // stores dropout masks (GPT, Megatron paper models); Llama: none
   // MoE (experts = 0: dense model)
-  int experts = 0;             // routed experts per MoE layer
-  int top_k = 0;               // routed experts per token
-  int shared_experts = 0;      // always-active experts, each expert_ffn_hidden wide
-  int expert_ffn_hidden = 0;   // f_e
-  int dense_layers = 0;        // leading dense layers (DeepSeek-V3: 3)
+  int experts = 0;            // routed experts per MoE layer
+  int top_k = 0;              // routed experts per token
+  int shared_experts = 0;     // always-active experts, each expert_ffn_hidden wide
+  int expert_ffn_hidden = 0;  // f_e
+  int dense_layers = 0;       // leading dense layers (DeepSeek-V3: 3)
   // MLA (DeepSeek-V2/V3 multi-head latent attention; kv_lora_rank = 0: ordinary attention)
-  int q_lora_rank = 0;         // 0: queries projected directly
+  int q_lora_rank = 0;  // 0: queries projected directly
   int kv_lora_rank = 0;
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
@@ -52,13 +52,13 @@ LayerParams dense_layer_params(const ModelSpec& m);
 LayerParams moe_layer_params(const ModelSpec& m);
 
 struct ParamCounts {
-  double total = 0;        // every weight
-  double active = 0;       // weights touched per token (top-k routed + shared experts)
-  double embedding = 0;    // input embedding V x h
-  double output = 0;       // output layer V x h (0 if tied)
-  double attention = 0;    // all layers
-  double dense_mlp = 0;    // all dense MLPs
-  double experts = 0;      // all routed + shared experts and routers
+  double total = 0;      // every weight
+  double active = 0;     // weights touched per token (top-k routed + shared experts)
+  double embedding = 0;  // input embedding V x h
+  double output = 0;     // output layer V x h (0 if tied)
+  double attention = 0;  // all layers
+  double dense_mlp = 0;  // all dense MLPs
+  double experts = 0;    // all routed + shared experts and routers
 };
 ParamCounts count_params(const ModelSpec& m);
 

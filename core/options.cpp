@@ -35,10 +35,14 @@ std::map<std::string, std::vector<int>> axis_options(const Config& base) {
   const int layers = std::max(1, base.model.layers);
   std::vector<int> vpp;
   for (int v = 1; v <= std::min(16, layers); ++v) vpp.push_back(v);
-  const long long per_replica = std::max<long long>(1, base.workload.global_batch / std::max(1, derive_mesh(p, base.workload).dp_attn));
-  std::vector<AxisValues> axes = {{"tp", &Plan::tp, divisors(gpus, 256)},  {"pp", &Plan::pp, divisors(gpus, layers)},
-                            {"cp", &Plan::cp, divisors(gpus, 256)},  {"ep", &Plan::ep, divisors(gpus, 1024)},
-                            {"vpp", &Plan::vpp, vpp},                {"micro_batch", &Plan::micro_batch, divisors(per_replica, 256)}};
+  const long long per_replica = std::max<long long>(1,
+                                                    base.workload.global_batch / std::max(1, derive_mesh(p, base.workload).dp_attn));
+  std::vector<AxisValues> axes = {{"tp", &Plan::tp, divisors(gpus, 256)},
+                                  {"pp", &Plan::pp, divisors(gpus, layers)},
+                                  {"cp", &Plan::cp, divisors(gpus, 256)},
+                                  {"ep", &Plan::ep, divisors(gpus, 1024)},
+                                  {"vpp", &Plan::vpp, vpp},
+                                  {"micro_batch", &Plan::micro_batch, divisors(per_replica, 256)}};
   if (is_moe(base.model)) axes.push_back({"etp", &Plan::etp, divisors(gpus, 64)});
 
   for (const AxisValues& a : axes) {
@@ -58,8 +62,7 @@ std::map<std::string, std::vector<int>> axis_options(const Config& base) {
         c.plan.dp = static_cast<int>(gpus / rest);
       }
       const std::set<std::string> paths = error_paths(c);
-      if (std::all_of(paths.begin(), paths.end(), [&](const std::string& s) { return baseline.count(s) > 0; }))
-        ok.push_back(v);
+      if (std::all_of(paths.begin(), paths.end(), [&](const std::string& s) { return baseline.count(s) > 0; })) ok.push_back(v);
     }
   }
   return out;

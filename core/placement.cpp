@@ -7,7 +7,6 @@
 
 namespace cutlab {
 
-
 namespace {
 
 struct Span {

@@ -16,11 +16,10 @@
 
 namespace cutlab {
 
-
 struct GroupInfo {
   Axis axis = Axis::TP;
-  int size = 1;            // GPUs per group
-  long long count = 0;     // number of such groups
+  int size = 1;         // GPUs per group
+  long long count = 0;  // number of such groups
   int members_per_node = 1;
   int nodes_spanned = 1;
   Link link = Link::NVLink;
@@ -28,11 +27,11 @@ struct GroupInfo {
 
 struct StageInfo {
   int stage = 0;
-  int first_layer = 0;     // 0-based, inclusive (chunk 0; interleaved stages hold several ranges)
-  int layers = 0;          // layers held (all chunks)
-  int moe_layers = 0;      // of which MoE
-  bool embedding = false;  // holds the input embedding
-  bool output = false;     // holds the output layer and loss
+  int first_layer = 0;                      // 0-based, inclusive (chunk 0; interleaved stages hold several ranges)
+  int layers = 0;                           // layers held (all chunks)
+  int moe_layers = 0;                       // of which MoE
+  bool embedding = false;                   // holds the input embedding
+  bool output = false;                      // holds the output layer and loss
   std::vector<std::pair<int, int>> chunks;  // [first, last] layer of each model chunk held
 };
 
@@ -55,17 +54,17 @@ const GroupInfo* find_group(const Placement& p, Axis axis);
 struct GpuPlacement {
   int rank = 0;
   int node = 0;
-  int local = 0;            // index inside the node
+  int local = 0;                               // index inside the node
   int tp = 0, cp = 0, ep = 0, dp = 0, pp = 0;  // coordinates on the attention mesh
-  int etp = 0, edp = 0;     // coordinates on the expert mesh
-  int replica = 0;          // data-parallel replica of the dense weights (0 … dp_attn-1)
+  int etp = 0, edp = 0;                        // coordinates on the expert mesh
+  int replica = 0;                             // data-parallel replica of the dense weights (0 … dp_attn-1)
   int first_layer = 0, last_layer = -1;        // of the stage (all chunks), inclusive
   int heads_begin = 0, heads_end = 0;          // query heads held (TP slice)
   int kv_heads_begin = 0, kv_heads_end = 0;    // KV heads held (replicated when tp > kv_heads)
   int ffn_begin = 0, ffn_end = 0;              // dense MLP columns held
   int experts_begin = 0, experts_end = 0;      // routed experts held
   int expert_ffn_begin = 0, expert_ffn_end = 0;
-  std::vector<std::pair<int, int>> seq_chunks; // token ranges [begin, end) of each sequence
+  std::vector<std::pair<int, int>> seq_chunks;  // token ranges [begin, end) of each sequence
   bool embedding = false, output = false;
 };
 

@@ -10,9 +10,7 @@ namespace cutlab {
 
 double mesh_gpus(const Plan& p) { return double(p.tp) * p.cp * p.dp * p.pp * (p.etp > 0 ? 1.0 : p.ep); }
 
-long long mesh_without_dp(const Plan& p) {
-  return static_cast<long long>(p.tp) * p.pp * p.cp * (p.etp > 0 ? 1 : p.ep);
-}
+long long mesh_without_dp(const Plan& p) { return static_cast<long long>(p.tp) * p.pp * p.cp * (p.etp > 0 ? 1 : p.ep); }
 
 int dp_for_gpus(const Plan& p, long long gpus) {
   const long long rest = mesh_without_dp(p);
@@ -27,8 +25,8 @@ bool rank_order_axes(const std::string& order, std::array<Axis, 5>& out) {
     const size_t dash = order.find('-', start);
     const std::string part = order.substr(start, dash == std::string::npos ? std::string::npos : dash - start);
     Axis a{};
-    const bool mesh_axis = choice_from_name(part, a) && (a == Axis::TP || a == Axis::CP || a == Axis::EP ||
-                                                         a == Axis::DP || a == Axis::PP);
+    const bool mesh_axis = choice_from_name(part, a) &&
+                           (a == Axis::TP || a == Axis::CP || a == Axis::EP || a == Axis::DP || a == Axis::PP);
     if (!mesh_axis || n == axes.size() || std::find(axes.begin(), axes.begin() + n, a) != axes.begin() + n) return false;
     axes[n++] = a;
     if (dash == std::string::npos) break;
@@ -128,8 +126,10 @@ void validate_model(const ModelSpec& m, Checker& c) {
     if (m.dense_layers < 0 || m.dense_layers > m.layers)
       c.add(ErrorCode::OutOfRange, P + "dense_layers", "must be between 0 and layers = " + c.fmt(m.layers));
   } else {
-    for (auto [key, v] : {std::pair{"top_k", m.top_k}, {"shared_experts", m.shared_experts},
-                          {"expert_ffn_hidden", m.expert_ffn_hidden}, {"dense_layers", m.dense_layers}})
+    for (auto [key, v] : {std::pair{"top_k", m.top_k},
+                          {"shared_experts", m.shared_experts},
+                          {"expert_ffn_hidden", m.expert_ffn_hidden},
+                          {"dense_layers", m.dense_layers}})
       if (v != 0) c.add(ErrorCode::Incompatible, P + key, std::string(key) + " is set but experts = 0 (a dense model)");
   }
   if (m.kv_lora_rank < 0 || m.q_lora_rank < 0 || m.qk_rope_head_dim < 0 || m.v_head_dim < 0)
@@ -171,8 +171,13 @@ void validate_cluster(const Cluster& cl, Checker& c) {
 bool validate_axes(const Plan& p, Checker& c) {
   const std::string P = "/plan/";
   bool axes_ok = true;
-  for (auto [key, v] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep}, {"dp", p.dp},
-                        {"vpp", p.vpp}, {"micro_batch", p.micro_batch}}) {
+  for (auto [key, v] : {std::pair{"tp", p.tp},
+                        {"pp", p.pp},
+                        {"cp", p.cp},
+                        {"ep", p.ep},
+                        {"dp", p.dp},
+                        {"vpp", p.vpp},
+                        {"micro_batch", p.micro_batch}}) {
     if (v < 1) {
       c.add(ErrorCode::OutOfRange, P + key, std::string(key) + " must be ≥ 1, got " + c.fmt(v));
       axes_ok = false;
@@ -196,8 +201,7 @@ void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const M
   if (product > 1e7) c.add(ErrorCode::OutOfRange, P + "dp", "the mesh has " + c.fmt(product) + " GPUs, more than 10^7");
   if (cl.gpus > 0 && product != cl.gpus) {
     const std::string eq = p.etp > 0 ? "tp × cp × dp × pp = " : "tp × pp × cp × ep × dp = ";
-    c.add(ErrorCode::Incompatible, "/cluster/gpus",
-          "cluster.gpus = " + c.fmt(cl.gpus) + " but " + eq + c.fmt(product));
+    c.add(ErrorCode::Incompatible, "/cluster/gpus", "cluster.gpus = " + c.fmt(cl.gpus) + " but " + eq + c.fmt(product));
   }
   // Tensor parallel: heads split evenly; KV heads split, or replicated when tp is a multiple of them.
   if (m.heads > 0 && m.heads % p.tp != 0)
@@ -207,8 +211,7 @@ void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const M
           "tp = " + c.fmt(p.tp) + " neither divides kv_heads = " + c.fmt(m.kv_heads) + " nor is a multiple of it");
   if (dense_layer_count(m) > 0 && m.ffn_hidden > 0 && m.ffn_hidden % p.tp != 0)
     c.add(ErrorCode::Incompatible, P + "tp", "tp = " + c.fmt(p.tp) + " does not divide ffn_hidden = " + c.fmt(m.ffn_hidden));
-  if (p.sp && p.tp == 1)
-    c.add(ErrorCode::Incompatible, P + "sp", "sequence parallel splits along the TP group; it needs tp > 1");
+  if (p.sp && p.tp == 1) c.add(ErrorCode::Incompatible, P + "sp", "sequence parallel splits along the TP group; it needs tp > 1");
   // Experts.
   if (!is_moe(m)) {
     if (p.ep > 1) c.add(ErrorCode::Incompatible, P + "ep", "ep = " + c.fmt(p.ep) + " but the model has no experts");
@@ -221,13 +224,14 @@ void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const M
             "expert tensor parallel " + c.fmt(mesh.etp) + " does not divide expert_ffn_hidden = " + c.fmt(m.expert_ffn_hidden));
     std::array<Axis, 5> order{};
     if (p.etp > 0 && rank_order_axes(p.rank_order, order) && order.back() != Axis::PP)
-      c.add(ErrorCode::Incompatible, P + "rank_order", "MoE Parallel Folding lays out both meshes inside a stage: pp must be last (outermost)");
+      c.add(ErrorCode::Incompatible, P + "rank_order",
+            "MoE Parallel Folding lays out both meshes inside a stage: pp must be last (outermost)");
     if (p.etp > 0) {
       const long long per_stage = static_cast<long long>(mesh.gpus) / p.pp;
       if (per_stage % (static_cast<long long>(p.etp) * p.ep) != 0)
         c.add(ErrorCode::Incompatible, P + "ep",
-              "folding: etp × ep = " + c.fmt(double(p.etp) * p.ep) + " must divide the GPUs of a stage, tp × cp × dp = " +
-                  c.fmt(double(per_stage)));
+              "folding: etp × ep = " + c.fmt(double(p.etp) * p.ep) +
+                  " must divide the GPUs of a stage, tp × cp × dp = " + c.fmt(double(per_stage)));
     }
   }
 }
@@ -257,7 +261,8 @@ void validate_pipeline(const ModelSpec& m, const Plan& p, const Workload& w, con
               "a stage needs at least " + c.fmt(chunks) + " layer(s), got " + c.fmt(p.layers_per_stage[i]));
     }
     if (sum != m.layers)
-      c.add(ErrorCode::Incompatible, P + "layers_per_stage", "sums to " + c.fmt(double(sum)) + " but the model has " + c.fmt(m.layers) + " layers");
+      c.add(ErrorCode::Incompatible, P + "layers_per_stage",
+            "sums to " + c.fmt(double(sum)) + " but the model has " + c.fmt(m.layers) + " layers");
   }
   if (w.mode == Mode::Infer && p.cp > 1)
     c.add(ErrorCode::Incompatible, P + "cp", "context parallel is modelled for training only; use cp = 1 to serve");
@@ -267,8 +272,8 @@ void validate_pipeline(const ModelSpec& m, const Plan& p, const Workload& w, con
       c.add(ErrorCode::Incompatible, P + "cp", "seq_len = " + c.fmt(w.seq_len) + " is not divisible by 2 × cp = " + c.fmt(2.0 * p.cp));
     if (w.global_batch > 0 && w.global_batch % per_step != 0)
       c.add(ErrorCode::Incompatible, "/workload/global_batch",
-            "global_batch = " + c.fmt(w.global_batch) + " is not a multiple of micro_batch × data-parallel replicas = " +
-                c.fmt(p.micro_batch) + " × " + c.fmt(mesh.dp_attn));
+            "global_batch = " + c.fmt(w.global_batch) +
+                " is not a multiple of micro_batch × data-parallel replicas = " + c.fmt(p.micro_batch) + " × " + c.fmt(mesh.dp_attn));
   }
 }
 
@@ -318,8 +323,6 @@ Errors validate(const ModelSpec& m, const Cluster& cl, const Plan& p, const Work
   return validate_all(m, cl, p, w, derive_mesh(p, w));
 }
 
-Errors validate(const Config& c, const Mesh& mesh) {
-  return validate_all(c.model, c.cluster, c.plan, c.workload, mesh);
-}
+Errors validate(const Config& c, const Mesh& mesh) { return validate_all(c.model, c.cluster, c.plan, c.workload, mesh); }
 
 }  // namespace cutlab

@@ -17,33 +17,33 @@ namespace cutlab {
 
 struct Plan {
   int tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
-  int etp = 0;                        // 0: no folding (experts use TP = tp); ≥ 1: folding, GPUs = tp·cp·dp·pp
-  bool sp = false;                    // sequence parallel (Korthikanti et al. 2022)
-  int zero = 0;                       // 0–3 (ZeRO stage; "fsdp" in JSON = 3)
-  bool distributed_optimizer = false; // Megatron's: shards optimizer state over DP (= ZeRO-1)
-  int vpp = 1;                        // virtual pipeline chunks per stage
+  int etp = 0;                         // 0: no folding (experts use TP = tp); ≥ 1: folding, GPUs = tp·cp·dp·pp
+  bool sp = false;                     // sequence parallel (Korthikanti et al. 2022)
+  int zero = 0;                        // 0–3 (ZeRO stage; "fsdp" in JSON = 3)
+  bool distributed_optimizer = false;  // Megatron's: shards optimizer state over DP (= ZeRO-1)
+  int vpp = 1;                         // virtual pipeline chunks per stage
   Schedule schedule = Schedule::OneFOneB;
-  int micro_batch = 1;                // sequences per micro-batch
+  int micro_batch = 1;  // sequences per micro-batch
   Recompute recompute = Recompute::None;
-  bool flash_attention = true;        // the s×s score matrix is never stored
+  bool flash_attention = true;                // the s×s score matrix is never stored
   std::string rank_order = "tp-cp-ep-dp-pp";  // innermost first (Megatron-Core default)
-  bool overlap_grad_reduce = true;    // DP gradient reduction overlapped with backward
-  bool overlap_param_gather = true;   // distributed-optimizer / ZeRO-3 parameter gathers overlapped with forward
-  bool tp_comm_overlap = false;       // TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
-  std::vector<int> layers_per_stage;  // empty: even split, first and last stages take the remainder's shortfall
+  bool overlap_grad_reduce = true;            // DP gradient reduction overlapped with backward
+  bool overlap_param_gather = true;           // distributed-optimizer / ZeRO-3 parameter gathers overlapped with forward
+  bool tp_comm_overlap = false;               // TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
+  std::vector<int> layers_per_stage;          // empty: even split, first and last stages take the remainder's shortfall
 };
 
 struct Workload {
   Mode mode = Mode::Train;
   int seq_len = 4096;
-  int global_batch = 0;               // sequences per step
-  Dtype dtype = Dtype::BF16;          // GEMM precision
+  int global_batch = 0;       // sequences per step
+  Dtype dtype = Dtype::BF16;  // GEMM precision
   GradDtype grad_dtype = GradDtype::FP32;
   Optimizer optimizer = Optimizer::Adam;
   // Serving (mode infer):
-  int batch = 1;                      // concurrent sequences per data-parallel replica
-  int prompt_len = 1024;              // tokens prefilled per sequence
-  int output_len = 256;               // tokens decoded per sequence
+  int batch = 1;          // concurrent sequences per data-parallel replica
+  int prompt_len = 1024;  // tokens prefilled per sequence
+  int output_len = 256;   // tokens decoded per sequence
   WeightDtype weight_dtype = WeightDtype::BF16;
   KvDtype kv_dtype = KvDtype::BF16;
 };
@@ -60,12 +60,12 @@ struct Config {
 // (core/resolved.h); nothing else re-derives them.
 struct Mesh {
   int gpus = 1;
-  int dp_attn = 1;       // data-parallel replicas of attention/dense weights (= ep·dp without folding)
-  int etp = 1;           // expert tensor parallel
-  int edp = 1;           // expert data parallel = gpus / (etp·ep·pp)
+  int dp_attn = 1;            // data-parallel replicas of attention/dense weights (= ep·dp without folding)
+  int etp = 1;                // expert tensor parallel
+  int edp = 1;                // expert data parallel = gpus / (etp·ep·pp)
   int num_micro_batches = 1;  // per pipeline per step
-  int zero = 0;          // effective ZeRO stage (the distributed optimizer is ZeRO-1)
-  int chunks = 1;        // model chunks per stage (interleaved: vpp; DualPipe: 2, one per direction)
+  int zero = 0;               // effective ZeRO stage (the distributed optimizer is ZeRO-1)
+  int chunks = 1;             // model chunks per stage (interleaved: vpp; DualPipe: 2, one per direction)
 };
 Mesh derive_mesh(const Plan& plan, const Workload& w);
 

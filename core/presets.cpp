@@ -42,11 +42,10 @@ ModelSpec llama(const char* name, int layers, int hidden, int heads, int ffn) {
 std::vector<ModelPreset> make_models() {
   std::vector<ModelPreset> v;
   v.push_back({gpt("gpt3-175b", 96, 12288, 96),
-               "Brown et al. 2020 (GPT-3) Table 2.1: 96 layers, d_model 12288, 96 heads; V padded to 51,200 as in Megatron",
-               175e9});
+               "Brown et al. 2020 (GPT-3) Table 2.1: 96 layers, d_model 12288, 96 heads; V padded to 51,200 as in Megatron", 175e9});
   v.push_back({gpt("megatron-22b", 48, 6144, 64), "Korthikanti et al. 2022 (arXiv:2205.05198) Table 3: 22B", 22e9});
-  v.push_back({gpt("megatron-530b", 105, 20480, 128),
-               "Korthikanti et al. 2022 Table 3; Narayanan et al. 2021 Table 1 (529.6B)", 529.6e9});
+  v.push_back(
+      {gpt("megatron-530b", 105, 20480, 128), "Korthikanti et al. 2022 Table 3; Narayanan et al. 2021 Table 1 (529.6B)", 529.6e9});
   v.push_back({gpt("megatron-1t", 128, 25600, 160), "Narayanan et al. 2021 (arXiv:2104.04473) Table 1: 1008B", 1008e9});
   v.push_back({llama("llama3-8b", 32, 4096, 32, 14336), "Llama 3 paper (arXiv:2407.21783) Table 3: 8B", 8.03e9});
   v.push_back({llama("llama3-70b", 80, 8192, 64, 28672), "Llama 3 paper Table 3: 70B", 70.6e9});

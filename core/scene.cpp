@@ -32,8 +32,7 @@ namespace {
 
 // Rows, ticks and stage labels shared by both timelines; returns the pixels per second.
 double frame(Scene& sc, int stages, double span_s, TimelineLayout& L) {
-  if (L.height > 0 && stages > 0)
-    L.row_height = std::clamp((L.height - L.axis_height) / stages - L.row_gap, 3.0, 28.0);
+  if (L.height > 0 && stages > 0) L.row_height = std::clamp((L.height - L.axis_height) / stages - L.row_gap, 3.0, 28.0);
   if (L.row_height < 8) L.row_gap = std::min(L.row_gap, 1.0);
   sc.width = L.width;
   sc.height = L.axis_height + stages * (L.row_height + L.row_gap);
@@ -74,7 +73,8 @@ Scene timeline_scene(const ScheduleResult& s, const TimelineLayout& layout, cons
   };
   sc.rects.reserve(s.ops.size() + s.idle.size() + 2 * tails.size());
   for (const Interval& i : s.idle) rect("idle", i.stage, -1, 0, -1, i.start_s, i.end_s);
-  for (const Op& op : s.ops) rect(op_kind_name(op.kind), op.stage, op.micro_batch, op.chunk, op.backward_micro_batch, op.start_s, op.end_s);
+  for (const Op& op : s.ops)
+    rect(op_kind_name(op.kind), op.stage, op.micro_batch, op.chunk, op.backward_micro_batch, op.start_s, op.end_s);
   for (size_t i = 0; i < tails.size() && static_cast<int>(i) < stages; ++i) {
     const int st = static_cast<int>(i);
     if (tails[i].dp_s > 0) rect("dp", st, -1, 0, -1, end[i], end[i] + tails[i].dp_s);
@@ -96,11 +96,15 @@ Scene decode_walk_scene(const std::vector<double>& stage_s, int tokens, const Ti
     double t = k * per_token;
     for (int st = 0; st < stages; ++st) {
       const double y = st * (L.row_height + L.row_gap);
-      if (t > k * per_token) sc.rects.push_back({"idle", st, -1, 0, -1, L.label_width + k * per_token * scale, y, (t - k * per_token) * scale, L.row_height, k * per_token, t});
-      sc.rects.push_back({"decode", st, k, 0, -1, L.label_width + t * scale, y, stage_s[st] * scale, L.row_height, t, t + stage_s[st]});
+      if (t > k * per_token)
+        sc.rects.push_back({"idle", st, -1, 0, -1, L.label_width + k * per_token * scale, y, (t - k * per_token) * scale, L.row_height,
+                            k * per_token, t});
+      sc.rects.push_back(
+          {"decode", st, k, 0, -1, L.label_width + t * scale, y, stage_s[st] * scale, L.row_height, t, t + stage_s[st]});
       const double after = t + stage_s[st], token_end = (k + 1) * per_token;
       if (after < token_end * (1 - 1e-12))
-        sc.rects.push_back({"idle", st, -1, 0, -1, L.label_width + after * scale, y, (token_end - after) * scale, L.row_height, after, token_end});
+        sc.rects.push_back(
+            {"idle", st, -1, 0, -1, L.label_width + after * scale, y, (token_end - after) * scale, L.row_height, after, token_end});
       t = after;
     }
   }

@@ -10,9 +10,9 @@
 namespace cutlab {
 
 struct SceneRect {
-  std::string kind;       // F, B, W, FB, idle, dp (exposed gradient reduction), optimizer, decode
+  std::string kind;  // F, B, W, FB, idle, dp (exposed gradient reduction), optimizer, decode
   int stage = 0;
-  int micro_batch = -1;   // -1 for idle (decode: the token)
+  int micro_batch = -1;  // -1 for idle (decode: the token)
   int chunk = 0;
   int backward_micro_batch = -1;  // FB: the micro-batch of the backward half
   double x = 0, y = 0, w = 0, h = 0;
@@ -20,11 +20,11 @@ struct SceneRect {
 };
 
 struct SceneLabel {
-  std::string kind;       // stage, tick, title
+  std::string kind;  // stage, tick, title
   std::string text;
   double x = 0, y = 0;
-  std::string anchor;     // start | middle | end
-  int stage = -1;         // stage labels: the stage (0-based)
+  std::string anchor;  // start | middle | end
+  int stage = -1;      // stage labels: the stage (0-based)
 };
 
 struct Scene {
@@ -35,8 +35,8 @@ struct Scene {
 };
 
 struct TimelineLayout {
-  double width = 960;         // total, including the stage labels
-  double height = 0;          // > 0: rows shrink or grow to fill it (row_height between 3 and 28)
+  double width = 960;  // total, including the stage labels
+  double height = 0;   // > 0: rows shrink or grow to fill it (row_height between 3 and 28)
   double row_height = 22;
   double row_gap = 4;
   double label_width = 64;

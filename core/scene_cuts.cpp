@@ -63,7 +63,8 @@ void depth(Pen& o, const Ctx& x, double left, double y, double h, int layer) {
   // the title and its subtitle on one line (the column has no room for two)
   o.text("heading", "Depth", left, y - 8, 12.5, 650);
   const double tw = fg::measure_text("Depth", 12.5, 650) + 8;
-  o.text("subheading", "PP = " + std::to_string(P) + " stage" + (P > 1 ? "s" : ""), left + tw, y - 8, 12, 400, "muted", "start", x.depth_w - tw);
+  o.text("subheading", "PP = " + std::to_string(P) + " stage" + (P > 1 ? "s" : ""), left + tw, y - 8, 12, 400, "muted", "start",
+         x.depth_w - tw);
   const double bar_w = 28, cap_h = 16;
   const double top = y + 4 + cap_h + 3, bottom = y + h - cap_h - 3, row_h = (bottom - top) / L;
   const StageInfo* emb = &x.pl.stages.front();
@@ -92,7 +93,8 @@ void depth(Pen& o, const Ctx& x, double left, double y, double h, int layer) {
   };
   std::vector<Seg> segs;
   for (const StageInfo& st : x.pl.stages)
-    for (size_t k = 0; k < st.chunks.size(); ++k) segs.push_back({st.stage, static_cast<int>(k), st.chunks[k].first, st.chunks[k].second});
+    for (size_t k = 0; k < st.chunks.size(); ++k)
+      segs.push_back({st.stage, static_cast<int>(k), st.chunks[k].first, st.chunks[k].second});
   std::stable_sort(segs.begin(), segs.end(), [](const Seg& p, const Seg& q) { return p.a < q.a; });
   for (const Seg& s : segs) {
     const double y0 = top + s.a * row_h, y1 = top + (s.b + 1) * row_h;
@@ -115,8 +117,8 @@ void depth(Pen& o, const Ctx& x, double left, double y, double h, int layer) {
     const double ly = std::max(mid + 4, last_y + label_h);
     if (ly > bottom + 2) continue;
     last_y = ly;
-    o.text("stage_label", "stage " + std::to_string(s.stage + 1) + " · " + fg::layers(s.a, s.b), left + bar_w + 8, ly, 11, 500,
-           "text", "start", x.depth_w - bar_w - 12);
+    o.text("stage_label", "stage " + std::to_string(s.stage + 1) + " · " + fg::layers(s.a, s.b), left + bar_w + 8, ly, 11, 500, "text",
+           "start", x.depth_w - bar_w - 12);
   }
   // a hover region per layer, or per pixel row when layers are thinner than a pixel (bounded by the height)
   const int per_region = std::max(1, static_cast<int>(std::ceil(1.0 / row_h)));
@@ -165,7 +167,8 @@ void matrix(Pen& o, const Matrix& mx, double y, double h, double gap) {
   // labels may reach into the gap, not into the neighbour's
   o.text("matrix_name", mx.name, x + w / 2, y + h + 14, 12, 600, "text", "middle", w + std::min(6.0, gap));
   if (!mx.sub.empty())
-    o.text("matrix_sub", fg::first_fit(mx.sub, w + 6, 10.5), x + w / 2, y + h + 27, 10.5, 400, "muted", "middle", w + std::min(8.0, gap));
+    o.text("matrix_sub", fg::first_fit(mx.sub, w + 6, 10.5), x + w / 2, y + h + 27, 10.5, 400, "muted", "middle",
+           w + std::min(8.0, gap));
 }
 
 // Widths proportional to the split dimension, but never narrower than the matrix's name.
@@ -204,7 +207,8 @@ std::pair<int, int> range_of(const GpuPlacement& g, const std::string& key) {
 }
 
 // TP pieces of a matrix split along heads, KV heads or FFN columns.
-std::vector<Piece> tp_pieces(const std::vector<GpuPlacement>& reps, const std::string& key, int total, int T, const std::string& name) {
+std::vector<Piece> tp_pieces(const std::vector<GpuPlacement>& reps, const std::string& key, int total, int T,
+                             const std::string& name) {
   std::vector<Piece> out;
   auto slice = [&](const GpuPlacement& g) {
     Piece p;
@@ -262,14 +266,17 @@ double experts(Pen& o, const Ctx& x, double left, double y, double W) {
   const int E = m.experts, EP = x.c.plan.ep, ETP = x.e.mesh.etp;
   const bool folding = x.c.plan.etp > 0;
   const std::vector<GpuPlacement> ep = x.group("ep"), etp = x.group("etp");
-  std::string sub = EP > 1 ? "EP = " + std::to_string(EP) + ": whole experts, EP rank 0 holds " + fg::span(ep[0].experts_begin, ep[0].experts_end) +
-                                 ", rank 1 holds " + fg::span(ep[1].experts_begin, ep[1].experts_end) + (EP > 2 ? ", …" : "")
+  std::string sub = EP > 1 ? "EP = " + std::to_string(EP) + ": whole experts, EP rank 0 holds " +
+                                 fg::span(ep[0].experts_begin, ep[0].experts_end) + ", rank 1 holds " +
+                                 fg::span(ep[1].experts_begin, ep[1].experts_end) + (EP > 2 ? ", …" : "")
                            : std::string("EP = 1: every GPU of the stage has every expert");
   if (ETP > 1) sub += " · " + std::string(folding ? "ETP" : "TP") + " = " + std::to_string(ETP) + " slices inside each expert";
   const double expert_ffn = std::max(1, m.expert_ffn_hidden);
   const int drawn = std::min(E, kMaxExperts);
-  y += 24 + section(o, left, y + 10, "Experts: " + std::to_string(E) + " routed, top-" + std::to_string(m.top_k) +
-                                         (drawn < E ? " (first " + fg::integer(drawn) + " drawn)" : ""), sub, W);
+  y += 24 + section(o, left, y + 10,
+                    "Experts: " + std::to_string(E) + " routed, top-" + std::to_string(m.top_k) +
+                        (drawn < E ? " (first " + fg::integer(drawn) + " drawn)" : ""),
+                    sub, W);
   // router and shared experts at the left, the experts' grid on the right
   const double side_w = 70, grid_x = left + side_w + 12, grid_w = W - side_w - 12, rh = 22;
   const double gap = drawn > 32 ? 2 : 5;
@@ -286,7 +293,8 @@ double experts(Pen& o, const Ctx& x, double left, double y, double W) {
     const double sy = y + rh + 22;
     FigureRect& r = o.rect("shared", left, sy, side_w, rh, "tp");
     r.hit = "shared", r.count = m.shared_experts;
-    o.text("shared_label", "shared ×" + std::to_string(m.shared_experts), left + side_w / 2, sy + 15, 11, 600, "text", "middle", side_w - 4);
+    o.text("shared_label", "shared ×" + std::to_string(m.shared_experts), left + side_w / 2, sy + 15, 11, 600, "text", "middle",
+           side_w - 4);
   }
   const std::string slice_tone = folding ? "etp" : "tp";
   for (int e = 0; e < drawn; ++e) {
@@ -295,7 +303,8 @@ double experts(Pen& o, const Ctx& x, double left, double y, double W) {
     for (const GpuPlacement& g : ep)
       if (g.experts_begin <= e && e < g.experts_end) owner = &g;
     const int ep_rank = owner ? owner->ep : 0;
-    FigureRect& cell = o.rect(ETP > 1 ? "expert_band" : "expert", cx, cy, cell_w, ETP > 1 ? std::min(5.0, cell_h / 4) : cell_h, "ep", ep_rank, EP);
+    FigureRect& cell = o.rect(ETP > 1 ? "expert_band" : "expert", cx, cy, cell_w, ETP > 1 ? std::min(5.0, cell_h / 4) : cell_h, "ep",
+                              ep_rank, EP);
     if (ETP <= 1) cell.hit = "expert", cell.expert = e, cell.rank = owner ? owner->rank : -1;
     if (ETP > 1) {
       const double band = std::min(5.0, cell_h / 4);
@@ -314,7 +323,8 @@ double experts(Pen& o, const Ctx& x, double left, double y, double W) {
       const double px = cell_h >= 30 ? 11 : 9.5, tw = fg::measure_text(label, px, 600);
       if (tw < cell_w - 4) {
         if (ETP > 1) o.rect("label_bg", cx + cell_w / 2 - tw / 2 - 3, cy + cell_h / 2 - 6, tw + 6, 13);
-        FigureText& t = o.text("expert_label", label, cx + cell_w / 2, cy + cell_h / 2 + 4, px, 600, ETP > 1 ? "text" : "ep", "middle");
+        FigureText& t = o.text("expert_label", label, cx + cell_w / 2, cy + cell_h / 2 + 4, px, 600, ETP > 1 ? "text" : "ep",
+                               "middle");
         if (ETP <= 1) t.tone_index = ep_rank, t.tone_count = EP, t.on_fill = true;
       }
     }
@@ -343,15 +353,19 @@ double opened_layer(Pen& o, const Ctx& x, double left, double y, double W, int i
     for (auto [a, b] : st.chunks)
       if (i >= a && i <= b) stage = st.stage;
   const bool moe = is_moe_layer(m, i);
-  const std::string sub = "stage " + std::to_string(stage + 1) + " of " + std::to_string(x.c.plan.pp) + " · TP = " + std::to_string(T) +
-                          (T > 1 ? ": every matrix in " + std::to_string(T) + " vertical slices, one per TP rank" : ": matrices whole on one GPU");
+  const std::string sub = "stage " + std::to_string(stage + 1) + " of " + std::to_string(x.c.plan.pp) +
+                          " · TP = " + std::to_string(T) +
+                          (T > 1 ? ": every matrix in " + std::to_string(T) + " vertical slices, one per TP rank"
+                                 : ": matrices whole on one GPU");
   double cy = y + 22 + section(o, left, y, "Inside " + fg::layers(i, i) + (moe ? " (MoE)" : ""), sub, W);
   const std::vector<GpuPlacement> tp = x.group("tp");
   const double attn_h = 52;
   const double qcols = static_cast<double>(m.heads) * m.head_dim, kvcols = static_cast<double>(m.kv_heads) * m.head_dim;
   std::vector<Matrix> attn;
   if (is_mla(m)) {
-    attn.push_back({"WQ↓", {"q-LoRA " + fg::integer(m.q_lora_rank), "q-LoRA"}, std::max(m.q_lora_rank, 1) * 2.0,
+    attn.push_back({"WQ↓",
+                    {"q-LoRA " + fg::integer(m.q_lora_rank), "q-LoRA"},
+                    std::max(m.q_lora_rank, 1) * 2.0,
                     m.q_lora_rank > 0 ? replicated("WQ↓") : std::vector<Piece>{}});
     attn.push_back({"WQ↑", {std::to_string(m.heads) + " heads"}, qcols, tp_pieces(tp, "heads", m.heads, T, "WQ↑")});
     attn.push_back({"WKV↓", {"KV latent " + fg::integer(m.kv_lora_rank), "latent"}, m.kv_lora_rank * 2.0, replicated("WKV↓")});
@@ -369,7 +383,10 @@ double opened_layer(Pen& o, const Ctx& x, double left, double y, double W, int i
     const int f = m.ffn_hidden;
     const std::string ffn = "FFN " + fg::integer(f);
     auto p = [&](const std::string& name) { return tp_pieces(tp, "ffn", f, T, name); };
-    if (m.gated_mlp) mlp = {{"W gate", {ffn}, double(f), p("W gate")}, {"W up", {ffn}, double(f), p("W up")}, {"W down", {"row-parallel"}, double(f), p("W down")}};
+    if (m.gated_mlp)
+      mlp = {{"W gate", {ffn}, double(f), p("W gate")},
+             {"W up", {ffn}, double(f), p("W up")},
+             {"W down", {"row-parallel"}, double(f), p("W down")}};
     else mlp = {{"W in", {ffn}, double(f), p("W in")}, {"W out", {"row-parallel"}, double(f), p("W out")}};
   }
   // One row per block, each matrix's width proportional to its split dimension within the row.
@@ -395,14 +412,19 @@ double sequence(Pen& o, const Ctx& x, double left, double y, double W) {
   const double bh = 18;
   if (x.serve) {  // a sequence is its prompt (prefilled at once) and the tokens decoded one by one
     const double n = wl.prompt_len + wl.output_len;
-    const double by = y + 10 + section(o, left, y, "Each sequence: " + fg::integer(wl.prompt_len) + " prompt + " + fg::integer(wl.output_len) + " output tokens",
-                                       "whole on every GPU (CP is modelled for training)", W);
+    const double by = y + 10 +
+                      section(o, left, y,
+                              "Each sequence: " + fg::integer(wl.prompt_len) + " prompt + " + fg::integer(wl.output_len) +
+                                  " output tokens",
+                              "whole on every GPU (CP is modelled for training)", W);
     const double xp = left + wl.prompt_len / n * W;
     o.rect("prompt", left, by, xp - left, bh, "cp");
     o.rect("decode", xp, by, left + W - xp, bh, "cp");
     const std::string a = "prompt: prefill (TTFT)", b = "decode (TPOT each)";
-    if (fg::measure_text(a, 10.5, 600) <= xp - left - 6) o.text("bar_label", a, left + (xp - left) / 2, by + 13, 10.5, 600, "text", "middle");
-    if (fg::measure_text(b, 10.5, 600) <= left + W - xp - 6) o.text("bar_label", b, xp + (left + W - xp) / 2, by + 13, 10.5, 600, "white", "middle");
+    if (fg::measure_text(a, 10.5, 600) <= xp - left - 6)
+      o.text("bar_label", a, left + (xp - left) / 2, by + 13, 10.5, 600, "text", "middle");
+    if (fg::measure_text(b, 10.5, 600) <= left + W - xp - 6)
+      o.text("bar_label", b, xp + (left + W - xp) / 2, by + 13, 10.5, 600, "white", "middle");
     o.rect("bar_frame", left, by, W, bh);
     o.rect("region", left, by, W, bh).hit = "request";
     o.text("axis", "0", left, by + bh + 12, 10, 400, "faint");
@@ -448,15 +470,20 @@ double replicas(Pen& o, const Ctx& x, double left, double y, double W) {
     R = inf.replicas;
     title = "Requests: DP = " + fg::integer(p.dp) + (R != p.dp ? " (" + fg::integer(R) + " replicas)" : "");
     sub = "each replica serves its own batch of " + fg::integer(w.batch) + " sequence" + (w.batch > 1 ? "s" : "");
-    first = R > 1 ? "Full copies of the model; between replicas there is no model communication at all." : "One copy of the model serves every request.";
+    first = R > 1 ? "Full copies of the model; between replicas there is no model communication at all."
+                  : "One copy of the model serves every request.";
     second = fg::short_count(inf.tokens_per_s_per_replica) + " tokens/s per replica × " + fg::integer(R) + " = " +
              fg::short_count(inf.tokens_per_s_total) + " tokens/s";
   } else {
     R = x.e.mesh.dp_attn;
-    const std::string zero = p.zero > 0 ? "ZeRO-" + std::to_string(p.zero) : p.distributed_optimizer ? "distributed optimizer (ZeRO-1)" : "no ZeRO";
+    const std::string zero = p.zero > 0                ? "ZeRO-" + std::to_string(p.zero)
+                             : p.distributed_optimizer ? "distributed optimizer (ZeRO-1)"
+                                                       : "no ZeRO";
     const GroupInfo* grad = find_group(x.pl, Axis::DPGrad);
     title = "Batch: DP = " + fg::integer(p.dp) +
-            (p.etp > 0 ? "" : p.ep > 1 ? " × EP " + std::to_string(p.ep) + " = " + fg::integer(R) + " copies of the dense weights" : "");
+            (p.etp > 0  ? ""
+             : p.ep > 1 ? " × EP " + std::to_string(p.ep) + " = " + fg::integer(R) + " copies of the dense weights"
+                        : "");
     sub = "global batch " + fg::integer(w.global_batch) + " = micro-batch " + std::to_string(p.micro_batch) + " × " +
           fg::integer(x.e.mesh.num_micro_batches) + " micro-batches × " + fg::integer(R) + " replica" + (R > 1 ? "s" : "");
     first = R > 1 ? "Each replica: everything above, on its own share of the batch." : "No data parallelism: one copy of the weights.";

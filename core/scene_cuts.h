@@ -6,8 +6,8 @@
 // Bounded for any input: at most 1,024 experts and 256 CP ranks drawn one by one.
 #pragma once
 #include "core/estimate.h"
-#include "core/scene_input.h"
 #include "core/figure.h"
+#include "core/scene_input.h"
 
 namespace cutlab {
 

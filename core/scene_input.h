@@ -15,8 +15,8 @@ struct SceneInput {
   bool serving = false;
   const std::vector<CommOp>& comm;
   const MemoryResult& memory;
-  const InferenceEstimate& inference;   // serving; empty when training
-  const TrainingEstimate& training;     // training; empty when serving
+  const InferenceEstimate& inference;  // serving; empty when training
+  const TrainingEstimate& training;    // training; empty when serving
 };
 
 inline SceneInput scene_input(const Resolved& r, const Estimate& e) {

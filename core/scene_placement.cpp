@@ -15,7 +15,6 @@ namespace {
 namespace fg = figure;
 constexpr double kPad = 16;
 
-
 // What one stage's GPUs hold, in the order the bars stack (training or serving parts).
 struct StageMem {
   std::vector<std::pair<std::string, double>> parts;  // tone, bytes
@@ -75,8 +74,14 @@ struct Ctx {
   int gpus, gn, nodes;
 
   Ctx(const Config& c_, const SceneInput& e_, double w)
-      : c(c_), e(e_), pl(e_.placement), W(w), serve(e_.serving), gpus(e_.placement.gpus),
-        gn(e_.placement.gpus_per_node), nodes(e_.placement.nodes) {
+      : c(c_),
+        e(e_),
+        pl(e_.placement),
+        W(w),
+        serve(e_.serving),
+        gpus(e_.placement.gpus),
+        gn(e_.placement.gpus_per_node),
+        nodes(e_.placement.nodes) {
     for (const CommOp& op : e.comm) (op.link == Link::NVLink ? nvlink : scaleout).add(name_of(op.axis), op.bytes);
     per = serve ? "per GPU (prefill + a decode step)" : "per GPU per step";
   }
@@ -89,7 +94,9 @@ struct Ctx {
       m.total = s.total_bytes, m.capacity = s.capacity_bytes, m.fits = s.fits;
     } else {
       const StageMemory& s = e.memory.per_stage[stage];
-      m.parts = {{"weights", s.weights_bytes}, {"grads", s.grads_bytes}, {"optimizer", s.optimizer_bytes},
+      m.parts = {{"weights", s.weights_bytes},
+                 {"grads", s.grads_bytes},
+                 {"optimizer", s.optimizer_bytes},
                  {"activations", s.activations_bytes}};
       m.total = s.total_bytes, m.capacity = s.capacity_bytes, m.fits = s.fits;
     }
@@ -161,17 +168,18 @@ std::string zero_group(const Ctx& x) {
   return (p.zero > 0 ? "ZeRO-" + std::to_string(p.zero) : std::string("dist. optimizer")) + " · 1/" + fg::integer(g->size) + " shard";
 }
 
-std::string stage_layers_text(const StageInfo& st) {
-  return fg::layers(st.chunks.front().first, st.chunks.back().second);
-}
+std::string stage_layers_text(const StageInfo& st) { return fg::layers(st.chunks.front().first, st.chunks.back().second); }
 
 // ---- header --------------------------------------------------------------------------------------
 void header(Pen& o, const Ctx& x) {
   const Cluster& cl = x.c.cluster;
-  o.text("title", fg::integer(x.gpus) + " × " + cl.gpu + " in " + fg::integer(x.nodes) + " node" + (x.nodes > 1 ? "s" : "") +
-                      " of " + std::to_string(x.gn), kPad, 20, 13, 650);
-  o.text("subtitle", "NVLink " + fg::integer(cl.nvlink_bytes_per_s / 1e9) + " GB/s per GPU inside a node · scale-out " +
-                         fg::integer(cl.scaleout_bytes_per_s / 1e9) + " GB/s per GPU between nodes · rank order " + x.c.plan.rank_order,
+  o.text("title",
+         fg::integer(x.gpus) + " × " + cl.gpu + " in " + fg::integer(x.nodes) + " node" + (x.nodes > 1 ? "s" : "") + " of " +
+             std::to_string(x.gn),
+         kPad, 20, 13, 650);
+  o.text("subtitle",
+         "NVLink " + fg::integer(cl.nvlink_bytes_per_s / 1e9) + " GB/s per GPU inside a node · scale-out " +
+             fg::integer(cl.scaleout_bytes_per_s / 1e9) + " GB/s per GPU between nodes · rank order " + x.c.plan.rank_order,
          kPad, 38, 11.5, 400, "muted", "start", x.W - 2 * kPad);
   const GroupInfo* tp = x.group("tp");
   if (tp && tp->size > 1 && tp->nodes_spanned > 1) {
@@ -202,8 +210,9 @@ void link_key(Pen& o, const Ctx& x, double left, double y) {
   auto one = [&](const std::string& tier, const Traffic& t, double xx) {
     const double th = thickness(t.bytes);
     o.line("key_link", xx, y, xx + 44, y, std::max(1.0, th), th > 0 ? tier : "rule");
-    o.text("link_label", (tier == "nvlink" ? "NVLink inside nodes · " : "scale-out between nodes · ") +
-                             (t.bytes > 0 ? axis_list(t) + " " + x.per : std::string("no traffic")),
+    o.text("link_label",
+           (tier == "nvlink" ? "NVLink inside nodes · " : "scale-out between nodes · ") +
+               (t.bytes > 0 ? axis_list(t) + " " + x.per : std::string("no traffic")),
            xx + 54, y + 4, 11.5, 600, t.bytes > 0 ? tier : "faint", "start", half - 64);
   };
   one("nvlink", x.nvlink, left);
@@ -251,7 +260,8 @@ Layout layout_full(const Ctx& x, double band) {
     for (int k = 0; k < x.gn; ++k) {
       const int rank = n * x.gn + k;
       if (rank >= x.gpus) break;
-      nd.gpus.push_back({rank, nd.x + 10 + (k % gcols) * (cell_w + 8), nd.y + 30 + (k / gcols) * (cell_h + 8), cell_w, cell_h, x.gpu(rank)});
+      nd.gpus.push_back(
+          {rank, nd.x + 10 + (k % gcols) * (cell_w + 8), nd.y + 30 + (k / gcols) * (cell_h + 8), cell_w, cell_h, x.gpu(rank)});
     }
     L.nodes.push_back(std::move(nd));
   }
@@ -349,7 +359,8 @@ void draw_links_full(Pen& o, const Ctx& x, const Layout& L) {
     if (tv > 0) {
       o.line("bus", nd.x + 16, by, nd.x + nd.w - 16, by, tv, "nvlink");
       for (const GpuBox& g : nd.gpus)
-        if (g.y + g.h > by - 20 && g.y + g.h < by) o.line("stub", g.x + g.w / 2, g.y + g.h, g.x + g.w / 2, by, std::max(1.0, tv / 2), "nvlink");
+        if (g.y + g.h > by - 20 && g.y + g.h < by)
+          o.line("stub", g.x + g.w / 2, g.y + g.h, g.x + g.w / 2, by, std::max(1.0, tv / 2), "nvlink");
     } else {
       o.line("bus", nd.x + 16, by, nd.x + nd.w - 16, by, 1, "rule", true);
     }
@@ -386,7 +397,7 @@ void draw_links_full(Pen& o, const Ctx& x, const Layout& L) {
     label_y = bottom + 30;
   }
   const std::string label = x.scaleout.bytes > 0 ? "scale-out network · " + axis_list(x.scaleout) + " " + x.per
-                                                  : std::string("scale-out network · no traffic");
+                                                 : std::string("scale-out network · no traffic");
   o.text("link_label", label, x.W / 2, label_y, 11.5, 600, x.scaleout.bytes > 0 ? "scaleout" : "faint", "middle", x.W - 2 * kPad);
 }
 
@@ -453,7 +464,7 @@ void draw_cells(Pen& o, const Ctx& x, const Layout& L, double cell, bool balance
 // One row per pipeline stage; in each, every distinct kind of node (the TP, CP, EP, ETP
 // coordinates of its GPUs) once, with how many nodes are like it.
 struct KindBox {
-  int first = 0;   // the first node of this kind
+  int first = 0;  // the first node of this kind
   int count = 0;
 };
 struct StageRow {
@@ -462,9 +473,9 @@ struct StageRow {
   std::vector<KindBox> kinds;
 };
 
-constexpr int kMaxRows = 64;           // stage rows drawn; more are summarised in one line
-constexpr int kMaxCellsPerBox = 72;    // GPUs drawn in a node kind (bigger domains: a cell per group of GPUs)
-constexpr int kMaxCells = 16384;       // cells in the whole view
+constexpr int kMaxRows = 64;         // stage rows drawn; more are summarised in one line
+constexpr int kMaxCellsPerBox = 72;  // GPUs drawn in a node kind (bigger domains: a cell per group of GPUs)
+constexpr int kMaxCells = 16384;     // cells in the whole view
 
 double draw_stages(Pen& o, const Ctx& x, double band) {
   const Plan& p = x.c.plan;
@@ -529,8 +540,9 @@ double draw_stages(Pen& o, const Ctx& x, double band) {
   const int inner_n = x.size_of(inner), outer_n = outer.empty() ? 0 : x.size_of(outer);
   const double hy = top - 8;
   o.text("heading", "PIPELINE STAGE", kPad, hy, 10, 700, "muted");
-  o.text("heading", "KINDS OF NODE · " + std::to_string(gn) + " GPUs, colour = " + upper(inner) + " rank" +
-                        (outer.empty() ? "" : ", band = " + upper(outer) + " rank"),
+  o.text("heading",
+         "KINDS OF NODE · " + std::to_string(gn) + " GPUs, colour = " + upper(inner) + " rank" +
+             (outer.empty() ? "" : ", band = " + upper(outer) + " rank"),
          x0, hy, 10, 700, "muted", "start", x.W - kPad - count_w - 10 - x0);
   o.text("heading", "NODES", x.W - kPad, hy, 10, 700, "muted", "end");
   if (mem_column) o.text("heading", "MEMORY PER GPU", x.W - kPad - 330, hy, 10, 700, "muted");
@@ -544,7 +556,8 @@ double draw_stages(Pen& o, const Ctx& x, double band) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const StageRow& row = rows[i];
     const double y = top + i * row_h, mid = y + row_h / 2;
-    o.rect("stage_bar", kPad, y + 2, 4, row_h - 4, row.stage >= 0 ? "pp" : "muted", row.stage, row.stage >= 0 ? p.pp : 0).stage = row.stage;
+    o.rect("stage_bar", kPad, y + 2, 4, row_h - 4, row.stage >= 0 ? "pp" : "muted", row.stage, row.stage >= 0 ? p.pp : 0)
+        .stage = row.stage;
     if (row_h >= 15) {
       const std::string name = row.stage >= 0 ? "stage " + std::to_string(row.stage + 1) : std::string("all nodes");
       o.text("stage_name", name, kPad + 10, mid + 4, 11.5, 650, "pp");
@@ -569,14 +582,15 @@ double draw_stages(Pen& o, const Ctx& x, double band) {
         const long long rank = static_cast<long long>(k.first) * gn + static_cast<long long>(jj) * group;
         if (rank >= x.gpus) break;
         const GpuPlacement g = x.gpu(static_cast<int>(rank));
-        o.rect("cell_mini", kx + 3 + (jj % gcols) * (cell + 1), ky + 2.5 + (jj / gcols) * (ch + 1), cell, ch, inner, coord_of(g, inner), inner_n);
+        o.rect("cell_mini", kx + 3 + (jj % gcols) * (cell + 1), ky + 2.5 + (jj / gcols) * (ch + 1), cell, ch, inner,
+               coord_of(g, inner), inner_n);
       }
-      if (!outer.empty())
-        o.rect("band", kx + 1, ky - 3, box_w - 2, 3, outer, coord_of(x.gpu(k.first * gn), outer), outer_n);
+      if (!outer.empty()) o.rect("band", kx + 1, ky - 3, box_w - 2, 3, outer, coord_of(x.gpu(k.first * gn), outer), outer_n);
       if (with_count) o.text("kind_count", "× " + fg::integer(k.count), kx + box_w + 8, mid + 4, 11, 600, "muted");
     }
     if (static_cast<int>(row.kinds.size()) > n_shown)
-      o.text("more", "+" + std::to_string(row.kinds.size() - n_shown) + " more", x0 + n_shown * (box_w + extra) - extra + 8, mid + 4, 10.5, 400, "muted");
+      o.text("more", "+" + std::to_string(row.kinds.size() - n_shown) + " more", x0 + n_shown * (box_w + extra) - extra + 8, mid + 4,
+             10.5, 400, "muted");
     if (row.stage >= 0 && mem_column) {
       const StageMem mem = x.mem(row.stage);
       const double mx = x.W - kPad - 330, mw = 110;
@@ -638,20 +652,23 @@ void draw_balancer(Pen& o, const Ctx& x, const Layout* L) {
     }
   // What the pointer shows about traffic between the replicas.
   const std::string between = cross.bytes > 0 ? "replicas exchange tokens: " + axis_list(cross) + " " + x.per
-                              : R > 1 ? "no traffic between replicas" : "";
+                              : R > 1         ? "no traffic between replicas"
+                                              : "";
   FigureRect& lb = o.rect("balancer", lbx, lby, lbw, lbh, "dp");
   lb.hit = "balancer", lb.name = between;
   o.text("balancer_name", "load balancer", lbx + lbw / 2, lby + 14, 12, 700, "text", "middle", lbw - 10);
   o.text("balancer_sub", "requests in", lbx + lbw / 2, lby + 27, 10.5, 400, "muted", "middle", lbw - 10);
   const double tx = lbx + lbw + 14, tw = x.W - kPad - tx;
-  const std::string sum = fg::integer(R) + " replicas × " + fg::integer(per1) + " tok/s = " + fg::integer(inf.tokens_per_s_total) + " tok/s";
+  const std::string sum = fg::integer(R) + " replicas × " + fg::integer(per1) + " tok/s = " + fg::integer(inf.tokens_per_s_total) +
+                          " tok/s";
   const std::string total = R > 1 ? fg::first_fit({sum + (cross.bytes > 0 ? "" : "; no traffic between replicas"), sum}, tw, 12.5, 700)
                                   : "one replica: " + fg::integer(per1) + " tok/s";
   o.text("balancer_total", total, tx, lby + 13, 12.5, 700, "dp", "start", tw);
-  const std::string each = (R > 1 ? "each: " : "") + replica_shape(x.c.plan) + " · " + fg::integer(batch) + " sequence" + (batch > 1 ? "s" : "") +
-                           " · TPOT " + fg::seconds(inf.tpot_s);
+  const std::string each = (R > 1 ? "each: " : "") + replica_shape(x.c.plan) + " · " + fg::integer(batch) + " sequence" +
+                           (batch > 1 ? "s" : "") + " · TPOT " + fg::seconds(inf.tpot_s);
   std::vector<std::string> links;
-  if (cross.bytes > 0) links = {"replicas exchange tokens: " + axis_list(cross) + " " + x.per, "replicas exchange tokens: " + axis_list(cross)};
+  if (cross.bytes > 0)
+    links = {"replicas exchange tokens: " + axis_list(cross) + " " + x.per, "replicas exchange tokens: " + axis_list(cross)};
   else if (R > 1 && total.find("no traffic") == std::string::npos) links = {"no traffic between replicas"};
   std::vector<std::string> options;
   for (const std::string& l : links) options.push_back(l + " · " + each);
@@ -661,9 +678,12 @@ void draw_balancer(Pen& o, const Ctx& x, const Layout* L) {
          cross.bytes > 0 ? (cross_scaleout ? "scaleout" : "nvlink") : "muted", "start", tw);
   auto sub = [&](double w) {
     return fg::first_fit({fg::integer(per1) + " tok/s · " + fg::integer(batch) + " seq", fg::integer(per1) + " tok/s",
-                          fg::compact(per1) + " tok/s", fg::compact(per1)}, w - 10, 10.5);
+                          fg::compact(per1) + " tok/s", fg::compact(per1)},
+                         w - 10, 10.5);
   };
-  auto name = [&](int k, double w) { return fg::first_fit({"replica " + std::to_string(k), "r" + std::to_string(k)}, w - 10, 11, 700); };
+  auto name = [&](int k, double w) {
+    return fg::first_fit({"replica " + std::to_string(k), "r" + std::to_string(k)}, w - 10, 11, 700);
+  };
 
   struct Pill {
     int replica;
@@ -753,7 +773,9 @@ std::vector<fg::LegendItem> legend_items(const Ctx& x, const std::string& level,
     items.push_back({"DP replica", "dp"});
     items.push_back({"memory", "", "", true});
     if (x.serve) items.insert(items.end(), {{"weights", "weights"}, {"KV cache", "kv"}, {"activations", "activations"}});
-    else items.insert(items.end(), {{"weights", "weights"}, {"gradients", "grads"}, {"optimizer", "optimizer"}, {"activations", "activations"}});
+    else
+      items.insert(items.end(),
+                   {{"weights", "weights"}, {"gradients", "grads"}, {"optimizer", "optimizer"}, {"activations", "activations"}});
   }
   if (balancer) {
     items.push_back({"serving", "", "", true});

@@ -9,8 +9,8 @@
 // view; every GPU is asked about through gpu_placement() (placement.h), never recomputed here.
 #pragma once
 #include "core/estimate.h"
-#include "core/scene_input.h"
 #include "core/figure.h"
+#include "core/scene_input.h"
 
 namespace cutlab {
 

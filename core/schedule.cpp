@@ -182,7 +182,7 @@ void generate_dualpipe(const Topology& t, int s, Emitter& emit) {
   };
 
   for (int i = 0; i < (half_p - h - 1) * 2; ++i) forward(near);  // step 1: nF0
-  for (int i = 0; i < h + 1; ++i) {                                // step 2: nF0F1
+  for (int i = 0; i < h + 1; ++i) {                              // step 2: nF0F1
     forward(near);
     forward(far);
   }
@@ -192,7 +192,7 @@ void generate_dualpipe(const Topology& t, int s, Emitter& emit) {
     forward(far);
   }
   for (int i = 0; i < half_m - p + h + 1; ++i) {  // step 4 (main): nF0B1F1B0
-    if (i == 0 && middle) {  // the reference does not overlap this pair on the middle stages
+    if (i == 0 && middle) {                       // the reference does not overlap this pair on the middle stages
       forward(near);
       backward(far, false);
     } else {
@@ -261,11 +261,18 @@ struct Timeline {
   std::vector<int> stack;           // stages to run
   std::vector<char> queued;         // per stage: whether it is on the stack
 
-  Timeline(const Topology& topology, const ScheduleInput& in, std::vector<Op>& all_ops,
-           const std::vector<unsigned char>& split, const std::vector<std::size_t>& bounds)
-      : t(topology), input(in), ops(all_ops), split_w(split), begin(bounds),
-        f_end(static_cast<std::size_t>(t.m) * t.p * t.v, -1.0), b_end(f_end.size(), -1.0),
-        cursor(begin.begin(), begin.end() - 1), free_at(t.p, 0.0), queued(t.p, 1) {
+  Timeline(const Topology& topology, const ScheduleInput& in, std::vector<Op>& all_ops, const std::vector<unsigned char>& split,
+           const std::vector<std::size_t>& bounds)
+      : t(topology),
+        input(in),
+        ops(all_ops),
+        split_w(split),
+        begin(bounds),
+        f_end(static_cast<std::size_t>(t.m) * t.p * t.v, -1.0),
+        b_end(f_end.size(), -1.0),
+        cursor(begin.begin(), begin.end() - 1),
+        free_at(t.p, 0.0),
+        queued(t.p, 1) {
     stack.reserve(t.p);
     for (int s = t.p - 1; s >= 0; --s) stack.push_back(s);
   }
@@ -411,8 +418,8 @@ std::size_t count_gaps(const std::vector<Op>& ops, const std::vector<std::size_t
 }
 
 // Records stage s's idle intervals and returns its peak alive (micro-batch, chunk) pairs.
-int sweep_stage(const ScheduleResult& out, const std::vector<unsigned char>& split_w, std::size_t first,
-                std::size_t last, int s, IdleRecorder& idle) {
+int sweep_stage(const ScheduleResult& out, const std::vector<unsigned char>& split_w, std::size_t first, std::size_t last, int s,
+                IdleRecorder& idle) {
   double t_s = 0;
   int alive = 0, peak = 0;
   for (std::size_t i = first; i < last; ++i) {
@@ -439,8 +446,7 @@ void summarize(ScheduleResult& out, const std::vector<unsigned char>& split_w, c
   out.peak_alive_micro_batches.assign(p, 0);
   out.idle.reserve(count_gaps(out.ops, begin, p, makespan_s, tolerance_s));
   IdleRecorder idle{out.idle, tolerance_s};
-  for (int s = 0; s < p; ++s)
-    out.peak_alive_micro_batches[s] = sweep_stage(out, split_w, begin[s], begin[s + 1], s, idle);
+  for (int s = 0; s < p; ++s) out.peak_alive_micro_batches[s] = sweep_stage(out, split_w, begin[s], begin[s + 1], s, idle);
   out.bubble_fraction = makespan_s > 0 ? idle.idle_s / (p * makespan_s) : 0.0;
 }
 
@@ -448,14 +454,10 @@ void summarize(ScheduleResult& out, const std::vector<unsigned char>& split_w, c
 
 Errors validate(const ScheduleInput& in, Schedule kind) {
   Errors errors;
-  auto add = [&](ErrorCode code, const char* path, std::string message) {
-    errors.push_back({code, path, std::move(message)});
-  };
+  auto add = [&](ErrorCode code, const char* path, std::string message) { errors.push_back({code, path, std::move(message)}); };
   const int p = in.stages, m = in.micro_batches, v = in.chunks;
   if (p < 1) add(ErrorCode::OutOfRange, k_path_stages, "pp = " + std::to_string(p) + " must be at least 1");
-  if (m < 1)
-    add(ErrorCode::OutOfRange, k_path_micro_batches,
-        "micro-batches = " + std::to_string(m) + " must be at least 1");
+  if (m < 1) add(ErrorCode::OutOfRange, k_path_micro_batches, "micro-batches = " + std::to_string(m) + " must be at least 1");
   if (v < 1) add(ErrorCode::OutOfRange, k_path_chunks, "vpp = " + std::to_string(v) + " must be at least 1");
   const bool sizes_ok = p >= 1 && m >= 1 && v >= 1;
 
@@ -473,14 +475,13 @@ Errors validate(const ScheduleInput& in, Schedule kind) {
             ", vpp = " + std::to_string(v) + ", micro-batches = " + std::to_string(m) + ")");
   if (sizes_ok && static_cast<long long>(in.times.size()) != static_cast<long long>(p) * v)
     add(ErrorCode::Incompatible, k_path_stages,
-        "times has " + std::to_string(in.times.size()) + " entries, expected pp * vpp = " +
-            std::to_string(static_cast<long long>(p) * v));
+        "times has " + std::to_string(in.times.size()) +
+            " entries, expected pp * vpp = " + std::to_string(static_cast<long long>(p) * v));
 
   // Durations come from the cost model, not from the plan: their paths point into ScheduleInput.
   auto check_duration = [&](double value_s, const std::string& path) {
     if (!(value_s >= 0) || !std::isfinite(value_s))
-      add(ErrorCode::OutOfRange, path.c_str(),
-          "duration " + std::to_string(value_s) + " s must be finite and non-negative");
+      add(ErrorCode::OutOfRange, path.c_str(), "duration " + std::to_string(value_s) + " s must be finite and non-negative");
   };
   for (std::size_t i = 0; i < in.times.size(); ++i) {
     const std::string base = "/times/" + std::to_string(i);
@@ -496,21 +497,17 @@ Errors validate(const ScheduleInput& in, Schedule kind) {
 
 Errors schedule_rules(Schedule s, int pp, int vpp, long long m) {
   Errors errors;
-  auto add = [&](const char* path, std::string message) {
-    errors.push_back({ErrorCode::Incompatible, path, std::move(message)});
-  };
+  auto add = [&](const char* path, std::string message) { errors.push_back({ErrorCode::Incompatible, path, std::move(message)}); };
   auto n = [](long long v) { return std::to_string(v); };
   if (vpp > 1 && s != Schedule::Interleaved) add(k_path_chunks, "vpp = " + n(vpp) + " needs schedule 'interleaved'");
-  if (s == Schedule::Interleaved && vpp < 2)
-    add(k_path_chunks, "schedule 'interleaved' needs vpp ≥ 2 (vpp = 1 is plain 1f1b)");
+  if (s == Schedule::Interleaved && vpp < 2) add(k_path_chunks, "schedule 'interleaved' needs vpp ≥ 2 (vpp = 1 is plain 1f1b)");
   if (s == Schedule::Interleaved && m > 0 && pp > 0 && m % pp != 0)
-    add(k_path_micro_batches,
-        "interleaved 1F1B needs the micro-batches per step (" + n(m) + ") to be a multiple of pp = " + n(pp));
+    add(k_path_micro_batches, "interleaved 1F1B needs the micro-batches per step (" + n(m) + ") to be a multiple of pp = " + n(pp));
   if (s == Schedule::DualPipe) {
     if (pp % 2 != 0) add(k_path_stages, "dualpipe needs an even pp, got " + n(pp));
     if (m > 0 && (m % 2 != 0 || m < 2LL * pp))
-      add(k_path_micro_batches, "dualpipe needs an even number of micro-batches per step, at least 2 × pp = " +
-                                    n(2LL * pp) + ", got " + n(m));
+      add(k_path_micro_batches,
+          "dualpipe needs an even number of micro-batches per step, at least 2 × pp = " + n(2LL * pp) + ", got " + n(m));
   }
   return errors;
 }
@@ -536,9 +533,9 @@ Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
   if (stuck >= 0) {
     // Cannot happen for a valid generator; reported rather than asserted so a bug never hangs the UI.
     result.value = ScheduleResult{};
-    result.errors.push_back({ErrorCode::Incompatible, k_path_schedule,
-                             "schedule " + std::string(name_of(input.name)) + " deadlocked on stage " +
-                                 std::to_string(stuck) + " (internal error)"});
+    result.errors.push_back(
+        {ErrorCode::Incompatible, k_path_schedule,
+         "schedule " + std::string(name_of(input.name)) + " deadlocked on stage " + std::to_string(stuck) + " (internal error)"});
     return result;
   }
   summarize(out, split_w, begin, timeline.free_at);

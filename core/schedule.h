@@ -9,8 +9,8 @@
 #pragma once
 #include <string>
 
-#include "core/choices.h"
 #include <vector>
+#include "core/choices.h"
 
 #include "core/error.h"
 
@@ -27,11 +27,11 @@ struct OpTimes {
 
 struct ScheduleInput {
   Schedule name = Schedule::OneFOneB;
-  int stages = 1;                   // p
-  int micro_batches = 1;            // m
-  int chunks = 1;                   // v: model chunks per stage (interleaved: vpp; dualpipe: 2)
-  std::vector<OpTimes> times;       // size stages*chunks, index stage*chunks + chunk
-  double p2p_s = 0;                 // transfer time of one activation (or gradient) between stages
+  int stages = 1;              // p
+  int micro_batches = 1;       // m
+  int chunks = 1;              // v: model chunks per stage (interleaved: vpp; dualpipe: 2)
+  std::vector<OpTimes> times;  // size stages*chunks, index stage*chunks + chunk
+  double p2p_s = 0;            // transfer time of one activation (or gradient) between stages
 };
 
 struct Op {
@@ -53,8 +53,8 @@ struct Interval {
 
 struct ScheduleResult {
   Schedule name = Schedule::OneFOneB;
-  std::vector<Op> ops;                        // sorted by stage, then start_s
-  std::vector<Interval> idle;                 // gaps in each stage's timeline within [0, makespan]
+  std::vector<Op> ops;         // sorted by stage, then start_s
+  std::vector<Interval> idle;  // gaps in each stage's timeline within [0, makespan]
   double makespan_s = 0;
   double bubble_fraction = 0;                 // idle time / (stages * makespan)
   std::vector<int> peak_alive_micro_batches;  // per stage: max micro-batches with stored activations

@@ -22,7 +22,8 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
     return out;
   }
   if (base.workload.mode != Mode::Train) {
-    out.errors.push_back({ErrorCode::Incompatible, "/workload/mode", "search ranks training plans; serving plans are evaluated one by one"});
+    out.errors.push_back(
+        {ErrorCode::Incompatible, "/workload/mode", "search ranks training plans; serving plans are evaluated one by one"});
     return out;
   }
   if (opt.top < 1 || !(opt.max_memory_fraction > 0 && opt.max_memory_fraction <= 1)) {
@@ -36,7 +37,10 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
   const std::vector<int> pps = divisors_up_to(N, m.layers);
   const std::vector<int> cps = base.workload.seq_len >= 16384 ? divisors_up_to(N, 32) : std::vector<int>{1};
   const std::vector<int> eps = is_moe(m) ? divisors_up_to(N, m.experts) : std::vector<int>{1};
-  struct Sched { Schedule name; int vpp; };
+  struct Sched {
+    Schedule name;
+    int vpp;
+  };
   const Sched schedules[] = {{Schedule::OneFOneB, 1}, {Schedule::Interleaved, 2}, {Schedule::Interleaved, 4}, {Schedule::ZbH1, 1}};
   const int micro_batches[] = {1, 2, 4};
   const Recompute recomputes[] = {Recompute::None, Recompute::Selective, Recompute::Full};

@@ -12,7 +12,7 @@
 namespace cutlab {
 
 struct SearchOptions {
-  int top = 10;                 // plans returned
+  int top = 10;                      // plans returned
   double max_memory_fraction = 1.0;  // of usable HBM a plan may use to count as fitting
 };
 

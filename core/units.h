@@ -10,11 +10,11 @@ inline constexpr double MiB = 1024.0 * KiB;
 inline constexpr double GiB = 1024.0 * MiB;  // binary: HBM capacities (80 GiB parts are sold as "80 GB")
 inline constexpr double kB = 1e3;
 inline constexpr double MB = 1e6;
-inline constexpr double GB = 1e9;            // decimal: bandwidths (GB/s) and the ZeRO paper's "GB"
+inline constexpr double GB = 1e9;  // decimal: bandwidths (GB/s) and the ZeRO paper's "GB"
 inline constexpr double TB = 1e12;
-inline constexpr double GBps = 1e9;          // bytes per second
-inline constexpr double TFLOPs = 1e12;       // FLOP per second
-inline constexpr double us = 1e-6;           // seconds
+inline constexpr double GBps = 1e9;     // bytes per second
+inline constexpr double TFLOPs = 1e12;  // FLOP per second
+inline constexpr double us = 1e-6;      // seconds
 inline constexpr double ms = 1e-3;
 
 }  // namespace cutlab::units

@@ -92,15 +92,13 @@ std::string read_case_fields(const json& j, const std::string& path, ValidationC
 }
 
 // The rules on a case's values: a known metric of the case's kind, measured > 0, resolution ≥ 0, dp_shards ≥ 1.
-void check_case_values(const json& j, const std::string& path, const ValidationCase& c, const std::string& kind,
-                       Errors& errors) {
+void check_case_values(const json& j, const std::string& path, const ValidationCase& c, const std::string& kind, Errors& errors) {
   CaseKind k{};
   const MetricInfo* metric = j.contains("metric") ? find_metric(c.metric) : nullptr;
   if (metric && choice_from_name(kind, k) && metric->kind != c.kind)
     errors.push_back({ErrorCode::Incompatible, path + "/metric",
                       std::string("metric '") + name_of(c.metric) + "' does not belong to a " + kind + " case"});
-  if (j.contains("measured") && !(c.measured > 0))
-    errors.push_back({ErrorCode::OutOfRange, path + "/measured", "must be positive"});
+  if (j.contains("measured") && !(c.measured > 0)) errors.push_back({ErrorCode::OutOfRange, path + "/measured", "must be positive"});
   if (c.resolution < 0) errors.push_back({ErrorCode::OutOfRange, path + "/resolution", "must be ≥ 0"});
   if (!(c.dp_shards >= 1)) errors.push_back({ErrorCode::OutOfRange, path + "/dp_shards", "must be ≥ 1"});
 }
@@ -116,7 +114,9 @@ void nest_errors(const Errors& inner, const std::string& prefix, Errors& errors)
 // A training case: its 'config' (model, cluster, plan, workload), and none of the memory case's keys.
 void read_training_config(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
   for (const char* k : {"plan", "workload", "num_params", "dp_shards", "resolution"})
-    if (j.contains(k)) errors.push_back({ErrorCode::Incompatible, path + "/" + k, std::string("'") + k + "' belongs to memory cases; a training case has 'config'"});
+    if (j.contains(k))
+      errors.push_back(
+          {ErrorCode::Incompatible, path + "/" + k, std::string("'") + k + "' belongs to memory cases; a training case has 'config'"});
   if (!j.contains("config")) {
     errors.push_back({ErrorCode::MissingKey, path + "/config", "a training case needs 'config' (model, cluster, plan, workload)"});
     return;
@@ -128,12 +128,15 @@ void read_training_config(const json& j, const std::string& path, ValidationCase
 
 // A memory case: its 'plan' and 'workload', no 'config'.
 void read_memory_config(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
-  if (j.contains("config")) errors.push_back({ErrorCode::Incompatible, path + "/config", "a memory case has 'plan' and 'workload', not 'config'"});
+  if (j.contains("config"))
+    errors.push_back({ErrorCode::Incompatible, path + "/config", "a memory case has 'plan' and 'workload', not 'config'"});
   if (c.metric == Metric::ModelStateGBPerGpu && !(c.num_params > 0))
     errors.push_back({ErrorCode::MissingKey, path + "/num_params", "model_state_GB_per_gpu needs num_params > 0"});
   // Only the plan and workload fields matter; a placeholder model and cluster let json_io read
   // them with its strict field tables.
-  json wrapper = {{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"plan", j.value("plan", json::object())},
+  json wrapper = {{"model", "llama3-8b"},
+                  {"cluster", "dgx-h100"},
+                  {"plan", j.value("plan", json::object())},
                   {"workload", j.value("workload", json::object())}};
   Result<Config> cfg = config_from_json(wrapper);
   nest_errors(cfg.errors, path, errors);
@@ -143,8 +146,8 @@ void read_memory_config(const json& j, const std::string& path, ValidationCase& 
 
 // Strict reading of one case object; errors carry "/cases/<i>/<key>".
 void read_case(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
-  static const char* known[] = {"id", "family", "kind", "metric", "measured", "resolution", "num_params", "dp_shards",
-                                "source", "quote", "settings_note", "config", "plan", "workload"};
+  static const char* known[] = {"id",        "family", "kind",  "metric",        "measured", "resolution", "num_params",
+                                "dp_shards", "source", "quote", "settings_note", "config",   "plan",       "workload"};
   if (!j.is_object()) {
     errors.push_back({ErrorCode::WrongType, path, "a case must be an object"});
     return;
@@ -154,10 +157,8 @@ void read_case(const json& j, const std::string& path, ValidationCase& c, Errors
       errors.push_back({ErrorCode::UnknownKey, path + "/" + it.key(), "unknown key '" + it.key() + "' in a validation case"});
   const std::string kind = read_case_fields(j, path, c, errors);
   check_case_values(j, path, c, kind, errors);
-  if (c.kind == CaseKind::Training)
-    read_training_config(j, path, c, errors);
-  else
-    read_memory_config(j, path, c, errors);
+  if (c.kind == CaseKind::Training) read_training_config(j, path, c, errors);
+  else read_memory_config(j, path, c, errors);
 }
 
 double training_metric(Metric metric, const TrainingEstimate& e) {
@@ -178,9 +179,11 @@ double training_metric(Metric metric, const TrainingEstimate& e) {
 Result<std::vector<ValidationCase>> cases_from_json(const std::string& text) {
   Result<std::vector<ValidationCase>> r;
   bool too_deep = false;  // read_case copies a memory case's plan, recursively: refuse absurd nesting
-  const json j = json::parse(text, [&](int depth, json::parse_event_t, json&) { return !(too_deep |= depth > 64); }, false);
+  const json j = json::parse(
+      text, [&](int depth, json::parse_event_t, json&) { return !(too_deep |= depth > 64); }, false);
   if (j.is_discarded() || too_deep) {
-    r.errors.push_back({ErrorCode::ParseError, "", too_deep ? "the cases file is nested too deeply" : "the cases file is not valid JSON"});
+    r.errors.push_back(
+        {ErrorCode::ParseError, "", too_deep ? "the cases file is nested too deeply" : "the cases file is not valid JSON"});
     return r;
   }
   if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array()) {

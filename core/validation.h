@@ -48,18 +48,18 @@ struct ChoiceTable<Metric> {
 };
 
 struct ValidationCase {
-  std::string id;               // the published-runs.json id (or that id plus a suffix)
-  std::string family;           // calibration group: "a100", "h100", ... ("memory" for memory cases)
+  std::string id;      // the published-runs.json id (or that id plus a suffix)
+  std::string family;  // calibration group: "a100", "h100", ... ("memory" for memory cases)
   CaseKind kind = CaseKind::Training;
   Metric metric = Metric::HardwareTflopsPerGpu;
-  double measured = 0;          // in the metric's unit
-  double resolution = 0;        // memory cases: the rounding step of the published figure (0: exact)
+  double measured = 0;    // in the metric's unit
+  double resolution = 0;  // memory cases: the rounding step of the published figure (0: exact)
   std::string source, quote, settings_note;
-  Config config;                // training cases
-  Plan plan;                    // memory cases: zero / distributed_optimizer
-  Workload workload;            // memory cases: grad_dtype
-  double num_params = 0;        // memory cases with a per-GPU metric: Ψ
-  double dp_shards = 1;         // memory cases: data-parallel size d (ZeRO's Nd)
+  Config config;          // training cases
+  Plan plan;              // memory cases: zero / distributed_optimizer
+  Workload workload;      // memory cases: grad_dtype
+  double num_params = 0;  // memory cases with a per-GPU metric: Ψ
+  double dp_shards = 1;   // memory cases: data-parallel size d (ZeRO's Nd)
 };
 
 // Metric names and their units, e.g. {"model_tflops_per_gpu", "TFLOP/s"}.
@@ -78,14 +78,14 @@ struct CaseResult {
   std::string id, family;
   Metric metric = Metric::HardwareTflopsPerGpu;
   CaseKind kind = CaseKind::Training;
-  bool ok = false;              // false: the config did not evaluate (errors says why)
+  bool ok = false;  // false: the config did not evaluate (errors says why)
   Errors errors;
   double predicted = 0, measured = 0;
-  double error_percent = 0;     // (predicted − measured) / measured × 100
+  double error_percent = 0;        // (predicted − measured) / measured × 100
   bool within_resolution = false;  // memory cases: |predicted − measured| ≤ resolution / 2
-  bool fits = true;             // training cases: the plan fits in HBM according to cutlab
-  Dtype dtype = Dtype::BF16;    // training cases: GEMM dtype of the workload
-  double step_s = 0, mfu = 0;   // training cases, for the report
+  bool fits = true;                // training cases: the plan fits in HBM according to cutlab
+  Dtype dtype = Dtype::BF16;       // training cases: GEMM dtype of the workload
+  double step_s = 0, mfu = 0;      // training cases, for the report
 };
 
 // One case; `efficiency` (optional) replaces the cluster's efficiencies (calibration).
@@ -108,31 +108,31 @@ struct ValidationSummary {
   std::string worst_id;
   std::vector<FamilyError> families;  // per calibration family, in order of first appearance
   int memory_cases = 0;
-  bool memory_exact = true;           // every memory case within its resolution
+  bool memory_exact = true;  // every memory case within its resolution
 };
 
 ValidationSummary validate_cases(const std::vector<ValidationCase>& cases);
 
 // [Calibration] The fitted parameters and their physical bounds.
 struct CalibrationParam {
-  const char* key;              // JSON key of cluster.efficiency
+  const char* key;  // JSON key of cluster.efficiency
   double Efficiencies::*member;
   double lo, hi;
 };
 const std::vector<CalibrationParam>& calibration_params();
 
 struct CalibrationOptions {
-  Efficiencies start;               // default: the struct's defaults (independent of the presets)
-  std::vector<std::string> fit;     // keys to fit; empty: every calibration_params() key
-  int max_evaluations = 3000;       // objective evaluations (each runs every case of the family)
-  int restarts = 3;                 // Nelder–Mead + compass restarts from the best point so far
+  Efficiencies start;            // default: the struct's defaults (independent of the presets)
+  std::vector<std::string> fit;  // keys to fit; empty: every calibration_params() key
+  int max_evaluations = 3000;    // objective evaluations (each runs every case of the family)
+  int restarts = 3;              // Nelder–Mead + compass restarts from the best point so far
 };
 
 struct CalibrationResult {
   std::string family;
   std::vector<std::string> case_ids;
   Efficiencies start, fitted;
-  double start_mape_percent = 0;    // mean absolute percentage error at the start
+  double start_mape_percent = 0;  // mean absolute percentage error at the start
   double fitted_mape_percent = 0;
   double fitted_max_abs_percent = 0;
   int evaluations = 0;

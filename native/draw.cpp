@@ -18,18 +18,19 @@ namespace fg = figure;
 
 // ---- palette: the page's colours (web/palette.js) ----------------------------------------------
 const std::map<std::string, std::string>& hues() {
-  static const std::map<std::string, std::string> h = {
-      {"tp", "#6741d9"},      {"pp", "#0b7d6e"},         {"cp", "#e8590c"},        {"ep", "#c2255c"},
-      {"dp", "#1971c2"},      {"etp", "#9c36b5"},        {"edp", "#4dabf7"},       {"dp_grad", "#1971c2"}};
+  static const std::map<std::string, std::string> h = {{"tp", "#6741d9"},  {"pp", "#0b7d6e"},     {"cp", "#e8590c"},
+                                                       {"ep", "#c2255c"},  {"dp", "#1971c2"},     {"etp", "#9c36b5"},
+                                                       {"edp", "#4dabf7"}, {"dp_grad", "#1971c2"}};
   return h;
 }
 const std::map<std::string, std::string>& named() {
-  static const std::map<std::string, std::string> n = {
-      {"weights", "#343a40"},  {"grads", "#f0a800"},   {"optimizer", "#a0643a"}, {"activations", "#66a80f"},
-      {"kv", "#e03131"},       {"free", "#e9ecef"},    {"nvlink", "#2f9e44"},    {"scaleout", "#e67700"},
-      {"text", "#1f2328"},     {"muted", "#656d76"},   {"faint", "#8c959f"},     {"rule", "#d0d7de"},
-      {"warn", "#cf222e"},     {"panel", "#f6f8fa"},   {"white", "#ffffff"},     {"F", "#a3b8cc"},
-      {"B", "#3d5a76"},        {"W", "#f0a800"},       {"FB", "#6f8aa6"},        {"decode", "#a3b8cc"}};
+  static const std::map<std::string, std::string> n = {{"weights", "#343a40"},     {"grads", "#f0a800"},    {"optimizer", "#a0643a"},
+                                                       {"activations", "#66a80f"}, {"kv", "#e03131"},       {"free", "#e9ecef"},
+                                                       {"nvlink", "#2f9e44"},      {"scaleout", "#e67700"}, {"text", "#1f2328"},
+                                                       {"muted", "#656d76"},       {"faint", "#8c959f"},    {"rule", "#d0d7de"},
+                                                       {"warn", "#cf222e"},        {"panel", "#f6f8fa"},    {"white", "#ffffff"},
+                                                       {"F", "#a3b8cc"},           {"B", "#3d5a76"},        {"W", "#f0a800"},
+                                                       {"FB", "#6f8aa6"},          {"decode", "#a3b8cc"}};
   return n;
 }
 
@@ -91,7 +92,7 @@ std::string color(const std::string& t, int index = -1, int count = 0) {
 struct Style {
   std::string fill, stroke, under, band, band_color;
   double lw = 1, r = 0;
-  std::string hatch;       // hatch colour ("" none)
+  std::string hatch;  // hatch colour ("" none)
   double hatch_step = 5, inset = 0;
   bool top = false, circle = false, exact = false, draw = true;
 };
@@ -115,8 +116,10 @@ Style style_of(const FigureRect& r) {
   else if (k == "kind_box") s.fill = "#fff", s.stroke = named().at("rule"), s.r = 3;
   else if (k == "balancer") s.fill = "#fff", s.stroke = dp, s.lw = 1.5, s.r = 6;
   else if (k == "replica") s.under = "#fff", s.fill = alpha(dp, 0.06), s.stroke = dp, s.r = 5;
-  else if (k == "replica_card") s.under = "#fff", s.fill = alpha(dp, r.tone_index == 0 ? 0.06 : 0.1 + 0.06 * r.tone_index), s.stroke = dp, s.r = 5;
-  else if (k == "replica_stack") s.fill = tone(dp, r.tone_index == 0 ? 0.35 : 0.12 + 0.05 * r.tone_index), s.stroke = frame_light, s.r = 4;
+  else if (k == "replica_card")
+    s.under = "#fff", s.fill = alpha(dp, r.tone_index == 0 ? 0.06 : 0.1 + 0.06 * r.tone_index), s.stroke = dp, s.r = 5;
+  else if (k == "replica_stack")
+    s.fill = tone(dp, r.tone_index == 0 ? 0.35 : 0.12 + 0.05 * r.tone_index), s.stroke = frame_light, s.r = 4;
   else if (k == "layer_tick") s.fill = "rgba(255,255,255,0.35)";
   else if (k == "seg_sep" || k == "slice_gap") s.fill = "#fff";
   else if (k == "selection") s.stroke = named().at("text"), s.lw = 1.5, s.exact = true;
@@ -124,7 +127,8 @@ Style style_of(const FigureRect& r) {
   else if (k == "replicated") s.fill = tone(hue_of(r.tone), 0.15), s.hatch = "rgba(255,255,255,0.55)";
   else if (k == "matrix_frame") s.stroke = frame;
   else if (k == "expert_frame" || k == "bar_frame") s.stroke = frame_light;
-  else if (k == "router") s.fill = tone(hue_of(r.tone), 0.08), s.stroke = "rgba(31,35,40,0.25)", s.hatch = alpha(hue_of(r.tone), 0.35), s.inset = 1;
+  else if (k == "router")
+    s.fill = tone(hue_of(r.tone), 0.08), s.stroke = "rgba(31,35,40,0.25)", s.hatch = alpha(hue_of(r.tone), 0.35), s.inset = 1;
   else if (k == "shared") s.fill = tone(hue_of(r.tone), 0.2), s.stroke = "rgba(31,35,40,0.25)";
   else if (k == "prompt") s.fill = tone(hue_of(r.tone), 0.3);
   else if (k == "decode") s.fill = tone(hue_of(r.tone), 0.7);
@@ -156,7 +160,8 @@ struct Writer {
     return "url(#" + it->second + ")";
   }
   static std::string box(double x, double y, double w, double h, const std::string& extra) {
-    return "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(std::max(0.0, w)) + "\" height=\"" + num(std::max(0.0, h)) + "\"" + extra + "/>";
+    return "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(std::max(0.0, w)) + "\" height=\"" +
+           num(std::max(0.0, h)) + "\"" + extra + "/>";
   }
   static std::string paint(const std::string& fill, const std::string& stroke, double lw) {
     std::string s = fill.empty() ? " fill=\"none\"" : " fill=\"" + fill + "\"";
@@ -167,22 +172,25 @@ struct Writer {
     const Style s = style_of(r);
     if (!s.draw) return "";
     if (s.circle)
-      return "<circle cx=\"" + num(r.x + r.w / 2) + "\" cy=\"" + num(r.y + r.h / 2) + "\" r=\"" + num(r.w / 2) + "\"" + paint(s.fill, s.stroke, s.lw) + "/>";
+      return "<circle cx=\"" + num(r.x + r.w / 2) + "\" cy=\"" + num(r.y + r.h / 2) + "\" r=\"" + num(r.w / 2) + "\"" +
+             paint(s.fill, s.stroke, s.lw) + "/>";
     if (s.top) {
       const double rr = std::max(0.0, std::min({s.r, r.h, r.w / 2}));
-      return "<path d=\"M" + num(r.x) + "," + num(r.y + r.h) + "V" + num(r.y + rr) + "Q" + num(r.x) + "," + num(r.y) + " " + num(r.x + rr) + "," +
-             num(r.y) + "H" + num(r.x + r.w - rr) + "Q" + num(r.x + r.w) + "," + num(r.y) + " " + num(r.x + r.w) + "," + num(r.y + rr) + "V" +
-             num(r.y + r.h) + "Z\" fill=\"" + s.fill + "\"/>";
+      return "<path d=\"M" + num(r.x) + "," + num(r.y + r.h) + "V" + num(r.y + rr) + "Q" + num(r.x) + "," + num(r.y) + " " +
+             num(r.x + rr) + "," + num(r.y) + "H" + num(r.x + r.w - rr) + "Q" + num(r.x + r.w) + "," + num(r.y) + " " +
+             num(r.x + r.w) + "," + num(r.y + rr) + "V" + num(r.y + r.h) + "Z\" fill=\"" + s.fill + "\"/>";
     }
     std::string out;
     const std::string rx = s.r > 0 ? " rx=\"" + num(std::min({s.r, r.w / 2, r.h / 2})) + "\"" : "";
     if (!s.under.empty()) out += box(r.x, r.y, r.w, r.h, rx + " fill=\"" + s.under + "\"");
     if (s.r > 0) return out + box(r.x, r.y, r.w, r.h, rx + paint(s.fill, s.stroke, s.lw));
     if (!s.fill.empty()) out += box(r.x, r.y, r.w, r.h, " fill=\"" + s.fill + "\"");
-    if (!s.hatch.empty()) out += box(r.x + s.inset, r.y + s.inset, r.w - 2 * s.inset, r.h - 2 * s.inset, " fill=\"" + hatch(s.hatch, s.hatch_step) + "\"");
+    if (!s.hatch.empty())
+      out += box(r.x + s.inset, r.y + s.inset, r.w - 2 * s.inset, r.h - 2 * s.inset, " fill=\"" + hatch(s.hatch, s.hatch_step) + "\"");
     if (!s.band.empty()) out += box(r.x, r.y, r.w, 4, " fill=\"" + s.band + "\"");
     if (!s.stroke.empty())
-      out += s.exact ? box(r.x, r.y, r.w, r.h, paint("", s.stroke, s.lw)) : box(r.x + 0.5, r.y + 0.5, r.w - 1, r.h - 1, paint("", s.stroke, s.lw));
+      out += s.exact ? box(r.x, r.y, r.w, r.h, paint("", s.stroke, s.lw))
+                     : box(r.x + 0.5, r.y + 0.5, r.w - 1, r.h - 1, paint("", s.stroke, s.lw));
     if (!s.band_color.empty()) out += box(r.x, r.y, r.w, 4, " fill=\"" + s.band_color + "\"");
     return out;
   }
@@ -202,7 +210,8 @@ struct Writer {
   static std::string text(const FigureText& t) {
     const std::string s = t.max_w > 0 ? fg::fit_text(t.text, t.max_w, t.font_px, t.weight) : t.text;
     if (s.empty()) return "";
-    const std::string fill = t.on_fill ? on_fill(color(t.tone, t.tone_index, t.tone_count)) : color(t.tone, t.tone_index, t.tone_count);
+    const std::string fill = t.on_fill ? on_fill(color(t.tone, t.tone_index, t.tone_count))
+                                       : color(t.tone, t.tone_index, t.tone_count);
     return "<text x=\"" + num(t.x) + "\" y=\"" + num(t.y) + "\" font-size=\"" + num(t.font_px) + "\"" +
            (t.weight != 400 ? " font-weight=\"" + std::to_string(t.weight) + "\"" : "") + " fill=\"" + fill + "\"" +
            (t.anchor != "start" ? " text-anchor=\"" + t.anchor + "\"" : "") + ">" + xml_escape(s) + "</text>";
@@ -247,17 +256,18 @@ Figure pipeline_figure(const Resolved& resolved, const Estimate& estimate, doubl
     sub = "each stage idle " + pct(inf.stage_idle_fraction) + " of the time · TPOT " + fg::seconds(inf.tpot_s) + " · " +
           fg::sig(inf.tokens_per_s_per_user) + " tokens/s per user";
   } else {
-    title = std::string(name_of(e.training.schedule.name)) + " · " + std::to_string(p.pp) + " stage" + (p.pp > 1 ? "s" : "") + " × " + fg::integer(e.mesh.num_micro_batches) +
-            " micro-batches" + (p.vpp > 1 ? " × " + std::to_string(p.vpp) + " chunks" : "");
-    sub = "bubble " + pct(e.training.schedule.bubble_fraction) + " of the pipeline (hatched) · makespan " + fg::seconds(e.training.schedule.makespan_s) + " · step " +
-          fg::seconds(e.training.step_s);
+    title = std::string(name_of(e.training.schedule.name)) + " · " + std::to_string(p.pp) + " stage" + (p.pp > 1 ? "s" : "") + " × " +
+            fg::integer(e.mesh.num_micro_batches) + " micro-batches" + (p.vpp > 1 ? " × " + std::to_string(p.vpp) + " chunks" : "");
+    sub = "bubble " + pct(e.training.schedule.bubble_fraction) + " of the pipeline (hatched) · makespan " +
+          fg::seconds(e.training.schedule.makespan_s) + " · step " + fg::seconds(e.training.step_s);
   }
   const double tw = fg::measure_text(title, 13, 650);
   const bool one_line = fg::measure_text(sub, 12) <= width - 2 * pad - tw - 12;
   o.text("title", title, pad, 20, 13, 650);
   o.text("subtitle", sub, one_line ? pad + tw + 12 : pad, one_line ? 20 : 36, 12, 400, "muted", "start", width - 2 * pad);
   // rows, grid, bars
-  for (int st = 0; st < stages; st += 2) o.rect("row_shade", pad - 4, top + st * (L.row_height + L.row_gap), width - 2 * pad + 8, row_h);
+  for (int st = 0; st < stages; st += 2)
+    o.rect("row_shade", pad - 4, top + st * (L.row_height + L.row_gap), width - 2 * pad + 8, row_h);
   for (const SceneRect& g : sc.grid) o.rect("grid", std::round(pad + g.x), top + g.y, 1, g.h + 4, "free");
   const double num_px = std::min(11.0, std::max(8.5, row_h - 8)), digit_w = fg::measure_text("0", num_px, 600);
   bool numbered = false;
@@ -285,7 +295,8 @@ Figure pipeline_figure(const Resolved& resolved, const Estimate& estimate, doubl
   o.text("heading", serve ? "per token" : "in flight", width - pad, top - 8, 10, 700, "muted", "end");
   for (const SceneLabel& l : sc.labels) {
     if (l.kind == "stage") {
-      o.text("stage_label", "stage " + std::to_string(l.stage + 1), pad + l.x, top + l.y, row_h >= 16 ? 11.5 : 10, 600, "pp", l.anchor);
+      o.text("stage_label", "stage " + std::to_string(l.stage + 1), pad + l.x, top + l.y, row_h >= 16 ? 11.5 : 10, 600, "pp",
+             l.anchor);
       std::string v;
       if (serve && l.stage < static_cast<int>(e.inference.decode_stage_s.size())) v = fg::seconds(e.inference.decode_stage_s[l.stage]);
       else if (!serve && l.stage < static_cast<int>(e.training.schedule.peak_alive_micro_batches.size()))
@@ -359,13 +370,16 @@ std::string figure_svg(const Figure& f) {
   for (const auto& [key, id] : w.hatches) {
     const size_t bar = key.rfind('|');
     const std::string d = num(std::stod(key.substr(bar + 1)) / std::sqrt(2.0));
-    defs += "<pattern id=\"" + id + "\" width=\"" + d + "\" height=\"" + d + "\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
-            "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"" + d + "\" stroke=\"" + key.substr(0, bar) + "\" stroke-width=\"1\"/></pattern>";
+    defs += "<pattern id=\"" + id + "\" width=\"" + d + "\" height=\"" + d +
+            "\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+            "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"" +
+            d + "\" stroke=\"" + key.substr(0, bar) + "\" stroke-width=\"1\"/></pattern>";
   }
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(f.width) + "\" height=\"" + num(f.height) + "\" viewBox=\"0 0 " + num(f.width) +
-         " " + num(f.height) + "\" font-family=\"system-ui, -apple-system, Segoe UI, Roboto, Helvetica Neue, DejaVu Sans, Arial, sans-serif\" data-view=\"" +
-         xml_escape(f.view) + "\">\n" + (defs.empty() ? "" : "<defs>" + defs + "</defs>\n") + "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n" + body +
-         "</svg>\n";
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(f.width) + "\" height=\"" + num(f.height) + "\" viewBox=\"0 0 " +
+         num(f.width) + " " + num(f.height) +
+         "\" font-family=\"system-ui, -apple-system, Segoe UI, Roboto, Helvetica Neue, DejaVu Sans, Arial, sans-serif\" data-view=\"" +
+         xml_escape(f.view) + "\">\n" + (defs.empty() ? "" : "<defs>" + defs + "</defs>\n") +
+         "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n" + body + "</svg>\n";
 }
 
 }  // namespace cutlab::cli

@@ -14,10 +14,10 @@
 #include "core/api.h"
 #include "core/json_io.h"
 #include "core/presets.h"
-#include "native/format.h"
-#include "native/validate.h"
-#include "native/timeline.h"
 #include "native/draw.h"
+#include "native/format.h"
+#include "native/timeline.h"
+#include "native/validate.h"
 
 using nlohmann::json;
 using namespace cutlab;
@@ -84,19 +84,29 @@ json parse_value(const std::string& v) {
 
 bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
   if (!cfg.is_object()) return true;  // config_from_json reports that the config must be an object
-  static const std::map<std::string, std::pair<std::string, std::string>> fields = {
-      {"--gpus", {"cluster", "gpus"}},       {"--tp", {"plan", "tp"}},
-      {"--pp", {"plan", "pp"}},              {"--cp", {"plan", "cp"}},
-      {"--ep", {"plan", "ep"}},              {"--dp", {"plan", "dp"}},
-      {"--etp", {"plan", "etp"}},            {"--vpp", {"plan", "vpp"}},
-      {"--micro-batch", {"plan", "micro_batch"}}, {"--zero", {"plan", "zero"}},
-      {"--recompute", {"plan", "recompute"}}, {"--schedule", {"plan", "schedule"}},
-      {"--rank-order", {"plan", "rank_order"}}, {"--seq-len", {"workload", "seq_len"}},
-      {"--global-batch", {"workload", "global_batch"}}, {"--dtype", {"workload", "dtype"}},
-      {"--grad-dtype", {"workload", "grad_dtype"}}, {"--mode", {"workload", "mode"}},
-      {"--batch", {"workload", "batch"}}, {"--prompt-len", {"workload", "prompt_len"}},
-      {"--output-len", {"workload", "output_len"}}, {"--weight-dtype", {"workload", "weight_dtype"}},
-      {"--kv-dtype", {"workload", "kv_dtype"}}};
+  static const std::map<std::string, std::pair<std::string, std::string>> fields = {{"--gpus", {"cluster", "gpus"}},
+                                                                                    {"--tp", {"plan", "tp"}},
+                                                                                    {"--pp", {"plan", "pp"}},
+                                                                                    {"--cp", {"plan", "cp"}},
+                                                                                    {"--ep", {"plan", "ep"}},
+                                                                                    {"--dp", {"plan", "dp"}},
+                                                                                    {"--etp", {"plan", "etp"}},
+                                                                                    {"--vpp", {"plan", "vpp"}},
+                                                                                    {"--micro-batch", {"plan", "micro_batch"}},
+                                                                                    {"--zero", {"plan", "zero"}},
+                                                                                    {"--recompute", {"plan", "recompute"}},
+                                                                                    {"--schedule", {"plan", "schedule"}},
+                                                                                    {"--rank-order", {"plan", "rank_order"}},
+                                                                                    {"--seq-len", {"workload", "seq_len"}},
+                                                                                    {"--global-batch", {"workload", "global_batch"}},
+                                                                                    {"--dtype", {"workload", "dtype"}},
+                                                                                    {"--grad-dtype", {"workload", "grad_dtype"}},
+                                                                                    {"--mode", {"workload", "mode"}},
+                                                                                    {"--batch", {"workload", "batch"}},
+                                                                                    {"--prompt-len", {"workload", "prompt_len"}},
+                                                                                    {"--output-len", {"workload", "output_len"}},
+                                                                                    {"--weight-dtype", {"workload", "weight_dtype"}},
+                                                                                    {"--kv-dtype", {"workload", "kv_dtype"}}};
   for (const auto& [flag, value] : a.overrides) {
     if (flag == "--model" || flag == "--cluster") {
       const std::string section = flag.substr(2);
@@ -206,16 +216,14 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
   std::cout << "cutlab · " << c.model.name << " on " << c.cluster.name << " (" << c.cluster.gpu << ")\n";
   std::cout << with_commas(e.mesh.gpus) << " GPUs = ";
   if (p.etp > 0)
-    std::cout << "TP " << p.tp << " × CP " << p.cp << " × DP " << p.dp << " × PP " << p.pp << "  |  experts: ETP "
-              << e.mesh.etp << " × EP " << p.ep << " × EDP " << e.mesh.edp << " × PP " << p.pp;
-  else
-    std::cout << "TP " << p.tp << " × PP " << p.pp << " × CP " << p.cp << " × EP " << p.ep << " × DP " << p.dp;
+    std::cout << "TP " << p.tp << " × CP " << p.cp << " × DP " << p.dp << " × PP " << p.pp << "  |  experts: ETP " << e.mesh.etp
+              << " × EP " << p.ep << " × EDP " << e.mesh.edp << " × PP " << p.pp;
+  else std::cout << "TP " << p.tp << " × PP " << p.pp << " × CP " << p.cp << " × EP " << p.ep << " × DP " << p.dp;
   std::cout << "  (" << with_commas(e.placement.nodes) << (e.placement.nodes == 1 ? " node of " : " nodes of ")
             << e.placement.gpus_per_node << ")\n";
-  std::cout << "params " << count(e.params.total) << " total, " << count(e.params.active) << " active · seq "
-            << w.seq_len << " · global batch " << w.global_batch << " = micro-batch " << p.micro_batch << " × "
-            << e.mesh.num_micro_batches << " × " << e.mesh.dp_attn << " replicas · " << w.dtype << " · ZeRO "
-            << e.mesh.zero << (p.sp ? " · SP" : "") << " · recompute "
+  std::cout << "params " << count(e.params.total) << " total, " << count(e.params.active) << " active · seq " << w.seq_len
+            << " · global batch " << w.global_batch << " = micro-batch " << p.micro_batch << " × " << e.mesh.num_micro_batches << " × "
+            << e.mesh.dp_attn << " replicas · " << w.dtype << " · ZeRO " << e.mesh.zero << (p.sp ? " · SP" : "") << " · recompute "
             << p.recompute << "\n\n";
 
   Table groups{{"group", "size", "groups", "per node", "nodes", "link"}, {}};
@@ -223,8 +231,10 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
   for (const GroupInfo& g : e.placement.groups) {
     if (g.size <= 1) continue;
     if (g.axis == Axis::DPGrad && dp && dp->size == g.size) continue;  // the same GPUs as dp
-    groups.rows.push_back({name_of(g.axis), std::to_string(g.size), with_commas(double(g.count)), std::to_string(g.members_per_node),
-                           std::to_string(g.nodes_spanned), std::string(name_of(g.link)) + (g.axis == Axis::TP && g.link == Link::ScaleOut ? "  ⚠ TP crosses nodes" : "")});
+    groups.rows.push_back(
+        {name_of(g.axis), std::to_string(g.size), with_commas(double(g.count)), std::to_string(g.members_per_node),
+         std::to_string(g.nodes_spanned),
+         std::string(name_of(g.link)) + (g.axis == Axis::TP && g.link == Link::ScaleOut ? "  ⚠ TP crosses nodes" : "")});
   }
   std::cout << "Placement (rank order " << p.rank_order << ", innermost first)\n";
   if (groups.rows.empty()) std::cout << " one GPU: nothing is cut\n";
@@ -240,22 +250,20 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
     if (st.embedding) layers += " +emb";
     if (st.output) layers += " +out";
     mem.rows.push_back({std::to_string(s.stage) + (int(i) == e.memory.peak_stage ? " *" : ""), layers, gib(s.weights_bytes),
-                        gib(s.grads_bytes), gib(s.optimizer_bytes), gib(s.activations_bytes),
-                        fixed(s.in_flight_micro_batches, 2), gib(s.total_bytes), gib(s.capacity_bytes),
-                        s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
+                        gib(s.grads_bytes), gib(s.optimizer_bytes), gib(s.activations_bytes), fixed(s.in_flight_micro_batches, 2),
+                        gib(s.total_bytes), gib(s.capacity_bytes), s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
   }
   std::cout << "Memory per GPU, GiB (* peak stage)\n" << mem.render();
   if (e.memory.fits)
     std::cout << " fits: peak " << gib(e.memory.per_stage[e.memory.peak_stage].total_bytes) << " of "
               << gib(e.memory.per_stage[0].capacity_bytes) << " GiB usable\n\n";
-  else
-    std::cout << " DOES NOT FIT: stage " << e.memory.peak_stage << " overflows by " << gib(e.memory.overflow_bytes) << " GiB\n\n";
+  else std::cout << " DOES NOT FIT: stage " << e.memory.peak_stage << " overflows by " << gib(e.memory.overflow_bytes) << " GiB\n\n";
 
   Table comm{{"axis", "collective", "group", "link", "message", "calls", "bytes", "time", "exposed"}, {}};
   for (const CommOp& op : e.comm)
     comm.rows.push_back({name_of(op.axis), name_of(op.collective), std::to_string(op.group_size), name_of(op.link),
-                         human_bytes(op.message_bytes), with_commas(op.calls), human_bytes(op.bytes),
-                         human_time(op.time_s), human_time(op.exposed_s)});
+                         human_bytes(op.message_bytes), with_commas(op.calls), human_bytes(op.bytes), human_time(op.time_s),
+                         human_time(op.exposed_s)});
   std::cout << "Communication per step, one GPU of stage " << e.comm_stage << "\n";
   if (comm.rows.empty()) {
     std::cout << " none\n\n";
@@ -290,12 +298,11 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   const Workload& w = c.workload;
   const InferenceEstimate& r = e.serving;
   std::cout << "cutlab · serving " << c.model.name << " on " << c.cluster.name << " (" << c.cluster.gpu << ")\n";
-  std::cout << with_commas(e.mesh.gpus) << " GPUs = TP " << p.tp << " × PP " << p.pp << " × EP " << p.ep << " × DP " << p.dp
-            << "  (" << r.replicas << (r.replicas == 1 ? " replica" : " replicas") << ", " << with_commas(e.placement.nodes)
+  std::cout << with_commas(e.mesh.gpus) << " GPUs = TP " << p.tp << " × PP " << p.pp << " × EP " << p.ep << " × DP " << p.dp << "  ("
+            << r.replicas << (r.replicas == 1 ? " replica" : " replicas") << ", " << with_commas(e.placement.nodes)
             << (e.placement.nodes == 1 ? " node of " : " nodes of ") << e.placement.gpus_per_node << ")\n";
-  std::cout << "batch " << w.batch << " per replica · prompt " << w.prompt_len << " · output " << w.output_len
-            << " · weights " << w.weight_dtype << " · KV cache " << w.kv_dtype << " ("
-            << human_bytes(r.kv_cache_bytes_per_token) << " per token)\n\n";
+  std::cout << "batch " << w.batch << " per replica · prompt " << w.prompt_len << " · output " << w.output_len << " · weights "
+            << w.weight_dtype << " · KV cache " << w.kv_dtype << " (" << human_bytes(r.kv_cache_bytes_per_token) << " per token)\n\n";
   Table mem{{"stage", "weights", "KV cache", "workspace", "total GiB", "usable", "fits"}, {}};
   for (const StageMemory& s : r.memory.per_stage)
     mem.rows.push_back({std::to_string(s.stage) + (s.stage == r.memory.peak_stage ? " *" : ""), gib(s.weights_bytes),
@@ -413,8 +420,8 @@ int cmd_schedule(const Args& a) {
     std::cout << api::schedule_json_text(answer) << "\n";
     return kOk;
   }
-  std::cout << "schedule " << s.name << " · " << c.plan.pp << " stages · " << e->mesh.num_micro_batches
-            << " micro-batches · makespan " << human_time(s.makespan_s) << " · bubble " << pct(s.bubble_fraction) << "\n";
+  std::cout << "schedule " << s.name << " · " << c.plan.pp << " stages · " << e->mesh.num_micro_batches << " micro-batches · makespan "
+            << human_time(s.makespan_s) << " · bubble " << pct(s.bubble_fraction) << "\n";
   std::cout << gantt_text(s, a.columns);
   std::cout << "peak micro-batches alive per stage:";
   for (int n : s.peak_alive_micro_batches) std::cout << " " << n;
@@ -447,8 +454,8 @@ int cmd_search(const Args& a) {
     const Plan& q = p.plan;
     t.rows.push_back({std::to_string(++i), std::to_string(q.tp), std::to_string(q.pp), std::to_string(q.cp), std::to_string(q.ep),
                       std::to_string(q.dp), name_of(q.schedule) + (q.vpp > 1 ? " v" + std::to_string(q.vpp) : ""),
-                      std::to_string(q.micro_batch), name_of(q.recompute), human_time(p.step_s), with_commas(p.tokens_per_s), pct(p.mfu),
-                      gib(p.peak_memory_bytes) + " / " + gib(p.capacity_bytes), p.fits ? "yes" : "no"});
+                      std::to_string(q.micro_batch), name_of(q.recompute), human_time(p.step_s), with_commas(p.tokens_per_s),
+                      pct(p.mfu), gib(p.peak_memory_bytes) + " / " + gib(p.capacity_bytes), p.fits ? "yes" : "no"});
   }
   std::cout << t.render();
   std::cout << " all with SP when TP > 1 and the distributed optimizer; rank order " << c.plan.rank_order << "\n";
@@ -460,9 +467,9 @@ std::string range(int a, int b) { return std::to_string(a) + "–" + std::to_str
 void print_gpu(const GpuPlacement& g, const ModelSpec& m) {
   std::cout << "GPU " << g.rank << " · node " << g.node << " (local " << g.local << ") · TP " << g.tp << " · CP " << g.cp << " · EP "
             << g.ep << " · DP " << g.dp << " · PP " << g.pp << " · replica " << g.replica << "\n";
-  std::cout << "  layers " << g.first_layer << "–" << g.last_layer << (g.embedding ? " + embedding" : "") << (g.output ? " + output layer" : "")
-            << " · heads " << range(g.heads_begin, g.heads_end) << " of " << m.heads << " · KV heads "
-            << range(g.kv_heads_begin, g.kv_heads_end) << " of " << m.kv_heads;
+  std::cout << "  layers " << g.first_layer << "–" << g.last_layer << (g.embedding ? " + embedding" : "")
+            << (g.output ? " + output layer" : "") << " · heads " << range(g.heads_begin, g.heads_end) << " of " << m.heads
+            << " · KV heads " << range(g.kv_heads_begin, g.kv_heads_end) << " of " << m.kv_heads;
   if (dense_layer_count(m) > 0) std::cout << " · FFN columns " << range(g.ffn_begin, g.ffn_end) << " of " << m.ffn_hidden;
   std::cout << "\n";
   if (is_moe(m))
@@ -506,12 +513,9 @@ int cmd_evaluate(const Args& a) {
   const Estimate& e = answer.result.value.estimate;
   const auto* train = std::get_if<TrainingEstimate>(&e);
   const auto* serve = std::get_if<ServingEstimate>(&e);
-  if (a.as_json)
-    std::cout << api::to_json_text(answer) << "\n";
-  else if (serve)
-    print_inference(*serve, cfg);
-  else
-    print_tables(*train, cfg);
+  if (a.as_json) std::cout << api::to_json_text(answer) << "\n";
+  else if (serve) print_inference(*serve, cfg);
+  else print_tables(*train, cfg);
   if (a.require_fit) {
     const MemoryResult& mem = serve ? serve->serving.memory : train->memory;
     const StageMemory& peak = mem.per_stage[mem.peak_stage];
@@ -550,7 +554,9 @@ int cmd_draw(int argc, char** argv) {
   Args a;
   std::string problem;
   if (!parse_args(static_cast<int>(rest.size()), rest.data(), a, problem) || view.empty() || (a.svg_path.empty() && !a.as_json)) {
-    std::cerr << "cutlab: " << (problem.empty() ? "draw needs --view cuts|placement|pipeline and --svg FILE (or --json)" : problem) << "\n" << kUsageText;
+    std::cerr << "cutlab: " << (problem.empty() ? "draw needs --view cuts|placement|pipeline and --svg FILE (or --json)" : problem)
+              << "\n"
+              << kUsageText;
     return kUsage;
   }
   if (!(width >= 200 && width <= 20000)) {

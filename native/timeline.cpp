@@ -45,8 +45,8 @@ std::string timeline_svg(const ScheduleResult& s, const std::string& title, cons
   L.width = 1100;
   const double top = 40, legend = 34;
   const Scene sc = timeline_scene(s, L, tails);
-  const std::map<std::string, std::string> fill = {{"F", "#4e79a7"},  {"B", "#f28e2b"},         {"W", "#59a14f"},
-                                                   {"FB", "#b07aa1"}, {"idle", "url(#hatch)"}, {"dp", "#9c755f"},
+  const std::map<std::string, std::string> fill = {{"F", "#4e79a7"},        {"B", "#f28e2b"},        {"W", "#59a14f"},
+                                                   {"FB", "#b07aa1"},       {"idle", "url(#hatch)"}, {"dp", "#9c755f"},
                                                    {"optimizer", "#555555"}};
   std::string o;
   char buf[512];
@@ -56,9 +56,11 @@ std::string timeline_svg(const ScheduleResult& s, const std::string& title, cons
                 sc.width, sc.height + top + legend, sc.width, sc.height + top + legend);
   o += buf;
   o += "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
-       "<rect width=\"6\" height=\"6\" fill=\"#f4f4f4\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#bbb\" stroke-width=\"2\"/>"
+       "<rect width=\"6\" height=\"6\" fill=\"#f4f4f4\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#bbb\" "
+       "stroke-width=\"2\"/>"
        "</pattern></defs>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"24\" font-size=\"15\" font-weight=\"600\">%s — makespan %s, bubble %.1f%%</text>\n",
+  std::snprintf(buf, sizeof buf,
+                "<text x=\"%.0f\" y=\"24\" font-size=\"15\" font-weight=\"600\">%s — makespan %s, bubble %.1f%%</text>\n",
                 L.label_width, xml_escape(title).c_str(), human_time(s.makespan_s).c_str(), 100 * s.bubble_fraction);
   o += buf;
   o += "<g transform=\"translate(0," + std::to_string(static_cast<int>(top)) + ")\">\n";
@@ -93,8 +95,10 @@ std::string timeline_svg(const ScheduleResult& s, const std::string& title, cons
            {"W", "backward (weights)"}, {"FB", "overlapped F&B"}, {"dp", "DP exposed"}, {"optimizer", "optimizer"}, {"idle", "idle"}})
     if (drawn[item.first]) legend_items.push_back(item);
   for (const auto& [kind, name] : legend_items) {
-    std::snprintf(buf, sizeof buf, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#999\" stroke-width=\"0.5\"/>"
-                  "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x, y - 11, fill.at(kind).c_str(), x + 19, y, xml_escape(name).c_str());
+    std::snprintf(buf, sizeof buf,
+                  "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#999\" stroke-width=\"0.5\"/>"
+                  "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
+                  x, y - 11, fill.at(kind).c_str(), x + 19, y, xml_escape(name).c_str());
     o += buf;
     x += 34 + 7.0 * name.size();
   }

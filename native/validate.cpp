@@ -94,7 +94,8 @@ std::string scatter_svg(const ValidationSummary& s) {
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H
     << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n";
   o << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  o << "<text x=\"" << left << "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">cutlab against published training runs: predicted vs measured</text>\n";
+  o << "<text x=\"" << left
+    << "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">cutlab against published training runs: predicted vs measured</text>\n";
   o << "<text x=\"" << left << "\" y=\"46\" fill=\"#444\">" << s.training_cases << " runs · mean |error| "
     << fixed(s.mean_abs_error_percent, 1) << "% · largest " << fixed(s.max_abs_error_percent, 1) << "% (" << xml_escape(s.worst_id)
     << ") · grey band: ±10% of measured · line: predicted = measured</text>\n";
@@ -116,20 +117,26 @@ std::string scatter_svg(const ValidationSummary& s) {
     auto Y = [&](double v) { return y0 + ph - (v - a) / (b - a) * ph; };
     o << "<g>\n<text x=\"" << x0 << "\" y=\"" << y0 - 10 << "\" font-weight=\"bold\">" << xml_escape(names[gi]) << " (" << pts.size()
       << ")</text>\n";
-    o << "<clipPath id=\"c" << gi << "\"><rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << pw << "\" height=\"" << ph << "\"/></clipPath>\n";
-    o << "<g clip-path=\"url(#c" << gi << ")\"><polygon fill=\"#e6e6e6\" points=\"" << f(X(a)) << "," << f(Y(a * 0.9)) << " " << f(X(b)) << ","
-      << f(Y(b * 0.9)) << " " << f(X(b)) << "," << f(Y(b * 1.1)) << " " << f(X(a)) << "," << f(Y(a * 1.1)) << "\"/>\n";
-    o << "<line x1=\"" << f(X(a)) << "\" y1=\"" << f(Y(a)) << "\" x2=\"" << f(X(b)) << "\" y2=\"" << f(Y(b)) << "\" stroke=\"#333\"/></g>\n";
-    o << "<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << pw << "\" height=\"" << ph << "\" fill=\"none\" stroke=\"#333\"/>\n";
+    o << "<clipPath id=\"c" << gi << "\"><rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << pw << "\" height=\"" << ph
+      << "\"/></clipPath>\n";
+    o << "<g clip-path=\"url(#c" << gi << ")\"><polygon fill=\"#e6e6e6\" points=\"" << f(X(a)) << "," << f(Y(a * 0.9)) << " "
+      << f(X(b)) << "," << f(Y(b * 0.9)) << " " << f(X(b)) << "," << f(Y(b * 1.1)) << " " << f(X(a)) << "," << f(Y(a * 1.1))
+      << "\"/>\n";
+    o << "<line x1=\"" << f(X(a)) << "\" y1=\"" << f(Y(a)) << "\" x2=\"" << f(X(b)) << "\" y2=\"" << f(Y(b))
+      << "\" stroke=\"#333\"/></g>\n";
+    o << "<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << pw << "\" height=\"" << ph
+      << "\" fill=\"none\" stroke=\"#333\"/>\n";
     for (double v = a; v <= b + step / 2; v += step) {
       const std::string t = step >= 1 ? fixed(v, 0) : fixed(v, 1);
-      o << "<line x1=\"" << f(X(v)) << "\" y1=\"" << y0 + ph << "\" x2=\"" << f(X(v)) << "\" y2=\"" << y0 + ph + 5 << "\" stroke=\"#333\"/>"
+      o << "<line x1=\"" << f(X(v)) << "\" y1=\"" << y0 + ph << "\" x2=\"" << f(X(v)) << "\" y2=\"" << y0 + ph + 5
+        << "\" stroke=\"#333\"/>"
         << "<text x=\"" << f(X(v)) << "\" y=\"" << y0 + ph + 18 << "\" text-anchor=\"middle\">" << t << "</text>\n";
       o << "<line x1=\"" << x0 - 5 << "\" y1=\"" << f(Y(v)) << "\" x2=\"" << x0 << "\" y2=\"" << f(Y(v)) << "\" stroke=\"#333\"/>"
         << "<text x=\"" << x0 - 8 << "\" y=\"" << f(Y(v) + 4) << "\" text-anchor=\"end\">" << t << "</text>\n";
     }
     o << "<text x=\"" << x0 + pw / 2 << "\" y=\"" << y0 + ph + 38 << "\" text-anchor=\"middle\" fill=\"#444\">measured</text>\n";
-    o << "<text transform=\"translate(" << x0 - 48 << "," << y0 + ph / 2 << ") rotate(-90)\" text-anchor=\"middle\" fill=\"#444\">predicted</text>\n";
+    o << "<text transform=\"translate(" << x0 - 48 << "," << y0 + ph / 2
+      << ") rotate(-90)\" text-anchor=\"middle\" fill=\"#444\">predicted</text>\n";
     struct Label {
       double x, y, y_text;
       std::string text;
@@ -149,8 +156,8 @@ std::string scatter_svg(const ValidationSummary& s) {
     for (const Label& l : labels) {
       const double tx = std::max(l.x + 8, x0 + pw * 0.55);
       o << "<line x1=\"" << f(l.x + 4) << "\" y1=\"" << f(l.y) << "\" x2=\"" << f(tx - 2) << "\" y2=\"" << f(l.y_text - 4)
-        << "\" stroke=\"#999\" stroke-width=\"0.6\"/><text x=\"" << f(tx) << "\" y=\"" << f(l.y_text) << "\" font-size=\"10\" fill=\"#333\">"
-        << xml_escape(l.text) << "</text>\n";
+        << "\" stroke=\"#999\" stroke-width=\"0.6\"/><text x=\"" << f(tx) << "\" y=\"" << f(l.y_text)
+        << "\" font-size=\"10\" fill=\"#333\">" << xml_escape(l.text) << "</text>\n";
     }
     o << "</g>\n";
   }
@@ -163,9 +170,15 @@ std::string scatter_svg(const ValidationSummary& s) {
 }
 
 json result_json(const CaseResult& r) {
-  json j = {{"id", r.id}, {"family", r.family}, {"kind", r.kind == CaseKind::Memory ? "memory" : "training"},
-            {"metric", name_of(r.metric)}, {"unit", unit_of(r.metric)}, {"ok", r.ok}, {"predicted", r.predicted},
-            {"measured", r.measured}, {"error_percent", r.error_percent}};
+  json j = {{"id", r.id},
+            {"family", r.family},
+            {"kind", r.kind == CaseKind::Memory ? "memory" : "training"},
+            {"metric", name_of(r.metric)},
+            {"unit", unit_of(r.metric)},
+            {"ok", r.ok},
+            {"predicted", r.predicted},
+            {"measured", r.measured},
+            {"error_percent", r.error_percent}};
   if (r.kind == CaseKind::Memory) j["within_resolution"] = r.within_resolution;
   else j["fits"] = r.fits, j["dtype"] = name_of(r.dtype), j["step_s"] = r.step_s, j["mfu"] = r.mfu;
   if (!r.ok) j["errors"] = to_json(r.errors);
@@ -176,11 +189,20 @@ json summary_json(const ValidationSummary& s) {
   json results = json::array(), families = json::array();
   for (const CaseResult& r : s.results) results.push_back(result_json(r));
   for (const FamilyError& f : s.families)
-    families.push_back({{"family", f.family}, {"cases", f.cases}, {"mean_abs_error_percent", f.mean_abs_error_percent},
-                        {"max_abs_error_percent", f.max_abs_error_percent}, {"worst_id", f.worst_id}});
-  return {{"results", results}, {"training_cases", s.training_cases}, {"failed_cases", s.failed_cases},
-          {"mean_abs_error_percent", s.mean_abs_error_percent}, {"max_abs_error_percent", s.max_abs_error_percent},
-          {"worst_id", s.worst_id}, {"families", families}, {"memory_cases", s.memory_cases}, {"memory_exact", s.memory_exact}};
+    families.push_back({{"family", f.family},
+                        {"cases", f.cases},
+                        {"mean_abs_error_percent", f.mean_abs_error_percent},
+                        {"max_abs_error_percent", f.max_abs_error_percent},
+                        {"worst_id", f.worst_id}});
+  return {{"results", results},
+          {"training_cases", s.training_cases},
+          {"failed_cases", s.failed_cases},
+          {"mean_abs_error_percent", s.mean_abs_error_percent},
+          {"max_abs_error_percent", s.max_abs_error_percent},
+          {"worst_id", s.worst_id},
+          {"families", families},
+          {"memory_cases", s.memory_cases},
+          {"memory_exact", s.memory_exact}};
 }
 
 bool over_limits(const ValidationSummary& s) {
@@ -231,16 +253,21 @@ int run_validate(const std::vector<std::string>& args) {
     Table t{{"case", "metric", "predicted", "measured", "error", "note"}, {}};
     for (const CaseResult& r : s.results) {
       std::string note;
-      if (!r.ok) note = "does not evaluate: " + (r.errors.empty() ? std::string() : r.errors.front().path + " " + r.errors.front().message);
-      else if (r.kind == CaseKind::Memory) note = r.within_resolution ? "exact to the published rounding" : "MISSES the published figure";
+      if (!r.ok)
+        note = "does not evaluate: " + (r.errors.empty() ? std::string() : r.errors.front().path + " " + r.errors.front().message);
+      else if (r.kind == CaseKind::Memory)
+        note = r.within_resolution ? "exact to the published rounding" : "MISSES the published figure";
       else if (!r.fits) note = "cutlab: does not fit in HBM";
-      t.rows.push_back({r.id, std::string(name_of(r.metric)) + " (" + unit_of(r.metric) + (r.kind == CaseKind::Training ? ", " + std::string(name_of(r.dtype)) : std::string()) + ")",
+      t.rows.push_back({r.id,
+                        std::string(name_of(r.metric)) + " (" + unit_of(r.metric) +
+                            (r.kind == CaseKind::Training ? ", " + std::string(name_of(r.dtype)) : std::string()) + ")",
                         r.ok ? number(r.predicted) : "-", number(r.measured), r.ok ? signed_pct(r.error_percent) : "-", note});
     }
     std::cout << "cutlab validate · " << path << "\n" << t.render() << "\n";
-    std::cout << "training runs: " << s.training_cases << (s.failed_cases ? " (+" + std::to_string(s.failed_cases) + " that do not evaluate)" : "")
-              << " · mean |error| " << fixed(s.mean_abs_error_percent, 1) << "% · largest " << fixed(s.max_abs_error_percent, 1)
-              << "% (" << s.worst_id << ")\n";
+    std::cout << "training runs: " << s.training_cases
+              << (s.failed_cases ? " (+" + std::to_string(s.failed_cases) + " that do not evaluate)" : "") << " · mean |error| "
+              << fixed(s.mean_abs_error_percent, 1) << "% · largest " << fixed(s.max_abs_error_percent, 1) << "% (" << s.worst_id
+              << ")\n";
     for (const FamilyError& f : s.families)
       std::cout << "  " << f.family << ": " << f.cases << " runs · mean |error| " << fixed(f.mean_abs_error_percent, 1)
                 << "% · largest " << fixed(f.max_abs_error_percent, 1) << "% (" << f.worst_id << ")\n";
@@ -291,9 +318,14 @@ int run_calibrate(const std::vector<std::string>& args) {
       start[p.key] = c.start.*(p.member);
     }
     if (as_json) {
-      out.push_back({{"family", fam}, {"cases", c.case_ids}, {"start", start}, {"fitted", fitted},
-                     {"start_mape_percent", c.start_mape_percent}, {"fitted_mape_percent", c.fitted_mape_percent},
-                     {"fitted_max_abs_percent", c.fitted_max_abs_percent}, {"evaluations", c.evaluations}});
+      out.push_back({{"family", fam},
+                     {"cases", c.case_ids},
+                     {"start", start},
+                     {"fitted", fitted},
+                     {"start_mape_percent", c.start_mape_percent},
+                     {"fitted_mape_percent", c.fitted_mape_percent},
+                     {"fitted_max_abs_percent", c.fitted_max_abs_percent},
+                     {"evaluations", c.evaluations}});
       continue;
     }
     std::cout << "family " << fam << ": " << c.case_ids.size() << " training runs, " << c.evaluations << " evaluations\n";
@@ -301,8 +333,7 @@ int run_calibrate(const std::vector<std::string>& args) {
               << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
     Table t{{"efficiency", "start", "fitted", "bounds"}, {}};
     for (const CalibrationParam& p : calibration_params())
-      t.rows.push_back({p.key, number(c.start.*(p.member)), number(c.fitted.*(p.member)),
-                        number(p.lo) + " – " + number(p.hi)});
+      t.rows.push_back({p.key, number(c.start.*(p.member)), number(c.fitted.*(p.member)), number(p.lo) + " – " + number(p.hi)});
     std::cout << t.render();
     std::cout << "  for core/presets.cpp:\n    Efficiencies e;\n";
     for (const CalibrationParam& p : calibration_params())

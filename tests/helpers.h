@@ -28,9 +28,7 @@ inline Resolved resolved(const Config& c) {
 inline const TrainingEstimate* training(const Result<Estimate>& r) {
   return r.ok() ? std::get_if<TrainingEstimate>(&r.value) : nullptr;
 }
-inline const ServingEstimate* serving(const Result<Estimate>& r) {
-  return r.ok() ? std::get_if<ServingEstimate>(&r.value) : nullptr;
-}
+inline const ServingEstimate* serving(const Result<Estimate>& r) { return r.ok() ? std::get_if<ServingEstimate>(&r.value) : nullptr; }
 
 // A GPT-shaped model as in Korthikanti et al. 2022 (f = 4h, MHA, dropout, learned masks).
 inline ModelSpec gpt_shape(int layers, int hidden, int heads, int vocab = 51200) {

@@ -36,8 +36,7 @@ TEST_CASE("the API answers random configs with JSON, errors as values, never NaN
     json workload;
     if (pick(4) == 0)
       workload = {{"mode", "infer"}, {"batch", values[pick(13)]}, {"prompt_len", 1 + pick(9000)}, {"output_len", pick(3000)}};
-    else
-      workload = {{"seq_len", 1 << pick(17)}, {"global_batch", values[pick(13)] * (1 + pick(64))}};
+    else workload = {{"seq_len", 1 << pick(17)}, {"global_batch", values[pick(13)] * (1 + pick(64))}};
     json cluster = pick(3) == 0 ? json{{"preset", clusters[pick(4)]}, {"gpus", values[pick(13)] * (1 << pick(8))}}
                                 : json(clusters[pick(4)]);
     const std::string text = json{{"model", models[pick(6)]}, {"cluster", cluster}, {"plan", plan}, {"workload", workload}}.dump();

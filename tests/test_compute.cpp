@@ -13,8 +13,7 @@ TEST_CASE("GEMM time is FLOPs over peak times a size-dependent efficiency", "[co
   e.gemm_half_dim = 128;
   const double peak = 989e12;
   // x = min(M, N, K) = 1024: efficiency 0.8 · 1024/1152.
-  REQUIRE_THAT(gemm_time_s(8192, 1024, 8192, peak, e),
-               WithinRel(2.0 * 8192 * 1024 * 8192 / (peak * 0.8 * 1024 / 1152), 1e-12));
+  REQUIRE_THAT(gemm_time_s(8192, 1024, 8192, peak, e), WithinRel(2.0 * 8192 * 1024 * 8192 / (peak * 0.8 * 1024 / 1152), 1e-12));
   // Thin GEMMs are less efficient per FLOP than square ones.
   const double thin = gemm_time_s(64, 8192, 8192, peak, e) / (2.0 * 64 * 8192 * 8192);
   const double square = gemm_time_s(8192, 8192, 8192, peak, e) / (2.0 * 8192 * 8192 * 8192);

@@ -101,11 +101,8 @@ TEST_CASE("data-parallel traffic of ZeRO-3 exceeds ZeRO-1's", "[estimate]") {
 TEST_CASE("every schedule's breakdown adds up and its busiest stage does each micro-batch once", "[estimate]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 1, 4096, 16);
   c.plan.sp = true;
-  const auto [name, vpp] = GENERATE(table<Schedule, int>({{Schedule::GPipe, 1},
-                                                               {Schedule::OneFOneB, 1},
-                                                               {Schedule::Interleaved, 2},
-                                                               {Schedule::ZbH1, 1},
-                                                               {Schedule::DualPipe, 1}}));
+  const auto [name, vpp] = GENERATE(table<Schedule, int>(
+      {{Schedule::GPipe, 1}, {Schedule::OneFOneB, 1}, {Schedule::Interleaved, 2}, {Schedule::ZbH1, 1}, {Schedule::DualPipe, 1}}));
   c.plan.schedule = name;
   c.plan.vpp = vpp;
   const TrainingEstimate e = run(c);

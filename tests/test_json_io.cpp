@@ -72,8 +72,8 @@ TEST_CASE("the API returns the documented result keys", "[json][api]") {
   REQUIRE(r["params"].contains("total"));
   REQUIRE(r["params"].contains("active"));
   REQUIRE(r["flops"].contains("model_per_step"));
-  for (const char* key : {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "total_bytes",
-                          "capacity_bytes", "fits"})
+  for (const char* key :
+       {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "total_bytes", "capacity_bytes", "fits"})
     REQUIRE(r["memory"]["per_stage"][0].contains(key));
   for (const char* key : {"axis", "collective", "bytes", "group_size", "link", "time_s", "exposed_s"})
     REQUIRE(r["comm"][0].contains(key));
@@ -92,7 +92,8 @@ TEST_CASE("the API reports malformed JSON and invalid plans as errors", "[json][
   REQUIRE(invalid["ok"] == false);
   REQUIRE(invalid["errors"][0]["path"] == "/plan/tp");
   const json gpu = json::parse(api::gpu_json(R"({"model": "llama3-70b", "cluster": "dgx-h100",
-    "plan": {"tp": 8, "pp": 2}, "workload": {"global_batch": 16}})", 99));
+    "plan": {"tp": 8, "pp": 2}, "workload": {"global_batch": 16}})",
+                                             99));
   REQUIRE(gpu["ok"] == false);
   REQUIRE(gpu["errors"][0]["path"] == "/rank");
 }

@@ -72,9 +72,7 @@ TEST_CASE("activations per layer reproduce Korthikanti et al. Table 2", "[memory
   SECTION("tensor + sequence parallel + selective recompute: 34·sbh/t") {
     REQUIRE_THAT(k.bytes(8, true, Recompute::Selective), WithinRel(34 * s * b * h / t, 1e-12));
   }
-  SECTION("full recompute: 2sbh") {
-    REQUIRE_THAT(k.bytes(8, false, Recompute::Full), WithinRel(2 * s * b * h, 1e-12));
-  }
+  SECTION("full recompute: 2sbh") { REQUIRE_THAT(k.bytes(8, false, Recompute::Full), WithinRel(2 * s * b * h, 1e-12)); }
 }
 
 TEST_CASE("flash attention stores no score matrix", "[memory]") {
@@ -110,7 +108,7 @@ TEST_CASE("in-flight micro-batches on the first stage follow the schedule", "[me
 TEST_CASE("model states of a data-parallel plan add up to bytes per parameter times parameters", "[memory]") {
   Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 4096, 64);
   c.plan.distributed_optimizer = true;
-    const MemoryResult mem = memory_per_stage(test::resolved(c));
+  const MemoryResult mem = memory_per_stage(test::resolved(c));
   const double psi = count_params(c.model).total;
   REQUIRE_THAT(mem.per_stage[0].weights_bytes, WithinRel(2 * psi, 1e-12));
   REQUIRE_THAT(mem.per_stage[0].grads_bytes, WithinRel(4 * psi, 1e-12));
@@ -120,7 +118,7 @@ TEST_CASE("model states of a data-parallel plan add up to bytes per parameter ti
 TEST_CASE("weights on all stages and expert ranks add up to the model", "[memory]") {
   SECTION("dense, pipeline of 4") {
     Config c = test::config("llama3-70b", "dgx-h100", 1, 4, 2, 4096, 64);
-        const MemoryResult mem = memory_per_stage(test::resolved(c));
+    const MemoryResult mem = memory_per_stage(test::resolved(c));
     double sum = 0;
     for (const StageMemory& s : mem.per_stage) sum += s.dense_params + s.expert_params;
     REQUIRE_THAT(sum, WithinRel(count_params(c.model).total, 1e-12));
@@ -128,7 +126,7 @@ TEST_CASE("weights on all stages and expert ranks add up to the model", "[memory
   SECTION("DeepSeek-V3, PP 16 × EP 64") {
     Config c = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 1920);
     c.plan.ep = 64;
-        const MemoryResult mem = memory_per_stage(test::resolved(c));
+    const MemoryResult mem = memory_per_stage(test::resolved(c));
     double sum = 0;
     for (const StageMemory& s : mem.per_stage) sum += s.dense_params + s.expert_params * 64;
     REQUIRE_THAT(sum, WithinRel(count_params(c.model).total, 1e-12));
@@ -137,7 +135,7 @@ TEST_CASE("weights on all stages and expert ranks add up to the model", "[memory
 
 TEST_CASE("a plan that does not fit is a result with the overflow", "[memory]") {
   Config c = test::config("llama3-405b", "dgx-h100", 8, 1, 1, 8192, 8);
-    const MemoryResult mem = memory_per_stage(test::resolved(c));
+  const MemoryResult mem = memory_per_stage(test::resolved(c));
   REQUIRE_FALSE(mem.fits);
   REQUIRE_THAT(mem.overflow_bytes, WithinRel(mem.per_stage[0].total_bytes - mem.per_stage[0].capacity_bytes, 1e-12));
   // 405.9B params × 18 bytes / 8 GPUs ≈ 913 GB of model states alone.

@@ -21,8 +21,8 @@ TEST_CASE("model FLOPs of GQA with SwiGLU follow Megatron's generalised formula"
   // Narayanan et al. 2021 (arXiv:2104.04473) §5.1, generalised as in Megatron-LM's
   // megatron/training/training.py num_floating_point_operations: 12·B·s·L·h²·((1 + g/a)·(a·d/h) + (f/h)·k·3/2 + s/h + V/(2·L·h)).
   const ModelSpec m = *find_model_preset("llama3-70b");
-  const double B = 16, s = 8192, L = m.layers, h = m.hidden, a = m.heads, g = m.kv_heads, d = m.head_dim,
-               f = m.ffn_hidden, V = m.vocab;
+  const double B = 16, s = 8192, L = m.layers, h = m.hidden, a = m.heads, g = m.kv_heads, d = m.head_dim, f = m.ffn_hidden,
+               V = m.vocab;
   const double expected = 12.0 * B * s * L * h * h *
                           ((1 + g / a) * (a * d / h) + (f / h) * 1.0 * 1.5 + (s / h) * (a * d / h) + V / (2 * L * h));
   REQUIRE_THAT(model_flops_per_step(m, B, s), WithinRel(expected, 1e-12));

@@ -49,9 +49,9 @@ TEST_CASE("16 GPUs: every GPU drawn once, with what it holds", "[scene][placemen
   REQUIRE(has_text(f, "GPU 0"));
   REQUIRE(has_text(f, "GPU 15"));
   REQUIRE(has_text(f, "node 1"));
-  REQUIRE(has_text(f, "heads 56–63"));     // TP rank 7 of 64 heads
-  REQUIRE(has_text(f, "layers 41–80"));    // stage 2
-  REQUIRE(has_text(f, "NVLink · TP"));     // TP traffic inside the node
+  REQUIRE(has_text(f, "heads 56–63"));   // TP rank 7 of 64 heads
+  REQUIRE(has_text(f, "layers 41–80"));  // stage 2
+  REQUIRE(has_text(f, "NVLink · TP"));   // TP traffic inside the node
   REQUIRE(has_text(f, "scale-out network · PP"));
   require_inside(f);
 }
@@ -119,7 +119,7 @@ TEST_CASE("the aggregated view stays bounded for a million GPUs and 126 stages",
     "plan": {"tp": 8, "pp": 126}, "workload": {"seq_len": 4096, "global_batch": 128}})");
   const Figure f = placement_scene(c, e, 1000);
   REQUIRE(f.level == "stages");
-  REQUIRE(count_kind(f, "stage_bar") == 64);   // the first 64 rows, then one line for the rest
+  REQUIRE(count_kind(f, "stage_bar") == 64);  // the first 64 rows, then one line for the rest
   REQUIRE(has_text(f, "+62 more stages"));
   REQUIRE(items(f) < 20000);
   require_inside(f);

@@ -17,15 +17,14 @@ using cutlab::ErrorCode;
 using cutlab::Op;
 using cutlab::OpKind;
 using cutlab::OpTimes;
+using cutlab::Schedule;
 using cutlab::ScheduleInput;
 using cutlab::ScheduleResult;
-using cutlab::Schedule;
 
 namespace {
 
 // Input with every stage and chunk taking f, b, w.
-ScheduleInput uniform(Schedule name, int p, int m, int v, double f_s, double b_s, double w_s,
-                      double p2p_s = 0) {
+ScheduleInput uniform(Schedule name, int p, int m, int v, double f_s, double b_s, double w_s, double p2p_s = 0) {
   ScheduleInput in;
   in.name = name;
   in.stages = p;
@@ -375,25 +374,20 @@ TEST_CASE("Invalid schedule inputs return errors with the field's path", "[sched
   const ScheduleInput ok = uniform(Schedule::OneFOneB, 4, 8, 1, 1, 2, 0);
   const std::vector<BadCase> cases = {
       {"no stages", with(ok, [](auto& in) { in.stages = 0; }), ErrorCode::OutOfRange, "/plan/pp"},
-      {"no micro-batches", with(ok, [](auto& in) { in.micro_batches = 0; }), ErrorCode::OutOfRange,
-       "/workload/global_batch"},
+      {"no micro-batches", with(ok, [](auto& in) { in.micro_batches = 0; }), ErrorCode::OutOfRange, "/workload/global_batch"},
       {"no chunks", with(ok, [](auto& in) { in.chunks = 0; }), ErrorCode::OutOfRange, "/plan/vpp"},
       {"times too short", with(ok, [](auto& in) { in.times.pop_back(); }), ErrorCode::Incompatible, "/plan/pp"},
       {"1f1b with chunks", uniform(Schedule::OneFOneB, 4, 8, 2, 1, 1, 1), ErrorCode::Incompatible, "/plan/vpp"},
       {"interleaved m not a multiple of p", uniform(Schedule::Interleaved, 4, 6, 2, 1, 1, 1), ErrorCode::Incompatible,
        "/workload/global_batch"},
-      {"interleaved with one chunk", uniform(Schedule::Interleaved, 4, 8, 1, 1, 1, 1), ErrorCode::Incompatible,
-       "/plan/vpp"},
+      {"interleaved with one chunk", uniform(Schedule::Interleaved, 4, 8, 1, 1, 1, 1), ErrorCode::Incompatible, "/plan/vpp"},
       {"dualpipe odd p", uniform(Schedule::DualPipe, 3, 12, 2, 1, 1, 1), ErrorCode::Incompatible, "/plan/pp"},
       {"dualpipe odd m", uniform(Schedule::DualPipe, 4, 9, 2, 1, 1, 1), ErrorCode::Incompatible, "/workload/global_batch"},
-      {"dualpipe m < 2p", uniform(Schedule::DualPipe, 4, 6, 2, 1, 1, 1), ErrorCode::Incompatible,
-       "/workload/global_batch"},
+      {"dualpipe m < 2p", uniform(Schedule::DualPipe, 4, 6, 2, 1, 1, 1), ErrorCode::Incompatible, "/workload/global_batch"},
       {"dualpipe one chunk", uniform(Schedule::DualPipe, 4, 8, 1, 1, 1, 1), ErrorCode::Incompatible, "/plan/vpp"},
       {"negative forward", with(ok, [](auto& in) { in.times[2].f_s = -1; }), ErrorCode::OutOfRange, "/times/2/f_s"},
-      {"negative backward", with(ok, [](auto& in) { in.times[0].b_s = -1e-3; }), ErrorCode::OutOfRange,
-       "/times/0/b_s"},
-      {"NaN weight grad", with(ok, [](auto& in) { in.times[3].w_s = std::nan(""); }), ErrorCode::OutOfRange,
-       "/times/3/w_s"},
+      {"negative backward", with(ok, [](auto& in) { in.times[0].b_s = -1e-3; }), ErrorCode::OutOfRange, "/times/0/b_s"},
+      {"NaN weight grad", with(ok, [](auto& in) { in.times[3].w_s = std::nan(""); }), ErrorCode::OutOfRange, "/times/3/w_s"},
       {"negative p2p", with(ok, [](auto& in) { in.p2p_s = -1; }), ErrorCode::OutOfRange, "/p2p_s"},
   };
   for (const auto& c : cases) {

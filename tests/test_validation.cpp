@@ -81,8 +81,10 @@ TEST_CASE("ZeRO Figure 1 and Megatron's bytes per parameter are reproduced exact
     }
   REQUIRE(s.memory_exact);
   // Rajbhandari et al. 2019 (arXiv:1910.02054) Figure 1, Ψ = 7.5B, Nd = 64, K = 12, before rounding.
-  const std::map<std::string, double> zero_bytes = {{"zero_7p5b_64gpu_stage0", 120e9}, {"zero_7p5b_64gpu_stage1", 31.40625e9},
-                                                    {"zero_7p5b_64gpu_stage2", 16.640625e9}, {"zero_7p5b_64gpu_stage3", 1.875e9}};
+  const std::map<std::string, double> zero_bytes = {{"zero_7p5b_64gpu_stage0", 120e9},
+                                                    {"zero_7p5b_64gpu_stage1", 31.40625e9},
+                                                    {"zero_7p5b_64gpu_stage2", 16.640625e9},
+                                                    {"zero_7p5b_64gpu_stage3", 1.875e9}};
   for (const auto& [id, bytes] : zero_bytes) {
     const ValidationCase& c = find_case(id);
     REQUIRE_THAT(state_bytes_per_param(c.plan, c.workload, c.dp_shards).total() * c.num_params, WithinRel(bytes, 1e-12));
@@ -133,7 +135,8 @@ TEST_CASE("case files are read strictly, with the path of every problem", "[vali
                                       "workload": {"seq_len": 4096, "global_batch": 64}})";
   auto one = [&](const std::string& extra, const std::string& config) {
     return cases_from_json(R"({"cases": [{"id": "x", "family": "h100", "kind": "training", "metric": "model_tflops_per_gpu",
-        "measured": 400, "source": "s", "settings_note": "n", "config": )" + config + extra + "}]}");
+        "measured": 400, "source": "s", "settings_note": "n", "config": )" +
+                           config + extra + "}]}");
   };
   REQUIRE(one("", good_config).ok());
   const auto unknown = one(R"(, "fudge": 1.1)", good_config);
@@ -144,7 +147,8 @@ TEST_CASE("case files are read strictly, with the path of every problem", "[vali
   REQUIRE_FALSE(bad_plan.ok());
   CHECK(bad_plan.errors[0].path == "/cases/0/config/plan/tpp");
   const auto bad_metric = cases_from_json(R"({"cases": [{"id": "x", "family": "h100", "kind": "training", "metric": "speed",
-      "measured": 1, "source": "s", "settings_note": "n", "config": )" + good_config + "}]}");
+      "measured": 1, "source": "s", "settings_note": "n", "config": )" +
+                                          good_config + "}]}");
   REQUIRE_FALSE(bad_metric.ok());
   CHECK(bad_metric.errors[0].path == "/cases/0/metric");
   CHECK_FALSE(cases_from_json("[").ok());
