@@ -33,7 +33,10 @@ struct Evaluated {
 // Typed calls.
 Answer<Config> read(const std::string& config_text);       // reading errors and broken rules
 Answer<Resolved> resolve(const std::string& config_text);  // read, then validated and resolved
+// The last config's answer is kept: asking again for the same text (the page's estimate, then its
+// figure) does not evaluate again.
 Answer<Evaluated> evaluate(const std::string& config_text);
+std::size_t evaluations();  // evaluations run so far on this thread (tests, the page's timing)
 // What GPUs first … first + count − 1 hold (count ≤ 4,096).
 Answer<std::vector<GpuPlacement>> gpus(const std::string& config_text, int first, int count);
 Answer<SearchResult> search(const std::string& config_text, const SearchOptions& options);

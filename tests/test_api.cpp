@@ -56,3 +56,21 @@ TEST_CASE("the API answers random configs with JSON, errors as values, never NaN
   }
   REQUIRE(successes > 100);  // the generator reaches valid plans, not only errors
 }
+
+TEST_CASE("the page's calls for one state evaluate it once", "[api]") {
+  const std::string text = R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 16},
+    "plan": {"tp": 8, "pp": 2, "sp": true}, "workload": {"seq_len": 8192, "global_batch": 16}})";
+  const std::size_t before = cutlab::api::evaluations();
+  REQUIRE(cutlab::api::evaluate_json(text).rfind(R"({"ok":true)", 0) == 0);
+  cutlab::api::timeline_json(text, 960, 0);
+  cutlab::api::placement_scene_json(text, 1000);
+  cutlab::api::cuts_scene_json(text, 1000, -1);
+  cutlab::api::schedule_json(text);
+  REQUIRE(cutlab::api::evaluations() == before + 1);
+  // another state is evaluated again, and so is the first one after it
+  const std::string other = R"({"model": "llama3-8b", "cluster": {"preset": "dgx-h100", "gpus": 8},
+    "plan": {"tp": 8}, "workload": {"seq_len": 4096, "global_batch": 8}})";
+  cutlab::api::evaluate_json(other);
+  cutlab::api::evaluate_json(text);
+  REQUIRE(cutlab::api::evaluations() == before + 3);
+}
