@@ -16,7 +16,8 @@ EMSCRIPTEN_BINDINGS(cutlab) {
   emscripten::function("options", &options_json);
   emscripten::function("search", &search_json);
   emscripten::function("presets", &presets_json);
-  emscripten::function("evaluations", +[]() { return static_cast<double>(evaluations()); });
+  emscripten::function(
+      "evaluations", +[]() { return static_cast<double>(evaluations()); });
   emscripten::function("placementScene", &placement_scene_json);
   emscripten::function("cutsScene", &cuts_scene_json);
 }
