@@ -405,12 +405,9 @@ int cmd_schedule(const Args& a) {
   }
   const ScheduleResult& s = e->schedule;
   if (!a.svg_path.empty()) {
+    // The pipeline figure, as `cutlab draw --view pipeline` and the page's SVG export draw it.
     std::ofstream out(a.svg_path);
-    const std::string title = c.model.name + " · " + name_of(s.name) + " · PP " + std::to_string(c.plan.pp) + " · " +
-                              std::to_string(e->mesh.num_micro_batches) + " micro-batches";
-    std::vector<StageTail> tails;
-    for (const StageTime& st : e->stages) tails.push_back({st.dp_exposed_s, st.optimizer_s});
-    out << timeline_svg(s, title, tails);
+    out << figure_svg(pipeline_figure(answer.result.value.resolved, answer.result.value.estimate, 1100));
     if (!out) {
       std::cerr << "cutlab: cannot write " << a.svg_path << "\n";
       return kUsage;

@@ -1,5 +1,5 @@
-// timeline.h: the pipeline timeline drawn from the core's scene (core/scene.h) as a terminal
-// Gantt chart or as SVG.
+// timeline.h: the pipeline timeline drawn from the core's scene (core/scene.h) as a terminal Gantt
+// chart (the SVG is native/draw.h's pipeline figure).
 #pragma once
 #include <string>
 
@@ -10,6 +10,5 @@ namespace cutlab::cli {
 
 // One row per stage: F, B, W as letters, X for DualPipe's overlapped F&B, '·' idle.
 std::string gantt_text(const ScheduleResult& s, int columns);
-std::string timeline_svg(const ScheduleResult& s, const std::string& title, const std::vector<StageTail>& tails = {});
 
 }  // namespace cutlab::cli
