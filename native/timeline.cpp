@@ -96,7 +96,7 @@ std::string timeline_svg(const ScheduleResult& s, const std::string& title, cons
     std::snprintf(buf, sizeof buf, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#999\" stroke-width=\"0.5\"/>"
                   "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x, y - 11, fill.at(kind).c_str(), x + 19, y, xml_escape(name).c_str());
     o += buf;
-    x += 34 + 7.0 * name.size();
+    x += 34 + 7.0 * static_cast<double>(name.size());
   }
   o += "</svg>\n";
   return o;
