@@ -52,7 +52,7 @@ Mesh derive_mesh(const Plan& p, const Workload& w) {
   const double expert_denominator = double(mesh.etp) * p.ep * p.pp;
   mesh.edp = expert_denominator > 0 ? std::max(1, to_int(std::floor(gpus / expert_denominator))) : 1;
   const long long per_step = static_cast<long long>(p.micro_batch) * mesh.dp_attn;
-  mesh.num_micro_batches = per_step > 0 ? std::max<long long>(1, w.global_batch / per_step) : 1;
+  mesh.num_micro_batches = per_step > 0 ? static_cast<int>(std::max<long long>(1, w.global_batch / per_step)) : 1;
   mesh.zero = effective_zero(p);
   mesh.chunks = p.schedule == Schedule::DualPipe ? 2 : std::max(1, p.vpp);
   return mesh;
@@ -93,7 +93,7 @@ struct Checker {
     if (!(v >= 0)) add(ErrorCode::OutOfRange, path, "must be ≥ 0, got " + fmt(v));
   }
   static std::string fmt(double v) {
-    if (v == static_cast<long long>(v) && v < 1e15 && v > -1e15) return std::to_string(static_cast<long long>(v));
+    if (v < 1e15 && v > -1e15 && v == static_cast<double>(static_cast<long long>(v))) return std::to_string(static_cast<long long>(v));
     std::string s = std::to_string(v);
     while (!s.empty() && s.back() == '0') s.pop_back();
     return s;

@@ -180,8 +180,8 @@ void row_of_matrices(Pen& o, std::vector<Matrix>& list, double x, double y, doub
   double sum_mins = 0;
   for (const Matrix& m : list) mins.push_back(std::max(min_w, fg::measure_text(m.name, 12, 600) + 8)), sum_mins += mins.back();
   // A narrow frame: tighter gaps, then minimum widths shrunk to fit (the names are shortened).
-  if (sum_mins + gap * (list.size() - 1) > W) gap = 4;
-  const double avail = W - gap * (list.size() - 1);
+  if (sum_mins + gap * static_cast<double>(list.size() - 1) > W) gap = 4;
+  const double avail = W - gap * static_cast<double>(list.size() - 1);
   if (sum_mins > avail)
     for (double& m : mins) m *= avail / sum_mins;
   double fixed_w = 0, rest_cols = 0;
@@ -225,7 +225,8 @@ std::vector<Piece> tp_pieces(const std::vector<GpuPlacement>& reps, const std::s
       for (size_t j = 0; j < holders.size(); ++j) {
         Piece p = slice(*holders[j]);
         p.from = static_cast<double>(k) / total, p.to = static_cast<double>(k + 1) / total;
-        p.y0 = static_cast<double>(j) / holders.size(), p.y1 = static_cast<double>(j + 1) / holders.size();
+        p.y0 = static_cast<double>(j) / static_cast<double>(holders.size()),
+        p.y1 = static_cast<double>(j + 1) / static_cast<double>(holders.size());
         if (holders.size() > 1) p.item.kind = "slice_shared";
         p.item.head = k, p.item.count = static_cast<int>(holders.size());
         out.push_back(p);

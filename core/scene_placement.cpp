@@ -527,12 +527,12 @@ double draw_stages(Pen& o, const Ctx& x, double band) {
   const int grows = (per_box + gcols - 1) / gcols;
   const bool with_count = max_kinds <= 3;
   const double extra = with_count ? 52 : 6;
-  double box_w = std::min(gn <= 8 ? 184.0 : 220.0, (avail + 6) / max_kinds - extra);
+  double box_w = std::min(gn <= 8 ? 184.0 : 220.0, (avail + 6) / static_cast<double>(max_kinds) - extra);
   int shown = static_cast<int>(max_kinds);
   if (box_w < 36) box_w = 36, shown = std::max(1, static_cast<int>(std::floor((avail - 90) / (box_w + extra))));
   shown = std::min(shown, std::max(1, kMaxCells / static_cast<int>(rows.size() * per_box)));
   const double cell = std::max(2.0, (box_w - 6 - (gcols - 1)) / gcols);
-  const double row_h = std::max(18.0, std::min(34.0, 540.0 / rows.size()));
+  const double row_h = std::max(18.0, std::min(34.0, 540.0 / static_cast<double>(rows.size())));
   const double box_h = std::max(10.0, row_h - 10);
   const double top = 66 + (band > 0 ? band + 8 : 0);
 
@@ -550,12 +550,14 @@ double draw_stages(Pen& o, const Ctx& x, double band) {
   const double pp_bytes = x.scaleout.of("pp") + x.nvlink.of("pp");
   const std::string pp_link = x.scaleout.of("pp") > 0 ? "scaleout" : "nvlink";
   const double ax = kPad + label_w + 14;
-  for (size_t i = 0; i < rows.size(); i += 2) o.rect("row_shade", kPad - 6, top + i * row_h, x.W - 2 * kPad + 12, row_h);
+  for (size_t i = 0; i < rows.size(); i += 2)
+    o.rect("row_shade", kPad - 6, top + static_cast<double>(i) * row_h, x.W - 2 * kPad + 12, row_h);
   if (rows.size() > 1 && pp_bytes > 0)
-    o.line("spine", ax, top + row_h / 2, ax, top + (rows.size() - 1) * row_h + row_h / 2, std::max(1.5, thickness(pp_bytes)), pp_link);
+    o.line("spine", ax, top + row_h / 2, ax, top + static_cast<double>(rows.size() - 1) * row_h + row_h / 2,
+           std::max(1.5, thickness(pp_bytes)), pp_link);
   for (size_t i = 0; i < rows.size(); ++i) {
     const StageRow& row = rows[i];
-    const double y = top + i * row_h, mid = y + row_h / 2;
+    const double y = top + static_cast<double>(i) * row_h, mid = y + row_h / 2;
     o.rect("stage_bar", kPad, y + 2, 4, row_h - 4, row.stage >= 0 ? "pp" : "muted", row.stage, row.stage >= 0 ? p.pp : 0)
         .stage = row.stage;
     if (row_h >= 15) {
@@ -605,7 +607,7 @@ double draw_stages(Pen& o, const Ctx& x, double band) {
       o.text("kind_sum", std::to_string(row.kinds.size()) + " kinds × " + fg::integer(row.kinds[0].count) + " =",
              x.W - kPad - fg::measure_text(nodes, 11.5, 650) - 5, mid + 4, 10.5, 400, "muted", "end");
   }
-  double y = top + rows.size() * row_h + 20;
+  double y = top + static_cast<double>(rows.size()) * row_h + 20;
   if (hidden_rows) {
     o.text("more", "+" + fg::integer(hidden_rows) + " more stages, drawn alike", kPad + 10, y - 4, 11, 600, "muted");
     y += 18;
@@ -617,7 +619,7 @@ double draw_stages(Pen& o, const Ctx& x, double band) {
     note += " Dense gradients are reduced over " + fg::integer(dpg->size) + " GPUs holding the same weights (" +
             (dpg->nodes_spanned > 1 ? fg::integer(dpg->nodes_spanned) + " nodes, scale-out" : std::string("one node, NVLink")) + ").";
   o.text("note", note, kPad, y + 24, 11.5, 400, "muted", "start", x.W - 2 * kPad);
-  return top + rows.size() * row_h + 54 + (hidden_rows ? 18 : 0);
+  return top + static_cast<double>(rows.size()) * row_h + 54 + (hidden_rows ? 18 : 0);
 }
 
 // ---- serving: the load balancer in front of the replicas -----------------------------------------

@@ -356,7 +356,7 @@ void nelder_mead(Search& s, std::vector<double>& best, double& best_f, int budge
     if (size < 1e-5 || fx[n] - fx[0] < 1e-7) break;
     std::vector<double> centroid(n, 0.0);
     for (size_t i = 0; i < n; ++i)
-      for (size_t k = 0; k < n; ++k) centroid[k] += x[i][k] / n;
+      for (size_t k = 0; k < n; ++k) centroid[k] += x[i][k] / static_cast<double>(n);
     auto along = [&](double t) {
       std::vector<double> p(n);
       for (size_t k = 0; k < n; ++k) p[k] = centroid[k] + t * (x[n][k] - centroid[k]);

@@ -284,7 +284,7 @@ Figure pipeline_figure(const Resolved& resolved, const Estimate& estimate, doubl
       chunks = true;
     }
     const std::string n = std::to_string(r.micro_batch + 1);
-    if (r.micro_batch >= 0 && r.w >= 13 && r.h >= 10 && n.size() * digit_w <= r.w - 3) {
+    if (r.micro_batch >= 0 && r.w >= 13 && r.h >= 10 && static_cast<double>(n.size()) * digit_w <= r.w - 3) {
       FigureText& t = o.text("bar_number", n, pad + r.x + r.w / 2, top + r.y + r.h / 2 + num_px * 0.35, num_px, 600, r.kind, "middle");
       t.on_fill = true;
       numbered = true;

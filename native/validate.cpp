@@ -112,7 +112,7 @@ std::string scatter_svg(const ValidationSummary& s) {
         break;
       }
     const double a = std::floor(lo * 0.88 / step) * step, b = std::ceil(hi * 1.12 / step) * step;
-    const double x0 = left + (gi % cols) * (pw + gap_x), y0 = top + (gi / cols) * (ph + gap_y);
+    const double x0 = left + double(gi % cols) * (pw + gap_x), y0 = top + double(gi / cols) * (ph + gap_y);
     auto X = [&](double v) { return x0 + (v - a) / (b - a) * pw; };
     auto Y = [&](double v) { return y0 + ph - (v - a) / (b - a) * ph; };
     o << "<g>\n<text x=\"" << x0 << "\" y=\"" << y0 - 10 << "\" font-weight=\"bold\">" << xml_escape(names[gi]) << " (" << pts.size()

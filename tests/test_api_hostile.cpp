@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,14 @@ std::string deep(int depth, const std::string& open, const std::string& close) {
   for (int i = 0; i < depth; ++i) s += open;
   for (int i = 0; i < depth; ++i) s += close;
   return s;
+}
+
+// "a b c" → {"a", "b", "c"}.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
 }
 
 // The text of `doc` with its "@@HOSTILE@@" string replaced by the raw text `value`.
@@ -157,82 +166,24 @@ TEST_CASE("the API answers documents that are not config objects with errors", "
 }
 
 TEST_CASE("the API answers a hostile value in any field of any section with errors, not an abort", "[api][hostile]") {
-  const std::vector<std::string> model_keys = {"name",
-                                               "layers",
-                                               "hidden",
-                                               "heads",
-                                               "kv_heads",
-                                               "head_dim",
-                                               "ffn_hidden",
-                                               "gated_mlp",
-                                               "vocab",
-                                               "tied_embeddings",
-                                               "dropout",
-                                               "experts",
-                                               "top_k",
-                                               "shared_experts",
-                                               "expert_ffn_hidden",
-                                               "dense_layers",
-                                               "q_lora_rank",
-                                               "kv_lora_rank",
-                                               "qk_rope_head_dim",
-                                               "v_head_dim",
-                                               "preset",
-                                               "hf_config",
-                                               "bogus"};
-  const std::vector<std::string> cluster_keys = {"name",          "gpu",
-                                                 "gpus",          "gpus_per_node",
-                                                 "hbm_GiB",       "hbm_GBps",
-                                                 "bf16_TFLOPs",   "fp8_TFLOPs",
-                                                 "nvlink_GBps",   "nvlink_latency_us",
-                                                 "scaleout_GBps", "scaleout_latency_us",
-                                                 "reserved_GiB",  "efficiency",
-                                                 "preset",        "bogus"};
-  const std::vector<std::string> efficiency_keys = {"gemm",       "gemm_fp8", "gemm_half_dim", "attention", "hbm",
-                                                    "hbm_stream", "nvlink",   "scaleout",      "overlap",   "bogus"};
-  const std::vector<std::string> plan_keys = {"tp",
-                                              "pp",
-                                              "cp",
-                                              "ep",
-                                              "dp",
-                                              "etp",
-                                              "sp",
-                                              "distributed_optimizer",
-                                              "vpp",
-                                              "schedule",
-                                              "micro_batch",
-                                              "recompute",
-                                              "flash_attention",
-                                              "rank_order",
-                                              "overlap_grad_reduce",
-                                              "overlap_param_gather",
-                                              "tp_comm_overlap",
-                                              "layers_per_stage",
-                                              "zero",
-                                              "bogus"};
-  const std::vector<std::string> workload_keys = {"mode",  "seq_len",    "global_batch", "dtype",        "grad_dtype", "optimizer",
-                                                  "batch", "prompt_len", "output_len",   "weight_dtype", "kv_dtype",   "bogus"};
-  const std::vector<std::string> hf_keys = {"num_hidden_layers",
-                                            "hidden_size",
-                                            "num_attention_heads",
-                                            "num_key_value_heads",
-                                            "vocab_size",
-                                            "head_dim",
-                                            "intermediate_size",
-                                            "hidden_act",
-                                            "tie_word_embeddings",
-                                            "num_local_experts",
-                                            "num_experts_per_tok",
-                                            "moe_intermediate_size",
-                                            "n_shared_experts",
-                                            "shared_expert_intermediate_size",
-                                            "first_k_dense_replace",
-                                            "kv_lora_rank",
-                                            "q_lora_rank",
-                                            "qk_rope_head_dim",
-                                            "v_head_dim",
-                                            "_name_or_path",
-                                            "model_type"};
+  const std::vector<std::string> model_keys = words(
+      "name layers hidden heads kv_heads head_dim ffn_hidden gated_mlp vocab tied_embeddings dropout experts top_k shared_experts "
+      "expert_ffn_hidden dense_layers q_lora_rank kv_lora_rank qk_rope_head_dim v_head_dim preset hf_config bogus");
+  const std::vector<std::string> cluster_keys = words(
+      "name gpu gpus gpus_per_node hbm_GiB hbm_GBps bf16_TFLOPs fp8_TFLOPs nvlink_GBps nvlink_latency_us scaleout_GBps "
+      "scaleout_latency_us reserved_GiB efficiency preset bogus");
+  const std::vector<std::string> efficiency_keys = words(
+      "gemm gemm_fp8 gemm_half_dim attention hbm hbm_stream nvlink scaleout overlap bogus");
+  const std::vector<std::string> plan_keys = words(
+      "tp pp cp ep dp etp sp distributed_optimizer vpp schedule micro_batch recompute flash_attention rank_order overlap_grad_reduce "
+      "overlap_param_gather tp_comm_overlap layers_per_stage zero bogus");
+  const std::vector<std::string> workload_keys = words(
+      "mode seq_len global_batch dtype grad_dtype optimizer batch prompt_len output_len weight_dtype kv_dtype bogus");
+  const std::vector<std::string> hf_keys = words(
+      "num_hidden_layers hidden_size num_attention_heads num_key_value_heads vocab_size head_dim intermediate_size hidden_act "
+      "tie_word_embeddings num_local_experts num_experts_per_tok moe_intermediate_size n_shared_experts "
+      "shared_expert_intermediate_size first_k_dense_replace kv_lora_rank q_lora_rank qk_rope_head_dim v_head_dim _name_or_path "
+      "model_type");
 
   json with_model_object = kBase;
   with_model_object["model"] = {{"preset", "llama3-8b"}};

@@ -112,7 +112,7 @@ TEST_CASE("a model of 4,096 layers keeps one hover region per pixel row", "[scen
   for (const FigureRect& r : f.rects)
     if (r.hit == "layer") regions++, first += r.layer == 0;
   REQUIRE(first == 1);
-  REQUIRE(regions <= f.height);
+  REQUIRE(static_cast<double>(regions) <= f.height);
   REQUIRE(has_text(f, "Inside layer 4001"));
   REQUIRE(f.rects.size() + f.lines.size() + f.texts.size() < 2000);
   require_inside(f);

@@ -217,7 +217,7 @@ TEST_CASE("Every simulated schedule respects dependencies and runs each op once"
 
   ScheduleInput in = uniform(name, p, m, v, 1, 1, 1, p2p_s);
   for (std::size_t i = 0; i < in.times.size(); ++i)  // uneven stages and chunks
-    in.times[i] = OpTimes{0.8 + 0.1 * (i % 3), 1.2 + 0.3 * (i % 2), 0.3 + 0.05 * (i % 4)};
+    in.times[i] = OpTimes{0.8 + 0.1 * double(i % 3), 1.2 + 0.3 * double(i % 2), 0.3 + 0.05 * double(i % 4)};
   const auto r = simulate_ok(in);
   const bool splits_w = name == Schedule::ZbH1 || name == Schedule::DualPipe;
   const double eps = 1e-9;
