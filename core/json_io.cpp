@@ -623,7 +623,9 @@ json layout_json(Mode mode, const Mesh& mesh, const ParamCounts& params, const P
                {"dp_attn", mesh.dp_attn},
                {"etp", mesh.etp},
                {"edp", mesh.edp},
-               {"num_micro_batches", mesh.num_micro_batches}};
+               {"num_micro_batches", mesh.num_micro_batches},
+               {"zero", mesh.zero},
+               {"chunks", mesh.chunks}};
   j["config"] = to_json(cfg);
   j["params"] = {{"total", params.total},    {"active", params.active},       {"embedding", params.embedding},
                  {"output", params.output},  {"attention", params.attention}, {"dense_mlp", params.dense_mlp},
@@ -769,10 +771,24 @@ json to_json(const Estimate& e, const Config& cfg) {
 
 namespace {
 
+// What the page needs to know of a choice besides its name, so it never compares names: the
+// default value (Plan's and Workload's defaults), serving modes, and the schedules' use of chunks.
 template <class E>
-void add_choices(json& out) {
+void add_attributes(json&, E) {}
+void add_attributes(json& j, Mode m) { j["serving"] = m == Mode::Infer; }
+void add_attributes(json& j, Schedule s) {
+  j["virtual_stages"] = s == Schedule::Interleaved;         // runs vpp ≥ 2 chunks per stage
+  j["chunks_per_stage"] = s == Schedule::DualPipe ? 2 : 0;  // fixed chunks (DualPipe's two directions); 0: vpp
+}
+
+template <class E>
+void add_choices(json& out, E default_value) {
   json list = json::array();
-  for (const Named<E>& n : ChoiceTable<E>::entries) list.push_back({{"name", n.name}, {"label", n.label}});
+  for (const Named<E>& n : ChoiceTable<E>::entries) {
+    json c = {{"name", n.name}, {"label", n.label}, {"default", n.value == default_value}};
+    add_attributes(c, n.value);
+    list.push_back(std::move(c));
+  }
   out[ChoiceTable<E>::key] = std::move(list);
 }
 
@@ -781,17 +797,19 @@ void add_choices(json& out) {
 // Every named choice with its label, from core/choices.h: the page builds its menus from these.
 json choices_json() {
   json out = json::object();
-  add_choices<Mode>(out);
-  add_choices<Schedule>(out);
-  add_choices<Recompute>(out);
-  add_choices<Dtype>(out);
-  add_choices<GradDtype>(out);
-  add_choices<WeightDtype>(out);
-  add_choices<KvDtype>(out);
-  add_choices<Optimizer>(out);
-  add_choices<Axis>(out);
-  add_choices<Collective>(out);
-  add_choices<Link>(out);
+  const Plan plan;
+  const Workload w;
+  add_choices(out, w.mode);
+  add_choices(out, plan.schedule);
+  add_choices(out, plan.recompute);
+  add_choices(out, w.dtype);
+  add_choices(out, w.grad_dtype);
+  add_choices(out, w.weight_dtype);
+  add_choices(out, w.kv_dtype);
+  add_choices(out, w.optimizer);
+  add_choices(out, Axis::TP);
+  add_choices(out, Collective::AllReduce);
+  add_choices(out, Link::NVLink);
   return out;
 }
 

@@ -309,9 +309,9 @@
   function buildExamples() {
     const box = $('examples');
     let html = '<select id="example" aria-label="Example plans"><option value="">— pick a plan the text describes —</option>';
-    for (const [mode, label] of [['train', 'Training'], ['infer', 'Serving']]) {
-      html += '<optgroup label="' + label + '">';
-      for (const ex of CL.examples.list) if ((ex.state.workload.mode || 'train') === mode) html += '<option value="' + ex.id + '">' + CL.fmt.escape(ex.title + ' · ' + ex.sub) + '</option>';
+    for (const serve of [false, true]) {
+      html += '<optgroup label="' + (serve ? 'Serving' : 'Training') + '">';
+      for (const ex of CL.examples.list) if (CL.state.serving(ex.state.workload.mode) === serve) html += '<option value="' + ex.id + '">' + CL.fmt.escape(ex.title + ' · ' + ex.sub) + '</option>';
       html += '</optgroup>';
     }
     box.innerHTML = html + '</select><p class="quote"></p>';

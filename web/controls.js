@@ -104,13 +104,16 @@
     // plan
     if (key === 'etp' && (v === 0 || v === '0')) { delete n.plan.etp; return n; }
     n.plan[key] = v;
+    // vpp > 1 is the schedule with virtual stages (the core's rule, core/schedule.cpp schedule_rules).
+    const virtualSchedule = () => CL.presets.choices.schedule.find((c) => c.virtual_stages).name;
     if (key === 'vpp') {
-      if (v > 1) n.plan.schedule = 'interleaved';
-      else if (n.plan.schedule === 'interleaved') n.plan.schedule = '1f1b';
+      if (v > 1) n.plan.schedule = virtualSchedule();
+      else if (CL.state.choice('schedule', n.plan.schedule).virtual_stages) n.plan.schedule = CL.state.choice('schedule', null).name;
     }
     if (key === 'schedule') {
-      if (v === 'interleaved' && !(n.plan.vpp > 1)) n.plan.vpp = 2;
-      if (v !== 'interleaved') delete n.plan.vpp;
+      const virtual = CL.state.choice('schedule', v).virtual_stages;
+      if (virtual && !(n.plan.vpp > 1)) n.plan.vpp = 2;
+      if (!virtual) delete n.plan.vpp;
     }
     if (['tp', 'pp', 'cp', 'ep', 'etp', 'rank_order'].includes(key)) n.gpu = null;
     return n;
@@ -265,8 +268,8 @@
     const cfg = d.config || (d.good && d.good.r.config);
     const moe = cfg ? cfg.model.experts > 0 : false;
     document.body.classList.toggle('is-moe', moe);
-    const mode = s.workload.mode || (cfg ? cfg.workload.mode : 'train');
-    document.body.classList.toggle('mode-infer', mode === 'infer');
+    const mode = s.workload.mode || (cfg ? cfg.workload.mode : null);
+    document.body.classList.toggle('mode-infer', CL.state.serving(mode));
     document.body.classList.toggle('model-hf', !!s.hf);
     for (const [path, e] of els) {
       const { def, input } = e;

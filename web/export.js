@@ -111,7 +111,7 @@
     const r = d.r, p = r.config.plan;
     const name = String(r.config.model.name).replace(/[^A-Za-z0-9._-]+/g, '-');
     const axes = ['tp', 'pp', 'cp', 'ep', 'dp'].filter((a) => p[a] > 1).map((a) => a + p[a]).join('-');
-    return 'cutlab-' + view + '-' + name + '-' + r.gpus + 'gpus' + (axes ? '-' + axes : '') + (r.mode === 'infer' ? '-serve' : '') + '.' + ext;
+    return 'cutlab-' + view + '-' + name + '-' + r.gpus + 'gpus' + (axes ? '-' + axes : '') + (CL.state.serving(r.mode) ? '-serve' : '') + '.' + ext;
   }
 
   // The SVG of `view` for a canvas `width` pixels wide (null when the core gives no figure).

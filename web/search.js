@@ -26,7 +26,7 @@
   }
   // Results stay good while this text is unchanged (the plan axes the search chooses do not count).
   const key = (s, d) => JSON.stringify(config(s, d));
-  const modeOf = (s, d) => s.workload.mode || (d && d.config ? d.config.workload.mode : 'train');
+  const modeOf = (s, d) => s.workload.mode || (d && d.config ? d.config.workload.mode : null);
 
   // The state with a row's plan: every field the search chose, the GPU count pinned (DP follows
   // from it). The fields it kept (ZeRO, rank order, …) are the config's already, so the search's
@@ -40,7 +40,7 @@
     delete n.plan.dp;
     delete n.plan.layers_per_stage;
     if (plan.etp > 0) n.plan.etp = plan.etp; else delete n.plan.etp;
-    if (plan.schedule === 'interleaved' || plan.vpp > 1) n.plan.vpp = plan.vpp; else delete n.plan.vpp;
+    if (CL.state.choice('schedule', plan.schedule).virtual_stages || plan.vpp > 1) n.plan.vpp = plan.vpp; else delete n.plan.vpp;
     return n;
   }
 
@@ -54,7 +54,7 @@
   function html(found, o) {
     const close = '<button type="button" class="close" title="Close the search" aria-label="Close">×</button>';
     if (o.busy) return '<div class="search-head"><h3>Best plans <span class="muted">· searching…</span></h3>' + close + '</div>';
-    if (o.mode === 'infer') {
+    if (CL.state.serving(o.mode)) {
       return '<div class="search-head"><h3>Best plans</h3>' + close + '</div><p class="search-msg">The search ranks <b>training</b> plans; serving plans are evaluated one by one. ' +
         'Set <b>Mode</b> to <i>train (one step)</i> and search again.</p>';
     }

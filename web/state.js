@@ -104,5 +104,14 @@
     return s;
   }
 
-  CL.state = { DEFAULT, VIEWS, PLAN_KEYS, WORKLOAD_KEYS, clone, toConfig, toQuery, fromQuery, parseValue };
+  // A named choice as the core describes it (presets().choices, core/choices.h): {name, label,
+  // default, and per kind: serving (mode), virtual_stages and chunks_per_stage (schedule)}. The page
+  // asks these attributes instead of comparing names; name null or unknown: the default.
+  function choice(key, name) {
+    const list = (CL.presets && CL.presets.choices[key]) || [];
+    return list.find((c) => c.name === name) || list.find((c) => c.default) || {};
+  }
+  const serving = (mode) => !!choice('mode', mode).serving;
+
+  CL.state = { DEFAULT, VIEWS, PLAN_KEYS, WORKLOAD_KEYS, clone, toConfig, toQuery, fromQuery, parseValue, choice, serving };
 })(window.CL = window.CL || {});

@@ -18,7 +18,7 @@
     ['kv_cache_bytes', 'KV cache', 'kv'],
     ['activations_bytes', 'activations', 'activations'],
   ];
-  const isInfer = (r) => r.mode === 'infer' || r.config.workload.mode === 'infer';
+  const isInfer = (r) => CL.state.serving(r.mode);
   const kindsOf = (r) => (isInfer(r) ? KINDS_INFER : KINDS);
   const sw = (color, hatch) => '<i class="sw' + (hatch ? ' hatch' : '') + '" style="--c:' + color + '"></i>';
   const raw = (v) => ' data-v="' + v + '"';
@@ -154,7 +154,7 @@
     r.comm.forEach((c, i) => {
       h += '<tr data-i="' + i + '"><td><span class="axis" style="--c:' + (P.axis[c.axis] || P.ink.muted) + '">' + e(c.axis.toUpperCase()) + '</span></td><td>' +
         e(c.collective) + '</td><td class="what">' + e(c.what) + '</td><td class="num">' + c.group_size + '</td><td><span class="link ' + c.link + '">' +
-        (c.link === 'nvlink' ? 'NVLink' : 'scale-out') + '</span></td><td class="num"' + raw(c.message_bytes) + '>' + F.bytes(c.message_bytes) +
+        CL.state.choice('link', c.link).label + '</span></td><td class="num"' + raw(c.message_bytes) + '>' + F.bytes(c.message_bytes) +
         '</td><td class="num"' + raw(c.calls) + '>' + F.int(c.calls) + '</td><td class="num"' + raw(c.bytes) + '>' + F.bytes(c.bytes) +
         '</td><td class="num"' + raw(c.time_s) + '>' + F.seconds(c.time_s) + '</td><td class="num' + (c.exposed_s > 0 ? ' warn' : '') + '"' + raw(c.exposed_s) + '>' +
         (c.exposed_s > 0 ? F.seconds(c.exposed_s) : 'hidden') + '</td></tr>';

@@ -249,9 +249,8 @@
     if (k === 'idle') return '<b>stage ' + st + ' · idle</b>' + (serving(d) ? ' (waiting for the token)' : ' (bubble)') + '<br>' + when;
     if (k === 'dp') return '<b>stage ' + st + ' · data-parallel tail</b><br>gradient reduction not hidden behind the backward<br>' + when;
     if (k === 'optimizer') return '<b>stage ' + st + ' · optimizer step</b><br>' + when;
-    const plan = d.r.config.plan;
     const mb = k === 'FB' ? 'forward of micro-batch ' + (R.micro_batch[i] + 1) + ', backward of ' + (R.backward_micro_batch[i] + 1) : 'micro-batch ' + (R.micro_batch[i] + 1);
-    const chunks = plan.schedule === 'dualpipe' ? 2 : plan.vpp;
+    const chunks = d.r.mesh.chunks;  // the core's model chunks per stage
     return '<b>stage ' + st + ' · ' + k + '</b> ' + (OPNAME[k] || '') + '<br>' + mb + (chunks > 1 ? ', model chunk ' + (R.chunk[i] + 1) + ' of ' + chunks : '') +
       '<br>' + when + '<br><i>outlined: this micro-batch on every stage</i>';
   }

@@ -86,7 +86,7 @@
     h += '<tr class="total"><th>total</th><td class="num">' + F.gib(mem.total_bytes, 2) + ' / ' + F.gib(mem.capacity_bytes, 2) + ' GiB</td></tr></tbody></table></div><div>' +
       '<table class="t"><thead><tr><th>axis</th><th>collective</th><th>link</th><th class="num">bytes</th><th class="num">exposed</th></tr></thead><tbody>';
     for (const c of r.comm) h += '<tr><td><span class="axis" style="--c:' + (P.axis[c.axis] || P.ink.muted) + '">' + c.axis.toUpperCase() + '</span></td><td>' + e(c.collective) +
-      '</td><td><span class="link ' + c.link + '">' + (c.link === 'nvlink' ? 'NVLink' : 'scale-out') + '</span></td><td class="num">' + F.bytes(c.bytes) + '</td><td class="num">' +
+      '</td><td><span class="link ' + c.link + '">' + CL.state.choice('link', c.link).label + '</span></td><td class="num">' + F.bytes(c.bytes) + '</td><td class="num">' +
       (c.exposed_s > 0 ? F.seconds(c.exposed_s) : 'hidden') + '</td></tr>';
     h += '</tbody></table><p class="muted" style="margin:4px 0 0;font-size:11px">' + (r.comm_stage !== undefined ? 'Traffic per step of a GPU of stage ' + (r.comm_stage + 1) +
       ' (the busiest); other stages differ only at the pipeline ends.' : 'Traffic of one GPU for the prefill and one decode step.') + '</p></div></div>';

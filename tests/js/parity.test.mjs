@@ -228,9 +228,10 @@ test('web/export.js: the SVG of the pipeline holds every rect of the scene, in t
   const document = { createElement: () => ({ getContext: () => ctx2d }) };
   const sandbox = { window: {}, document, URLSearchParams, performance, console };
   vm.createContext(sandbox);
-  for (const f of ['format.js', 'palette.js', 'gfx.js', 'tables.js', 'view-pipeline.js', 'export.js'])
+  for (const f of ['format.js', 'state.js', 'palette.js', 'gfx.js', 'tables.js', 'view-pipeline.js', 'export.js'])
     vm.runInContext(fs.readFileSync(path.join(root, 'web', f), 'utf8'), sandbox, { filename: f });
   const CL = sandbox.window.CL;
+  CL.presets = JSON.parse(core.presets()).result;  // the core's choice tables, as app.js sets them
   const text = JSON.stringify(CONFIGS['MoE DeepSeek-V3, PP16 × EP64, DualPipe, fp8']);
   const d = { text, r: JSON.parse(core.evaluate(text)).result, timeline: (w, h) => JSON.parse(core.timeline(text, w, h)).result };
   const fig = CL.views.pipeline.figure(d, 1000, {});
