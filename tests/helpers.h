@@ -1,5 +1,7 @@
 // Shared test helpers: configs built from presets.
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include "core/estimate.h"
 #include "core/presets.h"
 
@@ -29,6 +31,15 @@ inline const TrainingEstimate* training(const Result<Estimate>& r) {
   return r.ok() ? std::get_if<TrainingEstimate>(&r.value) : nullptr;
 }
 inline const ServingEstimate* serving(const Result<Estimate>& r) { return r.ok() ? std::get_if<ServingEstimate>(&r.value) : nullptr; }
+
+// True when a JSON value holds a null anywhere (nlohmann writes NaN and infinities as null).
+inline bool has_null(const nlohmann::json& j) {
+  if (j.is_null()) return true;
+  if (j.is_structured())
+    for (const nlohmann::json& v : j)
+      if (has_null(v)) return true;
+  return false;
+}
 
 // A GPT-shaped model as in Korthikanti et al. 2022 (f = 4h, MHA, dropout, learned masks).
 inline ModelSpec gpt_shape(int layers, int hidden, int heads, int vocab = 51200) {

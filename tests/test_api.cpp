@@ -6,17 +6,12 @@
 #include <random>
 
 #include "core/api.h"
+#include "tests/helpers.h"
 
 using nlohmann::json;
 
 namespace {
-bool has_null(const json& j) {
-  if (j.is_null()) return true;
-  if (j.is_structured())
-    for (const json& v : j)
-      if (has_null(v)) return true;
-  return false;
-}
+using cutlab::test::has_null;
 }  // namespace
 
 TEST_CASE("the API answers random configs with JSON, errors as values, never NaN", "[api]") {

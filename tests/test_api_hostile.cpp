@@ -14,18 +14,13 @@
 
 #include "core/api.h"
 #include "core/validation.h"
+#include "tests/helpers.h"
 
 using nlohmann::json;
 
 namespace {
 
-bool has_null(const json& j) {
-  if (j.is_null()) return true;
-  if (j.is_structured())
-    for (const json& v : j)
-      if (has_null(v)) return true;
-  return false;
-}
+using cutlab::test::has_null;
 
 // Raw JSON text substituted for one value; kept as text so that deep nesting never becomes a
 // deep json object in the test itself.
