@@ -28,14 +28,17 @@ struct Ctx {
   GpuPlacement gpu(long long rank) const { return gpu_placement(e.resolved, static_cast<int>(rank)); }
   // The GPUs of rank 0's group on an axis, one per coordinate 0 … n − 1 (under folding the expert
   // mesh is etp (innermost) × ep inside each stage).
-  std::vector<GpuPlacement> group(const std::string& axis) const {
+  std::vector<GpuPlacement> group(Axis axis) const {
     const bool folding = c.plan.etp > 0;
     int n = 1;
     long long stride = 1;
-    if (axis == "tp") n = c.plan.tp, stride = pl.stride_tp;
-    else if (axis == "cp") n = std::min(c.plan.cp, kMaxCp), stride = pl.stride_cp;
-    else if (axis == "ep") n = c.plan.ep, stride = folding ? e.mesh.etp : pl.stride_ep;
-    else if (axis == "etp") n = e.mesh.etp, stride = folding ? 1 : pl.stride_tp;
+    switch (axis) {
+      case Axis::TP: n = c.plan.tp, stride = pl.stride_tp; break;
+      case Axis::CP: n = std::min(c.plan.cp, kMaxCp), stride = pl.stride_cp; break;
+      case Axis::EP: n = c.plan.ep, stride = folding ? e.mesh.etp : pl.stride_ep; break;
+      case Axis::ETP: n = e.mesh.etp, stride = folding ? 1 : pl.stride_tp; break;
+      default: break;
+    }
     std::vector<GpuPlacement> out;
     for (int i = 0; i < n; ++i) out.push_back(gpu(i * stride));
     return out;
@@ -57,16 +60,21 @@ double section(Pen& o, double x, double y, const std::string& title, const std::
 }
 
 // ---- depth (PP) ----------------------------------------------------------------------------------
-void depth(Pen& o, const Ctx& x, double left, double y, double h, int layer) {
-  const ModelSpec& m = x.c.model;
-  const int P = x.c.plan.pp, L = m.layers;
-  // the title and its subtitle on one line (the column has no room for two)
-  o.text("heading", "Depth", left, y - 8, 12.5, 650);
-  const double tw = fg::measure_text("Depth", 12.5, 650) + 8;
-  o.text("subheading", "PP = " + std::to_string(P) + " stage" + (P > 1 ? "s" : ""), left + tw, y - 8, 12, 400, "muted", "start",
-         x.depth_w - tw);
-  const double bar_w = 28, cap_h = 16;
-  const double top = y + 4 + cap_h + 3, bottom = y + h - cap_h - 3, row_h = (bottom - top) / L;
+constexpr double kBarW = 28, kCapH = 16;  // the depth bar's width, the embedding's and output's caps
+
+// A run of layers [a, b] (0-based, inclusive): one chunk of a stage.
+struct Seg {
+  int stage, chunk, a, b;
+};
+
+// The layer rows of a bar `row_h` per layer from `top`.
+struct DepthBar {
+  double left, top, bottom, row_h;
+};
+
+// The embedding's cap above the layers and the output layer's below, each on its stage.
+void depth_io(Pen& o, const Ctx& x, double left, double y, double bottom) {
+  const int P = x.c.plan.pp;
   const StageInfo* emb = &x.pl.stages.front();
   const StageInfo* out = &x.pl.stages.back();
   for (const StageInfo& s : x.pl.stages)
@@ -80,62 +88,87 @@ void depth(Pen& o, const Ctx& x, double left, double y, double h, int layer) {
       break;
     }
   auto io = [&](const StageInfo& st, double yy, const std::string& name, const std::string& label, double hit_w) {
-    o.rect("io", left, yy, bar_w, cap_h, "pp", st.stage, P);
-    o.text("io_label", label, left + bar_w + 8, yy + 12, 11, 400, "muted");
-    FigureRect& r = o.rect("region", left, yy, bar_w + hit_w, cap_h);
+    o.rect("io", left, yy, kBarW, kCapH, "pp", st.stage, P);
+    o.text("io_label", label, left + kBarW + 8, yy + 12, 11, 400, "muted");
+    FigureRect& r = o.rect("region", left, yy, kBarW + hit_w, kCapH);
     r.hit = "io", r.name = name, r.stage = st.stage;
   };
   io(*emb, y + 4, "embedding", "embedding", 120);
   io(*out, bottom + 3, "output", "output layer + loss", 140);
-  // layer rows by chunk
-  struct Seg {
-    int stage, chunk, a, b;
-  };
+}
+
+// Every chunk of every stage, in layer order.
+std::vector<Seg> depth_segments(const Ctx& x) {
   std::vector<Seg> segs;
   for (const StageInfo& st : x.pl.stages)
     for (size_t k = 0; k < st.chunks.size(); ++k)
       segs.push_back({st.stage, static_cast<int>(k), st.chunks[k].first, st.chunks[k].second});
   std::stable_sort(segs.begin(), segs.end(), [](const Seg& p, const Seg& q) { return p.a < q.a; });
-  for (const Seg& s : segs) {
-    const double y0 = top + s.a * row_h, y1 = top + (s.b + 1) * row_h;
-    o.rect("layers", left, y0, bar_w, y1 - y0, "pp", s.stage, P).stage = s.stage;
-    if (row_h >= 3)
-      for (int i = s.a + 1; i <= s.b; ++i) o.rect("layer_tick", left, top + i * row_h, bar_w, 0.6);
-    o.rect("seg_sep", left, y0, bar_w, 1);
-  }
-  // MoE layers: a thin mark on the right edge
-  if (is_moe(m)) o.rect("moe_mark", left + bar_w + 1, top + m.dense_layers * row_h, 3, (L - m.dense_layers) * row_h, "ep");
-  // labels: one per segment when they fit, else every k-th
+  return segs;
+}
+
+// Labels: one per segment when they fit, else every k-th.
+void depth_labels(Pen& o, const Ctx& x, const DepthBar& d, const std::vector<Seg>& segs) {
   const double label_h = 13.5;
-  const int max_labels = std::max(1, static_cast<int>(std::floor((bottom - top) / label_h)));
+  const int max_labels = std::max(1, static_cast<int>(std::floor((d.bottom - d.top) / label_h)));
   const size_t step = (segs.size() + max_labels - 1) / max_labels;
   double last_y = -1e9;
   for (size_t i = 0; i < segs.size(); ++i) {
     const Seg& s = segs[i];
     if (i % step != 0 && i != segs.size() - 1) continue;
-    const double mid = top + (s.a + s.b + 1) / 2.0 * row_h;
+    const double mid = d.top + (s.a + s.b + 1) / 2.0 * d.row_h;
     const double ly = std::max(mid + 4, last_y + label_h);
-    if (ly > bottom + 2) continue;
+    if (ly > d.bottom + 2) continue;
     last_y = ly;
-    o.text("stage_label", "stage " + std::to_string(s.stage + 1) + " · " + fg::layers(s.a, s.b), left + bar_w + 8, ly, 11, 500, "text",
-           "start", x.depth_w - bar_w - 12);
+    o.text("stage_label", "stage " + std::to_string(s.stage + 1) + " · " + fg::layers(s.a, s.b), d.left + kBarW + 8, ly, 11, 500,
+           "text", "start", x.depth_w - kBarW - 12);
   }
-  // a hover region per layer, or per pixel row when layers are thinner than a pixel (bounded by the height)
-  const int per_region = std::max(1, static_cast<int>(std::ceil(1.0 / row_h)));
+}
+
+// A hover region per layer, or per pixel row when layers are thinner than a pixel (bounded by the
+// height); and one per segment over its label.
+void depth_regions(Pen& o, const Ctx& x, const DepthBar& d, const std::vector<Seg>& segs) {
+  const int per_region = std::max(1, static_cast<int>(std::ceil(1.0 / d.row_h)));
   for (const Seg& s : segs)
     for (int i = s.a; i <= s.b; i += per_region) {
       const int n = std::min(per_region, s.b - i + 1);
-      FigureRect& r = o.rect("region", left, top + i * row_h, bar_w + 6, std::max(n * row_h, 1.0));
+      FigureRect& r = o.rect("region", d.left, d.top + i * d.row_h, kBarW + 6, std::max(n * d.row_h, 1.0));
       r.hit = "layer", r.layer = i, r.stage = s.stage;
-      if (is_moe_layer(m, i)) r.name = "moe";
+      if (is_moe_layer(x.c.model, i)) r.name = "moe";
     }
   for (const Seg& s : segs) {
-    const double y0 = top + s.a * row_h, y1 = top + (s.b + 1) * row_h;
-    FigureRect& r = o.rect("region", left + bar_w + 6, y0, x.depth_w - bar_w - 6, y1 - y0);
+    const double y0 = d.top + s.a * d.row_h, y1 = d.top + (s.b + 1) * d.row_h;
+    FigureRect& r = o.rect("region", d.left + kBarW + 6, y0, x.depth_w - kBarW - 6, y1 - y0);
     r.hit = "stage", r.stage = s.stage, r.begin = s.a, r.end = s.b + 1;
   }
+}
+
+void depth(Pen& o, const Ctx& x, double left, double y, double h, int layer) {
+  const ModelSpec& m = x.c.model;
+  const int P = x.c.plan.pp, L = m.layers;
+  // the title and its subtitle on one line (the column has no room for two)
+  o.text("heading", "Depth", left, y - 8, 12.5, 650);
+  const double tw = fg::measure_text("Depth", 12.5, 650) + 8;
+  o.text("subheading", "PP = " + std::to_string(P) + " stage" + (P > 1 ? "s" : ""), left + tw, y - 8, 12, 400, "muted", "start",
+         x.depth_w - tw);
+  const double top = y + 4 + kCapH + 3, bottom = y + h - kCapH - 3, row_h = (bottom - top) / L;
+  const DepthBar d{left, top, bottom, row_h};
+  depth_io(o, x, left, y, bottom);
+  // layer rows by chunk
+  const std::vector<Seg> segs = depth_segments(x);
+  for (const Seg& s : segs) {
+    const double y0 = top + s.a * row_h, y1 = top + (s.b + 1) * row_h;
+    o.rect("layers", left, y0, kBarW, y1 - y0, "pp", s.stage, P).stage = s.stage;
+    if (row_h >= 3)
+      for (int i = s.a + 1; i <= s.b; ++i) o.rect("layer_tick", left, top + i * row_h, kBarW, 0.6);
+    o.rect("seg_sep", left, y0, kBarW, 1);
+  }
+  // MoE layers: a thin mark on the right edge
+  if (is_moe(m)) o.rect("moe_mark", left + kBarW + 1, top + m.dense_layers * row_h, 3, (L - m.dense_layers) * row_h, "ep");
+  depth_labels(o, x, d, segs);
+  depth_regions(o, x, d, segs);
   const double sy = top + layer * row_h;
-  o.rect("selection", left - 2.5, sy - 1.5, bar_w + 5, std::max(row_h, 2.0) + 3).layer = layer;
+  o.rect("selection", left - 2.5, sy - 1.5, kBarW + 5, std::max(row_h, 2.0) + 3).layer = layer;
 }
 
 // ---- one matrix with TP slices ---------------------------------------------------------------------
@@ -200,15 +233,19 @@ void row_of_matrices(Pen& o, std::vector<Matrix>& list, double x, double y, doub
   }
 }
 
-std::pair<int, int> range_of(const GpuPlacement& g, const std::string& key) {
-  if (key == "heads") return {g.heads_begin, g.heads_end};
-  if (key == "kv_heads") return {g.kv_heads_begin, g.kv_heads_end};
-  return {g.ffn_begin, g.ffn_end};
+// What a TP slice of a matrix holds: query heads, KV heads or FFN columns.
+enum class Range { Heads, KvHeads, Ffn };
+
+std::pair<int, int> range_of(const GpuPlacement& g, Range key) {
+  switch (key) {
+    case Range::Heads: return {g.heads_begin, g.heads_end};
+    case Range::KvHeads: return {g.kv_heads_begin, g.kv_heads_end};
+    default: return {g.ffn_begin, g.ffn_end};
+  }
 }
 
 // TP pieces of a matrix split along heads, KV heads or FFN columns.
-std::vector<Piece> tp_pieces(const std::vector<GpuPlacement>& reps, const std::string& key, int total, int T,
-                             const std::string& name) {
+std::vector<Piece> tp_pieces(const std::vector<GpuPlacement>& reps, Range key, int total, int T, const std::string& name) {
   std::vector<Piece> out;
   auto slice = [&](const GpuPlacement& g) {
     Piece p;
@@ -216,7 +253,7 @@ std::vector<Piece> tp_pieces(const std::vector<GpuPlacement>& reps, const std::s
     p.item.hit = "slice", p.item.name = name, p.item.rank = g.rank;
     return p;
   };
-  if (key == "kv_heads") {
+  if (key == Range::KvHeads) {
     // A KV head is held by every TP rank whose range contains it (replicated when tp > kv_heads).
     for (int k = 0; k < total; ++k) {
       std::vector<const GpuPlacement*> holders;
@@ -250,7 +287,7 @@ std::vector<Piece> replicated(const std::string& name) {
 }
 
 // The TP rank numbers above a matrix's slices, when every slice has room.
-void rank_labels(Pen& o, const Matrix& mx, const std::vector<GpuPlacement>& reps, const std::string& key, int total, double y) {
+void rank_labels(Pen& o, const Matrix& mx, const std::vector<GpuPlacement>& reps, Range key, int total, double y) {
   for (const GpuPlacement& g : reps) {
     const auto [a, b] = range_of(g, key);
     if ((b - a) * mx.w / total < 11) return;
@@ -262,30 +299,25 @@ void rank_labels(Pen& o, const Matrix& mx, const std::vector<GpuPlacement>& reps
 }
 
 // ---- experts (EP, ETP) ---------------------------------------------------------------------------
-double experts(Pen& o, const Ctx& x, double left, double y, double W) {
+// The heading: how many experts, how EP and ETP (or TP) cut them. Returns the y below it.
+double experts_heading(Pen& o, const Ctx& x, const std::vector<GpuPlacement>& ep, double left, double y, double W, int drawn) {
   const ModelSpec& m = x.c.model;
   const int E = m.experts, EP = x.c.plan.ep, ETP = x.e.mesh.etp;
   const bool folding = x.c.plan.etp > 0;
-  const std::vector<GpuPlacement> ep = x.group("ep"), etp = x.group("etp");
   std::string sub = EP > 1 ? "EP = " + std::to_string(EP) + ": whole experts, EP rank 0 holds " +
                                  fg::span(ep[0].experts_begin, ep[0].experts_end) + ", rank 1 holds " +
                                  fg::span(ep[1].experts_begin, ep[1].experts_end) + (EP > 2 ? ", …" : "")
                            : std::string("EP = 1: every GPU of the stage has every expert");
   if (ETP > 1) sub += " · " + std::string(folding ? "ETP" : "TP") + " = " + std::to_string(ETP) + " slices inside each expert";
-  const double expert_ffn = std::max(1, m.expert_ffn_hidden);
-  const int drawn = std::min(E, kMaxExperts);
-  y += 24 + section(o, left, y + 10,
-                    "Experts: " + std::to_string(E) + " routed, top-" + std::to_string(m.top_k) +
-                        (drawn < E ? " (first " + fg::integer(drawn) + " drawn)" : ""),
-                    sub, W);
-  // router and shared experts at the left, the experts' grid on the right
-  const double side_w = 70, grid_x = left + side_w + 12, grid_w = W - side_w - 12, rh = 22;
-  const double gap = drawn > 32 ? 2 : 5;
-  // up to 32 columns, fewer when a cell would be narrower than 3 px
-  const int cols = std::max(1, std::min({drawn, drawn <= 16 ? drawn : 32, static_cast<int>((grid_w + gap) / (3 + gap))}));
-  const int rows = (drawn + cols - 1) / cols;
-  const double cell_w = (grid_w - gap * (cols - 1)) / cols;
-  const double cell_h = rows == 1 ? 46 : std::max(11.0, std::min(22.0, 120.0 / rows));
+  return y + (24 + section(o, left, y + 10,
+                           "Experts: " + std::to_string(E) + " routed, top-" + std::to_string(m.top_k) +
+                               (drawn < E ? " (first " + fg::integer(drawn) + " drawn)" : ""),
+                           sub, W));
+}
+
+// The router and the shared experts, on every GPU: a column left of the experts' grid.
+void router_and_shared(Pen& o, const Ctx& x, double left, double y, double side_w, double rh) {
+  const ModelSpec& m = x.c.model;
   FigureRect& router = o.rect("router", left, y, side_w, rh, "ep");
   router.hit = "replicated", router.name = "router";
   o.text("router_label", "router", left + side_w / 2, y + 15, 11, 600, "text", "middle");
@@ -297,55 +329,123 @@ double experts(Pen& o, const Ctx& x, double left, double y, double W) {
     o.text("shared_label", "shared ×" + std::to_string(m.shared_experts), left + side_w / 2, sy + 15, 11, 600, "text", "middle",
            side_w - 4);
   }
-  const std::string slice_tone = folding ? "etp" : "tp";
-  for (int e = 0; e < drawn; ++e) {
-    const double cx = grid_x + (e % cols) * (cell_w + gap), cy = y + (e / cols) * (cell_h + gap);
-    const GpuPlacement* owner = nullptr;  // the EP rank whose range holds expert e
-    for (const GpuPlacement& g : ep)
-      if (g.experts_begin <= e && e < g.experts_end) owner = &g;
-    const int ep_rank = owner ? owner->ep : 0;
-    FigureRect& cell = o.rect(ETP > 1 ? "expert_band" : "expert", cx, cy, cell_w, ETP > 1 ? std::min(5.0, cell_h / 4) : cell_h, "ep",
-                              ep_rank, EP);
-    if (ETP <= 1) cell.hit = "expert", cell.expert = e, cell.rank = owner ? owner->rank : -1;
-    if (ETP > 1) {
-      const double band = std::min(5.0, cell_h / 4);
-      for (const GpuPlacement& s : etp) {
-        const double a = cx + s.expert_ffn_begin / expert_ffn * cell_w;
-        const double b = cx + s.expert_ffn_end / expert_ffn * cell_w;
-        o.rect("expert_slice", a, cy + band, b - a, cell_h - band, slice_tone, folding ? s.etp : s.tp, ETP);
-        if (a > cx) o.rect("slice_gap", a, cy + band, 1, cell_h - band);
-      }
-      FigureRect& r = o.rect("region", cx, cy, cell_w, cell_h);
-      r.hit = "expert", r.expert = e, r.rank = owner ? owner->rank : -1;
+}
+
+// The experts' grid: up to 32 columns, fewer when a cell would be narrower than 3 px.
+struct ExpertGrid {
+  double x = 0, y = 0, gap = 0, cell_w = 0, cell_h = 0;
+  int cols = 1, rows = 1;
+};
+
+ExpertGrid expert_grid(double grid_x, double y, double grid_w, int drawn) {
+  ExpertGrid g;
+  g.x = grid_x, g.y = y;
+  g.gap = drawn > 32 ? 2 : 5;
+  g.cols = std::max(1, std::min({drawn, drawn <= 16 ? drawn : 32, static_cast<int>((grid_w + g.gap) / (3 + g.gap))}));
+  g.rows = (drawn + g.cols - 1) / g.cols;
+  g.cell_w = (grid_w - g.gap * (g.cols - 1)) / g.cols;
+  g.cell_h = g.rows == 1 ? 46 : std::max(11.0, std::min(22.0, 120.0 / g.rows));
+  return g;
+}
+
+// Expert `e`: coloured by the EP rank that holds it, in ETP (or TP) slices when they cut it, with its name.
+void expert_cell(Pen& o, const Ctx& x, const ExpertGrid& gr, int e, const std::vector<GpuPlacement>& ep,
+                 const std::vector<GpuPlacement>& etp) {
+  const int EP = x.c.plan.ep, ETP = x.e.mesh.etp;
+  const bool folding = x.c.plan.etp > 0;
+  const double expert_ffn = std::max(1, x.c.model.expert_ffn_hidden), cell_w = gr.cell_w, cell_h = gr.cell_h;
+  const double cx = gr.x + (e % gr.cols) * (cell_w + gr.gap), cy = gr.y + (e / gr.cols) * (cell_h + gr.gap);
+  const GpuPlacement* owner = nullptr;  // the EP rank whose range holds expert e
+  for (const GpuPlacement& g : ep)
+    if (g.experts_begin <= e && e < g.experts_end) owner = &g;
+  const int ep_rank = owner ? owner->ep : 0;
+  FigureRect& cell = o.rect(ETP > 1 ? "expert_band" : "expert", cx, cy, cell_w, ETP > 1 ? std::min(5.0, cell_h / 4) : cell_h, "ep",
+                            ep_rank, EP);
+  if (ETP <= 1) cell.hit = "expert", cell.expert = e, cell.rank = owner ? owner->rank : -1;
+  if (ETP > 1) {
+    const double band = std::min(5.0, cell_h / 4);
+    for (const GpuPlacement& s : etp) {
+      const double a = cx + s.expert_ffn_begin / expert_ffn * cell_w;
+      const double b = cx + s.expert_ffn_end / expert_ffn * cell_w;
+      o.rect("expert_slice", a, cy + band, b - a, cell_h - band, folding ? "etp" : "tp", folding ? s.etp : s.tp, ETP);
+      if (a > cx) o.rect("slice_gap", a, cy + band, 1, cell_h - band);
     }
-    o.rect("expert_frame", cx, cy, cell_w, cell_h);
-    if (cell_w >= 22 && cell_h >= 14) {
-      const std::string label = "E" + std::to_string(e);
-      const double px = cell_h >= 30 ? 11 : 9.5, tw = fg::measure_text(label, px, 600);
-      if (tw < cell_w - 4) {
-        if (ETP > 1) o.rect("label_bg", cx + cell_w / 2 - tw / 2 - 3, cy + cell_h / 2 - 6, tw + 6, 13);
-        FigureText& t = o.text("expert_label", label, cx + cell_w / 2, cy + cell_h / 2 + 4, px, 600, ETP > 1 ? "text" : "ep",
-                               "middle");
-        if (ETP <= 1) t.tone_index = ep_rank, t.tone_count = EP, t.on_fill = true;
-      }
-    }
+    FigureRect& r = o.rect("region", cx, cy, cell_w, cell_h);
+    r.hit = "expert", r.expert = e, r.rank = owner ? owner->rank : -1;
   }
-  double by = y + rows * (cell_h + gap) + 2;
-  // EP brackets with the owning rank when there is room (one row of experts)
-  if (EP > 1 && rows == 1) {
-    for (const GpuPlacement& g : ep) {
-      const double a = grid_x + g.experts_begin * (cell_w + gap), b = grid_x + (g.experts_end - 1) * (cell_w + gap) + cell_w;
-      o.line("bracket", a + 1, by + 1, a + 1, by + 5, 1.2, "ep");
-      o.line("bracket", a + 1, by + 5, b - 1, by + 5, 1.2, "ep");
-      o.line("bracket", b - 1, by + 5, b - 1, by + 1, 1.2, "ep");
-      o.text("bracket_label", "EP " + std::to_string(g.ep), (a + b) / 2, by + 18, 10.5, 600, "ep", "middle", b - a + 4);
-    }
-    by += 22;
+  o.rect("expert_frame", cx, cy, cell_w, cell_h);
+  if (cell_w < 22 || cell_h < 14) return;
+  const std::string label = "E" + std::to_string(e);
+  const double px = cell_h >= 30 ? 11 : 9.5, tw = fg::measure_text(label, px, 600);
+  if (tw >= cell_w - 4) return;
+  if (ETP > 1) o.rect("label_bg", cx + cell_w / 2 - tw / 2 - 3, cy + cell_h / 2 - 6, tw + 6, 13);
+  FigureText& t = o.text("expert_label", label, cx + cell_w / 2, cy + cell_h / 2 + 4, px, 600, ETP > 1 ? "text" : "ep", "middle");
+  if (ETP <= 1) t.tone_index = ep_rank, t.tone_count = EP, t.on_fill = true;
+}
+
+// EP brackets under one row of experts, each with its owning rank. Returns the y below them.
+double ep_brackets(Pen& o, const ExpertGrid& gr, const std::vector<GpuPlacement>& ep, double by) {
+  for (const GpuPlacement& g : ep) {
+    const double a = gr.x + g.experts_begin * (gr.cell_w + gr.gap), b = gr.x + (g.experts_end - 1) * (gr.cell_w + gr.gap) + gr.cell_w;
+    o.line("bracket", a + 1, by + 1, a + 1, by + 5, 1.2, "ep");
+    o.line("bracket", a + 1, by + 5, b - 1, by + 5, 1.2, "ep");
+    o.line("bracket", b - 1, by + 5, b - 1, by + 1, 1.2, "ep");
+    o.text("bracket_label", "EP " + std::to_string(g.ep), (a + b) / 2, by + 18, 10.5, 600, "ep", "middle", b - a + 4);
   }
+  return by + 22;
+}
+
+double experts(Pen& o, const Ctx& x, double left, double y, double W) {
+  const int drawn = std::min(x.c.model.experts, kMaxExperts);
+  const std::vector<GpuPlacement> ep = x.group(Axis::EP), etp = x.group(Axis::ETP);
+  y = experts_heading(o, x, ep, left, y, W, drawn);
+  // router and shared experts at the left, the experts' grid on the right
+  const double side_w = 70, grid_x = left + side_w + 12, grid_w = W - side_w - 12, rh = 22;
+  const ExpertGrid gr = expert_grid(grid_x, y, grid_w, drawn);
+  router_and_shared(o, x, left, y, side_w, rh);
+  for (int e = 0; e < drawn; ++e) expert_cell(o, x, gr, e, ep, etp);
+  double by = y + gr.rows * (gr.cell_h + gr.gap) + 2;
+  if (x.c.plan.ep > 1 && gr.rows == 1) by = ep_brackets(o, gr, ep, by);
   return std::max(by, y + 80) + 6;
 }
 
 // ---- the opened layer --------------------------------------------------------------------------------
+// The attention block's matrices: MLA's down- and up-projections, or WQ, WK, WV; and WO.
+std::vector<Matrix> attention_matrices(const ModelSpec& m, const std::vector<GpuPlacement>& tp, int T) {
+  const double qcols = static_cast<double>(m.heads) * m.head_dim, kvcols = static_cast<double>(m.kv_heads) * m.head_dim;
+  std::vector<Matrix> attn;
+  if (is_mla(m)) {
+    attn.push_back({"WQ↓",
+                    {"q-LoRA " + fg::integer(m.q_lora_rank), "q-LoRA"},
+                    std::max(m.q_lora_rank, 1) * 2.0,
+                    m.q_lora_rank > 0 ? replicated("WQ↓") : std::vector<Piece>{}});
+    attn.push_back({"WQ↑", {std::to_string(m.heads) + " heads"}, qcols, tp_pieces(tp, Range::Heads, m.heads, T, "WQ↑")});
+    attn.push_back({"WKV↓", {"KV latent " + fg::integer(m.kv_lora_rank), "latent"}, m.kv_lora_rank * 2.0, replicated("WKV↓")});
+    attn.push_back({"WKV↑", {std::to_string(m.heads) + " heads"}, qcols, tp_pieces(tp, Range::Heads, m.heads, T, "WKV↑")});
+    attn.push_back({"WO", {"row-parallel", "row-par."}, qcols, tp_pieces(tp, Range::Heads, m.heads, T, "WO")});
+  } else {
+    const std::vector<std::string> kv = {std::to_string(m.kv_heads) + " KV heads", std::to_string(m.kv_heads) + " KV"};
+    attn.push_back({"WQ", {std::to_string(m.heads) + " heads"}, qcols, tp_pieces(tp, Range::Heads, m.heads, T, "WQ")});
+    attn.push_back({"WK", kv, kvcols, tp_pieces(tp, Range::KvHeads, m.kv_heads, T, "WK")});
+    attn.push_back({"WV", kv, kvcols, tp_pieces(tp, Range::KvHeads, m.kv_heads, T, "WV")});
+    attn.push_back({"WO", {"row-parallel", "row-par."}, qcols, tp_pieces(tp, Range::Heads, m.heads, T, "WO")});
+  }
+  return attn;
+}
+
+// The dense MLP's matrices (none when the model has no dense MLP).
+std::vector<Matrix> mlp_matrices(const ModelSpec& m, const std::vector<GpuPlacement>& tp, int T) {
+  if (m.ffn_hidden <= 0) return {};
+  const int f = m.ffn_hidden;
+  const std::string ffn = "FFN " + fg::integer(f);
+  auto p = [&](const std::string& name) { return tp_pieces(tp, Range::Ffn, f, T, name); };
+  if (m.gated_mlp)
+    return {{"W gate", {ffn}, double(f), p("W gate")},
+            {"W up", {ffn}, double(f), p("W up")},
+            {"W down", {"row-parallel"}, double(f), p("W down")}};
+  return {{"W in", {ffn}, double(f), p("W in")}, {"W out", {"row-parallel"}, double(f), p("W out")}};
+}
+
 double opened_layer(Pen& o, const Ctx& x, double left, double y, double W, int i) {
   const ModelSpec& m = x.c.model;
   const int T = x.c.plan.tp;
@@ -359,39 +459,12 @@ double opened_layer(Pen& o, const Ctx& x, double left, double y, double W, int i
                           (T > 1 ? ": every matrix in " + std::to_string(T) + " vertical slices, one per TP rank"
                                  : ": matrices whole on one GPU");
   double cy = y + 22 + section(o, left, y, "Inside " + fg::layers(i, i) + (moe ? " (MoE)" : ""), sub, W);
-  const std::vector<GpuPlacement> tp = x.group("tp");
+  const std::vector<GpuPlacement> tp = x.group(Axis::TP);
   const double attn_h = 52;
-  const double qcols = static_cast<double>(m.heads) * m.head_dim, kvcols = static_cast<double>(m.kv_heads) * m.head_dim;
-  std::vector<Matrix> attn;
-  if (is_mla(m)) {
-    attn.push_back({"WQ↓",
-                    {"q-LoRA " + fg::integer(m.q_lora_rank), "q-LoRA"},
-                    std::max(m.q_lora_rank, 1) * 2.0,
-                    m.q_lora_rank > 0 ? replicated("WQ↓") : std::vector<Piece>{}});
-    attn.push_back({"WQ↑", {std::to_string(m.heads) + " heads"}, qcols, tp_pieces(tp, "heads", m.heads, T, "WQ↑")});
-    attn.push_back({"WKV↓", {"KV latent " + fg::integer(m.kv_lora_rank), "latent"}, m.kv_lora_rank * 2.0, replicated("WKV↓")});
-    attn.push_back({"WKV↑", {std::to_string(m.heads) + " heads"}, qcols, tp_pieces(tp, "heads", m.heads, T, "WKV↑")});
-    attn.push_back({"WO", {"row-parallel", "row-par."}, qcols, tp_pieces(tp, "heads", m.heads, T, "WO")});
-  } else {
-    const std::vector<std::string> kv = {std::to_string(m.kv_heads) + " KV heads", std::to_string(m.kv_heads) + " KV"};
-    attn.push_back({"WQ", {std::to_string(m.heads) + " heads"}, qcols, tp_pieces(tp, "heads", m.heads, T, "WQ")});
-    attn.push_back({"WK", kv, kvcols, tp_pieces(tp, "kv_heads", m.kv_heads, T, "WK")});
-    attn.push_back({"WV", kv, kvcols, tp_pieces(tp, "kv_heads", m.kv_heads, T, "WV")});
-    attn.push_back({"WO", {"row-parallel", "row-par."}, qcols, tp_pieces(tp, "heads", m.heads, T, "WO")});
-  }
-  std::vector<Matrix> mlp;
-  if (!moe && m.ffn_hidden > 0) {
-    const int f = m.ffn_hidden;
-    const std::string ffn = "FFN " + fg::integer(f);
-    auto p = [&](const std::string& name) { return tp_pieces(tp, "ffn", f, T, name); };
-    if (m.gated_mlp)
-      mlp = {{"W gate", {ffn}, double(f), p("W gate")},
-             {"W up", {ffn}, double(f), p("W up")},
-             {"W down", {"row-parallel"}, double(f), p("W down")}};
-    else mlp = {{"W in", {ffn}, double(f), p("W in")}, {"W out", {"row-parallel"}, double(f), p("W out")}};
-  }
+  std::vector<Matrix> attn = attention_matrices(m, tp, T);
+  std::vector<Matrix> mlp = moe ? std::vector<Matrix>{} : mlp_matrices(m, tp, T);
   // One row per block, each matrix's width proportional to its split dimension within the row.
-  auto block = [&](std::vector<Matrix>& list, const std::string& caption, const std::string& key, int total, size_t first_split) {
+  auto block = [&](std::vector<Matrix>& list, const std::string& caption, Range key, int total, size_t first_split) {
     const double cap_y = cy + 10;
     o.text("block", caption, left, cap_y, 11, 600, "muted");
     o.rect("rule", left, cap_y + 4, W, 1, "rule");
@@ -401,8 +474,8 @@ double opened_layer(Pen& o, const Ctx& x, double left, double y, double W, int i
     if (!x.narrow) o.text("hidden", "h = " + fg::integer(m.hidden), left - 6, box_y + attn_h / 2 + 4, 10, 400, "faint", "end");
     cy = box_y + attn_h + 34;
   };
-  block(attn, "Attention", "heads", m.heads, is_mla(m) ? 1 : 0);
-  if (!mlp.empty()) block(mlp, m.gated_mlp ? "MLP (SwiGLU)" : "MLP", "ffn", m.ffn_hidden, 0);
+  block(attn, "Attention", Range::Heads, m.heads, is_mla(m) ? 1 : 0);
+  if (!mlp.empty()) block(mlp, m.gated_mlp ? "MLP (SwiGLU)" : "MLP", Range::Ffn, m.ffn_hidden, 0);
   if (moe) cy = experts(o, x, left, cy + 4, W);
   return cy;
 }
@@ -433,7 +506,7 @@ double sequence(Pen& o, const Ctx& x, double left, double y, double W) {
     return by + bh + 18;
   }
   const int C = x.c.plan.cp, s = wl.seq_len;
-  const std::vector<GpuPlacement> reps = x.group("cp");
+  const std::vector<GpuPlacement> reps = x.group(Axis::CP);
   const std::string sub = C > 1 ? "CP = " + std::to_string(C) + ": each GPU holds " + std::to_string(reps[0].seq_chunks.size()) +
                                       " chunks of every sequence, all layers (load-balanced causal split)"
                                 : std::string("CP = 1: every GPU sees whole sequences");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 // [SECTION] index: context (memory, link bytes) · header · the three levels (full, cells, stages)
@@ -15,6 +16,20 @@ namespace {
 namespace fg = figure;
 constexpr double kPad = 16;
 
+// The level of detail: every GPU labelled, every GPU a cell, or one row per pipeline stage.
+enum class Level { Full, Cells, Stages };
+
+Level level_of(int gpus) { return gpus <= 64 ? Level::Full : gpus <= 1024 ? Level::Cells : Level::Stages; }
+
+// The figure's `level` field.
+const char* level_name(Level l) {
+  switch (l) {
+    case Level::Full: return "full";
+    case Level::Cells: return "cells";
+    default: return "stages";
+  }
+}
+
 // What one stage's GPUs hold, in the order the bars stack (training or serving parts).
 struct StageMem {
   std::vector<std::pair<std::string, double>> parts;  // tone, bytes
@@ -24,8 +39,8 @@ struct StageMem {
 
 struct Traffic {
   double bytes = 0;
-  std::vector<std::pair<std::string, double>> by_axis;  // in order of first appearance
-  void add(const std::string& axis, double b) {
+  std::vector<std::pair<Axis, double>> by_axis;  // in order of first appearance
+  void add(Axis axis, double b) {
     bytes += b;
     for (auto& [a, v] : by_axis)
       if (a == axis) {
@@ -34,7 +49,7 @@ struct Traffic {
       }
     by_axis.push_back({axis, b});
   }
-  double of(const std::string& axis) const {
+  double of(Axis axis) const {
     for (auto& [a, v] : by_axis)
       if (a == axis) return v;
     return 0;
@@ -48,10 +63,10 @@ std::string upper(std::string s) {
 
 // "TP 960 GiB · PP 256 MiB", heaviest first.
 std::string axis_list(const Traffic& t) {
-  std::vector<std::pair<std::string, double>> v = t.by_axis;
+  std::vector<std::pair<Axis, double>> v = t.by_axis;
   std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second > b.second; });
   std::string s;
-  for (auto& [a, b] : v) s += (s.empty() ? "" : " · ") + upper(a) + " " + fg::bytes(b);
+  for (auto& [a, b] : v) s += (s.empty() ? "" : " · ") + upper(name_of(a)) + " " + fg::bytes(b);
   return s;
 }
 
@@ -82,9 +97,11 @@ struct Ctx {
         gpus(e_.placement.gpus),
         gn(e_.placement.gpus_per_node),
         nodes(e_.placement.nodes) {
-    for (const CommOp& op : e.comm) (op.link == Link::NVLink ? nvlink : scaleout).add(name_of(op.axis), op.bytes);
+    for (const CommOp& op : e.comm) traffic(op.link).add(op.axis, op.bytes);
     per = serve ? "per GPU (prefill + a decode step)" : "per GPU per step";
   }
+  Traffic& traffic(Link l) { return l == Link::NVLink ? nvlink : scaleout; }
+  const Traffic& traffic(Link l) const { return l == Link::NVLink ? nvlink : scaleout; }
   GpuPlacement gpu(int rank) const { return gpu_placement(e.resolved, rank); }
   StageMem mem(int stage) const {
     StageMem m;
@@ -102,68 +119,70 @@ struct Ctx {
     }
     return m;
   }
-  int size_of(const std::string& axis) const {
+  int size_of(Axis axis) const {
     const Plan& p = c.plan;
-    if (axis == "tp") return p.tp;
-    if (axis == "cp") return p.cp;
-    if (axis == "ep") return p.ep;
-    if (axis == "dp") return p.dp;
-    if (axis == "pp") return p.pp;
-    if (axis == "etp") return e.mesh.etp;
-    return 1;
+    switch (axis) {
+      case Axis::TP: return p.tp;
+      case Axis::CP: return p.cp;
+      case Axis::EP: return p.ep;
+      case Axis::DP: return p.dp;
+      case Axis::PP: return p.pp;
+      case Axis::ETP: return e.mesh.etp;
+      default: return 1;
+    }
   }
-  const GroupInfo* group(const std::string& axis) const {
-    Axis a{};
-    return choice_from_name(axis, a) ? find_group(pl, a) : nullptr;
-  }
+  const GroupInfo* group(Axis axis) const { return find_group(pl, axis); }
 };
 
-int coord_of(const GpuPlacement& g, const std::string& axis) {
-  if (axis == "tp") return g.tp;
-  if (axis == "cp") return g.cp;
-  if (axis == "ep") return g.ep;
-  if (axis == "dp") return g.dp;
-  if (axis == "pp") return g.pp;
-  if (axis == "etp") return g.etp;
-  return 0;
+int coord_of(const GpuPlacement& g, Axis axis) {
+  switch (axis) {
+    case Axis::TP: return g.tp;
+    case Axis::CP: return g.cp;
+    case Axis::EP: return g.ep;
+    case Axis::DP: return g.dp;
+    case Axis::PP: return g.pp;
+    case Axis::ETP: return g.etp;
+    default: return 0;
+  }
 }
 
 // The axis that varies between the GPUs of one node (the cells' colour when zoomed out): the
 // innermost axis of size > 1 whose stride is below the node size.
-std::string inner_axis(const Ctx& x) {
+Axis inner_axis(const Ctx& x) {
   const Plan& p = x.c.plan;
   const bool folding = p.etp > 0;
-  std::vector<std::pair<std::string, long long>> cands;  // axis, stride
-  const std::pair<const char*, std::pair<int, long long>> all[] = {{"tp", {p.tp, x.pl.stride_tp}},
-                                                                   {"cp", {p.cp, x.pl.stride_cp}},
-                                                                   {"ep", {folding ? 1 : p.ep, x.pl.stride_ep}},
-                                                                   {"dp", {p.dp, x.pl.stride_dp}},
-                                                                   {"pp", {p.pp, x.pl.stride_pp}}};
+  std::vector<std::pair<Axis, long long>> cands;  // axis, stride
+  const std::pair<Axis, std::pair<int, long long>> all[] = {{Axis::TP, {p.tp, x.pl.stride_tp}},
+                                                            {Axis::CP, {p.cp, x.pl.stride_cp}},
+                                                            {Axis::EP, {folding ? 1 : p.ep, x.pl.stride_ep}},
+                                                            {Axis::DP, {p.dp, x.pl.stride_dp}},
+                                                            {Axis::PP, {p.pp, x.pl.stride_pp}}};
   for (auto& [a, v] : all)
     if (v.first > 1 && v.second < x.gn) cands.push_back({a, v.second});
   std::stable_sort(cands.begin(), cands.end(), [](auto& a, auto& b) { return a.second < b.second; });
-  if (folding && p.ep > 1 && cands.empty()) return "ep";
-  return cands.empty() ? "pp" : cands.front().first;
+  if (folding && p.ep > 1 && cands.empty()) return Axis::EP;
+  return cands.empty() ? Axis::PP : cands.front().first;
 }
 
-// The axis that varies from node to node inside a stage (CP or EP groups spread over nodes), or "".
-std::string node_axis(const Ctx& x) {
+// The axis that varies from node to node inside a stage (CP or EP groups spread over nodes), if any.
+std::optional<Axis> node_axis(const Ctx& x) {
   const Plan& p = x.c.plan;
   const bool folding = p.etp > 0;
-  std::vector<std::pair<std::string, long long>> cands;
-  if (p.cp > 1 && x.pl.stride_cp * p.cp > x.gn) cands.push_back({"cp", x.pl.stride_cp});
+  std::vector<std::pair<Axis, long long>> cands;
+  if (p.cp > 1 && x.pl.stride_cp * p.cp > x.gn) cands.push_back({Axis::CP, x.pl.stride_cp});
   const int ep = folding ? 1 : p.ep;
-  if (ep > 1 && x.pl.stride_ep * ep > x.gn) cands.push_back({"ep", x.pl.stride_ep});
+  if (ep > 1 && x.pl.stride_ep * ep > x.gn) cands.push_back({Axis::EP, x.pl.stride_ep});
   std::stable_sort(cands.begin(), cands.end(), [](auto& a, auto& b) { return a.second < b.second; });
-  if (folding && p.ep > 1 && static_cast<long long>(x.e.mesh.etp) * p.ep > x.gn) return "ep";
-  return cands.empty() ? "" : cands.front().first;
+  if (folding && p.ep > 1 && static_cast<long long>(x.e.mesh.etp) * p.ep > x.gn) return Axis::EP;
+  if (cands.empty()) return std::nullopt;
+  return cands.front().first;
 }
 
 // "ZeRO-3 · 1/64 shard" when model states are sharded over the data-parallel group (training).
 std::string zero_group(const Ctx& x) {
   const Plan& p = x.c.plan;
   if (x.serve || !(p.zero > 0 || p.distributed_optimizer)) return "";
-  const GroupInfo* g = x.group("dp_grad");
+  const GroupInfo* g = x.group(Axis::DPGrad);
   if (!g || g->size <= 1) return "";
   return (p.zero > 0 ? "ZeRO-" + std::to_string(p.zero) : std::string("dist. optimizer")) + " · 1/" + fg::integer(g->size) + " shard";
 }
@@ -181,7 +200,7 @@ void header(Pen& o, const Ctx& x) {
          "NVLink " + fg::integer(cl.nvlink_bytes_per_s / 1e9) + " GB/s per GPU inside a node · scale-out " +
              fg::integer(cl.scaleout_bytes_per_s / 1e9) + " GB/s per GPU between nodes · rank order " + x.c.plan.rank_order,
          kPad, 38, 11.5, 400, "muted", "start", x.W - 2 * kPad);
-  const GroupInfo* tp = x.group("tp");
+  const GroupInfo* tp = x.group(Axis::TP);
   if (tp && tp->size > 1 && tp->nodes_spanned > 1) {
     const std::string msg = "⚠ each TP group spans " + std::to_string(tp->nodes_spanned) + " nodes: its collectives use scale-out";
     const double w = fg::measure_text(msg, 12, 700) + 16;
@@ -207,16 +226,17 @@ void mem_bar(Pen& o, double x, double y, double w, double h, const StageMem& m, 
 // Two link lines with their width, as a key under the zoomed-out views.
 void link_key(Pen& o, const Ctx& x, double left, double y) {
   const double half = (x.W - 2 * kPad) / 2;
-  auto one = [&](const std::string& tier, const Traffic& t, double xx) {
+  auto one = [&](Link tier, double xx) {
+    const Traffic& t = x.traffic(tier);
     const double th = thickness(t.bytes);
-    o.line("key_link", xx, y, xx + 44, y, std::max(1.0, th), th > 0 ? tier : "rule");
+    o.line("key_link", xx, y, xx + 44, y, std::max(1.0, th), th > 0 ? name_of(tier) : "rule");
     o.text("link_label",
-           (tier == "nvlink" ? "NVLink inside nodes · " : "scale-out between nodes · ") +
+           (tier == Link::NVLink ? "NVLink inside nodes · " : "scale-out between nodes · ") +
                (t.bytes > 0 ? axis_list(t) + " " + x.per : std::string("no traffic")),
-           xx + 54, y + 4, 11.5, 600, t.bytes > 0 ? tier : "faint", "start", half - 64);
+           xx + 54, y + 4, 11.5, 600, t.bytes > 0 ? name_of(tier) : "faint", "start", half - 64);
   };
-  one("nvlink", x.nvlink, left);
-  one("scaleout", x.scaleout, left + half);
+  one(Link::NVLink, left);
+  one(Link::ScaleOut, left + half);
 }
 
 // ---- levels of detail ----------------------------------------------------------------------------
@@ -315,7 +335,7 @@ void draw_gpu_full(Pen& o, const Ctx& x, const GpuBox& b) {
   const double lx = b.x + 6, w = b.w - 12;
   double y = b.y + 20;
   o.text("gpu_name", "GPU " + std::to_string(b.rank), lx, y, 12, 700, "text", "start", w - 34);
-  const GroupInfo* tp = x.group("tp");
+  const GroupInfo* tp = x.group(Axis::TP);
   if (p.tp > 1)
     o.text("gpu_tp", "TP " + std::to_string(g.tp), b.x + b.w - 6, y, 10.5, 700, tp && tp->nodes_spanned > 1 ? "warn" : "tp", "end");
   y += 15;
@@ -423,7 +443,8 @@ void draw_full(Pen& o, const Ctx& x, const Layout& L) {
 }
 
 void draw_cells(Pen& o, const Ctx& x, const Layout& L, double cell, bool balancer) {
-  const std::string inner = inner_axis(x);
+  const Axis inner = inner_axis(x);
+  const std::string inner_tone = name_of(inner);
   const int inner_n = x.size_of(inner);
   for (const NodeBox& nd : L.nodes) {
     FigureRect& r = o.rect("node_small", nd.x, nd.y, nd.w, nd.h);
@@ -448,11 +469,11 @@ void draw_cells(Pen& o, const Ctx& x, const Layout& L, double cell, bool balance
     }
     for (const GpuBox& g : nd.gpus) {
       const int c = coord_of(g.g, inner);
-      FigureRect& cr = o.rect("cell", g.x, g.y, g.w, g.h, inner, c, inner_n);
+      FigureRect& cr = o.rect("cell", g.x, g.y, g.w, g.h, inner_tone, c, inner_n);
       cr.hit = "gpu", cr.rank = g.rank, cr.ranks = 1, cr.node = nd.n, cr.stage = g.g.pp, cr.replica = g.g.replica;
       const std::string label = std::to_string(c);
       if (cell >= 15 && fg::measure_text(label, 9.5, 600) <= g.w - 2) {
-        FigureText& t = o.text("cell_label", label, g.x + g.w / 2, g.y + g.h / 2 + 4, 9.5, 600, inner, "middle");
+        FigureText& t = o.text("cell_label", label, g.x + g.w / 2, g.y + g.h / 2 + 4, 9.5, 600, inner_tone, "middle");
         t.tone_index = c, t.tone_count = inner_n, t.on_fill = true;
       }
     }
@@ -477,7 +498,13 @@ constexpr int kMaxRows = 64;         // stage rows drawn; more are summarised in
 constexpr int kMaxCellsPerBox = 72;  // GPUs drawn in a node kind (bigger domains: a cell per group of GPUs)
 constexpr int kMaxCells = 16384;     // cells in the whole view
 
-double draw_stages(Pen& o, const Ctx& x, double band) {
+// The rows drawn (at most kMaxRows) and how many more there are.
+struct StageRows {
+  std::vector<StageRow> rows;
+  int hidden = 0;
+};
+
+StageRows stage_rows(const Ctx& x) {
   const Plan& p = x.c.plan;
   const int gn = x.gn, N = x.nodes;
   const bool single = x.pl.stride_pp >= gn && x.pl.stride_pp % gn == 0;
@@ -511,115 +538,169 @@ double draw_stages(Pen& o, const Ctx& x, double band) {
     if (fresh) row.kinds.push_back({n, 1});
     else row.kinds[kit->second].count++;
   }
-  std::vector<StageRow> rows;
-  for (auto& [s, r] : rows_by_stage) rows.push_back(std::move(r));
-  const int hidden_rows = std::max(0, static_cast<int>(rows.size()) - kMaxRows);
-  if (hidden_rows) rows.resize(kMaxRows);
+  StageRows out;
+  for (auto& [s, r] : rows_by_stage) out.rows.push_back(std::move(r));
+  out.hidden = std::max(0, static_cast<int>(out.rows.size()) - kMaxRows);
+  if (out.hidden) out.rows.resize(kMaxRows);
+  return out;
+}
 
+// The geometry of the stage view: columns, node-kind boxes and their cells, rows; the axes that
+// colour the cells (inner) and the band over each box (outer); the PP spine.
+struct StagesGeom {
+  bool mem_column = true;
+  double label_w = 0, count_w = 0, x0 = 0;
+  int gcols = 1, per_box = 1, group = 1, grows = 1;  // group: GPUs per cell
+  bool with_count = true;
+  double extra = 0, box_w = 0;
+  int shown = 1;  // kinds drawn per row
+  double cell = 0, row_h = 0, box_h = 0, top = 0;
+  Axis inner = Axis::PP;
+  std::optional<Axis> outer;
+  int inner_n = 1, outer_n = 0;
+  double pp_bytes = 0, ax = 0;
+  Link pp_link = Link::NVLink;
+};
+
+StagesGeom stages_geom(const Ctx& x, const std::vector<StageRow>& rows, double band) {
+  StagesGeom g;
+  const int gn = x.gn;
   // Narrow frames (an embed, a phone) drop the memory column and narrow the stage labels.
-  const bool mem_column = x.W >= 560;
-  const double label_w = x.W >= 560 ? 176 : 96, count_w = mem_column ? 340 : 56, x0 = kPad + label_w + 34;
-  const double avail = x.W - kPad - count_w - x0;
+  g.mem_column = x.W >= 560;
+  g.label_w = x.W >= 560 ? 176 : 96, g.count_w = g.mem_column ? 340 : 56, g.x0 = kPad + g.label_w + 34;
+  const double avail = x.W - kPad - g.count_w - g.x0;
   size_t max_kinds = 1;
   for (const StageRow& r : rows) max_kinds = std::max(max_kinds, r.kinds.size());
-  const int gcols = gn <= 8 ? gn : 18;
-  const int per_box = std::min(gn, kMaxCellsPerBox), group = (gn + per_box - 1) / per_box;  // GPUs per cell
-  const int grows = (per_box + gcols - 1) / gcols;
-  const bool with_count = max_kinds <= 3;
-  const double extra = with_count ? 52 : 6;
-  double box_w = std::min(gn <= 8 ? 184.0 : 220.0, (avail + 6) / static_cast<double>(max_kinds) - extra);
-  int shown = static_cast<int>(max_kinds);
-  if (box_w < 36) box_w = 36, shown = std::max(1, static_cast<int>(std::floor((avail - 90) / (box_w + extra))));
-  shown = std::min(shown, std::max(1, kMaxCells / static_cast<int>(rows.size() * per_box)));
-  const double cell = std::max(2.0, (box_w - 6 - (gcols - 1)) / gcols);
-  const double row_h = std::max(18.0, std::min(34.0, 540.0 / static_cast<double>(rows.size())));
-  const double box_h = std::max(10.0, row_h - 10);
-  const double top = 66 + (band > 0 ? band + 8 : 0);
+  g.gcols = gn <= 8 ? gn : 18;
+  g.per_box = std::min(gn, kMaxCellsPerBox), g.group = (gn + g.per_box - 1) / g.per_box;
+  g.grows = (g.per_box + g.gcols - 1) / g.gcols;
+  g.with_count = max_kinds <= 3;
+  g.extra = g.with_count ? 52 : 6;
+  g.box_w = std::min(gn <= 8 ? 184.0 : 220.0, (avail + 6) / static_cast<double>(max_kinds) - g.extra);
+  g.shown = static_cast<int>(max_kinds);
+  if (g.box_w < 36) g.box_w = 36, g.shown = std::max(1, static_cast<int>(std::floor((avail - 90) / (g.box_w + g.extra))));
+  g.shown = std::min(g.shown, std::max(1, kMaxCells / static_cast<int>(rows.size() * g.per_box)));
+  g.cell = std::max(2.0, (g.box_w - 6 - (g.gcols - 1)) / g.gcols);
+  g.row_h = std::max(18.0, std::min(34.0, 540.0 / static_cast<double>(rows.size())));
+  g.box_h = std::max(10.0, g.row_h - 10);
+  g.top = 66 + (band > 0 ? band + 8 : 0);
+  g.inner = inner_axis(x), g.outer = node_axis(x);
+  g.inner_n = x.size_of(g.inner), g.outer_n = g.outer ? x.size_of(*g.outer) : 0;
+  // PP: activations hop from stage to stage across nodes.
+  g.pp_bytes = x.scaleout.of(Axis::PP) + x.nvlink.of(Axis::PP);
+  g.pp_link = x.scaleout.of(Axis::PP) > 0 ? Link::ScaleOut : Link::NVLink;
+  g.ax = kPad + g.label_w + 14;
+  return g;
+}
 
-  const std::string inner = inner_axis(x), outer = node_axis(x);
-  const int inner_n = x.size_of(inner), outer_n = outer.empty() ? 0 : x.size_of(outer);
-  const double hy = top - 8;
+// The column headings.
+void stages_heading(Pen& o, const Ctx& x, const StagesGeom& g) {
+  const double hy = g.top - 8;
   o.text("heading", "PIPELINE STAGE", kPad, hy, 10, 700, "muted");
   o.text("heading",
-         "KINDS OF NODE · " + std::to_string(gn) + " GPUs, colour = " + upper(inner) + " rank" +
-             (outer.empty() ? "" : ", band = " + upper(outer) + " rank"),
-         x0, hy, 10, 700, "muted", "start", x.W - kPad - count_w - 10 - x0);
+         "KINDS OF NODE · " + std::to_string(x.gn) + " GPUs, colour = " + upper(name_of(g.inner)) + " rank" +
+             (g.outer ? ", band = " + upper(name_of(*g.outer)) + " rank" : ""),
+         g.x0, hy, 10, 700, "muted", "start", x.W - kPad - g.count_w - 10 - g.x0);
   o.text("heading", "NODES", x.W - kPad, hy, 10, 700, "muted", "end");
-  if (mem_column) o.text("heading", "MEMORY PER GPU", x.W - kPad - 330, hy, 10, 700, "muted");
-  // PP: activations hop from stage to stage across nodes.
-  const double pp_bytes = x.scaleout.of("pp") + x.nvlink.of("pp");
-  const std::string pp_link = x.scaleout.of("pp") > 0 ? "scaleout" : "nvlink";
-  const double ax = kPad + label_w + 14;
-  for (size_t i = 0; i < rows.size(); i += 2)
-    o.rect("row_shade", kPad - 6, top + static_cast<double>(i) * row_h, x.W - 2 * kPad + 12, row_h);
-  if (rows.size() > 1 && pp_bytes > 0)
-    o.line("spine", ax, top + row_h / 2, ax, top + static_cast<double>(rows.size() - 1) * row_h + row_h / 2,
-           std::max(1.5, thickness(pp_bytes)), pp_link);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const StageRow& row = rows[i];
-    const double y = top + static_cast<double>(i) * row_h, mid = y + row_h / 2;
-    o.rect("stage_bar", kPad, y + 2, 4, row_h - 4, row.stage >= 0 ? "pp" : "muted", row.stage, row.stage >= 0 ? p.pp : 0)
-        .stage = row.stage;
-    if (row_h >= 15) {
-      const std::string name = row.stage >= 0 ? "stage " + std::to_string(row.stage + 1) : std::string("all nodes");
-      o.text("stage_name", name, kPad + 10, mid + 4, 11.5, 650, "pp");
-      const double lw = std::max(fg::measure_text(name, 11.5, 650), 52.0);
-      if (row.stage >= 0) {
-        const StageInfo& st = x.pl.stages[row.stage];
-        std::string s;
-        for (auto [a, z] : st.chunks) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + "–" + std::to_string(z + 1);
-        s += std::string(st.embedding ? " +emb" : "") + (st.output ? " +out" : "");
-        o.text("stage_layers", s, kPad + 16 + lw, mid + 4, 10.5, 400, "muted", "start", label_w - lw - 8);
-      }
+  if (g.mem_column) o.text("heading", "MEMORY PER GPU", x.W - kPad - 330, hy, 10, 700, "muted");
+}
+
+// A row's stage: its bar, name and layers.
+void stage_label(Pen& o, const Ctx& x, const StagesGeom& g, const StageRow& row, double y, double mid) {
+  o.rect("stage_bar", kPad, y + 2, 4, g.row_h - 4, row.stage >= 0 ? "pp" : "muted", row.stage, row.stage >= 0 ? x.c.plan.pp : 0)
+      .stage = row.stage;
+  if (g.row_h < 15) return;
+  const std::string name = row.stage >= 0 ? "stage " + std::to_string(row.stage + 1) : std::string("all nodes");
+  o.text("stage_name", name, kPad + 10, mid + 4, 11.5, 650, "pp");
+  const double lw = std::max(fg::measure_text(name, 11.5, 650), 52.0);
+  if (row.stage < 0) return;
+  const StageInfo& st = x.pl.stages[row.stage];
+  std::string s;
+  for (auto [a, z] : st.chunks) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + "–" + std::to_string(z + 1);
+  s += std::string(st.embedding ? " +emb" : "") + (st.output ? " +out" : "");
+  o.text("stage_layers", s, kPad + 16 + lw, mid + 4, 10.5, 400, "muted", "start", g.label_w - lw - 8);
+}
+
+// A row's kinds of node: a box each (cells coloured by the inner axis, a band by the outer one)
+// with its count, and "+N more" for those not drawn.
+void stage_kinds(Pen& o, const Ctx& x, const StagesGeom& g, const StageRow& row, double y, double mid) {
+  const int gn = x.gn;
+  const std::string inner = name_of(g.inner);
+  const int n_shown = std::min(g.shown, static_cast<int>(row.kinds.size()));
+  for (int j = 0; j < n_shown; ++j) {
+    const KindBox& k = row.kinds[j];
+    const double kx = g.x0 + j * (g.box_w + g.extra), ky = y + (g.row_h - g.box_h) / 2;
+    FigureRect& box = o.rect("kind_box", kx, ky, g.box_w, g.box_h);
+    box.hit = "node", box.node = k.first, box.rank = k.first * gn, box.ranks = gn, box.count = k.count, box.stage = row.stage;
+    const double ch = std::max(2.0, (g.box_h - 5 - (g.grows - 1)) / g.grows);
+    for (int jj = 0; jj < g.per_box; ++jj) {
+      const long long rank = static_cast<long long>(k.first) * gn + static_cast<long long>(jj) * g.group;
+      if (rank >= x.gpus) break;
+      const GpuPlacement gp = x.gpu(static_cast<int>(rank));
+      o.rect("cell_mini", kx + 3 + (jj % g.gcols) * (g.cell + 1), ky + 2.5 + (jj / g.gcols) * (ch + 1), g.cell, ch, inner,
+             coord_of(gp, g.inner), g.inner_n);
     }
-    if (rows.size() > 1 && pp_bytes > 0) o.rect("dot", ax - 3.5, mid - 3.5, 7, 7, pp_link);
-    const int n_shown = std::min(shown, static_cast<int>(row.kinds.size()));
-    for (int j = 0; j < n_shown; ++j) {
-      const KindBox& k = row.kinds[j];
-      const double kx = x0 + j * (box_w + extra), ky = y + (row_h - box_h) / 2;
-      FigureRect& box = o.rect("kind_box", kx, ky, box_w, box_h);
-      box.hit = "node", box.node = k.first, box.rank = k.first * gn, box.ranks = gn, box.count = k.count, box.stage = row.stage;
-      const double ch = std::max(2.0, (box_h - 5 - (grows - 1)) / grows);
-      for (int jj = 0; jj < per_box; ++jj) {
-        const long long rank = static_cast<long long>(k.first) * gn + static_cast<long long>(jj) * group;
-        if (rank >= x.gpus) break;
-        const GpuPlacement g = x.gpu(static_cast<int>(rank));
-        o.rect("cell_mini", kx + 3 + (jj % gcols) * (cell + 1), ky + 2.5 + (jj / gcols) * (ch + 1), cell, ch, inner,
-               coord_of(g, inner), inner_n);
-      }
-      if (!outer.empty()) o.rect("band", kx + 1, ky - 3, box_w - 2, 3, outer, coord_of(x.gpu(k.first * gn), outer), outer_n);
-      if (with_count) o.text("kind_count", "× " + fg::integer(k.count), kx + box_w + 8, mid + 4, 11, 600, "muted");
-    }
-    if (static_cast<int>(row.kinds.size()) > n_shown)
-      o.text("more", "+" + std::to_string(row.kinds.size() - n_shown) + " more", x0 + n_shown * (box_w + extra) - extra + 8, mid + 4,
-             10.5, 400, "muted");
-    if (row.stage >= 0 && mem_column) {
-      const StageMem mem = x.mem(row.stage);
-      const double mx = x.W - kPad - 330, mw = 110;
-      mem_bar(o, mx, mid - 4, mw, 8, mem, row.stage);
-      o.text("stage_memory", fg::gib(mem.total, 1) + " GiB", mx + mw + 8, mid + 4, 11, 600, mem.fits ? "text" : "warn");
-    }
-    const std::string nodes = fg::integer(static_cast<double>(row.nodes));
-    o.text("stage_nodes", nodes, x.W - kPad, mid + 4, 11.5, 650, "text", "end");
-    bool same = true;
-    for (const KindBox& k : row.kinds) same = same && k.count == row.kinds[0].count;
-    if (row.kinds.size() > 1 && same)
-      o.text("kind_sum", std::to_string(row.kinds.size()) + " kinds × " + fg::integer(row.kinds[0].count) + " =",
-             x.W - kPad - fg::measure_text(nodes, 11.5, 650) - 5, mid + 4, 10.5, 400, "muted", "end");
+    if (g.outer) o.rect("band", kx + 1, ky - 3, g.box_w - 2, 3, name_of(*g.outer), coord_of(x.gpu(k.first * gn), *g.outer), g.outer_n);
+    if (g.with_count) o.text("kind_count", "× " + fg::integer(k.count), kx + g.box_w + 8, mid + 4, 11, 600, "muted");
   }
-  double y = top + static_cast<double>(rows.size()) * row_h + 20;
+  if (static_cast<int>(row.kinds.size()) > n_shown)
+    o.text("more", "+" + std::to_string(row.kinds.size() - n_shown) + " more", g.x0 + n_shown * (g.box_w + g.extra) - g.extra + 8,
+           mid + 4, 10.5, 400, "muted");
+}
+
+// A row's memory per GPU (wide frames) and its count of nodes ("2 kinds × 64 = 128").
+void stage_totals(Pen& o, const Ctx& x, const StagesGeom& g, const StageRow& row, double mid) {
+  if (row.stage >= 0 && g.mem_column) {
+    const StageMem mem = x.mem(row.stage);
+    const double mx = x.W - kPad - 330, mw = 110;
+    mem_bar(o, mx, mid - 4, mw, 8, mem, row.stage);
+    o.text("stage_memory", fg::gib(mem.total, 1) + " GiB", mx + mw + 8, mid + 4, 11, 600, mem.fits ? "text" : "warn");
+  }
+  const std::string nodes = fg::integer(static_cast<double>(row.nodes));
+  o.text("stage_nodes", nodes, x.W - kPad, mid + 4, 11.5, 650, "text", "end");
+  bool same = true;
+  for (const KindBox& k : row.kinds) same = same && k.count == row.kinds[0].count;
+  if (row.kinds.size() > 1 && same)
+    o.text("kind_sum", std::to_string(row.kinds.size()) + " kinds × " + fg::integer(row.kinds[0].count) + " =",
+           x.W - kPad - fg::measure_text(nodes, 11.5, 650) - 5, mid + 4, 10.5, 400, "muted", "end");
+}
+
+// Under the rows: the stages not drawn, the link key and a note on the gradients' reduction.
+void stages_footer(Pen& o, const Ctx& x, double y, int hidden_rows) {
   if (hidden_rows) {
     o.text("more", "+" + fg::integer(hidden_rows) + " more stages, drawn alike", kPad + 10, y - 4, 11, 600, "muted");
     y += 18;
   }
   link_key(o, x, kPad, y);
   std::string note = "A node kind is drawn once with how many nodes are like it.";
-  const GroupInfo* dpg = x.group("dp_grad");
+  const GroupInfo* dpg = x.group(Axis::DPGrad);
   if (!x.serve && dpg && dpg->size > 1)
     note += " Dense gradients are reduced over " + fg::integer(dpg->size) + " GPUs holding the same weights (" +
             (dpg->nodes_spanned > 1 ? fg::integer(dpg->nodes_spanned) + " nodes, scale-out" : std::string("one node, NVLink")) + ").";
   o.text("note", note, kPad, y + 24, 11.5, 400, "muted", "start", x.W - 2 * kPad);
-  return top + static_cast<double>(rows.size()) * row_h + 54 + (hidden_rows ? 18 : 0);
+}
+
+double draw_stages(Pen& o, const Ctx& x, double band) {
+  const StageRows sr = stage_rows(x);
+  const std::vector<StageRow>& rows = sr.rows;
+  const StagesGeom g = stages_geom(x, rows, band);
+  const double top = g.top, row_h = g.row_h;
+  stages_heading(o, x, g);
+  for (size_t i = 0; i < rows.size(); i += 2)
+    o.rect("row_shade", kPad - 6, top + static_cast<double>(i) * row_h, x.W - 2 * kPad + 12, row_h);
+  const bool spine = rows.size() > 1 && g.pp_bytes > 0;
+  if (spine)
+    o.line("spine", g.ax, top + row_h / 2, g.ax, top + static_cast<double>(rows.size() - 1) * row_h + row_h / 2,
+           std::max(1.5, thickness(g.pp_bytes)), name_of(g.pp_link));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double y = top + static_cast<double>(i) * row_h, mid = y + row_h / 2;
+    stage_label(o, x, g, rows[i], y, mid);
+    if (spine) o.rect("dot", g.ax - 3.5, mid - 3.5, 7, 7, name_of(g.pp_link));
+    stage_kinds(o, x, g, rows[i], y, mid);
+    stage_totals(o, x, g, rows[i], mid);
+  }
+  stages_footer(o, x, top + static_cast<double>(rows.size()) * row_h + 20, sr.hidden);
+  return top + static_cast<double>(rows.size()) * row_h + 54 + (sr.hidden ? 18 : 0);
 }
 
 // ---- serving: the load balancer in front of the replicas -----------------------------------------
@@ -638,34 +719,49 @@ std::string replica_shape(const Plan& p) {
   return s.empty() ? "one GPU" : s;
 }
 
-void draw_balancer(Pen& o, const Ctx& x, const Layout* L) {
+// The balancer's box, the replicas' boxes and the requests' lines.
+constexpr double kLbX = kPad, kLbY = 48, kLbW = 150, kLbH = 32;
+constexpr double kPillY = 98, kPillH = 28, kPillMin = 76, kRowMin = 46, kPillMax = 230;
+constexpr double kBusY = kLbY + kLbH + 10, kTrunkX = kLbX + kLbW / 2;
+constexpr double kStackW = 176, kStackX = kTrunkX - 20, kStackOff = 12;  // the stacked cards
+
+// Traffic between replicas (MoE: the experts' all-to-all), by axis; usually none.
+struct Between {
+  Traffic cross;
+  bool scaleout = false;
+  std::string text;  // what the pointer shows about it
+};
+
+Between between_replicas(const Ctx& x) {
+  Between b;
+  const InferenceEstimate& inf = x.e.inference;
+  for (const CommOp& op : inf.comm)
+    if (op.bytes > 0 && crosses_replicas(x.e.resolved, op.axis)) {
+      b.cross.add(op.axis, op.bytes);
+      b.scaleout = b.scaleout || op.link == Link::ScaleOut;
+    }
+  b.text = b.cross.bytes > 0  ? "replicas exchange tokens: " + axis_list(b.cross) + " " + x.per
+           : inf.replicas > 1 ? "no traffic between replicas"
+                              : "";
+  return b;
+}
+
+// The load balancer's box and, beside it, the total throughput and what each replica is.
+void balancer_box(Pen& o, const Ctx& x, const Between& bt) {
   const InferenceEstimate& inf = x.e.inference;
   const int R = inf.replicas, batch = x.c.workload.batch;
   const double per1 = inf.tokens_per_s_per_replica;
-  const double lbx = kPad, lby = 48, lbw = 150, lbh = 32, pill_y = 98, pill_h = 28, pill_min = 76, row_min = 46, pill_max = 230;
-  const double bus_y = lby + lbh + 10, trunk_x = lbx + lbw / 2;
-  // Traffic between replicas (MoE: the experts' all-to-all), by axis; usually none.
-  Traffic cross;
-  bool cross_scaleout = false;
-  for (const CommOp& op : inf.comm)
-    if (op.bytes > 0 && crosses_replicas(x.e.resolved, name_of(op.axis))) {
-      cross.add(name_of(op.axis), op.bytes);
-      cross_scaleout = cross_scaleout || op.link == Link::ScaleOut;
-    }
-  // What the pointer shows about traffic between the replicas.
-  const std::string between = cross.bytes > 0 ? "replicas exchange tokens: " + axis_list(cross) + " " + x.per
-                              : R > 1         ? "no traffic between replicas"
-                                              : "";
-  FigureRect& lb = o.rect("balancer", lbx, lby, lbw, lbh, "dp");
-  lb.hit = "balancer", lb.name = between;
-  o.text("balancer_name", "load balancer", lbx + lbw / 2, lby + 14, 12, 700, "text", "middle", lbw - 10);
-  o.text("balancer_sub", "requests in", lbx + lbw / 2, lby + 27, 10.5, 400, "muted", "middle", lbw - 10);
-  const double tx = lbx + lbw + 14, tw = x.W - kPad - tx;
+  const Traffic& cross = bt.cross;
+  FigureRect& lb = o.rect("balancer", kLbX, kLbY, kLbW, kLbH, "dp");
+  lb.hit = "balancer", lb.name = bt.text;
+  o.text("balancer_name", "load balancer", kLbX + kLbW / 2, kLbY + 14, 12, 700, "text", "middle", kLbW - 10);
+  o.text("balancer_sub", "requests in", kLbX + kLbW / 2, kLbY + 27, 10.5, 400, "muted", "middle", kLbW - 10);
+  const double tx = kLbX + kLbW + 14, tw = x.W - kPad - tx;
   const std::string sum = fg::integer(R) + " replicas × " + fg::integer(per1) + " tok/s = " + fg::integer(inf.tokens_per_s_total) +
                           " tok/s";
   const std::string total = R > 1 ? fg::first_fit({sum + (cross.bytes > 0 ? "" : "; no traffic between replicas"), sum}, tw, 12.5, 700)
                                   : "one replica: " + fg::integer(per1) + " tok/s";
-  o.text("balancer_total", total, tx, lby + 13, 12.5, 700, "dp", "start", tw);
+  o.text("balancer_total", total, tx, kLbY + 13, 12.5, 700, "dp", "start", tw);
   const std::string each = (R > 1 ? "each: " : "") + replica_shape(x.c.plan) + " · " + fg::integer(batch) + " sequence" +
                            (batch > 1 ? "s" : "") + " · TPOT " + fg::seconds(inf.tpot_s);
   std::vector<std::string> links;
@@ -676,98 +772,123 @@ void draw_balancer(Pen& o, const Ctx& x, const Layout* L) {
   for (const std::string& l : links) options.push_back(l + " · " + each);
   options.insert(options.end(), links.begin(), links.end());
   if (links.empty()) options = {each};
-  o.text("balancer_detail", fg::first_fit(options, tw, 11.5), tx, lby + 29, 11.5, 400,
-         cross.bytes > 0 ? (cross_scaleout ? "scaleout" : "nvlink") : "muted", "start", tw);
-  auto sub = [&](double w) {
-    return fg::first_fit({fg::integer(per1) + " tok/s · " + fg::integer(batch) + " seq", fg::integer(per1) + " tok/s",
-                          fg::compact(per1) + " tok/s", fg::compact(per1)},
-                         w - 10, 10.5);
-  };
-  auto name = [&](int k, double w) {
-    return fg::first_fit({"replica " + std::to_string(k), "r" + std::to_string(k)}, w - 10, 11, 700);
-  };
+  o.text("balancer_detail", fg::first_fit(options, tw, 11.5), tx, kLbY + 29, 11.5, 400,
+         cross.bytes > 0 ? (bt.scaleout ? "scaleout" : "nvlink") : "muted", "start", tw);
+}
 
-  struct Pill {
-    int replica;
-    double x, w, cx, to_y;  // to_y < 0: no arrow on into the GPUs
+// A replica's throughput (and batch) in a box `w` wide.
+std::string replica_sub(const Ctx& x, double w) {
+  const double per1 = x.e.inference.tokens_per_s_per_replica;
+  const int batch = x.c.workload.batch;
+  return fg::first_fit({fg::integer(per1) + " tok/s · " + fg::integer(batch) + " seq", fg::integer(per1) + " tok/s",
+                        fg::compact(per1) + " tok/s", fg::compact(per1)},
+                       w - 10, 10.5);
+}
+
+std::string replica_name(int k, double w) {
+  return fg::first_fit({"replica " + std::to_string(k), "r" + std::to_string(k)}, w - 10, 11, 700);
+}
+
+struct Pill {
+  int replica;
+  double x, w, cx, to_y;  // to_y < 0: no arrow on into the GPUs
+};
+
+// A box per replica over its first-stage GPUs, when every replica's first-stage GPUs sit side by
+// side in the top row, none overlapping; else none.
+std::vector<Pill> aligned_pills(const Layout& L, int R) {
+  struct Extent {
+    double y, x0, x1, top;
   };
-  std::vector<Pill> pills;
-  // aligned: every replica's first-stage GPUs side by side in the top row, none overlapping
-  if (L && R <= 64) {
-    struct Extent {
-      double y, x0, x1, top;
-    };
-    std::map<int, Extent> rg;
-    for (const NodeBox& nd : L->nodes)
-      for (const GpuBox& g : nd.gpus) {
-        if (g.g.pp != 0) continue;
-        auto it = rg.find(g.g.replica);
-        if (it == rg.end() || g.y < it->second.y) rg[g.g.replica] = {g.y, g.x, g.x + g.w, nd.y};
-        else if (g.y == it->second.y) it->second.x0 = std::min(it->second.x0, g.x), it->second.x1 = std::max(it->second.x1, g.x + g.w);
-      }
-    std::vector<std::pair<int, Extent>> list(rg.begin(), rg.end());
-    std::stable_sort(list.begin(), list.end(), [](auto& a, auto& b) { return a.second.x0 < b.second.x0; });
-    bool ok = static_cast<int>(list.size()) == R;
-    for (size_t i = 0; ok && i < list.size(); ++i)
-      ok = list[i].second.y == list[0].second.y && list[i].second.x1 - list[i].second.x0 >= pill_min &&
-           (i == 0 || list[i - 1].second.x1 < list[i].second.x0);
-    if (ok)
-      for (auto& [k, t] : list) {
-        const double w = std::min(pill_max, t.x1 - t.x0), cx = (t.x0 + t.x1) / 2;
-        pills.push_back({k, cx - w / 2, w, cx, t.top});
-      }
-  }
-  // a row of replica boxes, when they fit
-  if (pills.empty() && L) {
-    const double w = std::min(pill_max, (x.W - 2 * kPad - (R - 1) * 8) / R);
-    if (w >= row_min)
-      for (int k = 0; k < R; ++k) pills.push_back({k, kPad + k * (w + 8), w, kPad + k * (w + 8) + w / 2, -1});
-  }
-  std::vector<double> arrows;
-  for (const Pill& pl : pills) arrows.push_back(pl.cx);
-  const bool stack = pills.empty();
-  const double sw = 176, sx = trunk_x - 20, off = 12;
-  const int shown = std::min(R, 3);
-  if (stack)  // a bundle of arrows (one per card shown), not one per replica
-    for (int k = 0; k < shown; ++k) arrows.push_back(sx + 26 + k * (off + 10));
-  // trunk, bus and an arrow down to each replica
-  double lo = trunk_x, hi = trunk_x;
-  for (double a : arrows) lo = std::min(lo, a), hi = std::max(hi, a);
-  o.line("request", trunk_x, lby + lbh, trunk_x, bus_y, 1.5, "dp");
-  o.line("request", lo, bus_y, hi, bus_y, 1.5, "dp");
-  for (double a : arrows) o.line("arrow", a, bus_y, a, pill_y, 1.5, "dp");
-  if (stack) {
-    for (int k = shown - 1; k >= 0; --k) {  // opaque cards, the front one lightest
-      FigureRect& card = o.rect("replica_card", sx + k * off, pill_y, sw, pill_h, "dp", k, shown);
-      if (k == 0) card.hit = "replicas", card.count = R, card.name = between;
+  std::map<int, Extent> rg;
+  for (const NodeBox& nd : L.nodes)
+    for (const GpuBox& g : nd.gpus) {
+      if (g.g.pp != 0) continue;
+      auto it = rg.find(g.g.replica);
+      if (it == rg.end() || g.y < it->second.y) rg[g.g.replica] = {g.y, g.x, g.x + g.w, nd.y};
+      else if (g.y == it->second.y) it->second.x0 = std::min(it->second.x0, g.x), it->second.x1 = std::max(it->second.x1, g.x + g.w);
     }
-    const std::string label = fg::first_fit({"each replica · " + replica_shape(x.c.plan), "each replica"}, sw - 10, 11, 700);
-    o.text("replica_name", label, sx + 6, pill_y + 12, 11, 700, "dp", "start", sw - 10);
-    o.text("replica_sub", sub(sw), sx + 6, pill_y + 24, 10.5, 400, "text", "start", sw - 10);
-    const std::string count = "× " + fg::integer(R) + " replica" + (R > 1 ? "s" : "");
-    const double count_x = sx + sw + (shown - 1) * off + 10;
-    o.text("replica_count", count, count_x, pill_y + 18, 12.5, 700, "dp", "start", x.W - kPad - count_x);
-    FigureRect& region = o.rect("region", sx, pill_y, count_x - sx + fg::measure_text(count, 12.5, 700), pill_h);
-    region.hit = "replicas", region.count = R, region.name = between;
-    return;
+  std::vector<std::pair<int, Extent>> list(rg.begin(), rg.end());
+  std::stable_sort(list.begin(), list.end(), [](auto& a, auto& b) { return a.second.x0 < b.second.x0; });
+  bool ok = static_cast<int>(list.size()) == R;
+  for (size_t i = 0; ok && i < list.size(); ++i)
+    ok = list[i].second.y == list[0].second.y && list[i].second.x1 - list[i].second.x0 >= kPillMin &&
+         (i == 0 || list[i - 1].second.x1 < list[i].second.x0);
+  std::vector<Pill> pills;
+  if (ok)
+    for (auto& [k, t] : list) {
+      const double w = std::min(kPillMax, t.x1 - t.x0), cx = (t.x0 + t.x1) / 2;
+      pills.push_back({k, cx - w / 2, w, cx, t.top});
+    }
+  return pills;
+}
+
+// A row of replica boxes, when they fit; else none.
+std::vector<Pill> row_pills(const Ctx& x, int R) {
+  std::vector<Pill> pills;
+  const double w = std::min(kPillMax, (x.W - 2 * kPad - (R - 1) * 8) / R);
+  if (w >= kRowMin)
+    for (int k = 0; k < R; ++k) pills.push_back({k, kPad + k * (w + 8), w, kPad + k * (w + 8) + w / 2, -1});
+  return pills;
+}
+
+// One replica drawn as a stack of cards with "× N replicas".
+void replica_stack(Pen& o, const Ctx& x, const std::string& between) {
+  const int R = x.e.inference.replicas, shown = std::min(R, 3);
+  for (int k = shown - 1; k >= 0; --k) {  // opaque cards, the front one lightest
+    FigureRect& card = o.rect("replica_card", kStackX + k * kStackOff, kPillY, kStackW, kPillH, "dp", k, shown);
+    if (k == 0) card.hit = "replicas", card.count = R, card.name = between;
   }
+  const std::string label = fg::first_fit({"each replica · " + replica_shape(x.c.plan), "each replica"}, kStackW - 10, 11, 700);
+  o.text("replica_name", label, kStackX + 6, kPillY + 12, 11, 700, "dp", "start", kStackW - 10);
+  o.text("replica_sub", replica_sub(x, kStackW), kStackX + 6, kPillY + 24, 10.5, 400, "text", "start", kStackW - 10);
+  const std::string count = "× " + fg::integer(R) + " replica" + (R > 1 ? "s" : "");
+  const double count_x = kStackX + kStackW + (shown - 1) * kStackOff + 10;
+  o.text("replica_count", count, count_x, kPillY + 18, 12.5, 700, "dp", "start", x.W - kPad - count_x);
+  FigureRect& region = o.rect("region", kStackX, kPillY, count_x - kStackX + fg::measure_text(count, 12.5, 700), kPillH);
+  region.hit = "replicas", region.count = R, region.name = between;
+}
+
+void replica_pills(Pen& o, const Ctx& x, const std::vector<Pill>& pills, const std::string& between) {
   for (const Pill& pl : pills) {
-    FigureRect& r = o.rect("replica", pl.x, pill_y, pl.w, pill_h, "dp");
+    FigureRect& r = o.rect("replica", pl.x, kPillY, pl.w, kPillH, "dp");
     r.hit = "replica", r.replica = pl.replica, r.name = between;
-    o.text("replica_name", name(pl.replica, pl.w), pl.x + pl.w / 2, pill_y + 12, 11, 700, "dp", "middle", pl.w - 8);
-    o.text("replica_sub", sub(pl.w), pl.x + pl.w / 2, pill_y + 24, 10.5, 400, "text", "middle", pl.w - 8);
-    if (pl.to_y >= 0) o.line("arrow", pl.cx, pill_y + pill_h, pl.cx, pl.to_y, 1.5, "dp");
+    o.text("replica_name", replica_name(pl.replica, pl.w), pl.x + pl.w / 2, kPillY + 12, 11, 700, "dp", "middle", pl.w - 8);
+    o.text("replica_sub", replica_sub(x, pl.w), pl.x + pl.w / 2, kPillY + 24, 10.5, 400, "text", "middle", pl.w - 8);
+    if (pl.to_y >= 0) o.line("arrow", pl.cx, kPillY + kPillH, pl.cx, pl.to_y, 1.5, "dp");
   }
 }
 
+void draw_balancer(Pen& o, const Ctx& x, const Layout* L) {
+  const int R = x.e.inference.replicas;
+  const Between between = between_replicas(x);
+  balancer_box(o, x, between);
+  std::vector<Pill> pills;
+  if (L && R <= 64) pills = aligned_pills(*L, R);
+  if (pills.empty() && L) pills = row_pills(x, R);
+  std::vector<double> arrows;
+  for (const Pill& pl : pills) arrows.push_back(pl.cx);
+  const bool stack = pills.empty();
+  if (stack)  // a bundle of arrows (one per card shown), not one per replica
+    for (int k = 0; k < std::min(R, 3); ++k) arrows.push_back(kStackX + 26 + k * (kStackOff + 10));
+  // trunk, bus and an arrow down to each replica
+  double lo = kTrunkX, hi = kTrunkX;
+  for (double a : arrows) lo = std::min(lo, a), hi = std::max(hi, a);
+  o.line("request", kTrunkX, kLbY + kLbH, kTrunkX, kBusY, 1.5, "dp");
+  o.line("request", lo, kBusY, hi, kBusY, 1.5, "dp");
+  for (double a : arrows) o.line("arrow", a, kBusY, a, kPillY, 1.5, "dp");
+  if (stack) replica_stack(o, x, between.text);
+  else replica_pills(o, x, pills, between.text);
+}
+
 // ---- legend ----------------------------------------------------------------------------------------
-std::vector<fg::LegendItem> legend_items(const Ctx& x, const std::string& level, bool balancer) {
+std::vector<fg::LegendItem> legend_items(const Ctx& x, Level level, bool balancer) {
   std::vector<fg::LegendItem> items = {{"stage (PP)", "pp"}};
-  if (level != "full") {
-    const std::string inner = inner_axis(x);
+  if (level != Level::Full) {
+    const std::string inner = name_of(inner_axis(x));
     items.push_back({upper(inner) + " rank inside a node", inner});
-    const std::string outer = level == "stages" ? node_axis(x) : "";
-    if (!outer.empty()) items.push_back({upper(outer) + " rank of the node (band)", outer, "band2"});
+    const std::optional<Axis> outer = level == Level::Stages ? node_axis(x) : std::nullopt;
+    if (outer) items.push_back({upper(name_of(*outer)) + " rank of the node (band)", name_of(*outer), "band2"});
   } else {
     items.push_back({"TP slice", "tp"});
     if (x.c.model.experts > 0) items.push_back({"EP experts", "ep"});
@@ -793,19 +914,19 @@ std::vector<fg::LegendItem> legend_items(const Ctx& x, const std::string& level,
 
 }  // namespace
 
-const char* placement_level(int gpus) { return gpus <= 64 ? "full" : gpus <= 1024 ? "cells" : "stages"; }
+const char* placement_level(int gpus) { return level_name(level_of(gpus)); }
 
-bool crosses_replicas(const Resolved& r, const std::string& axis) {
+bool crosses_replicas(const Resolved& r, Axis axis) {
   const Config& c = r.config;
   const Placement& pl = r.placement;
-  if (axis == "tp" || axis == "cp" || axis == "pp") return false;
+  if (axis == Axis::TP || axis == Axis::CP || axis == Axis::PP) return false;
   const bool folding = c.plan.etp > 0;
-  if (axis == "etp" && !folding) return false;  // experts sliced like attention: inside a replica
-  if (axis == "ep" || axis == "etp") {
+  if (axis == Axis::ETP && !folding) return false;  // experts sliced like attention: inside a replica
+  if (axis == Axis::EP || axis == Axis::ETP) {
     // Rank 0's group: attention-mesh strides, or under folding the expert mesh etp × ep inside a stage.
     const Mesh& mesh = r.mesh;
-    const int n = axis == "ep" ? c.plan.ep : mesh.etp;
-    const long long stride = axis == "etp" ? 1 : folding ? mesh.etp : pl.stride_ep;
+    const int n = axis == Axis::EP ? c.plan.ep : mesh.etp;
+    const long long stride = axis == Axis::ETP ? 1 : folding ? mesh.etp : pl.stride_ep;
     const int r0 = gpu_placement(r, 0).replica;
     for (int i = 1; i < n; ++i)
       if (gpu_placement(r, static_cast<int>(i * stride)).replica != r0) return true;
@@ -822,24 +943,25 @@ Figure placement_scene(const Resolved& r, const Estimate& estimate, double width
   f.width = width;
   Pen o{f};
   const Ctx x(c, e, width);
-  f.level = placement_level(x.gpus);
+  const Level level = level_of(x.gpus);
+  f.level = level_name(level);
   const double band = x.serve ? kBand : 0;
   header(o, x);
   double height = 0;
-  if (f.level == "stages") {
+  if (level == Level::Stages) {
     if (x.serve) draw_balancer(o, x, nullptr);
     height = draw_stages(o, x, band);
   } else {
     double cell = 0;
-    const Layout L = f.level == "full" ? layout_full(x, band) : layout_cells(x, band, cell);
+    const Layout L = level == Level::Full ? layout_full(x, band) : layout_cells(x, band, cell);
     if (x.serve) draw_balancer(o, x, &L);
-    if (f.level == "full") draw_full(o, x, L);
+    if (level == Level::Full) draw_full(o, x, L);
     else draw_cells(o, x, L, cell, x.serve);
     height = L.height;
   }
   // The legend under a rule, its rows wrapped to the width.
   Figure probe;
-  const std::vector<fg::LegendItem> items = legend_items(x, f.level, x.serve);
+  const std::vector<fg::LegendItem> items = legend_items(x, level, x.serve);
   const double legend_h = fg::legend(probe, items, kPad, 0, width - 2 * kPad);
   f.height = height + 14 + legend_h;
   const double ly = f.height - legend_h;

@@ -8,6 +8,7 @@
 // The figure is bounded for any input: at most 64 stage rows and 16,384 cells in the aggregated
 // view; every GPU is asked about through gpu_placement() (placement.h), never recomputed here.
 #pragma once
+#include "core/choices.h"
 #include "core/estimate.h"
 #include "core/figure.h"
 #include "core/scene_input.h"
@@ -22,6 +23,6 @@ const char* placement_level(int gpus);
 
 // Does a collective on `axis` run between data-parallel replicas (GPUs holding different copies
 // of the weights)? From the replicas of rank 0's group on that axis (gpu_placement().replica).
-bool crosses_replicas(const Resolved& r, const std::string& axis);
+bool crosses_replicas(const Resolved& r, Axis axis);
 
 }  // namespace cutlab

@@ -74,10 +74,10 @@ TEST_CASE("replica ids follow placement.cpp: dp·ep + ep without folding", "[sce
   REQUIRE(replica[31] == 15);  // tp 1, ep 3, dp 3
   REQUIRE(has_text(f, "DP replica 6"));
   // EP all-to-all runs between replicas (different dense copies); TP never does.
-  REQUIRE(crosses_replicas(c, "ep"));
-  REQUIRE(crosses_replicas(c, "dp"));
-  REQUIRE_FALSE(crosses_replicas(c, "tp"));
-  REQUIRE_FALSE(crosses_replicas(c, "etp"));
+  REQUIRE(crosses_replicas(c, Axis::EP));
+  REQUIRE(crosses_replicas(c, Axis::DP));
+  REQUIRE_FALSE(crosses_replicas(c, Axis::TP));
+  REQUIRE_FALSE(crosses_replicas(c, Axis::ETP));
   require_inside(f);
 }
 
