@@ -57,18 +57,23 @@ const ValidationCase& find_case(const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("the published training runs stay within 10% on average and 20% each", "[validation]") {
+// The figures docs/validation.md and the README state (31 training runs: mean |error| 2.4%, largest
+// 7.1%), with a small margin: a change that moves them must update the documents with the test.
+constexpr double kDocumentedMeanPercent = 2.4, kDocumentedWorstPercent = 7.1;
+constexpr double kMarginMeanPercent = 0.5, kMarginWorstPercent = 1.0;
+
+TEST_CASE("the published training runs stay within the documented errors", "[validation]") {
   const ValidationSummary s = validate_cases(cases());
   REQUIRE(s.training_cases >= 30);
   REQUIRE(s.failed_cases == 0);
   for (const CaseResult& r : s.results) {
     if (r.kind != CaseKind::Training) continue;
     INFO(r.id << ": predicted " << r.predicted << ", measured " << r.measured << " " << r.metric);
-    CHECK(std::fabs(r.error_percent) <= 20.0);
+    CHECK(std::fabs(r.error_percent) <= kDocumentedWorstPercent + kMarginWorstPercent);
   }
   INFO("worst: " << s.worst_id);
-  CHECK(s.max_abs_error_percent <= 20.0);
-  REQUIRE(s.mean_abs_error_percent <= 10.0);
+  CHECK(s.max_abs_error_percent <= kDocumentedWorstPercent + kMarginWorstPercent);
+  REQUIRE(s.mean_abs_error_percent <= kDocumentedMeanPercent + kMarginMeanPercent);
 }
 
 TEST_CASE("ZeRO Figure 1 and Megatron's bytes per parameter are reproduced exactly", "[validation][memory]") {
