@@ -371,6 +371,9 @@ Result<TrainingEstimate> evaluate_training(const Resolved& r) {
   e.params = count_params(r.config.model);
   e.placement = r.placement;
   e.model_flops_per_step = model_flops_per_step(r.config.model, r.config.workload.global_batch, r.config.workload.seq_len);
+  if (dense_layer_count(r.config.model) > 0) e.dense_layer_ops = layer_ops(r, false);
+  if (is_moe(r.config.model)) e.moe_layer_ops = layer_ops(r, true);
+  e.output_layer_ops = output_ops(r);
 
   const LayerCosts costs = layer_costs(r);
   std::vector<PerStage> per;

@@ -17,6 +17,7 @@
 #include "core/inference.h"
 #include "core/memory.h"
 #include "core/model.h"
+#include "core/ops.h"
 #include "core/placement.h"
 #include "core/plan.h"
 #include "core/resolved.h"
@@ -50,6 +51,9 @@ struct StageTime {
 // A training plan evaluated: one optimizer step.
 struct TrainingEstimate {
   Mesh mesh;
+  // One layer as its ops (core/ops.h), per micro-batch on one GPU: a dense layer (when the model has
+  // one), an MoE layer (when it has experts) and the output layer with the loss.
+  std::vector<LayerOp> dense_layer_ops, moe_layer_ops, output_layer_ops;
   ParamCounts params;
   double model_flops_per_step = 0;
   double hardware_flops_per_step = 0;

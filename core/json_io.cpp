@@ -739,8 +739,33 @@ json inference_json(const InferenceEstimate& r) {
 
 }  // namespace
 
+namespace {
+
+json ops_json(const std::vector<LayerOp>& ops) {
+  json out = json::array();
+  for (const LayerOp& op : ops)
+    out.push_back({{"name", op.name},
+                   {"class", op.op_class},
+                   {"count", op.count},
+                   {"m", op.m},
+                   {"n", op.n},
+                   {"k", op.k},
+                   {"flops", op.flops},
+                   {"bytes", op.bytes},
+                   {"bound", op.compute_bound() ? "compute" : "memory"},
+                   {"f_s", op.f_s},
+                   {"b_s", op.b_s},
+                   {"w_s", op.w_s}});
+  return out;
+}
+
+}  // namespace
+
 json to_json(const TrainingEstimate& e, const Config& cfg) {
   json j = layout_json(Mode::Train, e.mesh, e.params, e.placement, cfg);
+  j["ops"] = {{"dense_layer", ops_json(e.dense_layer_ops)},
+              {"moe_layer", ops_json(e.moe_layer_ops)},
+              {"output_layer", ops_json(e.output_layer_ops)}};
   j["flops"] = {{"model_per_step", e.model_flops_per_step}, {"hardware_per_step", e.hardware_flops_per_step}};
   j["memory"] = memory_json(e.memory, Mode::Train);
   j["comm"] = comm_json(e.comm);

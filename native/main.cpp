@@ -35,6 +35,8 @@ const char* kUsageText = R"(usage:
                                                 and the workload, fastest first (--top N, --json)
   cutlab gpu [CONFIG.json | -] --rank N [...]   what GPU N holds: coordinates, node, layers, heads,
                                                 FFN columns, experts, sequence chunks (--json)
+  cutlab ops [CONFIG.json | -] [options]        one layer as its ops: GEMMs, attention, memory-bound ops
+                                                with FLOPs, bytes, bound and F/B/W time (--json)
   cutlab presets [--json]                       list model and cluster presets
   cutlab draw [CONFIG.json | -] --view cuts|placement|pipeline --svg FILE [--width PX] [--layer N] [options]
                                                 the explorer's figure of a view as SVG (--json: the figure)
@@ -500,6 +502,46 @@ int cmd_gpu(const Args& a) {
   return kOk;
 }
 
+// One table of ops with their totals; the totals are what the step breakdown charges per layer.
+void print_ops(const char* title, const std::vector<LayerOp>& ops) {
+  if (ops.empty()) return;
+  Table t{{"op", "count", "GEMM M×N×K", "GFLOP", "MB", "bound", "F", "B", "W"}, {}};
+  double flops = 0, bytes = 0, f = 0, b = 0, w = 0;
+  for (const LayerOp& op : ops) {
+    const std::string shape = op.op_class == OpClass::Gemm ? fixed(op.m, 0) + "×" + fixed(op.n, 0) + "×" + fixed(op.k, 0) : "";
+    t.rows.push_back({op.name, op.count == 1 ? "" : fixed(op.count, 0), shape, fixed(op.flops / 1e9, 1), fixed(op.bytes / 1e6, 1),
+                      op.compute_bound() ? "compute" : "memory", human_time(op.f_s), human_time(op.b_s), human_time(op.w_s)});
+    flops += op.flops, bytes += op.bytes, f += op.f_s, b += op.b_s, w += op.w_s;
+  }
+  t.rows.push_back({"total", "", "", fixed(flops / 1e9, 1), fixed(bytes / 1e6, 1), "", human_time(f), human_time(b), human_time(w)});
+  std::cout << title << "\n" << t.render() << "\n";
+}
+
+int cmd_ops(const Args& a) {
+  std::string text;
+  int rc = kOk;
+  if (!load_text(a, text, rc)) return rc;
+  const api::Answer<api::Evaluated> answer = api::evaluate(text);
+  if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
+  const auto* e = std::get_if<TrainingEstimate>(&answer.result.value.estimate);
+  if (!e) {
+    std::cerr << "cutlab: ops lists a training layer; set --mode train\n";
+    return kUsage;
+  }
+  if (a.as_json) {
+    std::cout << api::to_json_text(answer) << "\n";  // the estimate; its \"ops\" section holds these tables
+    return kOk;
+  }
+  const Config& c = answer.result.value.resolved.config;
+  std::cout << "cutlab ops · " << c.model.name << " on " << c.cluster.gpu << " · TP " << c.plan.tp << " · CP " << c.plan.cp
+            << " · micro-batch " << c.plan.micro_batch << " × seq " << c.workload.seq_len << " · " << c.workload.dtype
+            << " · per micro-batch on one GPU (B: input gradients, W: weight gradients; recompute not included)\n\n";
+  print_ops("Dense layer", e->dense_layer_ops);
+  print_ops("MoE layer", e->moe_layer_ops);
+  print_ops("Output layer and loss (last stage)", e->output_layer_ops);
+  return kOk;
+}
+
 int cmd_evaluate(const Args& a) {
   std::string text;
   int rc = kOk;
@@ -601,6 +643,7 @@ int main(int argc, char** argv) {
   if (a.command == "schedule") return cmd_schedule(a);
   if (a.command == "search") return cmd_search(a);
   if (a.command == "gpu") return cmd_gpu(a);
+  if (a.command == "ops") return cmd_ops(a);
   if (a.command == "--help" || a.command == "help" || a.command == "-h") {
     std::cout << kUsageText;
     return kOk;

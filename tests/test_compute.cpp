@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "core/compute.h"
+#include "core/ops.h"
 #include "core/presets.h"
 #include "tests/helpers.h"
 
@@ -84,4 +87,41 @@ TEST_CASE("expert work per GPU does not depend on how the expert mesh is folded"
   const double tokens = 4096, expert_flops = 2.0 * tokens / 2 * m.top_k * 3.0 * m.hidden * m.expert_ffn_hidden;
   const double other = 2.0 * tokens * (p.attention / 2 + p.router);
   REQUIRE_THAT(f, WithinRel((expert_flops + other) / fold.cluster.bf16_flops_per_s, 1e-12));
+}
+
+TEST_CASE("a layer's ops add up to its times, and their shapes are the layer's", "[compute][ops]") {
+  // Llama 3 70B (h 8192, 64 heads, 8 KV heads, d 128, f 28672) at TP 8, s 8192, b 1.
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 4, 8192, 64);
+  c.plan.sp = true;
+  const Resolved r = test::resolved(c);
+  const std::vector<LayerOp> ops = layer_ops(r, false);
+  const LayerTimes lt = layer_times(r, false);
+  double f = 0, b = 0, w = 0;
+  for (const LayerOp& op : ops) f += op.f_s, b += op.b_s, w += op.w_s;
+  REQUIRE_THAT(f, WithinRel(lt.f_s(), 1e-12));
+  REQUIRE_THAT(b, WithinRel(lt.b_s(), 1e-12));
+  REQUIRE_THAT(w, WithinRel(lt.w_s(), 1e-12));
+  // QKV on one TP rank: M = 8192 tokens, N = (64/8)·128 + 2·(8/8)·128 = 1280, K = 8192: 2·M·N·K FLOPs.
+  REQUIRE(ops.front().name == "QKV projection");
+  REQUIRE(ops.front().n == 1280);
+  REQUIRE(ops.front().flops == 2.0 * 8192 * 1280 * 8192);
+  // SwiGLU gate and up: N = 2·28672/8 = 7168.
+  const auto up = std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.name == "MLP gate and up projection"; });
+  REQUIRE(up != ops.end());
+  REQUIRE(up->n == 7168);
+  SECTION("an MoE layer: routed experts as one op per kind, counted over the local experts") {
+    Config d = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 64);
+    d.plan.ep = 8;
+    const Resolved rd = test::resolved(d);
+    const std::vector<LayerOp> moe = layer_ops(rd, true);
+    const LayerTimes mt = layer_times(rd, true);
+    double mf = 0;
+    for (const LayerOp& op : moe) mf += op.f_s;
+    REQUIRE_THAT(mf, WithinRel(mt.f_s(), 1e-12));
+    const auto down = std::find_if(moe.begin(), moe.end(), [](const LayerOp& op) { return op.name == "expert down projection"; });
+    REQUIRE(down != moe.end());
+    REQUIRE(down->count == 256.0 / 8);  // 256 routed experts over EP 8
+    // Tokens per local expert: 4096 tokens × top-8 / 32 local experts = 1024.
+    REQUIRE(down->m == 4096.0 * 8 / 32);
+  }
 }
