@@ -361,6 +361,8 @@
       setState(Object.assign(CL.state.clone(state), { view: b.dataset.view }), 'push');
     }));
     const canvas = $('canvas');
+    // The ops of one layer open on demand and stay open across redraws ('toggle' does not bubble).
+    $('tables').addEventListener('toggle', (ev) => { if (ev.target.matches('details.ops')) CL.tables.opsState.open = ev.target.open; }, true);
     canvas.addEventListener('mousemove', onMove);
     canvas.addEventListener('mouseleave', () => { $('tooltip').hidden = true; if (ui.hover) { ui.hover = null; request(); } });
     canvas.addEventListener('click', onClick);

@@ -306,6 +306,32 @@
     return h + '</tbody></table></div>';
   }
 
+  // ---- one layer as its ops (the core's ops section; cutlab ops) -------------------------------
+  const OPS = [['dense_layer', 'dense layer'], ['moe_layer', 'MoE layer'], ['output_layer', 'output layer and loss']];
+  const opsState = { open: false };  // the details stay open across redraws once opened
+  function ops(r) {
+    if (!r.ops) return '';
+    let h = '<details class="ops"' + (opsState.open ? ' open' : '') + '><summary>Ops of one layer <span class="muted">· per micro-batch on one GPU: ' +
+      'GEMMs, attention, memory-bound ops; they add up to the step\'s compute</span></summary>';
+    for (const [key, title] of OPS) {
+      const list = r.ops[key];
+      if (!list || !list.length) continue;
+      h += '<h4>' + title + '</h4><div class="scroll"><table class="t ops" data-layer="' + key + '"><thead><tr><th>op</th><th class="num">GEMM M×N×K</th>' +
+        '<th class="num">GFLOP</th><th class="num">MB</th><th>bound</th><th class="num">F</th><th class="num">B</th><th class="num">W</th></tr></thead><tbody>';
+      let f = 0, b = 0, w = 0;
+      for (const op of list) {
+        const shape = op.m > 0 ? F.int(op.m) + '×' + F.int(op.n) + '×' + F.int(op.k) + (op.count > 1 ? ' ×' + F.int(op.count) : '') : '';
+        h += '<tr><td>' + e(op.name) + '</td><td class="num">' + shape + '</td><td class="num">' + F.sig(op.flops / 1e9) + '</td><td class="num">' +
+          F.sig(op.bytes / 1e6) + '</td><td class="muted">' + e(op.bound) + '</td><td class="num"' + raw(op.f_s) + '>' + F.seconds(op.f_s) +
+          '</td><td class="num"' + raw(op.b_s) + '>' + F.seconds(op.b_s) + '</td><td class="num"' + raw(op.w_s) + '>' + F.seconds(op.w_s) + '</td></tr>';
+        f += op.f_s, b += op.b_s, w += op.w_s;
+      }
+      h += '<tr class="total"><th>total</th><td></td><td></td><td></td><td></td><td class="num"' + raw(f) + '>' + F.seconds(f) + '</td><td class="num"' + raw(b) + '>' +
+        F.seconds(b) + '</td><td class="num"' + raw(w) + '>' + F.seconds(w) + '</td></tr></tbody></table></div>';
+    }
+    return h + '</details>';
+  }
+
   function all(d) {
     const g = d.good;
     if (!g) return '';
@@ -313,7 +339,8 @@
     return '<div class="tcard mem">' + memoryPeak(r) + '</div><div class="tcard time">' + (isInfer(r) ? latency(r) : time(r)) + '</div>' +
       '<div class="tcard wide">' + axes(g) + '</div>' +
       '<div class="tcard wide">' + comm(r) + '</div>' +
-      '<div class="tcard wide">' + memoryStages(r) + '</div>';
+      '<div class="tcard wide">' + memoryStages(r) + '</div>' +
+      (r.ops ? '<div class="tcard wide">' + ops(r) + '</div>' : '');
   }
 
   // The compact table under an embedded view.
@@ -327,5 +354,5 @@
     return '<div class="tcard">' + axes(g) + '</div>';
   }
 
-  CL.tables = { headline, headlineCompact, equation, all, embed, memoryBar, KINDS, KINDS_INFER, kindsOf, isInfer, PARTS };
+  CL.tables = { headline, headlineCompact, equation, all, embed, memoryBar, KINDS, KINDS_INFER, kindsOf, isInfer, PARTS, opsState };
 })(window.CL = window.CL || {});

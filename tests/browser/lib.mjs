@@ -282,6 +282,12 @@ export async function compareTables(k, page, ref, label) {
     label + ': shares of the step = the core\'s time.shares');
   const totals = await rawCells(page, 'table.time tr:not([data-part]) td[data-v]');
   k.check(JSON.stringify(totals) === JSON.stringify([ref.time.step_s, ref.throughput.tokens_per_s, ref.mfu, ref.hfu]), label + ': step time, tokens/s, MFU, HFU = CLI');
+  // The ops of one layer (closed details, in the DOM): every op's F, B, W = the CLI's ops section,
+  // and each table's total = the ops summed.
+  const opsCells = await page.$$eval('table.ops', (ts) => ts.map((t) => [t.dataset.layer,
+    Array.from(t.querySelectorAll('tbody tr:not(.total)')).map((r) => Array.from(r.querySelectorAll('td[data-v]')).map((c) => Number(c.dataset.v)))]));
+  const refOps = Object.entries(ref.ops).filter(([, list]) => list.length).map(([key, list]) => [key, list.map((o) => [o.f_s, o.b_s, o.w_s])]);
+  k.check(JSON.stringify(opsCells) === JSON.stringify(refOps), label + ': ops of one layer = CLI ops (' + refOps.map(([key, l]) => key + ' ' + l.length).join(', ') + ')');
   const head = await page.$eval('#headline', (e) => e.textContent);
   k.check(head.includes(ref.peak.name), label + ': headline names the peak (' + ref.peak.name + ')');
   const fmt = await page.evaluate((v) => [window.CL.fmt.seconds(v.step), window.CL.fmt.pct(v.mfu)], { step: ref.time.step_s, mfu: ref.mfu });
