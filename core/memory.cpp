@@ -21,7 +21,8 @@ StageParams stage_params(const ModelSpec& m, const Plan& plan, const Mesh& mesh,
   const LayerParams dl = dense_layer_params(m), el = moe_layer_params(m);
   const double t = plan.tp, Vh = double(m.vocab) * m.hidden;
   const double n_moe = st.moe_layers, n_dense = st.layers - st.moe_layers;
-  sp.dense = st.layers * (dl.attention / t + dl.norms) + n_dense * dl.dense_mlp / t + n_moe * (el.router + el.shared_experts / t);
+  sp.dense = st.layers * (attention_params_per_gpu(dl, m, t) + dl.norms) + n_dense * dl.dense_mlp / t +
+             n_moe * (el.router + el.shared_experts / t);
   if (st.embedding) sp.embedding = Vh / t;
   sp.dense += sp.embedding;
   if (st.output && !(m.tied_embeddings && st.embedding)) sp.dense += Vh / t;  // tied and PP = 1: one matrix
@@ -66,10 +67,12 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
     mlp = per_f * s * b * m.ffn_hidden / t;
   } else {
     // Routed tokens: with balanced routing each EP rank receives s·b·k token copies; it keeps
-    // their permuted inputs (2h) and the expert MLP activations split over the expert TP group.
+    // their permuted inputs (2h), the expert MLP activations split over the expert TP group, and the
+    // experts' outputs (2h), kept for the weighted combine: its backward needs them for the gradient
+    // of the routing probabilities (Megatron-Core moe_utils.unpermute with probs).
     const double k = m.top_k, fe = m.expert_ffn_hidden;
     // Tokens reaching this GPU's experts: s·b·etp/tp (= s·b without folding, where etp = tp).
-    const double routed = s * b * mesh.etp / t * k * (2.0 * h + per_f * fe / mesh.etp);
+    const double routed = s * b * mesh.etp / t * k * (2.0 * h + 2.0 * h + per_f * fe / mesh.etp);
     const double shared = per_f * s * b * fe * m.shared_experts / t;
     const double router = 4.0 * s * b * m.experts;  // fp32 router logits
     mlp = routed + shared + router;
@@ -131,9 +134,9 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
     sm.weights_bytes = sm.dense_params * dense_b.weights + sm.expert_params * expert_b.weights;
     if (mesh.zero >= 3) {
       // ZeRO-3 gathers the current layer's full weights (and prefetches the next one).
-      const double layer = (n_moe > 0 ? el.attention / t + el.shared_experts / t +
+      const double layer = (n_moe > 0 ? attention_params_per_gpu(el, m, t) + el.shared_experts / t +
                                             (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp
-                                      : dl.attention / t + dl.dense_mlp / t);
+                                      : attention_params_per_gpu(dl, m, t) + dl.dense_mlp / t);
       sm.weights_bytes += 2.0 * 2.0 * layer;
     }
     sm.grads_bytes = sm.dense_params * dense_b.grads + sm.expert_params * expert_b.grads;

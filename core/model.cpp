@@ -1,5 +1,7 @@
 #include "core/model.h"
 
+#include <algorithm>
+
 namespace cutlab {
 
 bool is_moe(const ModelSpec& m) { return m.experts > 0; }
@@ -36,9 +38,15 @@ LayerParams dense_layer_params(const ModelSpec& m) {
   LayerParams p;
   double latent_norms = 0;
   p.attention = attention_params(m, &latent_norms);
+  if (!is_mla(m)) p.kv_projections = 2.0 * m.hidden * m.kv_heads * m.head_dim;
   p.norms = 2.0 * m.hidden + latent_norms;  // pre-attention and pre-MLP norms
   p.dense_mlp = mlp_params(m, m.ffn_hidden);
   return p;
+}
+
+double attention_params_per_gpu(const LayerParams& p, const ModelSpec& m, double tp) {
+  const double kv_split = std::min(tp, std::max(1.0, double(m.kv_heads)));
+  return (p.attention - p.kv_projections) / tp + p.kv_projections / kv_split;
 }
 
 LayerParams moe_layer_params(const ModelSpec& m) {

@@ -42,6 +42,7 @@ int dense_layer_count(const ModelSpec& m);  // layers with a dense MLP
 // Parameter counts of one block's parts (not sharded).
 struct LayerParams {
   double attention = 0;       // projections (Q, K, V, O, or MLA's down/up projections)
+  double kv_projections = 0;  // of which the K and V projections of GQA/MHA (h·g·d each)
   double norms = 0;           // RMSNorm/LayerNorm weights of the block
   double dense_mlp = 0;       // dense MLP (0 in MoE layers)
   double router = 0;          // h x E gate (MoE layers)
@@ -49,7 +50,11 @@ struct LayerParams {
   double shared_experts = 0;  // all shared experts together
 };
 LayerParams dense_layer_params(const ModelSpec& m);
+// Attention weights one GPU holds at tensor parallel `tp`: Q and O split tp ways; K and V split
+// min(tp, g) ways, replicated tp/g times when tp exceeds the KV heads (vLLM QKVParallelLinear,
+// num_kv_head_replicas = tp / g; MLA's latent projections split tp ways as the heads).
 LayerParams moe_layer_params(const ModelSpec& m);
+double attention_params_per_gpu(const LayerParams& p, const ModelSpec& m, double tp);
 
 struct ParamCounts {
   double total = 0;      // every weight

@@ -195,7 +195,7 @@ bool validate_axes(const Plan& p, Checker& c) {
 }
 
 // The mesh covers the cluster; TP splits heads, KV heads and the MLP evenly; EP splits the experts.
-void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const Mesh& mesh, Checker& c) {
+void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w, const Mesh& mesh, Checker& c) {
   const std::string P = "/plan/";
   const double product = mesh_gpus(p);
   if (product > 1e7) c.add(ErrorCode::OutOfRange, P + "dp", "the mesh has " + c.fmt(product) + " GPUs, more than 10^7");
@@ -217,6 +217,10 @@ void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const M
     if (p.ep > 1) c.add(ErrorCode::Incompatible, P + "ep", "ep = " + c.fmt(p.ep) + " but the model has no experts");
     if (p.etp > 0) c.add(ErrorCode::Incompatible, P + "etp", "etp is set but the model has no experts");
   } else {
+    // Megatron-LM (training/arguments.py): "When using expert parallelism and tensor parallelism,
+    // sequence parallelism must be used."
+    if (w.mode == Mode::Train && p.ep > 1 && p.tp > 1 && !p.sp)
+      c.add(ErrorCode::Incompatible, P + "sp", "expert parallel with tp > 1 needs sequence parallel (Megatron-LM refuses it without)");
     if (m.experts % p.ep != 0)
       c.add(ErrorCode::Incompatible, P + "ep", "ep = " + c.fmt(p.ep) + " does not divide experts = " + c.fmt(m.experts));
     if (m.expert_ffn_hidden > 0 && m.expert_ffn_hidden % mesh.etp != 0)
@@ -280,7 +284,7 @@ void validate_pipeline(const ModelSpec& m, const Plan& p, const Workload& w, con
 void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w, const Mesh& mesh, Checker& c) {
   const std::string P = "/plan/";
   if (!validate_axes(p, c)) return;
-  validate_cuts(m, cl, p, mesh, c);
+  validate_cuts(m, cl, p, w, mesh, c);
   validate_pipeline(m, p, w, mesh, c);
   if (p.zero < 0 || p.zero > 3) c.add(ErrorCode::OutOfRange, P + "zero", "must be 0, 1, 2, 3 or \"fsdp\"");
   // Rank order: a permutation of the five axes.

@@ -141,3 +141,35 @@ TEST_CASE("a plan that does not fit is a result with the overflow", "[memory]") 
   // 405.9B params × 18 bytes / 8 GPUs ≈ 913 GB of model states alone.
   REQUIRE(mem.per_stage[0].weights_bytes + mem.per_stage[0].grads_bytes + mem.per_stage[0].optimizer_bytes > 900e9);
 }
+
+TEST_CASE("K and V weights are replicated, not split, when TP exceeds the KV heads", "[memory]") {
+  // Llama 3 70B: h 8192, 8 KV heads of 128: K and V are 2·8192·8·128 = 16,777,216 weights per layer.
+  // At TP 16 each GPU holds one KV head (1/8 of K and V, as at TP 8), and 1/16 of Q and O.
+  const ModelSpec m = *find_model_preset("llama3-70b");
+  const LayerParams p = dense_layer_params(m);
+  REQUIRE(p.kv_projections == 2.0 * 8192 * 8 * 128);
+  REQUIRE_THAT(attention_params_per_gpu(p, m, 16), WithinRel((p.attention - p.kv_projections) / 16 + p.kv_projections / 8, 1e-15));
+  REQUIRE_THAT(attention_params_per_gpu(p, m, 8), WithinRel(p.attention / 8, 1e-15));
+  // A serving stage at TP 16 holds 80 × 16,777,216 × (1/8 − 1/16) more weights than an even split.
+  Config c = test::config("llama3-70b", "dgx-h100", 16, 1, 1, 4096, 16);
+  const Resolved r = test::resolved(c);
+  const StageParams sp = stage_params(m, c.plan, r.mesh, r.placement.stages[0]);
+  const double even = 80 * (p.attention / 16 + p.norms) + 80 * p.dense_mlp / 16 + 2.0 * m.vocab * m.hidden / 16 + m.hidden;
+  REQUIRE_THAT(sp.dense - even, WithinRel(80 * p.kv_projections * (1.0 / 8 - 1.0 / 16), 1e-9));
+}
+
+TEST_CASE("an MoE layer keeps each routed token's input and expert output, 2·k·h bytes each", "[memory]") {
+  // Mixtral 8x22B (h 6144, 8 experts, top-2, f_e 16384, SwiGLU) at TP 1, EP 8, s 4096, b 1, no recompute,
+  // flash attention: the MoE part is s·b·k·(2h + 2h + 6·f_e) + 4·s·b·E (fp32 router logits), so an
+  // MoE layer exceeds a dense-MLP layer of f = 0 by exactly that (the attention part is shared).
+  Config c = test::config("mixtral-8x22b", "dgx-h100", 1, 1, 8, 4096, 64);
+  c.plan.ep = 8;
+  c.plan.dp = 1;
+  const Mesh mesh = derive_mesh(c.plan, c.workload);
+  ModelSpec no_mlp = c.model;
+  no_mlp.ffn_hidden = 0;
+  const double moe = layer_activation_bytes(c.model, c.plan, c.workload, mesh, true);
+  const double attention_only = layer_activation_bytes(no_mlp, c.plan, c.workload, mesh, false);
+  const double s = 4096, k = 2, h = 6144, fe = 16384, E = 8;
+  REQUIRE_THAT(moe - attention_only, WithinRel(s * k * (2 * h + 2 * h + 6 * fe) + 4 * s * E, 1e-12));
+}

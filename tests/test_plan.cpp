@@ -124,3 +124,15 @@ TEST_CASE("the derived mesh counts replicas, expert groups and micro-batches", "
   REQUIRE(m.edp == 2);
   REQUIRE(m.num_micro_batches == 15);
 }
+
+TEST_CASE("expert parallel with tensor parallel needs sequence parallel in training", "[plan]") {
+  // Megatron-LM refuses EP > 1 with TP > 1 unless --sequence-parallel is set.
+  Config c = test::config("mixtral-8x22b", "dgx-h100", 2, 1, 1, 4096, 64);
+  c.plan.ep = 8;
+  REQUIRE(has_error(check(c), "/plan/sp"));
+  c.plan.sp = true;
+  REQUIRE_FALSE(has_error(check(c), "/plan/sp"));
+  c.plan.sp = false;
+  c.workload.mode = Mode::Infer;  // serving engines have no such rule
+  REQUIRE_FALSE(has_error(check(c), "/plan/sp"));
+}

@@ -57,9 +57,10 @@ TEST_CASE("16 GPUs: every GPU drawn once, with what it holds", "[scene][placemen
 }
 
 TEST_CASE("replica ids follow placement.cpp: dp·ep + ep without folding", "[scene][placement]") {
-  // Qwen2-57B-A14B on 32 GPUs, TP 2 × EP 4 × DP 4, rank order tp-cp-ep-dp-pp: strides tp 1, ep 2, dp 8.
+  // Qwen2-57B-A14B on 32 GPUs, TP 2 × EP 4 × DP 4, rank order tp-cp-ep-dp-pp: strides tp 1, ep 2, dp 8 (SP, as Megatron needs with EP
+  // × TP).
   const auto [c, e] = evaluated(R"({"model": "qwen2-57b-a14b", "cluster": {"preset": "dgx-h100", "gpus": 32},
-    "plan": {"tp": 2, "ep": 4, "dp": 4}, "workload": {"seq_len": 4096, "global_batch": 64}})");
+    "plan": {"tp": 2, "ep": 4, "dp": 4, "sp": true}, "workload": {"seq_len": 4096, "global_batch": 64}})");
   const Figure f = placement_scene(c, e, 1200);
   REQUIRE(f.level == "full");
   std::map<int, int> replica;

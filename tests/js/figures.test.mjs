@@ -44,8 +44,8 @@ function draw(config, view, width, extra = []) {
 const CASES = [
   { model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 16 }, plan: { tp: 8, pp: 2 }, workload: { seq_len: 8192, global_batch: 16 } },
   { model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 32 }, plan: { tp: 4, pp: 2, cp: 2, rank_order: 'tp-pp-cp-ep-dp' }, workload: { seq_len: 8192, global_batch: 16 } },
-  { model: 'qwen2-57b-a14b', cluster: { preset: 'dgx-h100', gpus: 64 }, plan: { tp: 2, pp: 2, ep: 4 }, workload: { seq_len: 4096, global_batch: 64 } },
-  { model: 'mixtral-8x22b', cluster: { preset: 'gb200-nvl72', gpus: 144 }, plan: { tp: 4, pp: 2, ep: 4, etp: 2 }, workload: { seq_len: 4096, global_batch: 72 } },
+  { model: 'qwen2-57b-a14b', cluster: { preset: 'dgx-h100', gpus: 64 }, plan: { tp: 2, pp: 2, ep: 4, sp: true }, workload: { seq_len: 4096, global_batch: 64 } },
+  { model: 'mixtral-8x22b', cluster: { preset: 'gb200-nvl72', gpus: 144 }, plan: { tp: 4, pp: 2, ep: 4, etp: 2, sp: true }, workload: { seq_len: 4096, global_batch: 72 } },
   { model: 'deepseek-v3', cluster: { preset: 'hgx-h800', gpus: 2048 }, plan: { tp: 1, pp: 16, ep: 64, zero: 1 }, workload: { seq_len: 4096, global_batch: 15360 } },
   { model: 'llama3-405b', cluster: { preset: 'dgx-h100', gpus: 16384 }, plan: { tp: 8, pp: 16, cp: 16 }, workload: { seq_len: 131072, global_batch: 128 } },
   { model: 'llama3-70b', cluster: 'dgx-h100', plan: { tp: 8, dp: 2 }, workload: { mode: 'infer', batch: 8 } },
