@@ -23,6 +23,10 @@ struct Sizes {
   double ep_message = 0;  // bytes each GPU sends in one dispatch (or combine) all-to-all
   double pp_message = 0;  // bytes of one activation sent to the next stage
   int tp_calls_fwd = 2, tp_calls_bwd = 2;
+  // Full recompute re-runs each layer's forward in the backward, with its communication: the CP
+  // ring passes once more (forward 1, backward 2 + 1) and the EP dispatch and combine once more
+  // (forward 2, backward 2 + 2 all-to-alls per layer).
+  int cp_passes_bwd = 2, ep_calls_bwd = 2;
 };
 
 Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
@@ -33,6 +37,8 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   // attention and one after the MLP, forward and backward (Shoeybi et al. 2019 §3, Figure 4).
   z.tp_message = 2.0 * s * b * h;
   z.tp_calls_bwd = plan.recompute == Recompute::Full ? 4 : 2;  // the recomputed forward repeats its two
+  z.cp_passes_bwd = plan.recompute == Recompute::Full ? 3 : 2;
+  z.ep_calls_bwd = plan.recompute == Recompute::Full ? 4 : 2;
   // CP (ring attention, Liu et al. 2023; Megatron-Core CP): each of the cp − 1 steps passes this
   // rank's K and V chunk; MLA passes decompressed per-head K and V.
   const double g_gpu = std::max(1.0, double(m.kv_heads) / t), a_gpu = double(m.heads) / t;
@@ -63,7 +69,7 @@ LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, co
   if (const GroupInfo* cp = find_group(pl, Axis::CP); cp && cp->size > 1) {
     const double step = collective_time_s(Collective::SendRecv, z.cp_message, *cp, c);
     lc.cp_f = (cp->size - 1) * step;
-    lc.cp_b = 2.0 * lc.cp_f;  // K/V again and their gradients
+    lc.cp_b = z.cp_passes_bwd * lc.cp_f;  // K/V again and their gradients (and the recomputed forward's)
     // Each ring step overlaps with the attention of the chunk already received.
     lc.cp_f_exposed = std::max(0.0, lc.cp_f - ov * lt.attention_f_s);
     lc.cp_b_exposed = std::max(0.0, lc.cp_b - ov * 2.0 * lt.attention_f_s);
@@ -71,7 +77,7 @@ LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, co
   if (const GroupInfo* ep = find_group(pl, Axis::EP); moe && ep && ep->size > 1) {
     const double one = collective_time_s(Collective::AllToAll, z.ep_message, *ep, c);
     lc.ep_f = 2.0 * one;
-    lc.ep_b = 2.0 * one;
+    lc.ep_b = z.ep_calls_bwd * one;
     if (plan.schedule == Schedule::DualPipe) {
       // DualPipe overlaps one direction's all-to-all with the other direction's compute
       // (DeepSeek-V3 §3.2.1, Figure 4).
@@ -325,11 +331,16 @@ void comm_table(const Resolved& r, const LayerCosts& k, const PerStage& b, doubl
     }
   }
   if (const GroupInfo* g = find_group(r.placement, Axis::CP); g && g->size > 1)
-    e.comm.push_back(make_op(Axis::CP, Collective::SendRecv, "K/V chunks around the ring (forward; twice in backward)", z.cp_message,
-                             passes * (nd + ne) * 3.0 * (g->size - 1), *g, passes * b.cp, passes * b.cp_exposed));
+    e.comm.push_back(make_op(Axis::CP, Collective::SendRecv,
+                             z.cp_passes_bwd > 2 ? "K/V chunks around the ring (forward; three times in backward with full recompute)"
+                                                 : "K/V chunks around the ring (forward; twice in backward)",
+                             z.cp_message, passes * (nd + ne) * (1.0 + z.cp_passes_bwd) * (g->size - 1), *g, passes * b.cp,
+                             passes * b.cp_exposed));
   if (const GroupInfo* g = find_group(r.placement, Axis::EP); g && g->size > 1 && ne > 0)
-    e.comm.push_back(make_op(Axis::EP, Collective::AllToAll, "token dispatch and combine, forward and backward", z.ep_message,
-                             passes * ne * 4.0, *g, passes * b.ep, passes * b.ep_exposed));
+    e.comm.push_back(make_op(Axis::EP, Collective::AllToAll,
+                             z.ep_calls_bwd > 2 ? "token dispatch and combine, forward, recomputed forward and backward"
+                                                : "token dispatch and combine, forward and backward",
+                             z.ep_message, passes * ne * (2.0 + z.ep_calls_bwd), *g, passes * b.ep, passes * b.ep_exposed));
   if (const GroupInfo* g = find_group(r.placement, Axis::PP); p > 1 && g) {
     // Each chunk pass receives and sends one activation forward and one gradient backward, except
     // at the ends of the pipeline. p2p on the critical path is part of the simulated makespan

@@ -116,3 +116,32 @@ TEST_CASE("every schedule's breakdown adds up and its busiest stage does each mi
   REQUIRE_THAT(s.busy_s, WithinRel((name == Schedule::DualPipe ? 8.0 : 16.0) * per_pass, 1e-12));
   REQUIRE(e.schedule.makespan_s >= s.busy_s);
 }
+
+TEST_CASE("full recompute repeats the EP all-to-alls and the CP ring of the recomputed forward", "[estimate]") {
+  // Mixtral 8x22B, EP 8 × PP 2, 16 GPUs: per MoE layer 2 all-to-alls forward and 2 backward, plus 2 in
+  // the recomputed forward with full recompute (6, not 4); the same message, so 1.5× the calls and time.
+  Config c = test::config("mixtral-8x22b", "dgx-h100", 1, 2, 1, 4096, 16);
+  c.plan.ep = 8;
+  auto op_of = [](const TrainingEstimate& e, Axis axis) {
+    for (const CommOp& op : e.comm)
+      if (op.axis == axis) return op;
+    return CommOp{};
+  };
+  c.plan.recompute = Recompute::Selective;
+  const CommOp ep_sel = op_of(run(c), Axis::EP);
+  c.plan.recompute = Recompute::Full;
+  const CommOp ep_full = op_of(run(c), Axis::EP);
+  REQUIRE(ep_sel.calls > 0);
+  REQUIRE_THAT(ep_full.calls, WithinRel(1.5 * ep_sel.calls, 1e-12));
+  REQUIRE_THAT(ep_full.time_s, WithinRel(1.5 * ep_sel.time_s, 1e-12));
+  // CP 2 on Llama 3 8B: K/V passes forward 1 and backward 2, plus 1 with full recompute (4, not 3).
+  Config d = test::config("llama3-8b", "dgx-h100", 1, 1, 4, 8192, 16);
+  d.plan.cp = 2;
+  d.plan.dp = 4;
+  d.plan.recompute = Recompute::Selective;
+  const CommOp cp_sel = op_of(run(d), Axis::CP);
+  d.plan.recompute = Recompute::Full;
+  const CommOp cp_full = op_of(run(d), Axis::CP);
+  REQUIRE(cp_sel.calls > 0);
+  REQUIRE_THAT(cp_full.calls, WithinRel(4.0 / 3.0 * cp_sel.calls, 1e-12));
+}
