@@ -27,6 +27,23 @@ long long members_below(const std::vector<Span>& axes, size_t i, long long offse
   return n;
 }
 
+// Nodes spanned by the worst group of one axis (stride st < G, size n): the groups start at
+// q·(st·n) + r (r < st, the inner axes' offsets), their members st apart, so a group starting at
+// node offset o touches floor((o + (n − 1)·st)/G) + 1 nodes (st < G: no node in between is skipped).
+// Collectives run in lockstep, so the slowest group sets the time: a TP 16 group of GPUs 64–79 in
+// 72-GPU racks crosses two racks even though the group of rank 0 does not.
+long long worst_nodes_one_axis(const Span& a, long long gpus, long long G) {
+  const long long st = a.stride, n = a.size, period = st * n;
+  long long worst = 1;
+  const long long starts = std::min<long long>(gpus / std::max<long long>(1, period), G);
+  for (long long q = 0; q < std::max<long long>(1, starts); ++q)
+    for (long long r = 0; r < std::min(st, G); ++r) {
+      const long long o = (q * period + r) % G;
+      worst = std::max(worst, (o + (n - 1) * st) / G + 1);
+    }
+  return worst;
+}
+
 GroupInfo make_group(Axis name, std::vector<Span> axes, int gpus, int gpus_per_node) {
   GroupInfo g;
   g.axis = name;
@@ -38,6 +55,13 @@ GroupInfo make_group(Axis name, std::vector<Span> axes, int gpus, int gpus_per_n
   const long long k = std::max<long long>(1, members_below(axes, 0, 0, gpus_per_node));
   g.members_per_node = static_cast<int>(k);
   g.nodes_spanned = static_cast<int>((size + k - 1) / k);
+  if (axes.size() == 1 && size > 1 && axes[0].stride < gpus_per_node) {
+    const long long worst = worst_nodes_one_axis(axes[0], gpus, gpus_per_node);
+    if (worst > g.nodes_spanned) {
+      g.nodes_spanned = static_cast<int>(worst);
+      g.members_per_node = static_cast<int>((size + worst - 1) / worst);
+    }
+  }
   g.link = g.nodes_spanned > 1 ? Link::ScaleOut : Link::NVLink;
   return g;
 }

@@ -112,3 +112,17 @@ TEST_CASE("placement of 16,384 GPUs is computed from strides", "[placement]") {
   REQUIRE(last.tp == 7);
   REQUIRE(last.last_layer == 125);
 }
+
+TEST_CASE("a group's link is the worst group's, not rank 0's", "[placement]") {
+  // GB200 NVL72, 144 GPUs, TP 16 × PP 9: TP groups are GPUs 16q … 16q + 15; the one of GPUs 64–79
+  // spans the two racks (64–71 and 72–79), so every TP collective waits on the scale-out network.
+  Config c = test::config("llama3-405b", "gb200-nvl72", 16, 9, 1, 8192, 72);
+  const Placement pl = placed(c);
+  const GroupInfo* tp = find_group(pl, Axis::TP);
+  REQUIRE(tp->nodes_spanned == 2);
+  REQUIRE(tp->members_per_node == 8);
+  REQUIRE(tp->link == Link::ScaleOut);
+  // TP 8 in 72-GPU racks: 72 = 9 × 8, every group inside one rack.
+  Config d = test::config("llama3-405b", "gb200-nvl72", 8, 9, 2, 8192, 72);
+  REQUIRE(find_group(placed(d), Axis::TP)->link == Link::NVLink);
+}
