@@ -43,7 +43,14 @@ struct StageCompute {
 
 // One model chunk: layers [first_layer, last_layer]; the chunk ending at the last layer also runs
 // the output layer and the loss.
-StageCompute chunk_compute(const Resolved& r, int first_layer, int last_layer);
+// Times of one dense layer, one MoE layer and the output layer with the loss, computed once per
+// evaluation (from core/ops.h) and reused by every chunk.
+struct LayerCompute {
+  LayerTimes dense, moe;
+  StageCompute output;  // f_s, b_s, w_s of the output layer and the loss
+};
+LayerCompute layer_compute(const Resolved& r);
+StageCompute chunk_compute(const Resolved& r, const LayerCompute& layers, int first_layer, int last_layer);
 // All chunks of a stage.
 StageCompute stage_compute(const Resolved& r, const StageInfo& stage);
 

@@ -116,7 +116,7 @@ std::string describe_peak(const Workload& w, double peak) {
 // Per-layer costs of one micro-batch on one GPU, dense and MoE layers.
 struct LayerCosts {
   Sizes z;
-  LayerTimes lt_dense, lt_moe;
+  LayerCompute compute;  // dense, MoE and output-layer times, once per evaluation
   LayerComm lc_dense, lc_moe;
   int first_moe = 0;  // index of the first MoE layer (layers when dense)
 };
@@ -127,10 +127,9 @@ LayerCosts layer_costs(const Resolved& r) {
   const Plan& plan = r.config.plan;
   LayerCosts k;
   k.z = message_sizes(m, plan, r.config.workload);
-  k.lt_dense = layer_times(r, false);
-  k.lt_moe = is_moe(m) ? layer_times(r, true) : LayerTimes{};
-  k.lc_dense = layer_comm(c, plan, r.placement, k.z, k.lt_dense, false);
-  k.lc_moe = is_moe(m) ? layer_comm(c, plan, r.placement, k.z, k.lt_moe, true) : LayerComm{};
+  k.compute = layer_compute(r);
+  k.lc_dense = layer_comm(c, plan, r.placement, k.z, k.compute.dense, false);
+  k.lc_moe = is_moe(m) ? layer_comm(c, plan, r.placement, k.z, k.compute.moe, true) : LayerComm{};
   k.first_moe = is_moe(m) ? m.dense_layers : m.layers;
   return k;
 }
@@ -163,7 +162,7 @@ ScheduleInput pipeline_input(const Resolved& r, const LayerCosts& k, std::vector
     ps.compute.stage = s;
     for (int c = 0; c < chunks; ++c) {
       const auto [first, last] = st.chunks[std::min<size_t>(c, st.chunks.size() - 1)];
-      const StageCompute ch = chunk_compute(r, first, last);
+      const StageCompute ch = chunk_compute(r, k.compute, first, last);
       const double ne = std::max(0, last - std::max(first, k.first_moe) + 1), nd = (last - first + 1) - ne;
       const double f_exp = nd * d.f_exposed() + ne * e.f_exposed();
       const double b_exp = nd * d.b_exposed() + ne * e.b_exposed();

@@ -125,8 +125,9 @@ void serving_prefill(const Resolved& resolved, const Serving& S, InferenceEstima
   const double prompt_tokens = S.B * S.w.prompt_len;
   const double tp_prefill_one = S.tp_allreduce(2.0 * prompt_tokens * S.h);
   const double ep_prefill_one = S.ep_alltoall(2.0 * prompt_tokens * std::max(1, S.m.top_k) * S.h);
+  const LayerCompute layers = layer_compute(prefill);
   for (const StageInfo& st : S.pl.stages) {
-    for (const auto& [first, last] : st.chunks) r.prefill_compute_s += chunk_compute(prefill, first, last).f_s;
+    for (const auto& [first, last] : st.chunks) r.prefill_compute_s += chunk_compute(prefill, layers, first, last).f_s;
     r.prefill_tp_s += st.layers * 2.0 * tp_prefill_one;
     r.prefill_ep_s += st.moe_layers * 2.0 * ep_prefill_one;
   }

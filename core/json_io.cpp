@@ -744,7 +744,7 @@ namespace {
 json ops_json(const std::vector<LayerOp>& ops) {
   json out = json::array();
   for (const LayerOp& op : ops)
-    out.push_back({{"name", op.name},
+    out.push_back({{"name", std::string(op.name)},
                    {"class", op.op_class},
                    {"count", op.count},
                    {"m", op.m},

@@ -23,7 +23,7 @@ struct OpList {
     elem_bytes = r.config.workload.dtype == Dtype::FP8 ? 1.0 : 2.0;
     hbm_bps = c.hbm_bytes_per_s * c.efficiency.hbm;
   }
-  void gemm(const std::string& name, double M, double N, double K, double count = 1) {
+  void gemm(std::string_view name, double M, double N, double K, double count = 1) {
     LayerOp op;
     op.name = name, op.op_class = OpClass::Gemm, op.count = count, op.m = M, op.n = N, op.k = K;
     op.flops = count * 2.0 * M * N * K;
@@ -33,7 +33,7 @@ struct OpList {
     op.w_s = op.f_s;  // weight gradient: one GEMM of the same size
     ops.push_back(op);
   }
-  void attention(const std::string& name, double flops, double bytes) {
+  void attention(std::string_view name, double flops, double bytes) {
     const Cluster& c = r.config.cluster;
     LayerOp op;
     op.name = name, op.op_class = OpClass::Attention, op.flops = flops, op.bytes = bytes;
@@ -42,7 +42,7 @@ struct OpList {
     op.b_s = 2.5 * op.f_s;
     ops.push_back(op);
   }
-  void memory(const std::string& name, double bytes) {
+  void memory(std::string_view name, double bytes) {
     if (bytes <= 0) return;
     LayerOp op;
     op.name = name, op.op_class = OpClass::Memory, op.bytes = bytes;

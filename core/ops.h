@@ -8,7 +8,7 @@
 // bandwidth × efficiency, backward 2× the forward (read the saved input and the output gradient,
 // write the input gradient).
 #pragma once
-#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/choices.h"
@@ -26,7 +26,7 @@ struct ChoiceTable<OpClass> {
 };
 
 struct LayerOp {
-  std::string name;  // e.g. "QKV projection"
+  std::string_view name;  // e.g. "QKV projection": a literal, no allocation on the hot path
   OpClass op_class = OpClass::Gemm;
   double count = 1;            // instances (local experts); the figures below are for all of them
   double m = 0, n = 0, k = 0;  // GEMM shape of one instance (M×K)·(K×N); 0 for other ops

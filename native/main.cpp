@@ -509,8 +509,9 @@ void print_ops(const char* title, const std::vector<LayerOp>& ops) {
   double flops = 0, bytes = 0, f = 0, b = 0, w = 0;
   for (const LayerOp& op : ops) {
     const std::string shape = op.op_class == OpClass::Gemm ? fixed(op.m, 0) + "×" + fixed(op.n, 0) + "×" + fixed(op.k, 0) : "";
-    t.rows.push_back({op.name, op.count == 1 ? "" : fixed(op.count, 0), shape, fixed(op.flops / 1e9, 1), fixed(op.bytes / 1e6, 1),
-                      op.compute_bound() ? "compute" : "memory", human_time(op.f_s), human_time(op.b_s), human_time(op.w_s)});
+    t.rows.push_back({std::string(op.name), op.count == 1 ? "" : fixed(op.count, 0), shape, fixed(op.flops / 1e9, 1),
+                      fixed(op.bytes / 1e6, 1), op.compute_bound() ? "compute" : "memory", human_time(op.f_s), human_time(op.b_s),
+                      human_time(op.w_s)});
     flops += op.flops, bytes += op.bytes, f += op.f_s, b += op.b_s, w += op.w_s;
   }
   t.rows.push_back({"total", "", "", fixed(flops / 1e9, 1), fixed(bytes / 1e6, 1), "", human_time(f), human_time(b), human_time(w)});
