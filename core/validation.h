@@ -117,7 +117,9 @@ ValidationSummary validate_cases(const std::vector<ValidationCase>& cases);
 struct CalibrationParam {
   const char* key;  // JSON key of cluster.efficiency
   double Efficiencies::*member;
-  double lo, hi;
+  double lo, hi;                  // in the member's unit (SI)
+  double unit = 1;                // the JSON key's unit in SI (1e-6 for a key in µs)
+  const char* member_name = key;  // the C++ member, when it differs from the key
 };
 const std::vector<CalibrationParam>& calibration_params();
 

@@ -314,8 +314,8 @@ int run_calibrate(const std::vector<std::string>& args) {
     const CalibrationResult& c = r.value;
     json fitted = json::object(), start = json::object();
     for (const CalibrationParam& p : calibration_params()) {
-      fitted[p.key] = c.fitted.*(p.member);
-      start[p.key] = c.start.*(p.member);
+      fitted[p.key] = c.fitted.*(p.member) / p.unit;
+      start[p.key] = c.start.*(p.member) / p.unit;
     }
     if (as_json) {
       out.push_back({{"family", fam},
@@ -333,11 +333,13 @@ int run_calibrate(const std::vector<std::string>& args) {
               << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
     Table t{{"efficiency", "start", "fitted", "bounds"}, {}};
     for (const CalibrationParam& p : calibration_params())
-      t.rows.push_back({p.key, number(c.start.*(p.member)), number(c.fitted.*(p.member)), number(p.lo) + " – " + number(p.hi)});
+      t.rows.push_back({p.key, number(c.start.*(p.member) / p.unit), number(c.fitted.*(p.member) / p.unit),
+                        number(p.lo / p.unit) + " – " + number(p.hi / p.unit)});
     std::cout << t.render();
     std::cout << "  for core/presets.cpp:\n    Efficiencies e;\n";
     for (const CalibrationParam& p : calibration_params())
-      std::cout << "    e." << p.key << " = " << fixed(c.fitted.*(p.member), p.hi > 10 ? 0 : 3) << ";\n";
+      std::cout << "    e." << p.member_name << " = " << fixed(c.fitted.*(p.member) / p.unit, p.hi / p.unit > 10 ? 0 : 3)
+                << (p.unit == 1e-6 ? " * units::us" : "") << ";\n";
     std::cout << "\n";
   }
   if (as_json) std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
