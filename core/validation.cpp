@@ -88,6 +88,10 @@ std::string read_case_fields(const json& j, const std::string& path, ValidationC
   r.text("kind", kind, true);
   if (!kind.empty() && !choice_from_name(kind, c.kind))
     errors.push_back({ErrorCode::OutOfRange, path + "/kind", "unknown kind '" + kind + "' (" + choice_list<CaseKind>() + ")"});
+  // The cross-validation leaves out one source group at a time: every training run needs one.
+  r.text("source_group", c.source_group, kind == "training");
+  if (j.contains("source_group") && j["source_group"].is_string() && c.source_group.empty())
+    errors.push_back({ErrorCode::OutOfRange, path + "/source_group", "must not be empty"});
   return kind;
 }
 
@@ -146,8 +150,9 @@ void read_memory_config(const json& j, const std::string& path, ValidationCase& 
 
 // Strict reading of one case object; errors carry "/cases/<i>/<key>".
 void read_case(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
-  static const char* known[] = {"id",        "family", "kind",  "metric",        "measured", "resolution", "num_params",
-                                "dp_shards", "source", "quote", "settings_note", "config",   "plan",       "workload"};
+  static const char* known[] = {"id",       "family",        "source_group", "kind",      "metric",
+                                "measured", "resolution",    "num_params",   "dp_shards", "source",
+                                "quote",    "settings_note", "config",       "plan",      "workload"};
   if (!j.is_object()) {
     errors.push_back({ErrorCode::WrongType, path, "a case must be an object"});
     return;
@@ -209,6 +214,7 @@ CaseResult run_case(const ValidationCase& c, const Efficiencies* efficiency) {
   CaseResult r;
   r.id = c.id;
   r.family = c.family;
+  r.source_group = c.source_group;
   r.metric = c.metric;
   r.kind = c.kind;
   r.measured = c.measured;

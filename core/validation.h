@@ -48,8 +48,9 @@ struct ChoiceTable<Metric> {
 };
 
 struct ValidationCase {
-  std::string id;      // the published-runs.json id (or that id plus a suffix)
-  std::string family;  // calibration group: "a100", "h100", ... ("memory" for memory cases)
+  std::string id;            // the published-runs.json id (or that id plus a suffix)
+  std::string family;        // calibration group: "a100", "h100", ... ("memory" for memory cases)
+  std::string source_group;  // the publication the case comes from, e.g. "nemo-24.07-fp8" (cross-validation)
   CaseKind kind = CaseKind::Training;
   Metric metric = Metric::HardwareTflopsPerGpu;
   double measured = 0;    // in the metric's unit
@@ -75,7 +76,7 @@ const std::vector<MetricInfo>& case_metrics();
 Result<std::vector<ValidationCase>> cases_from_json(const std::string& text);
 
 struct CaseResult {
-  std::string id, family;
+  std::string id, family, source_group;
   Metric metric = Metric::HardwareTflopsPerGpu;
   CaseKind kind = CaseKind::Training;
   bool ok = false;  // false: the config did not evaluate (errors says why)

@@ -139,9 +139,10 @@ TEST_CASE("case files are read strictly, with the path of every problem", "[vali
   const std::string good_config = R"({"model": "llama3-8b", "cluster": "dgx-h100", "plan": {"dp": 8},
                                       "workload": {"seq_len": 4096, "global_batch": 64}})";
   auto one = [&](const std::string& extra, const std::string& config) {
-    return cases_from_json(R"({"cases": [{"id": "x", "family": "h100", "kind": "training", "metric": "model_tflops_per_gpu",
+    return cases_from_json(
+        R"({"cases": [{"id": "x", "family": "h100", "source_group": "g", "kind": "training", "metric": "model_tflops_per_gpu",
         "measured": 400, "source": "s", "settings_note": "n", "config": )" +
-                           config + extra + "}]}");
+        config + extra + "}]}");
   };
   REQUIRE(one("", good_config).ok());
   const auto unknown = one(R"(, "fudge": 1.1)", good_config);
@@ -151,12 +152,27 @@ TEST_CASE("case files are read strictly, with the path of every problem", "[vali
   const auto bad_plan = one("", R"({"model": "llama3-8b", "cluster": "dgx-h100", "plan": {"tpp": 2}})");
   REQUIRE_FALSE(bad_plan.ok());
   CHECK(bad_plan.errors[0].path == "/cases/0/config/plan/tpp");
-  const auto bad_metric = cases_from_json(R"({"cases": [{"id": "x", "family": "h100", "kind": "training", "metric": "speed",
+  const auto bad_metric = cases_from_json(
+      R"({"cases": [{"id": "x", "family": "h100", "source_group": "g", "kind": "training", "metric": "speed",
       "measured": 1, "source": "s", "settings_note": "n", "config": )" +
-                                          good_config + "}]}");
+      good_config + "}]}");
   REQUIRE_FALSE(bad_metric.ok());
   CHECK(bad_metric.errors[0].path == "/cases/0/metric");
   CHECK_FALSE(cases_from_json("[").ok());
+  // A training run needs its source group (the unit the cross-validation leaves out), not empty.
+  auto grouped = [&](const std::string& group) {
+    return cases_from_json(R"({"cases": [{"id": "x", "family": "h100", )" + group +
+                           R"("kind": "training", "metric": "model_tflops_per_gpu", "measured": 400, "source": "s",
+                               "settings_note": "n", "config": )" +
+                           good_config + "}]}");
+  };
+  const auto no_group = grouped("");
+  REQUIRE(no_group.errors.size() == 1);
+  CHECK(no_group.errors[0].code == ErrorCode::MissingKey);
+  CHECK(no_group.errors[0].path == "/cases/0/source_group");
+  const auto empty_group = grouped(R"("source_group": "", )");
+  REQUIRE(empty_group.errors.size() == 1);
+  CHECK(empty_group.errors[0].path == "/cases/0/source_group");
 }
 
 TEST_CASE("calibration is deterministic, bounded and never worse than its start", "[validation][calibration]") {
