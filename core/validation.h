@@ -122,9 +122,19 @@ struct CalibrationParam {
 };
 const std::vector<CalibrationParam>& calibration_params();
 
+// The efficiencies fitted for each family: those that the family's runs determine (docs/validation.md §2).
+// `cutlab calibrate` fits these unless --fit says otherwise, and the cross-validation refits them.
+struct FamilyFit {
+  const char* family;
+  std::vector<std::string> keys;  // calibration_params() keys, in that order
+};
+const std::vector<FamilyFit>& family_fits();
+// The fit keys of `family`: its family_fits() entry, or every calibration_params() key for a family without one.
+std::vector<std::string> fit_keys(const std::string& family);
+
 struct CalibrationOptions {
   Efficiencies start;            // default: the struct's defaults (independent of the presets)
-  std::vector<std::string> fit;  // keys to fit; empty: every calibration_params() key
+  std::vector<std::string> fit;  // keys to fit; empty: every calibration_params() key (cross_validate: fit_keys())
   int max_evaluations = 3000;    // objective evaluations (each runs every case of the family)
   int restarts = 3;              // Nelder–Mead + compass restarts from the best point so far
 };

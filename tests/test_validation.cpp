@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -200,4 +201,21 @@ TEST_CASE("the cluster presets carry the calibrated efficiencies", "[validation]
   CHECK(family_mape_percent(cases(), "h100", find_cluster_preset("dgx-h100")->efficiency) < 6.0);
   for (const char* inherits : {"hgx-h800", "hgx-h200", "dgx-b200", "gb200-nvl72"})
     CHECK(find_cluster_preset(inherits)->efficiency.gemm == find_cluster_preset("dgx-h100")->efficiency.gemm);
+}
+
+TEST_CASE("every family in the fit-key table names known keys in calibration order", "[validation][calibration]") {
+  for (const FamilyFit& f : family_fits()) {
+    INFO(f.family);
+    size_t last = 0;
+    for (const std::string& k : f.keys) {
+      const auto& p = calibration_params();
+      const auto it = std::find_if(p.begin(), p.end(), [&](const CalibrationParam& q) { return k == q.key; });
+      REQUIRE(it != p.end());
+      const size_t at = static_cast<size_t>(it - p.begin());
+      CHECK(at >= last);
+      last = at;
+    }
+  }
+  CHECK(fit_keys("a100") == std::vector<std::string>{"gemm", "gemm_half_dim", "attention", "hbm", "scaleout"});
+  CHECK(fit_keys("tpu").size() == calibration_params().size());  // a family without an entry: every key
 }
