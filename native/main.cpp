@@ -41,7 +41,8 @@ const char* kUsageText = R"(usage:
   cutlab draw [CONFIG.json | -] --view cuts|placement|pipeline --svg FILE [--width PX] [--layer N] [options]
                                                 the explorer's figure of a view as SVG (--json: the figure)
   cutlab validate [CASES.json] [--json] [--svg FILE] [--check]
-                                                compare with published runs (validation/cases.json)
+                                                compare with published runs (validation/cases.json) and
+                                                cross-validate the calibration, one source left out at a time
   cutlab calibrate [CASES.json] [--family F] [--fit KEY,...] [--json]
                                                 fit cluster efficiencies to those runs
 
