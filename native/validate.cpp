@@ -248,7 +248,7 @@ json cross_validation_json(const CrossValidation& cv) {
   }
   for (const CvFit& f : cv.fits) {
     json eff = json::object();
-    for (const CalibrationParam& p : calibration_params()) eff[p.key] = f.efficiency.*(p.member);
+    for (const CalibrationParam& p : calibration_params()) eff[p.key] = f.efficiency.*(p.member) / p.unit;
     fits.push_back({{"held_out_group", f.held_out_group},
                     {"family", f.family},
                     {"transfer", f.transfer},
@@ -268,6 +268,8 @@ json cross_validation_json(const CrossValidation& cv) {
           {"fits", fits},
           {"groups", groups},
           {"overall", cv_error_json(cv.overall)},
+          {"within_family", cv_error_json(cv.within_family)},
+          {"transfer", cv_error_json(cv.transfer)},
           {"failed_cases", cv.failed_cases},
           {"memory_cases", cv.memory_cases},
           {"memory_exact", cv.memory_exact}};
@@ -294,13 +296,13 @@ void print_cross_validation(const CrossValidation& cv) {
     for (const std::string& k : f.keys) {
       const auto p = std::find_if(calibration_params().begin(), calibration_params().end(),
                                   [&](const CalibrationParam& q) { return k == q.key; });
-      std::cout << " " << k << " " << fixed(f.efficiency.*(p->member), p->hi > 10 ? 0 : 3);
+      std::cout << " " << k << " " << fixed(f.efficiency.*(p->member) / p->unit, p->hi / p->unit > 10 ? 0 : 3);
     }
     std::cout << "\n";
     for (const std::string& k : f.undetermined)
       std::cout << "    " << k << ": no fitted run depends on it, "
                 << (k == "gemm_fp8" && std::find(f.keys.begin(), f.keys.end(), "gemm") != f.keys.end()
-                        ? "takes the fitted gemm (" + fixed(f.efficiency.gemm_fp8, 3) + ")"
+                        ? "takes the prior ratio of the fitted gemm (" + fixed(f.efficiency.gemm_fp8, 3) + ")"
                         : "keeps its start value")
                 << "\n";
   }
@@ -313,6 +315,7 @@ void print_cross_validation(const CrossValidation& cv) {
   };
   for (const CvError& e : cv.groups) row(e);
   row(cv.overall);
+  if (cv.transfer.cases > 0) row(cv.within_family), row(cv.transfer);
   std::cout << g.render();
   std::cout << "held-out: mean |error| " << fixed(cv.overall.held_out_mean_percent, 1) << "% · largest "
             << fixed(cv.overall.held_out_max_percent, 1) << "% (" << cv.overall.held_out_worst_id << "); in-sample "
@@ -326,8 +329,10 @@ bool over_limits(const ValidationSummary& s, const CrossValidation* cv) {
   using L = ValidationLimits;
   return s.failed_cases > 0 || !s.memory_exact || s.mean_abs_error_percent > L::documented_mean_percent + L::margin_mean_percent ||
          s.max_abs_error_percent > L::documented_worst_percent + L::margin_worst_percent ||
-         (cv && (cv->failed_cases > 0 ||
-                 cv->overall.held_out_mean_percent > L::documented_held_out_mean_percent + L::margin_held_out_mean_percent));
+         (cv &&
+          (cv->failed_cases > 0 ||
+           cv->overall.held_out_mean_percent > L::documented_held_out_mean_percent + L::margin_held_out_mean_percent ||
+           cv->within_family.held_out_mean_percent > L::documented_within_family_mean_percent + L::margin_held_out_mean_percent));
 }
 
 std::string validate_usage() {
