@@ -12,12 +12,15 @@ double collective_time_s(Collective kind, double S, const GroupInfo& g, const Cl
   const double B_so = c.scaleout_bytes_per_s * c.efficiency.scaleout;
   const bool spans = g.nodes_spanned > 1;
   const double alpha = spans ? c.scaleout_latency_s : c.nvlink_latency_s;
-  const double k = std::max(1, g.members_per_node), N = std::max(1, g.nodes_spanned);
-  // Bandwidth term of a ring over the group, for a data fraction `f` of S crossing each link:
-  // intra-node over NVLink, inter-node over the k NICs of the node's members.
+  const double k = std::max(1, g.members_per_node);
+  // Bandwidth term of a ring over the group: intra-node over NVLink; across nodes NCCL runs one ring
+  // per NIC (k channels, each with S/k of the data), and every ring passes each node boundary, so each
+  // NIC carries (n−1)/n of its ring's share: (n−1)/n · S/(k·B) (NCCL's bus bandwidth, nccl-tests
+  // PERFORMANCE.md: busBW = algBW · (n−1)/n for all-gather). Not (N−1)/N over nodes, which only a
+  // hierarchical algorithm reaches.
   auto ring = [&](double steps_factor) {
     if (!spans) return steps_factor * (n - 1) / n * S / B_nv;
-    const double inter = steps_factor * (N - 1) / N * S / (k * B_so);
+    const double inter = steps_factor * (n - 1) / n * S / (k * B_so);
     const double intra = k > 1 ? steps_factor * (k - 1) / k * S / B_nv : 0.0;
     return std::max(inter, intra);
   };
