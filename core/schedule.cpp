@@ -107,17 +107,28 @@ void generate_1f1b(const Topology& t, int s, Emitter& emit) {
   for (int j = t.m - warmup; j < t.m; ++j) emit(OpKind::B, j, 0);
 }
 
-// Interleaved 1F1B (Narayanan et al. 2021 §2.2.2; Megatron-LM forward_backward_pipelining_with_interleaving,
-// m % p == 0): the k-th forward of a stage is chunk (k/p) % v of micro-batch (k/(p*v))*p + k%p, i.e. groups of
-// p micro-batches pass chunk 0, then chunk 1, ...; the k-th backward walks the chunks in reverse.
-// Warm-up forwards: (p-s-1)*2 + (v-1)*p (all of them when m == p).
+// Interleaved 1F1B (Narayanan et al. 2021 §2.2.2; Megatron-LM forward_backward_pipelining_with_interleaving):
+// micro-batches run in groups of g; each group passes chunk 0, then chunk 1, ...: the k-th forward of a
+// stage is chunk (k/g) % v of micro-batch (k/(g*v))*g + k%g, the k-th backward the same with the chunks
+// in reverse. g = p when p divides m (the paper's schedule); otherwise the smallest divisor of m above p
+// (Megatron-Core's microbatch_group_size_per_vp_stage; Llama 3 ran micro-batch counts that are not a
+// multiple of PP with a tunable group of contiguous micro-batches, Dubey et al. 2024 §3.3.2): larger
+// groups keep the order deadlock-free at the cost of more warm-up forwards in flight.
+// Warm-up forwards: (p-s-1)*2 + (v-1)*g (all of them when m == p).
+int interleaved_group(int p, int m) {
+  if (m % p == 0) return p;
+  int g = p + 1;
+  while (m % g != 0) ++g;  // ends at m at the latest
+  return g;
+}
+
 void generate_interleaved(const Topology& t, int s, Emitter& emit) {
-  const int p = t.p, v = t.v, total = t.m * t.v;
-  int warmup = (p - s - 1) * 2 + (v - 1) * p;
+  const int p = t.p, v = t.v, total = t.m * t.v, g = interleaved_group(p, t.m);
+  int warmup = (p - s - 1) * 2 + (v - 1) * g;
   if (t.m == p || warmup > total) warmup = total;
-  auto micro_batch = [&](int k) { return (k / (p * v)) * p + k % p; };
-  auto forward = [&](int k) { emit(OpKind::F, micro_batch(k), (k / p) % v); };
-  auto backward = [&](int k) { emit(OpKind::B, micro_batch(k), v - 1 - (k / p) % v); };
+  auto micro_batch = [&](int k) { return (k / (g * v)) * g + k % g; };
+  auto forward = [&](int k) { emit(OpKind::F, micro_batch(k), (k / g) % v); };
+  auto backward = [&](int k) { emit(OpKind::B, micro_batch(k), v - 1 - (k / g) % v); };
   for (int k = 0; k < warmup; ++k) forward(k);
   for (int i = 0; i < total - warmup; ++i) {
     forward(warmup + i);
@@ -501,8 +512,8 @@ Errors schedule_rules(Schedule s, int pp, int vpp, long long m) {
   auto n = [](long long v) { return std::to_string(v); };
   if (vpp > 1 && s != Schedule::Interleaved) add(k_path_chunks, "vpp = " + n(vpp) + " needs schedule 'interleaved'");
   if (s == Schedule::Interleaved && vpp < 2) add(k_path_chunks, "schedule 'interleaved' needs vpp ≥ 2 (vpp = 1 is plain 1f1b)");
-  if (s == Schedule::Interleaved && m > 0 && pp > 0 && m % pp != 0)
-    add(k_path_micro_batches, "interleaved 1F1B needs the micro-batches per step (" + n(m) + ") to be a multiple of pp = " + n(pp));
+  if (s == Schedule::Interleaved && m > 0 && pp > 0 && m < pp)
+    add(k_path_micro_batches, "interleaved 1F1B needs at least pp = " + n(pp) + " micro-batches per step, got " + n(m));
   if (s == Schedule::DualPipe) {
     if (pp % 2 != 0) add(k_path_stages, "dualpipe needs an even pp, got " + n(pp));
     if (m > 0 && (m % 2 != 0 || m < 2LL * pp))
