@@ -8,6 +8,7 @@
 
 #include "core/json_io.h"
 #include "core/memory.h"
+#include "core/units.h"
 
 namespace cutlab {
 
@@ -22,11 +23,19 @@ const std::vector<MetricInfo>& case_metrics() {
       {Metric::MfuPercent, "%", CaseKind::Training, "model FLOPs / (step time × GPUs × dense peak of the GEMM dtype)"},
       {Metric::TokensPerSPerGpu, "tokens/s", CaseKind::Training, "global batch × sequence length / step time / GPUs"},
       {Metric::StepTimeS, "s", CaseKind::Training, "time of one optimizer step"},
+      {Metric::PeakMemoryGiB, "GiB", CaseKind::Training,
+       "peak memory of the busiest GPU (cutlab's total per stage, allocator reserve included; not the CUDA context "
+       "or NCCL buffers: torch.cuda max reserved memory)"},
       {Metric::ModelStateGBPerGpu, "GB", CaseKind::Memory,
        "weights + gradients + optimizer state of num_params parameters on one GPU, 1e9 bytes"},
       {Metric::StateBytesPerParam, "bytes", CaseKind::Memory, "model-state bytes per parameter on one GPU"},
   };
   return m;
+}
+
+bool is_time_metric(Metric metric) {
+  return metric == Metric::HardwareTflopsPerGpu || metric == Metric::ModelTflopsPerGpu || metric == Metric::MfuPercent ||
+         metric == Metric::TokensPerSPerGpu || metric == Metric::StepTimeS;
 }
 
 namespace {
@@ -84,6 +93,10 @@ std::string read_case_fields(const json& j, const std::string& path, ValidationC
   r.number("resolution", c.resolution, false);
   r.number("num_params", c.num_params, false);
   r.number("dp_shards", c.dp_shards, false);
+  if (r.present("calibrated", false)) {
+    if (j["calibrated"].is_boolean()) c.calibrated = j["calibrated"].get<bool>();
+    else errors.push_back({ErrorCode::WrongType, path + "/calibrated", "must be true or false"});
+  }
   std::string kind;
   r.text("kind", kind, true);
   if (!kind.empty() && !choice_from_name(kind, c.kind))
@@ -146,8 +159,8 @@ void read_memory_config(const json& j, const std::string& path, ValidationCase& 
 
 // Strict reading of one case object; errors carry "/cases/<i>/<key>".
 void read_case(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
-  static const char* known[] = {"id",        "family", "kind",  "metric",        "measured", "resolution", "num_params",
-                                "dp_shards", "source", "quote", "settings_note", "config",   "plan",       "workload"};
+  static const char* known[] = {"id",     "family", "kind",          "metric", "measured", "resolution", "num_params", "dp_shards",
+                                "source", "quote",  "settings_note", "config", "plan",     "workload",   "calibrated"};
   if (!j.is_object()) {
     errors.push_back({ErrorCode::WrongType, path, "a case must be an object"});
     return;
@@ -169,6 +182,8 @@ double training_metric(Metric metric, const TrainingEstimate& e) {
     case Metric::MfuPercent: return 100.0 * e.mfu;
     case Metric::TokensPerSPerGpu: return e.tokens_per_s / gpus;
     case Metric::StepTimeS: return e.step_s;
+    case Metric::PeakMemoryGiB:
+      return e.memory.per_stage.empty() ? 0.0 : e.memory.per_stage[static_cast<size_t>(e.memory.peak_stage)].total_bytes / units::GiB;
     default: break;
   }
   return 0.0;
@@ -211,6 +226,7 @@ CaseResult run_case(const ValidationCase& c, const Efficiencies* efficiency) {
   r.family = c.family;
   r.metric = c.metric;
   r.kind = c.kind;
+  r.calibrated = c.calibrated;
   r.measured = c.measured;
   if (c.kind == CaseKind::Memory) {
     // ZeRO Figure 1 and Megatron's table count model states only: state_bytes_per_param.
@@ -243,15 +259,31 @@ CaseResult run_case(const ValidationCase& c, const Efficiencies* efficiency) {
 ValidationSummary validate_cases(const std::vector<ValidationCase>& cases) {
   ValidationSummary s;
   double sum = 0;
+  auto add = [](FamilyError& f, const CaseResult& r, double a) {
+    f.mean_abs_error_percent += a;  // a sum until the end
+    ++f.cases;
+    if (a > f.max_abs_error_percent || f.worst_id.empty()) {
+      f.max_abs_error_percent = a;
+      f.worst_id = r.id;
+    }
+  };
   for (const ValidationCase& c : cases) {
     CaseResult r = run_case(c);
+    const double a = std::fabs(r.error_percent);
     if (c.kind == CaseKind::Memory) {
       ++s.memory_cases;
       s.memory_exact = s.memory_exact && r.ok && r.within_resolution;
     } else if (!r.ok) {
       ++s.failed_cases;
+    } else if (c.metric == Metric::PeakMemoryGiB) {
+      ++s.peak_memory_cases;
+      if (a > s.peak_memory_max_abs_error_percent || s.peak_memory_worst_id.empty()) {
+        s.peak_memory_max_abs_error_percent = a;
+        s.peak_memory_worst_id = r.id;
+      }
+    } else if (!c.calibrated) {
+      add(s.uncalibrated, r, a);
     } else {
-      const double a = std::fabs(r.error_percent);
       ++s.training_cases;
       sum += a;
       if (a > s.max_abs_error_percent || s.worst_id.empty()) {
@@ -260,17 +292,13 @@ ValidationSummary validate_cases(const std::vector<ValidationCase>& cases) {
       }
       auto f = std::find_if(s.families.begin(), s.families.end(), [&](const FamilyError& x) { return x.family == r.family; });
       if (f == s.families.end()) f = s.families.insert(s.families.end(), FamilyError{r.family, 0, 0, 0, ""});
-      f->mean_abs_error_percent += a;
-      ++f->cases;
-      if (a > f->max_abs_error_percent || f->worst_id.empty()) {
-        f->max_abs_error_percent = a;
-        f->worst_id = r.id;
-      }
+      add(*f, r, a);
     }
     s.results.push_back(std::move(r));
   }
   if (s.training_cases > 0) s.mean_abs_error_percent = sum / s.training_cases;
   for (FamilyError& f : s.families) f.mean_abs_error_percent /= f.cases;
+  if (s.uncalibrated.cases > 0) s.uncalibrated.mean_abs_error_percent /= s.uncalibrated.cases;
   return s;
 }
 
@@ -299,7 +327,7 @@ double family_mape_percent(const std::vector<ValidationCase>& cases, const std::
   double sum = 0;
   int n = 0;
   for (const ValidationCase& c : cases) {
-    if (c.kind != CaseKind::Training || c.family != family) continue;
+    if (c.kind != CaseKind::Training || !is_time_metric(c.metric) || c.family != family) continue;
     const CaseResult r = run_case(c, &e);
     sum += r.ok ? std::fabs(r.error_percent) : 1000.0;
     ++n;
@@ -418,7 +446,7 @@ Result<CalibrationResult> calibrate_family(const std::vector<ValidationCase>& ca
   CalibrationResult& r = out.value;
   r.family = family;
   for (const ValidationCase& c : cases)
-    if (c.kind == CaseKind::Training && c.family == family) r.case_ids.push_back(c.id);
+    if (c.kind == CaseKind::Training && is_time_metric(c.metric) && c.family == family) r.case_ids.push_back(c.id);
   if (r.case_ids.empty()) {
     out.errors.push_back({ErrorCode::OutOfRange, "/family", "no training case has family '" + family + "'"});
     return out;
@@ -454,7 +482,7 @@ Result<CalibrationResult> calibrate_family(const std::vector<ValidationCase>& ca
   r.fitted = s.at(u);
   r.fitted_mape_percent = best;
   for (const ValidationCase& c : cases)
-    if (c.kind == CaseKind::Training && c.family == family) {
+    if (c.kind == CaseKind::Training && is_time_metric(c.metric) && c.family == family) {
       const CaseResult cr = run_case(c, &r.fitted);
       r.fitted_max_abs_percent = std::max(r.fitted_max_abs_percent, cr.ok ? std::fabs(cr.error_percent) : 1000.0);
     }
