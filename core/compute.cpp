@@ -54,6 +54,8 @@ StageCompute chunk_compute(const Resolved& r, const LayerCompute& k, int first_l
   sc.w_s = nd * dense.w_s() + ne * moe.w_s();
   if (plan.recompute == Recompute::Full) sc.recompute_s = sc.f_s;
   if (plan.recompute == Recompute::Selective) sc.recompute_s = nd * dense.attention_f_s + ne * moe.attention_f_s;
+  if (plan.recompute == Recompute::OpSac)  // dense layers only (plan.cpp): the unsaved matmuls and every memory-bound op
+    sc.recompute_s = nd * (op_sac_recomputed_matmul_fraction(m) * dense.gemm_f_s + dense.memory_f_s);
   if (last_layer == m.layers - 1) {  // the output layer and the loss
     sc.f_s += k.output.f_s;
     sc.b_s += k.output.b_s;

@@ -37,6 +37,8 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   // attention and one after the MLP, forward and backward (Shoeybi et al. 2019 §3, Figure 4).
   z.tp_message = 2.0 * s * b * h;
   z.tp_calls_bwd = plan.recompute == Recompute::Full ? 4 : 2;  // the recomputed forward repeats its two
+  // Per-op SAC keeps the reduce-scatter outputs (torchtitan's _save_list) and re-runs the all-gathers.
+  if (plan.recompute == Recompute::OpSac) z.tp_calls_bwd = 3;
   z.cp_passes_bwd = plan.recompute == Recompute::Full ? 3 : 2;
   z.ep_calls_bwd = plan.recompute == Recompute::Full ? 4 : 2;
   // CP (ring attention, Liu et al. 2023; Megatron-Core CP): each of the cp − 1 steps passes this
@@ -364,6 +366,9 @@ void utilisation(const Resolved& r, TrainingEstimate& e) {
   if (r.config.plan.recompute == Recompute::Full) recompute_flops = (e.model_flops_per_step - logit_flops) / 3.0;
   if (r.config.plan.recompute == Recompute::Selective)
     recompute_flops = w.global_batch * forward_attention_flops_per_sequence(m, w.seq_len);
+  if (r.config.plan.recompute == Recompute::OpSac)
+    recompute_flops = op_sac_recomputed_matmul_fraction(m) * ((e.model_flops_per_step - logit_flops) / 3.0 -
+                                                              w.global_batch * forward_attention_flops_per_sequence(m, w.seq_len));
   e.hardware_flops_per_step = e.model_flops_per_step + recompute_flops;
   e.tokens_per_s = w.global_batch * double(w.seq_len) / e.step_s;
   e.model_flops_per_s_per_gpu = e.model_flops_per_step / (e.step_s * e.mesh.gpus);

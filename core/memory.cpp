@@ -45,6 +45,17 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
   const double drop = m.dropout ? 1.0 : 0.0;
 
   if (plan.recompute == Recompute::Full) return 2.0 * s * b * h / ts;  // only the layer input is kept
+  if (plan.recompute == Recompute::OpSac) {
+    // torchtitan's per-op SAC (parallelisms/parallelize_llama.py @ 9dec370: _save_list and
+    // _custom_policy) keeps the block's input (the checkpoint's argument), the outputs of the 1st,
+    // 3rd, 5th and 7th matmul (Q, V, the gate (or up) projection, and with gating the down
+    // projection, whose row-parallel output is the full h before its reduction), the attention
+    // kernel's output and its fp32 log-sum-exp, and under TP with SP the two reduce-scatter outputs;
+    // it recomputes K, O, the up projection and every memory-bound op. Dense layers only (plan.cpp).
+    return 2.0 * s * b * h / ts + 2.0 * s * b * a_gpu * d_qk + 2.0 * s * b * g_gpu * d_v + 2.0 * s * b * a_gpu * d_v +
+           4.0 * s * b * a_gpu + 2.0 * s * b * m.ffn_hidden / t + (m.gated_mlp ? 2.0 * s * b * h : 0.0) +
+           (plan.sp && t > 1 ? 2.0 * 2.0 * s * b * h / t : 0.0);
+  }
 
   const double outside_tp = s * b * h * (4 + 2 + 2 + 2 * drop) / ts;
   double attention;
@@ -113,13 +124,15 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
   const StateBytesPerParam expert_b = state_bytes_per_param(plan, w, expert_shards);
   const double act_dense = layer_activation_bytes(m, plan, w, mesh, false);
   const double act_moe = is_moe(m) ? layer_activation_bytes(m, plan, w, mesh, true) : 0.0;
-  // With full recompute the backward of one layer rematerialises its activations in full.
+  // With full recompute the backward of one layer rematerialises its activations in full; with
+  // per-op SAC, the part it did not keep.
   Plan no_recompute = plan;
   no_recompute.recompute = Recompute::Selective;
-  const double act_rematerialised = plan.recompute == Recompute::Full
-                                        ? std::max(layer_activation_bytes(m, no_recompute, w, mesh, false),
-                                                   is_moe(m) ? layer_activation_bytes(m, no_recompute, w, mesh, true) : 0.0)
-                                        : 0.0;
+  const double full_layer = std::max(layer_activation_bytes(m, no_recompute, w, mesh, false),
+                                     is_moe(m) ? layer_activation_bytes(m, no_recompute, w, mesh, true) : 0.0);
+  const double act_rematerialised = plan.recompute == Recompute::Full    ? full_layer
+                                    : plan.recompute == Recompute::OpSac ? std::max(0.0, full_layer - act_dense)
+                                                                         : 0.0;
   const double capacity = c.hbm_bytes - c.reserved_bytes;
 
   for (const StageInfo& st : r.placement.stages) {

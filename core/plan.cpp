@@ -287,6 +287,9 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
   validate_cuts(m, cl, p, w, mesh, c);
   validate_pipeline(m, p, w, mesh, c);
   if (p.zero < 0 || p.zero > 3) c.add(ErrorCode::OutOfRange, P + "zero", "must be 0, 1, 2, 3 or \"fsdp\"");
+  if (p.recompute == Recompute::OpSac && (is_moe(m) || is_mla(m)))
+    c.add(ErrorCode::Incompatible, P + "recompute",
+          "op_sac (torchtitan's per-op checkpointing of a dense layer's matmuls) is defined for dense, non-MLA models");
   // Rank order: a permutation of the five axes.
   std::array<Axis, 5> order{};
   if (!rank_order_axes(p.rank_order, order))
