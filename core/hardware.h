@@ -34,7 +34,11 @@ struct Cluster {
   double nvlink_latency_s = 0;
   double scaleout_bytes_per_s = 0;  // per GPU per direction (one NIC per GPU)
   double scaleout_latency_s = 0;
-  double reserved_bytes = 0;  // CUDA context, NCCL buffers, allocator slack: not usable by the model
+  double reserved_bytes = 0;  // CUDA context, NCCL buffers: not usable by the model
+  // Training memory the caching allocator reserves beyond the tensors it holds, as a fraction of
+  // them (reserved = allocated × (1 + f)): block rounding, cached free segments, fragmentation.
+  // Bounds 0–1. Fitted to torchtitan's logged peak reserved memory (docs/validation.md §6).
+  double allocator_fragmentation = 0.0;
   Efficiencies efficiency;
 };
 

@@ -69,6 +69,7 @@ const std::vector<Field<Cluster>>& cluster_fields() {
       {"scaleout_GBps", &Cluster::scaleout_bytes_per_s, units::GBps},
       {"scaleout_latency_us", &Cluster::scaleout_latency_s, units::us},
       {"reserved_GiB", &Cluster::reserved_bytes, units::GiB},
+      {"allocator_fragmentation", &Cluster::allocator_fragmentation},
   };
   return f;
 }
@@ -97,6 +98,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"micro_batch", &Plan::micro_batch},
       {"recompute", &Plan::recompute},
       {"flash_attention", &Plan::flash_attention},
+      {"fused_cross_entropy", &Plan::fused_cross_entropy},
       {"rank_order", &Plan::rank_order},
       {"overlap_grad_reduce", &Plan::overlap_grad_reduce},
       {"overlap_param_gather", &Plan::overlap_param_gather},
@@ -606,6 +608,7 @@ json memory_json(const MemoryResult& mem, Mode mode) {
       st["optimizer_bytes"] = s.optimizer_bytes;
       st["activation_bytes_per_micro_batch"] = s.activation_bytes_per_micro_batch;
       st["in_flight_micro_batches"] = s.in_flight_micro_batches;
+      st["allocator_bytes"] = s.allocator_bytes;
     } else {
       st["kv_cache_bytes"] = s.kv_cache_bytes;
     }

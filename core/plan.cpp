@@ -151,6 +151,8 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.non_negative(P + "nvlink_latency_us", cl.nvlink_latency_s);
   c.non_negative(P + "scaleout_latency_us", cl.scaleout_latency_s);
   c.non_negative(P + "reserved_GiB", cl.reserved_bytes);
+  if (!(cl.allocator_fragmentation >= 0 && cl.allocator_fragmentation <= 1))
+    c.add(ErrorCode::OutOfRange, P + "allocator_fragmentation", "must be in [0, 1] (a fraction of the allocated bytes)");
   if (cl.reserved_bytes >= cl.hbm_bytes && cl.hbm_bytes > 0)
     c.add(ErrorCode::Incompatible, P + "reserved_GiB", "reserved memory must be smaller than hbm_GiB");
   if (cl.gpus < 0) c.add(ErrorCode::OutOfRange, P + "gpus", "must be positive");

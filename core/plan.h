@@ -26,6 +26,7 @@ struct Plan {
   int micro_batch = 1;  // sequences per micro-batch
   Recompute recompute = Recompute::None;
   bool flash_attention = true;                // the s×s score matrix is never stored
+  bool fused_cross_entropy = true;            // Megatron's in-place vocab-parallel loss; false: PyTorch's on fp32 logits
   std::string rank_order = "tp-cp-ep-dp-pp";  // innermost first (Megatron-Core default)
   bool overlap_grad_reduce = true;            // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;           // distributed-optimizer / ZeRO-3 parameter gathers overlapped with forward

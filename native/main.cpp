@@ -243,7 +243,9 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
   else std::cout << groups.render();
   std::cout << "\n";
 
-  Table mem{{"stage", "layers", "weights", "grads", "optimizer", "activations", "in flight", "total GiB", "usable", "fits"}, {}};
+  Table mem{{"stage", "layers", "weights", "grads", "optimizer", "activations", "in flight", "allocator", "total GiB", "usable",
+             "fits"},
+            {}};
   for (size_t i = 0; i < e.memory.per_stage.size(); ++i) {
     const StageMemory& s = e.memory.per_stage[i];
     const StageInfo& st = e.placement.stages[i];
@@ -253,7 +255,8 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
     if (st.output) layers += " +out";
     mem.rows.push_back({std::to_string(s.stage) + (int(i) == e.memory.peak_stage ? " *" : ""), layers, gib(s.weights_bytes),
                         gib(s.grads_bytes), gib(s.optimizer_bytes), gib(s.activations_bytes), fixed(s.in_flight_micro_batches, 2),
-                        gib(s.total_bytes), gib(s.capacity_bytes), s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
+                        gib(s.allocator_bytes), gib(s.total_bytes), gib(s.capacity_bytes),
+                        s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
   }
   std::cout << "Memory per GPU, GiB (* peak stage)\n" << mem.render();
   if (e.memory.fits)
