@@ -8,22 +8,25 @@ namespace cutlab {
 
 double peak_flops_per_s(const Cluster& c, const Workload& w) { return w.dtype == Dtype::FP8 ? c.fp8_flops_per_s : c.bf16_flops_per_s; }
 
-double gemm_time_s(double M, double N, double K, double peak, const Efficiencies& e) {
-  if (M <= 0 || N <= 0 || K <= 0) return 0.0;
-  const double x = std::min({M, N, K});
-  const double efficiency = e.gemm * x / (x + e.gemm_half_dim);
-  return 2.0 * M * N * K / (peak * efficiency);
+namespace {
+
+StageCompute sum_ops(const std::vector<LayerOp>& ops) {
+  StageCompute sc;
+  for (const LayerOp& op : ops) sc.f_s += op.f_s, sc.b_s += op.b_s, sc.w_s += op.w_s;
+  return sc;
 }
 
+void add(PassTimes& p, const LayerOp& op) { p.f_s += op.f_s, p.b_s += op.b_s, p.w_s += op.w_s; }
+
+}  // namespace
+
 LayerTimes layer_times(const Resolved& r, bool moe) {
-  // The layer's ops (core/ops.h) summed by class.
+  // The layer's ops (core/ops.h) summed.
   LayerTimes lt;
   for (const LayerOp& op : layer_ops(r, moe)) {
-    switch (op.op_class) {
-      case OpClass::Gemm: lt.gemm_f_s += op.f_s; break;
-      case OpClass::Attention: lt.attention_f_s += op.f_s; break;
-      case OpClass::Memory: lt.memory_f_s += op.f_s; break;
-    }
+    add(lt.all, op);
+    if (op.weights) add(lt.weight_gemms, op);
+    if (op.core_attention) add(lt.core_attention, op);
   }
   return lt;
 }
@@ -32,11 +35,8 @@ LayerCompute layer_compute(const Resolved& r) {
   LayerCompute k;
   k.dense = layer_times(r, false);
   if (is_moe(r.config.model)) k.moe = layer_times(r, true);
-  for (const LayerOp& op : output_ops(r)) {
-    k.output.f_s += op.f_s;
-    k.output.b_s += op.b_s;
-    k.output.w_s += op.w_s;
-  }
+  k.output = sum_ops(output_ops(r));
+  k.input = sum_ops(input_ops(r));
   return k;
 }
 
@@ -53,13 +53,15 @@ StageCompute chunk_compute(const Resolved& r, const LayerCompute& k, int first_l
   sc.b_s = nd * dense.b_s() + ne * moe.b_s();
   sc.w_s = nd * dense.w_s() + ne * moe.w_s();
   if (plan.recompute == Recompute::Full) sc.recompute_s = sc.f_s;
-  if (plan.recompute == Recompute::Selective) sc.recompute_s = nd * dense.attention_f_s + ne * moe.attention_f_s;
-  if (plan.recompute == Recompute::OpSac)  // dense layers only (plan.cpp): the unsaved matmuls and every memory-bound op
-    sc.recompute_s = nd * (op_sac_recomputed_matmul_fraction(m) * dense.gemm_f_s + dense.memory_f_s);
-  if (last_layer == m.layers - 1) {  // the output layer and the loss
-    sc.f_s += k.output.f_s;
-    sc.b_s += k.output.b_s;
-    sc.w_s += k.output.w_s;
+  if (plan.recompute == Recompute::Selective) sc.recompute_s = nd * dense.core_attention.f_s + ne * moe.core_attention.f_s;
+  if (plan.recompute == Recompute::OpSac)  // dense layers only (plan.cpp): the unsaved weight GEMMs and every other op but attention's
+    sc.recompute_s = nd * (op_sac_recomputed_matmul_fraction(m) * dense.weight_gemms.f_s +
+                           (dense.all.f_s - dense.weight_gemms.f_s - dense.core_attention.f_s));
+  for (const auto& [part, runs] : {std::pair{&k.input, first_layer == 0}, {&k.output, last_layer == m.layers - 1}}) {
+    if (!runs) continue;
+    sc.f_s += part->f_s;
+    sc.b_s += part->b_s;
+    sc.w_s += part->w_s;
   }
   sc.b_s += sc.recompute_s;
   return sc;

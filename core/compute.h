@@ -1,12 +1,9 @@
-// compute.h: time of one micro-batch's forward and backward on one GPU of a pipeline stage.
-// GEMMs: FLOPs / (peak × efficiency(shape)), efficiency = gemm · x/(x + gemm_half_dim) with x the
-// smallest GEMM dimension (small or thin GEMMs under-use the tensor cores). Attention scores:
-// flash attention skips the masked half of a causal s×s matrix, at the attention efficiency.
-// Memory-bound ops (norms, activations, residuals, dropout, softmax of the loss): bytes / (HBM ×
-// efficiency). Backward = input gradients (B: one GEMM per forward GEMM; attention 2.5× its forward,
-// FlashAttention-2's backward recomputes QKᵀ and runs 5 GEMMs for the forward's 2, Dao 2023 §3.1) +
-// weight gradients (W: one GEMM per forward GEMM), Narayanan et al. 2021 §5.1.
-// Ignores: kernel launch gaps, the embedding lookup, optimizer kernels (estimate.h adds the step).
+// compute.h: time of one micro-batch's forward and backward on one GPU of a pipeline stage: the
+// ops of core/ops.h (each on its roofline, with its kernel floor) summed per layer, and the layers
+// of each model chunk summed, with the embedding on the first stage and the output layer and loss on
+// the last. Forward (F), input gradients (B, including a recomputed forward) and weight gradients
+// (W) separately, so zero-bubble schedules split them from the same numbers.
+// Ignores: optimizer kernels (estimate.h adds the step), host-side stalls, data loading.
 #pragma once
 #include <vector>
 
@@ -18,16 +15,17 @@
 
 namespace cutlab {
 
-// Time of one GEMM of (M×K)·(K×N) at the given peak.
-double gemm_time_s(double M, double N, double K, double peak_flops_per_s, const Efficiencies& e);
+struct PassTimes {
+  double f_s = 0, b_s = 0, w_s = 0;  // forward, input gradients, weight gradients
+};
 
 struct LayerTimes {
-  double gemm_f_s = 0;       // forward GEMMs
-  double attention_f_s = 0;  // forward score and value products
-  double memory_f_s = 0;     // forward memory-bound ops
-  double f_s() const { return gemm_f_s + attention_f_s + memory_f_s; }
-  double b_s() const { return gemm_f_s + 2.5 * attention_f_s + 2.0 * memory_f_s; }  // input gradients
-  double w_s() const { return gemm_f_s; }                                           // weight gradients
+  PassTimes all;             // every op of the layer
+  PassTimes weight_gemms;    // GEMMs with weights: the window TP communication overlaps with
+  PassTimes core_attention;  // scores, softmax, values: what selective recompute repeats and CP overlaps with
+  double f_s() const { return all.f_s; }
+  double b_s() const { return all.b_s; }
+  double w_s() const { return all.w_s; }
 };
 
 // One layer, one micro-batch, one GPU.
@@ -41,13 +39,14 @@ struct StageCompute {
   double recompute_s = 0;  // part of b_s spent re-running the forward
 };
 
-// One model chunk: layers [first_layer, last_layer]; the chunk ending at the last layer also runs
-// the output layer and the loss.
+// One model chunk: layers [first_layer, last_layer]; the chunk starting at layer 0 also runs the
+// embedding, the chunk ending at the last layer the output layer and the loss.
 // Times of one dense layer, one MoE layer and the output layer with the loss, computed once per
 // evaluation (from core/ops.h) and reused by every chunk.
 struct LayerCompute {
   LayerTimes dense, moe;
   StageCompute output;  // f_s, b_s, w_s of the output layer and the loss
+  StageCompute input;   // f_s, b_s, w_s of the embedding lookup
 };
 LayerCompute layer_compute(const Resolved& r);
 StageCompute chunk_compute(const Resolved& r, const LayerCompute& layers, int first_layer, int last_layer);

@@ -65,16 +65,16 @@ LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, co
     lc.tp_f = z.tp_calls_fwd * one;
     lc.tp_b = z.tp_calls_bwd * one;
     // --tp-comm-overlap pipelines the collectives with the neighbouring GEMMs (Megatron / TE userbuffers).
-    lc.tp_f_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_f - ov * lt.gemm_f_s) : lc.tp_f;
-    lc.tp_b_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_b - ov * 2.0 * lt.gemm_f_s) : lc.tp_b;
+    lc.tp_f_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_f - ov * lt.weight_gemms.f_s) : lc.tp_f;
+    lc.tp_b_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_b - ov * (lt.weight_gemms.b_s + lt.weight_gemms.w_s)) : lc.tp_b;
   }
   if (const GroupInfo* cp = find_group(pl, Axis::CP); cp && cp->size > 1) {
     const double step = collective_time_s(Collective::SendRecv, z.cp_message, *cp, c);
     lc.cp_f = (cp->size - 1) * step;
     lc.cp_b = z.cp_passes_bwd * lc.cp_f;  // K/V again and their gradients (and the recomputed forward's)
     // Each ring step overlaps with the attention of the chunk already received.
-    lc.cp_f_exposed = std::max(0.0, lc.cp_f - ov * lt.attention_f_s);
-    lc.cp_b_exposed = std::max(0.0, lc.cp_b - ov * 2.0 * lt.attention_f_s);
+    lc.cp_f_exposed = std::max(0.0, lc.cp_f - ov * lt.core_attention.f_s);
+    lc.cp_b_exposed = std::max(0.0, lc.cp_b - ov * lt.core_attention.b_s);
   }
   if (const GroupInfo* ep = find_group(pl, Axis::EP); moe && ep && ep->size > 1) {
     const double one = collective_time_s(Collective::AllToAll, z.ep_message, *ep, c);
@@ -389,6 +389,7 @@ Result<TrainingEstimate> evaluate_training(const Resolved& r) {
   if (dense_layer_count(r.config.model) > 0) e.dense_layer_ops = layer_ops(r, false);
   if (is_moe(r.config.model)) e.moe_layer_ops = layer_ops(r, true);
   e.output_layer_ops = output_ops(r);
+  e.input_layer_ops = input_ops(r);
 
   const LayerCosts costs = layer_costs(r);
   std::vector<PerStage> per;

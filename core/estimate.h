@@ -53,7 +53,7 @@ struct TrainingEstimate {
   Mesh mesh;
   // One layer as its ops (core/ops.h), per micro-batch on one GPU: a dense layer (when the model has
   // one), an MoE layer (when it has experts) and the output layer with the loss.
-  std::vector<LayerOp> dense_layer_ops, moe_layer_ops, output_layer_ops;
+  std::vector<LayerOp> dense_layer_ops, moe_layer_ops, output_layer_ops, input_layer_ops;
   ParamCounts params;
   double model_flops_per_step = 0;
   double hardware_flops_per_step = 0;

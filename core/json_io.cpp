@@ -60,6 +60,7 @@ const std::vector<Field<Cluster>>& cluster_fields() {
       {"gpu", &Cluster::gpu},
       {"gpus", &Cluster::gpus},
       {"gpus_per_node", &Cluster::gpus_per_node},
+      {"sms", &Cluster::sms},
       {"hbm_GiB", &Cluster::hbm_bytes, units::GiB},
       {"hbm_GBps", &Cluster::hbm_bytes_per_s, units::GBps},
       {"bf16_TFLOPs", &Cluster::bf16_flops_per_s, units::TFLOPs},
@@ -76,9 +77,16 @@ const std::vector<Field<Cluster>>& cluster_fields() {
 
 const std::vector<Field<Efficiencies>>& efficiency_fields() {
   static const std::vector<Field<Efficiencies>> f = {
-      {"gemm", &Efficiencies::gemm},           {"gemm_fp8", &Efficiencies::gemm_fp8}, {"gemm_half_dim", &Efficiencies::gemm_half_dim},
-      {"attention", &Efficiencies::attention}, {"hbm", &Efficiencies::hbm},           {"hbm_stream", &Efficiencies::hbm_stream},
-      {"nvlink", &Efficiencies::nvlink},       {"scaleout", &Efficiencies::scaleout}, {"overlap", &Efficiencies::overlap},
+      {"gemm", &Efficiencies::gemm},
+      {"gemm_fp8", &Efficiencies::gemm_fp8},
+      {"gemm_half_dim", &Efficiencies::gemm_half_dim},
+      {"attention", &Efficiencies::attention},
+      {"hbm", &Efficiencies::hbm},
+      {"hbm_stream", &Efficiencies::hbm_stream},
+      {"nvlink", &Efficiencies::nvlink},
+      {"scaleout", &Efficiencies::scaleout},
+      {"overlap", &Efficiencies::overlap},
+      {"kernel_floor_us", &Efficiencies::kernel_floor_s, units::us},
   };
   return f;
 }
@@ -755,7 +763,8 @@ json ops_json(const std::vector<LayerOp>& ops) {
                    {"k", op.k},
                    {"flops", op.flops},
                    {"bytes", op.bytes},
-                   {"bound", op.compute_bound() ? "compute" : "memory"},
+                   {"efficiency", op.efficiency},
+                   {"bound", op.memory_bound ? "memory" : "compute"},
                    {"f_s", op.f_s},
                    {"b_s", op.b_s},
                    {"w_s", op.w_s}});
@@ -768,7 +777,8 @@ json to_json(const TrainingEstimate& e, const Config& cfg) {
   json j = layout_json(Mode::Train, e.mesh, e.params, e.placement, cfg);
   j["ops"] = {{"dense_layer", ops_json(e.dense_layer_ops)},
               {"moe_layer", ops_json(e.moe_layer_ops)},
-              {"output_layer", ops_json(e.output_layer_ops)}};
+              {"output_layer", ops_json(e.output_layer_ops)},
+              {"input_layer", ops_json(e.input_layer_ops)}};
   j["flops"] = {{"model_per_step", e.model_flops_per_step}, {"hardware_per_step", e.hardware_flops_per_step}};
   j["memory"] = memory_json(e.memory, Mode::Train);
   j["comm"] = comm_json(e.comm);

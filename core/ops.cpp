@@ -1,63 +1,137 @@
 #include "core/ops.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/compute.h"
 
 namespace cutlab {
 
+double gemm_efficiency(double M, double N, double K, double count, int sms, double gemm, double half_dim) {
+  if (M <= 0 || N <= 0 || K <= 0 || count <= 0) return gemm;
+  const double x = std::min(M, N);
+  double e = gemm * x / (x + half_dim);
+  if (sms <= 0) return e;
+  // Tile edge: 128, or the power of two (≥ 16) that covers a smaller dimension.
+  auto edge = [](double d) { return d >= 128 ? 128.0 : std::max(16.0, std::exp2(std::ceil(std::log2(d)))); };
+  const double tm = edge(M), tn = edge(N);
+  const double rows = std::ceil(M / tm), cols = std::ceil(N / tn);
+  const double tile_use = (M * N) / (rows * tm * cols * tn);
+  double tiles = rows * cols * count;
+  if (tiles >= sms) return e * tile_use;  // more than one wave: the tail is balanced (see ops.h)
+  // Split-K: a GEMM with fewer tiles than SMs cuts K into slices of at least 256.
+  tiles *= std::max(1.0, std::min(std::floor(sms / tiles), std::floor(K / 256.0)));
+  return e * tile_use * std::min(1.0, tiles / sms);
+}
+
+double attention_efficiency(double head_dim, double key_len, double attention) {
+  const double d0 = 54, s0 = 850;
+  const double d = std::max(1.0, head_dim), s = std::max(1.0, key_len);
+  return attention * d * (128 + d0) / (128 * (d + d0)) * s / (s + s0);
+}
+
 namespace {
 
-// Builds the op list: GEMMs, attention and memory-bound ops with their times by class.
+// Builds the op list of one layer with the roofline time of every op.
 struct OpList {
   const Resolved& r;
-  double peak, elem_bytes;
-  Efficiencies ge;  // GEMM efficiency of the workload's dtype
-  double hbm_bps;
+  const Cluster& c;
+  const Efficiencies& e;
+  bool fp8;               // GEMMs with weights run in fp8 (Transformer Engine) and carry their casts
+  double hbm_bps;         // achieved HBM bandwidth
+  double grad_acc_bytes;  // weight gradient accumulated into the main gradient: read + write
+  double fp8_cast_f = 0, fp8_cast_b = 0, fp8_gemms = 0;
   std::vector<LayerOp> ops;
 
-  explicit OpList(const Resolved& res) : r(res), ge(res.config.cluster.efficiency) {
-    const Cluster& c = r.config.cluster;
-    peak = peak_flops_per_s(c, r.config.workload);
-    if (r.config.workload.dtype == Dtype::FP8) ge.gemm = c.efficiency.gemm_fp8;
-    elem_bytes = r.config.workload.dtype == Dtype::FP8 ? 1.0 : 2.0;
-    hbm_bps = c.hbm_bytes_per_s * c.efficiency.hbm;
+  explicit OpList(const Resolved& res)
+      : r(res), c(res.config.cluster), e(res.config.cluster.efficiency), fp8(res.config.workload.dtype == Dtype::FP8) {
+    hbm_bps = c.hbm_bytes_per_s * e.hbm;
+    grad_acc_bytes = r.config.workload.grad_dtype == GradDtype::FP32 ? 8.0 : 4.0;
   }
-  void gemm(std::string_view name, double M, double N, double K, double count = 1) {
+  // Roofline of one pass: the larger of the compute and the memory time, plus the kernels' floor.
+  double roofline(double flops, double flops_per_s, double bytes, double kernels) const {
+    return std::max(flops_per_s > 0 ? flops / flops_per_s : 0.0, bytes / hbm_bps) + kernels * e.kernel_floor_s;
+  }
+  double gemm_pass(double M, double N, double K, double count, double peak, double ge, double bytes) const {
+    return roofline(count * 2.0 * M * N * K, peak * gemm_efficiency(M, N, K, count, c.sms, ge, e.gemm_half_dim), bytes, 1);
+  }
+  // `count` GEMMs of (M×K)·(K×N) run as one (grouped) kernel. weights: the second operand is a weight
+  // (its gradient is the W pass); otherwise both gradients are input gradients (B).
+  LayerOp& gemm(std::string_view name, double M, double N, double K, double count = 1, bool weights = true, bool fp8_ok = true) {
+    const bool q = fp8 && fp8_ok && weights;
+    const double peak = q ? c.fp8_flops_per_s : c.bf16_flops_per_s, ge = q ? e.gemm_fp8 : e.gemm, a = q ? 1.0 : 2.0;
     LayerOp op;
-    op.name = name, op.op_class = OpClass::Gemm, op.count = count, op.m = M, op.n = N, op.k = K;
+    op.name = name, op.op_class = OpClass::Gemm, op.count = count, op.m = M, op.n = N, op.k = K, op.weights = weights;
     op.flops = count * 2.0 * M * N * K;
-    op.bytes = count * elem_bytes * (M * K + K * N + M * N);
-    op.f_s = count * gemm_time_s(M, N, K, peak, ge);
-    op.b_s = op.f_s;  // input gradient: one GEMM of the same size
-    op.w_s = op.f_s;  // weight gradient: one GEMM of the same size
+    op.bytes = count * (a * (M * K + K * N) + 2.0 * M * N);  // output in bf16
+    op.efficiency = gemm_efficiency(M, N, K, count, c.sms, ge, e.gemm_half_dim);
+    op.memory_bound = op.bytes / hbm_bps > op.flops / (peak * op.efficiency);
+    op.f_s = roofline(op.flops, peak * op.efficiency, op.bytes, 1);
+    // dX = dY·Wᵀ: M×K output, reduction over N.  dW = Xᵀ·dY: K×N output, reduction over M.
+    const double dgrad = gemm_pass(M, K, N, count, peak, ge, count * (a * (M * N + N * K) + 2.0 * M * K));
+    const double wgrad = gemm_pass(K, N, M, count, peak, ge, count * (a * (K * M + M * N) + (weights ? grad_acc_bytes : 2.0) * K * N));
+    op.b_s = weights ? dgrad : dgrad + wgrad;
+    op.w_s = weights ? wgrad : 0.0;
+    if (q) {
+      // Transformer Engine quantizes each fp8 GEMM's input in the forward (read bf16, write fp8 and
+      // its transpose for the weight gradient: 4 bytes per element) and its output gradient in the
+      // backward (the same 4 bytes); weights are quantized once per step (cached across
+      // micro-batches), not here.
+      fp8_cast_f += count * 4.0 * M * K;
+      fp8_cast_b += count * 4.0 * M * N;
+      fp8_gemms += 1;
+    }
     ops.push_back(op);
+    return ops.back();
   }
-  void attention(std::string_view name, double flops, double bytes) {
-    const Cluster& c = r.config.cluster;
+  // Flash attention: one fused kernel forward, one backward with 2.5× the FLOPs and 2× the bytes.
+  void flash_attention(std::string_view name, double flops, double bytes, double head_dim, double key_len) {
     LayerOp op;
-    op.name = name, op.op_class = OpClass::Attention, op.flops = flops, op.bytes = bytes;
+    op.name = name, op.op_class = OpClass::Attention, op.flops = flops, op.bytes = bytes, op.core_attention = true;
     // bf16 even in fp8 training (Transformer Engine keeps attention in bf16).
-    op.f_s = flops / (c.bf16_flops_per_s * c.efficiency.attention);
-    op.b_s = 2.5 * op.f_s;
+    op.efficiency = attention_efficiency(head_dim, key_len, e.attention);
+    const double peak = c.bf16_flops_per_s * op.efficiency;
+    op.memory_bound = bytes / hbm_bps > flops / peak;
+    op.f_s = roofline(flops, peak, bytes, 1);
+    op.b_s = roofline(2.5 * flops, peak, 2.0 * bytes, 1);
     ops.push_back(op);
   }
-  void memory(std::string_view name, double bytes) {
-    if (bytes <= 0) return;
+  // A memory-bound op: forward bytes in `kernels` kernels; backward `bwd` × the bytes in as many kernels.
+  LayerOp* memory(std::string_view name, double bytes, double kernels, double bwd = 2.0) {
+    if (bytes <= 0) return nullptr;
     LayerOp op;
-    op.name = name, op.op_class = OpClass::Memory, op.bytes = bytes;
-    op.f_s = bytes / hbm_bps;
-    op.b_s = 2.0 * op.f_s;
+    op.name = name, op.op_class = OpClass::Memory, op.bytes = bytes, op.memory_bound = true;
+    op.f_s = bytes / hbm_bps + kernels * e.kernel_floor_s;
+    op.b_s = bwd * bytes / hbm_bps + kernels * e.kernel_floor_s;
     ops.push_back(op);
+    return &ops.back();
+  }
+  void fp8_casts() {
+    if (fp8_gemms == 0) return;
+    if (LayerOp* op = memory("fp8 quantize and transpose (GEMM inputs, output gradients)", fp8_cast_f, fp8_gemms, 0.0))
+      op->b_s = fp8_cast_b / hbm_bps + fp8_gemms * e.kernel_floor_s;
   }
 };
+
+struct Shape {
+  double s, b, M, h, t, ts, a_gpu, g_gpu;
+};
+
+Shape shape(const Resolved& r) {
+  const ModelSpec& m = r.config.model;
+  const Plan& plan = r.config.plan;
+  Shape z;
+  z.s = double(r.config.workload.seq_len) / plan.cp, z.b = plan.micro_batch, z.M = z.s * z.b;
+  z.h = m.hidden, z.t = plan.tp, z.ts = plan.sp ? z.t : 1.0;
+  z.a_gpu = double(m.heads) / z.t, z.g_gpu = std::max(1.0, double(m.kv_heads) / z.t);
+  return z;
+}
 
 void attention_ops(OpList& L) {
   const ModelSpec& m = L.r.config.model;
   const Plan& plan = L.r.config.plan;
-  const double s = double(L.r.config.workload.seq_len) / plan.cp, b = plan.micro_batch, M = s * b;
-  const double h = m.hidden, t = plan.tp;
-  const double a_gpu = double(m.heads) / t, g_gpu = std::max(1.0, double(m.kv_heads) / t);
+  const Shape z = shape(L.r);
+  const double M = z.M, h = z.h, a_gpu = z.a_gpu, g_gpu = z.g_gpu;
   const double d = m.head_dim, d_qk = qk_head_dim(m), d_v = v_head_dim_of(m);
   if (is_mla(m)) {
     // MLA (DeepSeek-V2 §2.1): low-rank Q and KV projections, decompressed per head.
@@ -73,38 +147,64 @@ void attention_ops(OpList& L) {
   } else {
     L.gemm("QKV projection", M, a_gpu * d + 2.0 * g_gpu * d, h);
   }
+  const double s_k = z.s * plan.cp;  // keys each query attends to (all chunks of the sequence)
+  if (plan.flash_attention) {
+    // Scores and values: 2·b·s_q·s_k·a·(d_qk + d_v), the causal half only. Bytes: Q and O of this
+    // rank's tokens, K and V of every token it attends to (read once). Each CP ring step is one call
+    // on a key chunk of s/cp.
+    const double kv_heads = is_mla(m) ? a_gpu : g_gpu;
+    const double flops = 0.5 * 2.0 * z.b * z.s * s_k * a_gpu * (d_qk + d_v);
+    const double bytes = 2.0 * z.b * (z.s * a_gpu * (d_qk + d_v) + s_k * kv_heads * (d_qk + d_v));
+    L.flash_attention("attention scores and values (flash, causal half)", flops, bytes, d_qk, z.s);
+  } else {
+    // Unfused (Megatron before flash attention): per sequence and head, the scores Q·Kᵀ (s×d_qk by
+    // d_qk×s_k) and the values P·V (s×s_k by s_k×d_v) as batched GEMMs over the full s×s_k matrix,
+    // and the softmax (read and write the scores, again for the dropout mask).
+    const double batch = z.b * a_gpu;
+    L.gemm("attention scores Q·Kᵀ (batched)", z.s, s_k, d_qk, batch, false, false).core_attention = true;
+    if (LayerOp* op = L.memory("softmax (unfused)", M * 2.0 * 2.0 * a_gpu * s_k * (m.dropout ? 2.0 : 1.0), m.dropout ? 2 : 1))
+      op->core_attention = true;
+    L.gemm("attention values P·V (batched)", z.s, d_v, s_k, batch, false, false).core_attention = true;
+  }
   L.gemm("attention output projection", M, h, a_gpu * d_v);
-  // Scores and values: 2·b·s_q·s_k·a·(d_qk + d_v); flash attention computes only the causal half.
-  // Bytes: Q and O of this rank's tokens, K and V of every token it attends to (read once, flash).
-  const double causal = plan.flash_attention ? 0.5 : 1.0;
-  const double kv_heads = is_mla(m) ? a_gpu : g_gpu;
-  const double flops = 2.0 * b * s * (s * plan.cp) * a_gpu * (d_qk + d_v) * causal;
-  const double bytes = 2.0 * b * (s * a_gpu * (d_qk + d_v) + s * plan.cp * kv_heads * (d_qk + d_v));
-  L.attention(plan.flash_attention ? "attention scores and values (flash, causal half)" : "attention scores and values", flops, bytes);
 }
 
-// The MLP (dense) or the router, routed and shared experts (MoE); returns the activation-function
-// width processed per token on this GPU.
+// The MLP (dense) or the router, token permutation, routed and shared experts (MoE); returns the
+// activation-function width processed per token on this GPU.
 double mlp_ops(OpList& L, bool moe) {
   const ModelSpec& m = L.r.config.model;
   const Plan& plan = L.r.config.plan;
-  const double M = double(L.r.config.workload.seq_len) / plan.cp * plan.micro_batch;
-  const double h = m.hidden, t = plan.tp, gate = m.gated_mlp ? 2.0 : 1.0;
+  const Shape z = shape(L.r);
+  const double M = z.M, h = z.h, t = z.t, gate = m.gated_mlp ? 2.0 : 1.0;
   if (!moe) {
     const double f = m.ffn_hidden / t;
     L.gemm(m.gated_mlp ? "MLP gate and up projection" : "MLP up projection", M, gate * f, h);
     L.gemm("MLP down projection", M, h, f);
     return f;
   }
-  const double local_experts = double(m.experts) / plan.ep;
+  const double local_experts = double(m.experts) / plan.ep, k = m.top_k;
+  // Tokens this GPU routes: its sequence shard with SP (Megatron routes the sharded tokens).
+  const double M_send = M / z.ts;
   // Tokens reaching this GPU's experts: the stage's tokens spread over its GPUs, s·b·etp/(tp·cp)
-  // (expert TP ranks share tokens, attention TP ranks split them); per local expert, balanced routing.
+  // (expert TP ranks share tokens, attention TP ranks split them); per local expert, balanced routing
+  // (the published MoE benchmarks force-balance the routing).
   const double M_moe = M * L.r.mesh.etp / t;
-  const double M_e = M_moe * m.top_k / local_experts;
+  const double M_e = M_moe * k / local_experts;
   const double fe = double(m.expert_ffn_hidden) / L.r.mesh.etp;
-  L.gemm("router", M, m.experts, h);
+  L.gemm("router", M_send, m.experts, h, 1, true, false);  // bf16/fp32 in Megatron, not fp8
+  // Router scores: softmax (or sigmoid), top-k and the load-balancing loss in fp32 over M × experts
+  // (read logits, write probabilities, read them for top-k: three passes of 4 bytes), Megatron-Core
+  // moe/router.py; unfused, about four kernels.
+  L.memory("router softmax, top-k, aux loss (fp32)", M_send * m.experts * 4.0 * 3.0, 4);
+  // Dispatch: gather the k copies of each token into expert order (read h, write k·h), then after
+  // the all-to-all sort the received rows by local expert (read and write each); combine: the
+  // reverse, and the probability-weighted sum of the k copies (Megatron-Core
+  // moe/token_dispatcher.py: permute, sort_chunks_by_idxs, unpermute). A permutation's backward moves
+  // the same bytes.
+  L.memory("token permute and sort (dispatch)", 2.0 * h * (M_send * (1.0 + k) + 2.0 * M_moe * k), 3, 1.0);
   L.gemm(m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h, local_experts);
   L.gemm("expert down projection", M_e, h, fe, local_experts);
+  L.memory("token unsort and weighted unpermute (combine)", 2.0 * h * (2.0 * M_moe * k + M_send * (k + 1.0)), 3, 1.0);
   double f_act = M_e * local_experts / M * fe;
   if (m.shared_experts > 0) {
     const double fs = double(m.shared_experts) * m.expert_ffn_hidden / t;
@@ -116,21 +216,19 @@ double mlp_ops(OpList& L, bool moe) {
 }
 
 // Memory-bound traffic (2-byte elements): two norms (read + write h), two residual adds (2 reads + 1
-// write), dropout (read + write) twice if used, the activation function (read gate·f, write f), rotary
-// embedding on q and k, and the softmax when it is not fused into flash attention.
+// write), dropout (read + write) twice if used (fused with the residual adds into Megatron's
+// bias-dropout-add kernels: no kernels of its own), the activation function (read gate·f, write f),
+// rotary embedding on q and k.
 void memory_ops(OpList& L, double f_act) {
   const ModelSpec& m = L.r.config.model;
-  const Plan& plan = L.r.config.plan;
-  const double s = double(L.r.config.workload.seq_len) / plan.cp, M = s * plan.micro_batch;
-  const double h = m.hidden, t = plan.tp, ts = plan.sp ? t : 1.0;
-  const double a_gpu = double(m.heads) / t, g_gpu = std::max(1.0, double(m.kv_heads) / t);
+  const Shape z = shape(L.r);
+  const double M = z.M, h = z.h, ts = z.ts;
   const double gate = m.gated_mlp ? 2.0 : 1.0;
-  L.memory("norms (2)", M * 2.0 * (2.0 * 2.0) * h / ts);
-  L.memory("residual adds (2)", M * 2.0 * (2.0 * 3.0) * h / ts);
-  L.memory("dropout (2)", m.dropout ? M * 2.0 * (2.0 * 2.0) * h / ts : 0.0);
-  L.memory(m.gated_mlp ? "activation (SwiGLU)" : "activation (GeLU)", M * 2.0 * (gate + 1.0) * f_act);
-  L.memory("rotary embedding (q, k)", M * 2.0 * 2.0 * (a_gpu + g_gpu) * qk_head_dim(m));
-  if (!plan.flash_attention) L.memory("softmax (unfused)", M * 2.0 * 2.0 * a_gpu * (s * plan.cp) * (m.dropout ? 2.0 : 1.0));
+  L.memory("norms (2)", M * 2.0 * (2.0 * 2.0) * h / ts, 2);
+  L.memory("residual adds (2)", M * 2.0 * (2.0 * 3.0) * h / ts, 2);
+  L.memory("dropout (2, fused with the adds)", m.dropout ? M * 2.0 * (2.0 * 2.0) * h / ts : 0.0, 0);
+  L.memory(m.gated_mlp ? "activation (SwiGLU)" : "activation (GeLU)", M * 2.0 * (gate + 1.0) * f_act, 1);
+  L.memory("rotary embedding (q, k)", M * 2.0 * 2.0 * (z.a_gpu + z.g_gpu) * qk_head_dim(m), 2);
 }
 
 }  // namespace
@@ -140,30 +238,31 @@ std::vector<LayerOp> layer_ops(const Resolved& r, bool moe) {
   attention_ops(L);
   const double f_act = mlp_ops(L, moe);
   memory_ops(L, f_act);
+  L.fp8_casts();
   return std::move(L.ops);
 }
 
 std::vector<LayerOp> output_ops(const Resolved& r) {
-  // Output layer and loss: logits GEMM (forward, input and weight gradients; in bf16 even in fp8
-  // training, as Transformer Engine keeps the output layer) and the fp32 softmax / cross-entropy
-  // passes over s·b·V/t logits (three passes of 4 bytes; the backward repeats them once).
+  // Output layer and loss: the logits GEMM (in bf16 even in fp8 training, as Transformer Engine
+  // keeps the output layer) and the fp32 softmax / cross-entropy over s·b·V/t logits (three passes
+  // of 4 bytes; the backward writes the logits' gradient in one more pass of the same size).
   const ModelSpec& m = r.config.model;
-  const Plan& plan = r.config.plan;
-  const Cluster& c = r.config.cluster;
-  const double M = double(r.config.workload.seq_len) / plan.cp * plan.micro_batch, V = m.vocab / double(plan.tp);
-  std::vector<LayerOp> ops;
-  LayerOp logits;
-  logits.name = "output layer (logits)", logits.op_class = OpClass::Gemm, logits.m = M, logits.n = V, logits.k = m.hidden;
-  logits.flops = 2.0 * M * V * m.hidden;
-  logits.bytes = 2.0 * (M * m.hidden + m.hidden * V + M * V);
-  logits.f_s = logits.b_s = logits.w_s = gemm_time_s(M, V, m.hidden, c.bf16_flops_per_s, c.efficiency);
-  ops.push_back(logits);
-  LayerOp loss;
-  loss.name = "softmax and cross-entropy (fp32)", loss.op_class = OpClass::Memory;
-  loss.bytes = 3.0 * 4.0 * M * V;
-  loss.f_s = loss.b_s = loss.bytes / (c.hbm_bytes_per_s * c.efficiency.hbm);
-  ops.push_back(loss);
-  return ops;
+  const Shape z = shape(r);
+  OpList L(r);
+  L.gemm("output layer (logits)", z.M, m.vocab / z.t, z.h, 1, true, false);
+  L.memory("softmax and cross-entropy (fp32)", 3.0 * 4.0 * z.M * m.vocab / z.t, 3, 1.0);
+  return std::move(L.ops);
+}
+
+std::vector<LayerOp> input_ops(const Resolved& r) {
+  // Embedding lookup: gather s·b rows of h (read and write 2 bytes each); backward: zero the table's
+  // V/t × h gradient and add the s·b rows into it (PyTorch's dense embedding backward).
+  const ModelSpec& m = r.config.model;
+  const Shape z = shape(r);
+  OpList L(r);
+  if (LayerOp* op = L.memory("embedding lookup", 4.0 * z.M * z.h, 1))
+    op->b_s = (2.0 * m.vocab / z.t * z.h + 4.0 * z.M * z.h) / L.hbm_bps + 2 * L.e.kernel_floor_s;
+  return std::move(L.ops);
 }
 
 }  // namespace cutlab

@@ -1,12 +1,18 @@
-// ops.h: one transformer layer (and the output layer with the loss) as a list of ops on one GPU for
-// one micro-batch, each with its FLOPs, HBM bytes and forward / input-gradient / weight-gradient
-// time. compute.h's LayerTimes are these ops summed by class, so `cutlab ops` and the step
-// breakdown add up to the same time.
-// Time per class (compute.h): GEMMs at peak × efficiency(shape), backward one GEMM for the input
-// gradient and one for the weight gradient (Narayanan et al. 2021 §5.1); attention at the attention
-// efficiency, backward 2.5× the forward (FlashAttention-2, Dao 2023 §3.1); memory-bound ops at HBM
-// bandwidth × efficiency, backward 2× the forward (read the saved input and the output gradient,
-// write the input gradient).
+// ops.h: one transformer layer (and the output layer with the loss, and the embedding) as the list of
+// kernels it runs on one GPU for one micro-batch, each with its FLOPs, HBM bytes and its forward (F),
+// input-gradient (B) and weight-gradient (W) time. compute.h's LayerTimes are these ops summed, so
+// `cutlab ops` and the step breakdown add up to the same time.
+//
+// Every op is costed on a roofline (Williams et al. 2009): time = max(FLOPs / (peak · efficiency),
+// bytes / (HBM bandwidth · hbm efficiency)) + kernels · kernel floor. The efficiency of a GEMM depends
+// on its shape (gemm_efficiency below); attention on its head dimension and key length; the kernel
+// floor (launch, ramp-up and tail of one kernel) is what makes many small kernels slow.
+// Backward: a GEMM Y = X·W (M×K by K×N) runs two GEMMs of its own shape, the input gradient
+// dX = dY·Wᵀ (M×K output, reduction over N) and the weight gradient dW = Xᵀ·dY (K×N output,
+// reduction over M: small for experts that receive few tokens) (Narayanan et al. 2021 §5.1); flash
+// attention's backward does 2.5× the forward FLOPs (FlashAttention-2, Dao 2023 §3.1: 5 GEMMs for the
+// forward's 2); memory-bound ops move twice their forward bytes (read the saved input and the output
+// gradient, write the input gradient).
 #pragma once
 #include <string_view>
 #include <vector>
@@ -28,17 +34,46 @@ struct ChoiceTable<OpClass> {
 struct LayerOp {
   std::string_view name;  // e.g. "QKV projection": a literal, no allocation on the hot path
   OpClass op_class = OpClass::Gemm;
-  double count = 1;            // instances (local experts); the figures below are for all of them
-  double m = 0, n = 0, k = 0;  // GEMM shape of one instance (M×K)·(K×N); 0 for other ops
-  double flops = 0;            // forward
-  double bytes = 0;            // forward HBM traffic (GEMMs: operands and result once)
+  double count = 1;             // instances (local experts, or batch × heads of unfused attention); figures are for all
+  double m = 0, n = 0, k = 0;   // GEMM shape of one instance (M×K)·(K×N); 0 for other ops
+  double flops = 0;             // forward
+  double bytes = 0;             // forward HBM traffic (GEMMs: operands read and result written once)
+  double efficiency = 0;        // forward: fraction of the compute peak reached (GEMMs, attention); 0 for memory ops
+  bool memory_bound = false;    // forward: the byte term of the roofline is the larger
+  bool core_attention = false;  // part of core attention (scores, softmax, values): what selective recompute repeats
+  bool weights = false;         // a GEMM with a weight: its W time is the weight gradient (zero-bubble schedules defer it)
   double f_s = 0, b_s = 0, w_s = 0;
-  bool compute_bound() const { return op_class != OpClass::Memory; }
 };
+
+// Fraction of the dtype's dense peak a GEMM of `count` instances of (M×K)·(K×N) reaches on `sms`
+// streaming multiprocessors:
+//   gemm · tiles(M, N) · waves · x/(x + gemm_half_dim), x = min(M, N).
+// tiles: output tiles of 128×128 (smaller powers of two, down to 16, for a smaller M or N), the
+// padded part of the last tile row and column is wasted (tile quantization); waves: a GEMM (all
+// instances of a grouped GEMM together) with fewer tiles than SMs leaves SMs idle, after splitting
+// K (split-K) over up to the idle SMs in slices of at least 256 (wave quantization of a partial
+// wave). Both effects follow NVIDIA's "Matrix Multiplication Background" guide (Deep Learning
+// Performance documentation, §"Tile quantization", §"Wave quantization"). The partly idle last wave
+// of a GEMM with more than one wave is not charged: libraries balance it by their choice of tile
+// shape and split-K (and stream-K on Hopper, Osama et al. 2023), and the published A100 runs fit
+// better without it (docs/validation.md). The x/(x + half) term is the loss of thin GEMMs (low
+// arithmetic intensity per tile), fitted within bounds. sms = 0: no quantization.
+double gemm_efficiency(double M, double N, double K, double count, int sms, double gemm, double half_dim);
+
+// Fraction of the bf16 peak flash attention reaches: `attention` is the efficiency at head dimension
+// 128 on long sequences; shorter key lengths s_k and smaller heads lose throughput as
+//   d(128 + 54)/(128(d + 54)) · s_k/(s_k + 850),
+// a fit by eye to the shape of FlashAttention-3's forward curves on H100 (Shah et al. 2024, Figure 5,
+// causal): the curve gives 0.58, 0.74, 0.87, 0.95 of the 16k-key throughput at 1k, 2k, 4k, 8k keys,
+// and 0.77 (head dim 64) and 1.17 (head dim 256) of head dim 128. FlashAttention-2 on A100 (Dao 2023,
+// Figure 4) rises more flatly; the fitted `attention` absorbs the level of each GPU family.
+double attention_efficiency(double head_dim, double key_len, double attention);
 
 // The ops of one transformer layer (dense MLP or MoE) on one GPU, one micro-batch, in the order they run.
 std::vector<LayerOp> layer_ops(const Resolved& r, bool moe);
 // The output layer and the loss (on the last stage).
 std::vector<LayerOp> output_ops(const Resolved& r);
+// The embedding lookup (on the first stage).
+std::vector<LayerOp> input_ops(const Resolved& r);
 
 }  // namespace cutlab

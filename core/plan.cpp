@@ -142,6 +142,8 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   const std::string P = "/cluster/";
   c.positive(P + "gpus_per_node", cl.gpus_per_node);
   c.at_most(P + "gpus_per_node", cl.gpus_per_node, 576, "largest NVLink domain built is 576 GPUs");
+  c.non_negative(P + "sms", cl.sms);
+  c.at_most(P + "sms", cl.sms, 1024, "no GPU has more than 1,024 streaming multiprocessors");
   c.positive(P + "hbm_GiB", cl.hbm_bytes);
   c.positive(P + "hbm_GBps", cl.hbm_bytes_per_s);
   c.positive(P + "bf16_TFLOPs", cl.bf16_flops_per_s);
@@ -167,6 +169,8 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.fraction(E + "nvlink", e.nvlink);
   c.fraction(E + "scaleout", e.scaleout);
   if (!(e.overlap >= 0 && e.overlap <= 1)) c.add(ErrorCode::OutOfRange, E + "overlap", "must be in [0, 1]");
+  if (!(e.kernel_floor_s >= 0 && e.kernel_floor_s <= 1e-3))
+    c.add(ErrorCode::OutOfRange, E + "kernel_floor_us", "must be between 0 and 1,000 µs");
 }
 
 // Every axis in [1, 2^20] (etp ≥ 0); false when one is not, so the rules below are meaningless.

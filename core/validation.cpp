@@ -38,6 +38,8 @@ bool is_time_metric(Metric metric) {
          metric == Metric::TokensPerSPerGpu || metric == Metric::StepTimeS;
 }
 
+bool is_fitted_run(const ValidationCase& c) { return c.kind == CaseKind::Training && is_time_metric(c.metric) && c.calibrated; }
+
 namespace {
 
 const MetricInfo* find_metric(Metric metric) {
@@ -101,6 +103,10 @@ std::string read_case_fields(const json& j, const std::string& path, ValidationC
   r.text("kind", kind, true);
   if (!kind.empty() && !choice_from_name(kind, c.kind))
     errors.push_back({ErrorCode::OutOfRange, path + "/kind", "unknown kind '" + kind + "' (" + choice_list<CaseKind>() + ")"});
+  // The cross-validation leaves out one source group at a time: every training run needs one.
+  r.text("source_group", c.source_group, kind == "training");
+  if (j.contains("source_group") && j["source_group"].is_string() && c.source_group.empty())
+    errors.push_back({ErrorCode::OutOfRange, path + "/source_group", "must not be empty"});
   return kind;
 }
 
@@ -159,8 +165,9 @@ void read_memory_config(const json& j, const std::string& path, ValidationCase& 
 
 // Strict reading of one case object; errors carry "/cases/<i>/<key>".
 void read_case(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
-  static const char* known[] = {"id",     "family", "kind",          "metric", "measured", "resolution", "num_params", "dp_shards",
-                                "source", "quote",  "settings_note", "config", "plan",     "workload",   "calibrated"};
+  static const char* known[] = {"id",         "family",     "source_group", "kind",      "metric", "measured",
+                                "resolution", "num_params", "dp_shards",    "source",    "quote",  "settings_note",
+                                "config",     "plan",       "workload",     "calibrated"};
   if (!j.is_object()) {
     errors.push_back({ErrorCode::WrongType, path, "a case must be an object"});
     return;
@@ -224,6 +231,7 @@ CaseResult run_case(const ValidationCase& c, const Efficiencies* efficiency) {
   CaseResult r;
   r.id = c.id;
   r.family = c.family;
+  r.source_group = c.source_group;
   r.metric = c.metric;
   r.kind = c.kind;
   r.calibrated = c.calibrated;
@@ -306,28 +314,50 @@ ValidationSummary validate_cases(const std::vector<ValidationCase>& cases) {
 
 const std::vector<CalibrationParam>& calibration_params() {
   // Physically plausible ranges. GEMMs: cuBLAS reaches 0.7–0.8 of the dense peak on large bf16
-  // shapes (A100, H100), never the peak. Flash attention: 0.35–0.75 of peak on H100 (FA2 to FA3),
-  // and cutlab's backward is 2× the forward time where the kernel does 2.5× the forward work, so the
-  // effective value sits lower. HBM: streaming kernels reach 0.7–0.93 of the datasheet bandwidth.
-  // NCCL bus bandwidth: 0.5–0.95 of the link. Overlap: a fraction.
+  // shapes (A100, H100), never the peak; smaller GEMMs less: cuBLAS bf16 square GEMMs of side 1,024 and
+  // 2,048 reach roughly 0.65–0.8 (A100) and 0.5–0.8 (H100, which needs larger tiles in flight) of
+  // their large-size rate, x/(x + half) with half between 0 and about 512. Flash attention (at head dim 128 on long sequences,
+  // core/ops.h attention_efficiency): 0.35–0.75 of peak on H100 (FA2 to FA3). HBM: streaming
+  // kernels reach 0.7–0.93 of the datasheet bandwidth. NCCL bus bandwidth: 0.5–0.95 of the link.
+  // Overlap: a fraction. Kernel floor: 1–8 µs per kernel (launch, ramp-up, tail).
   static const std::vector<CalibrationParam> p = {
       {"gemm", &Efficiencies::gemm, 0.50, 0.95},
       {"gemm_fp8", &Efficiencies::gemm_fp8, 0.40, 0.95},
-      {"gemm_half_dim", &Efficiencies::gemm_half_dim, 0.0, 256.0},
+      {"gemm_half_dim", &Efficiencies::gemm_half_dim, 0.0, 512.0},
       {"attention", &Efficiencies::attention, 0.30, 0.90},
       {"hbm", &Efficiencies::hbm, 0.70, 0.95},
       {"nvlink", &Efficiencies::nvlink, 0.50, 0.95},
       {"scaleout", &Efficiencies::scaleout, 0.50, 0.95},
       {"overlap", &Efficiencies::overlap, 0.0, 1.0},
+      {"kernel_floor_us", &Efficiencies::kernel_floor_s, 1e-6, 8e-6, 1e-6, "kernel_floor_s"},
   };
   return p;
+}
+
+const std::vector<FamilyFit>& family_fits() {
+  // Every efficiency that the family's runs determine (docs/validation.md §2, "Which parameters are fitted").
+  // nvlink is left out of both: fitting it moves neither family's error by more than 0.06 points. A100 has no
+  // fp8 run (gemm_fp8) and no run that overlaps communication (overlap).
+  static const std::vector<FamilyFit> f = {
+      {"a100", {"gemm", "gemm_half_dim", "attention", "hbm", "scaleout"}},
+      {"h100", {"gemm", "gemm_fp8", "gemm_half_dim", "attention", "hbm", "scaleout", "overlap"}},
+  };
+  return f;
+}
+
+std::vector<std::string> fit_keys(const std::string& family) {
+  for (const FamilyFit& f : family_fits())
+    if (family == f.family) return f.keys;
+  std::vector<std::string> all;
+  for (const CalibrationParam& p : calibration_params()) all.push_back(p.key);
+  return all;
 }
 
 double family_mape_percent(const std::vector<ValidationCase>& cases, const std::string& family, const Efficiencies& e) {
   double sum = 0;
   int n = 0;
   for (const ValidationCase& c : cases) {
-    if (c.kind != CaseKind::Training || !is_time_metric(c.metric) || c.family != family) continue;
+    if (!is_fitted_run(c) || c.family != family) continue;
     const CaseResult r = run_case(c, &e);
     sum += r.ok ? std::fabs(r.error_percent) : 1000.0;
     ++n;
@@ -446,7 +476,7 @@ Result<CalibrationResult> calibrate_family(const std::vector<ValidationCase>& ca
   CalibrationResult& r = out.value;
   r.family = family;
   for (const ValidationCase& c : cases)
-    if (c.kind == CaseKind::Training && is_time_metric(c.metric) && c.family == family) r.case_ids.push_back(c.id);
+    if (is_fitted_run(c) && c.family == family) r.case_ids.push_back(c.id);
   if (r.case_ids.empty()) {
     out.errors.push_back({ErrorCode::OutOfRange, "/family", "no training case has family '" + family + "'"});
     return out;
@@ -482,11 +512,197 @@ Result<CalibrationResult> calibrate_family(const std::vector<ValidationCase>& ca
   r.fitted = s.at(u);
   r.fitted_mape_percent = best;
   for (const ValidationCase& c : cases)
-    if (c.kind == CaseKind::Training && is_time_metric(c.metric) && c.family == family) {
+    if (is_fitted_run(c) && c.family == family) {
       const CaseResult cr = run_case(c, &r.fitted);
       r.fitted_max_abs_percent = std::max(r.fitted_max_abs_percent, cr.ok ? std::fabs(cr.error_percent) : 1000.0);
     }
   r.evaluations = s.evaluations;
+  return out;
+}
+
+// [Cross-validation]
+
+namespace {
+
+bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+void add_unique(std::vector<std::string>& v, const std::string& x) {
+  if (!contains(v, x)) v.push_back(x);
+}
+
+const CalibrationParam* find_param(const std::string& key) {
+  for (const CalibrationParam& p : calibration_params())
+    if (key == p.key) return &p;
+  return nullptr;
+}
+
+// True when no run of `runs` (all of family `pool`) depends on parameter `p`: their mean |error| is the
+// same, bit for bit, with p at either bound as at the start (`at_start`).
+bool undetermined(const std::vector<ValidationCase>& runs, const std::string& pool, const Efficiencies& start, double at_start,
+                  const CalibrationParam& p) {
+  Efficiencies lo = start, hi = start;
+  lo.*(p.member) = p.lo;
+  hi.*(p.member) = p.hi;
+  return family_mape_percent(runs, pool, lo) == at_start && family_mape_percent(runs, pool, hi) == at_start;
+}
+
+// Fits `keys` on the runs `train` (indices into `cases`), pooled as one family, as calibrate_family does;
+// fills the rest of `fit`.
+Result<CvFit> fit_runs(const std::vector<ValidationCase>& cases, const std::vector<size_t>& train,
+                       const std::vector<std::string>& keys, const CalibrationOptions& options, CvFit fit) {
+  Result<CvFit> out;
+  const std::string pool = "cross-validation";
+  std::vector<ValidationCase> runs;
+  for (size_t i : train) {
+    runs.push_back(cases[i]);
+    runs.back().family = pool;
+    add_unique(fit.fitted_families, cases[i].family);
+    add_unique(fit.fitted_groups, cases[i].source_group);
+    fit.case_ids.push_back(cases[i].id);
+  }
+  Efficiencies start = options.start;  // within bounds, as calibrate_family starts
+  for (const CalibrationParam& p : calibration_params()) start.*(p.member) = std::clamp(start.*(p.member), p.lo, p.hi);
+  fit.efficiency = start;
+  if (!runs.empty()) {
+    const double at_start = family_mape_percent(runs, pool, start);
+    for (const std::string& k : keys) {
+      const CalibrationParam* p = find_param(k);
+      if (p && undetermined(runs, pool, start, at_start, *p)) fit.undetermined.push_back(k);
+      else fit.keys.push_back(k);
+    }
+  }
+  if (!fit.keys.empty()) {
+    CalibrationOptions o = options;
+    o.fit = fit.keys;
+    const Result<CalibrationResult> r = calibrate_family(runs, pool, o);
+    if (!r.ok()) {
+      out.errors = r.errors;
+      return out;
+    }
+    fit.efficiency = r.value.fitted;
+    fit.evaluations = r.value.evaluations;
+  }
+  // No fp8 run among the fitted ones: an fp8 GEMM is taken to reach the fraction of the fp8 peak that the
+  // fitted bf16 GEMMs reach of theirs (the premise of the transfer rule).
+  if (contains(fit.undetermined, "gemm_fp8") && contains(fit.keys, "gemm")) fit.efficiency.gemm_fp8 = fit.efficiency.gemm;
+  fit.fit_mape_percent = runs.empty() ? 0.0 : family_mape_percent(runs, pool, fit.efficiency);
+  out.value = std::move(fit);
+  return out;
+}
+
+void add_error(CvError& e, const CvCase& x) {
+  const double a = std::fabs(x.in_sample_error_percent), b = std::fabs(x.held_out_error_percent);
+  ++e.cases;
+  e.in_sample_mean_percent += a;
+  e.held_out_mean_percent += b;
+  if (a > e.in_sample_max_percent || e.in_sample_worst_id.empty()) e.in_sample_max_percent = a, e.in_sample_worst_id = x.id;
+  if (b > e.held_out_max_percent || e.held_out_worst_id.empty()) e.held_out_max_percent = b, e.held_out_worst_id = x.id;
+}
+
+void finish_error(CvError& e) {
+  if (e.cases == 0) return;
+  e.in_sample_mean_percent /= e.cases;
+  e.held_out_mean_percent /= e.cases;
+}
+
+}  // namespace
+
+Result<CrossValidation> cross_validate(const std::vector<ValidationCase>& cases, const CalibrationOptions& options) {
+  Result<CrossValidation> out;
+  CrossValidation& cv = out.value;
+  // The runs calibration fits (is_fitted_run): peak-memory cases and runs with calibrated = false are
+  // neither fitted nor predicted held-out.
+  auto training = [&](size_t i) { return is_fitted_run(cases[i]); };
+  std::vector<std::string> groups;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!training(i)) continue;
+    if (cases[i].source_group.empty())
+      out.errors.push_back({ErrorCode::MissingKey, "/cases/" + std::to_string(i) + "/source_group",
+                            "training case '" + cases[i].id + "' has no source_group"});
+    else add_unique(groups, cases[i].source_group);
+  }
+  for (const std::string& k : options.fit)
+    if (!find_param(k)) out.errors.push_back({ErrorCode::OutOfRange, "/fit", "unknown efficiency '" + k + "'"});
+  if (!out.ok()) return out;
+
+  std::vector<int> fit_of(cases.size(), -1);
+  for (const std::string& g : groups) {
+    std::vector<std::string> families;
+    for (size_t i = 0; i < cases.size(); ++i)
+      if (training(i) && cases[i].source_group == g) add_unique(families, cases[i].family);
+    for (const std::string& f : families) {
+      CvFit fit;
+      fit.held_out_group = g;
+      fit.family = f;
+      std::vector<size_t> train;
+      for (size_t i = 0; i < cases.size(); ++i)
+        if (training(i) && cases[i].family == f && cases[i].source_group != g) train.push_back(i);
+      std::vector<std::string> keys = options.fit.empty() ? fit_keys(f) : options.fit;
+      if (train.empty()) {
+        // Transfer: the other families' runs outside G, with the union of their fit keys.
+        fit.transfer = true;
+        std::vector<std::string> pool_families;
+        for (size_t i = 0; i < cases.size(); ++i)
+          if (training(i) && cases[i].family != f && cases[i].source_group != g)
+            train.push_back(i), add_unique(pool_families, cases[i].family);
+        if (options.fit.empty()) {
+          keys.clear();
+          for (const CalibrationParam& p : calibration_params())
+            if (std::any_of(pool_families.begin(), pool_families.end(),
+                            [&](const std::string& pf) { return contains(fit_keys(pf), p.key); }))
+              keys.push_back(p.key);
+        }
+      }
+      Result<CvFit> r = fit_runs(cases, train, keys, options, std::move(fit));
+      if (!r.ok()) {
+        out.errors = r.errors;
+        return out;
+      }
+      for (size_t i = 0; i < cases.size(); ++i)
+        if (training(i) && cases[i].source_group == g && cases[i].family == f) fit_of[i] = static_cast<int>(cv.fits.size());
+      cv.fits.push_back(std::move(r.value));
+    }
+  }
+
+  cv.overall.group = "all";
+  for (const std::string& g : groups) cv.groups.push_back(CvError{g, 0, 0, 0, 0, 0, "", ""});
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const ValidationCase& c = cases[i];
+    if (c.kind == CaseKind::Training && !training(i)) continue;
+    CvCase x;
+    x.id = c.id;
+    x.family = c.family;
+    x.group = c.source_group;
+    x.kind = c.kind;
+    x.metric = c.metric;
+    x.measured = c.measured;
+    const CaseResult in = run_case(c);
+    x.in_sample_predicted = in.predicted;
+    x.in_sample_error_percent = in.error_percent;
+    if (c.kind == CaseKind::Memory) {
+      ++cv.memory_cases;
+      cv.memory_exact = cv.memory_exact && in.ok && in.within_resolution;
+      x.ok = in.ok;
+      x.held_out_predicted = in.predicted;
+      x.held_out_error_percent = in.error_percent;
+    } else {
+      x.fit = fit_of[i];
+      const CaseResult held = run_case(c, &cv.fits[static_cast<size_t>(x.fit)].efficiency);
+      x.ok = in.ok && held.ok;
+      x.held_out_predicted = held.predicted;
+      x.held_out_error_percent = held.error_percent;
+      if (!x.ok) {
+        ++cv.failed_cases;
+      } else {
+        add_error(cv.overall, x);
+        for (CvError& e : cv.groups)
+          if (e.group == x.group) add_error(e, x);
+      }
+    }
+    cv.cases.push_back(std::move(x));
+  }
+  finish_error(cv.overall);
+  for (CvError& e : cv.groups) finish_error(e);
   return out;
 }
 

@@ -41,7 +41,8 @@ const char* kUsageText = R"(usage:
   cutlab draw [CONFIG.json | -] --view cuts|placement|pipeline --svg FILE [--width PX] [--layer N] [options]
                                                 the explorer's figure of a view as SVG (--json: the figure)
   cutlab validate [CASES.json] [--json] [--svg FILE] [--check]
-                                                compare with published runs (validation/cases.json)
+                                                compare with published runs (validation/cases.json) and
+                                                cross-validate the calibration, one source left out at a time
   cutlab calibrate [CASES.json] [--family F] [--fit KEY,...] [--json]
                                                 fit cluster efficiencies to those runs
 
@@ -508,16 +509,18 @@ int cmd_gpu(const Args& a) {
 // One table of ops with their totals; the totals are what the step breakdown charges per layer.
 void print_ops(const char* title, const std::vector<LayerOp>& ops) {
   if (ops.empty()) return;
-  Table t{{"op", "count", "GEMM M×N×K", "GFLOP", "MB", "bound", "F", "B", "W"}, {}};
+  Table t{{"op", "count", "GEMM M×N×K", "GFLOP", "MB", "bound", "eff", "F", "B", "W"}, {}};
   double flops = 0, bytes = 0, f = 0, b = 0, w = 0;
   for (const LayerOp& op : ops) {
     const std::string shape = op.op_class == OpClass::Gemm ? fixed(op.m, 0) + "×" + fixed(op.n, 0) + "×" + fixed(op.k, 0) : "";
     t.rows.push_back({std::string(op.name), op.count == 1 ? "" : fixed(op.count, 0), shape, fixed(op.flops / 1e9, 1),
-                      fixed(op.bytes / 1e6, 1), op.compute_bound() ? "compute" : "memory", human_time(op.f_s), human_time(op.b_s),
+                      fixed(op.bytes / 1e6, 1), op.memory_bound ? "memory" : "compute",
+                      op.efficiency > 0 ? fixed(100 * op.efficiency, 0) + "%" : "", human_time(op.f_s), human_time(op.b_s),
                       human_time(op.w_s)});
     flops += op.flops, bytes += op.bytes, f += op.f_s, b += op.b_s, w += op.w_s;
   }
-  t.rows.push_back({"total", "", "", fixed(flops / 1e9, 1), fixed(bytes / 1e6, 1), "", human_time(f), human_time(b), human_time(w)});
+  t.rows.push_back(
+      {"total", "", "", fixed(flops / 1e9, 1), fixed(bytes / 1e6, 1), "", "", human_time(f), human_time(b), human_time(w)});
   std::cout << title << "\n" << t.render() << "\n";
 }
 
@@ -543,6 +546,7 @@ int cmd_ops(const Args& a) {
   print_ops("Dense layer", e->dense_layer_ops);
   print_ops("MoE layer", e->moe_layer_ops);
   print_ops("Output layer and loss (last stage)", e->output_layer_ops);
+  print_ops("Input embedding (first stage)", e->input_layer_ops);
   return kOk;
 }
 

@@ -22,7 +22,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int kOk = 0, kUsage = 1, kInvalid = 2, kOverLimit = 4;
-constexpr double kMaxMeanErrorPercent = 10.0, kMaxCaseErrorPercent = 20.0;  // as tests/test_validation.cpp
 const char* kDefaultCases = "validation/cases.json";
 
 bool read_cases(const std::string& path, std::vector<ValidationCase>& cases) {
@@ -214,23 +213,165 @@ json summary_json(const ValidationSummary& s) {
           {"peak_memory_worst_id", s.peak_memory_worst_id}};
 }
 
-bool over_limits(const ValidationSummary& s) {
-  return s.failed_cases > 0 || !s.memory_exact || s.mean_abs_error_percent > kMaxMeanErrorPercent ||
-         s.max_abs_error_percent > kMaxCaseErrorPercent || s.peak_memory_max_abs_error_percent > kPeakMemoryLimitPercent;
+std::string joined(const std::vector<std::string>& v, const char* sep = ",") {
+  std::string out;
+  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
+  return out;
 }
 
-const char* kValidateUsage =
-    "usage: cutlab validate [CASES.json] [--json] [--svg OUT.svg] [--check]\n"
-    "  runs every case of CASES.json (default validation/cases.json) through the cost model and prints\n"
-    "  predicted against measured; --check exits 4 when the mean |error| over the calibrated training runs\n"
-    "  exceeds 10%, one of them exceeds 20%, a memory case misses its published figure, a peak-memory case is\n"
-    "  off by more than 10%, or a case does not evaluate (runs with \"calibrated\": false are only reported).\n";
+// [Cross-validation] How a held-out group's runs were predicted, in a few words.
+std::string fit_label(const CvFit& f) {
+  if (f.case_ids.empty()) return "no run to fit: Efficiencies defaults";
+  if (f.transfer) return "transfer from " + joined(f.fitted_families, "+");
+  return f.family + " refit on " +
+         (f.fitted_groups.size() <= 2 ? joined(f.fitted_groups, ", ") : std::to_string(f.fitted_groups.size()) + " groups");
+}
 
-const char* kCalibrateUsage =
-    "usage: cutlab calibrate [CASES.json] [--family F]... [--fit key,key,...] [--max-evaluations N] [--json]\n"
-    "  fits the cluster efficiencies of each family (default: every family with training runs) to its\n"
-    "  training runs: bounded Nelder–Mead on the mean |error %|, starting from the Efficiencies defaults.\n"
-    "  keys: gemm, gemm_half_dim, attention, hbm, nvlink, scaleout, overlap (default: all).\n";
+json cv_error_json(const CvError& e) {
+  return {{"group", e.group},
+          {"cases", e.cases},
+          {"in_sample_mean_abs_error_percent", e.in_sample_mean_percent},
+          {"in_sample_max_abs_error_percent", e.in_sample_max_percent},
+          {"in_sample_worst_id", e.in_sample_worst_id},
+          {"held_out_mean_abs_error_percent", e.held_out_mean_percent},
+          {"held_out_max_abs_error_percent", e.held_out_max_percent},
+          {"held_out_worst_id", e.held_out_worst_id}};
+}
+
+json cross_validation_json(const CrossValidation& cv) {
+  json cases = json::array(), fits = json::array(), groups = json::array();
+  for (const CvCase& c : cv.cases) {
+    json j = {{"id", c.id},
+              {"family", c.family},
+              {"source_group", c.group},
+              {"kind", c.kind == CaseKind::Memory ? "memory" : "training"},
+              {"ok", c.ok},
+              {"measured", c.measured},
+              {"in_sample_predicted", c.in_sample_predicted},
+              {"in_sample_error_percent", c.in_sample_error_percent},
+              {"held_out_predicted", c.held_out_predicted},
+              {"held_out_error_percent", c.held_out_error_percent}};
+    if (c.fit >= 0) j["fit"] = c.fit;
+    else j["fit"] = nullptr, j["note"] = "memory case: does not depend on the efficiencies";
+    cases.push_back(j);
+  }
+  for (const CvFit& f : cv.fits) {
+    json eff = json::object();
+    for (const CalibrationParam& p : calibration_params()) eff[p.key] = f.efficiency.*(p.member);
+    fits.push_back({{"held_out_group", f.held_out_group},
+                    {"family", f.family},
+                    {"transfer", f.transfer},
+                    {"label", fit_label(f)},
+                    {"fitted_families", f.fitted_families},
+                    {"fitted_groups", f.fitted_groups},
+                    {"fitted_cases", f.case_ids},
+                    {"keys", f.keys},
+                    {"undetermined_keys", f.undetermined},
+                    {"efficiency", eff},
+                    {"fit_mape_percent", f.fit_mape_percent},
+                    {"evaluations", f.evaluations}});
+  }
+  for (const CvError& e : cv.groups) groups.push_back(cv_error_json(e));
+  return {{"method", "leave one source group out"},
+          {"cases", cases},
+          {"fits", fits},
+          {"groups", groups},
+          {"overall", cv_error_json(cv.overall)},
+          {"failed_cases", cv.failed_cases},
+          {"memory_cases", cv.memory_cases},
+          {"memory_exact", cv.memory_exact}};
+}
+
+void print_cross_validation(const CrossValidation& cv) {
+  std::cout << "\ncross-validation, leave one source out: each source group's runs predicted with efficiencies\n"
+               "refitted without that group (in-sample: the presets' efficiencies, as above)\n";
+  Table t{{"case", "group", "in-sample", "held-out", "held-out fit"}, {}};
+  for (const CvCase& c : cv.cases) {
+    if (c.kind == CaseKind::Memory) continue;
+    t.rows.push_back({c.id, c.group, c.ok ? signed_pct(c.in_sample_error_percent) : "-",
+                      c.ok ? signed_pct(c.held_out_error_percent) : "-", fit_label(cv.fits[static_cast<size_t>(c.fit)])});
+  }
+  std::cout << t.render() << "\nheld-out fits (calibrate's start, bounds and search, on the runs outside the group):\n";
+  for (const CvFit& f : cv.fits) {
+    std::cout << "  " << f.held_out_group << " (" << f.family << "): ";
+    if (f.case_ids.empty()) std::cout << fit_label(f);
+    else
+      std::cout << (f.transfer ? "transfer from " + joined(f.fitted_families, "+") + ", fitted on " : std::string("refit on "))
+                << f.case_ids.size() << " runs of " << joined(f.fitted_groups, ", ") << ", mean |error| "
+                << fixed(f.fit_mape_percent, 2) << "% on them";
+    std::cout << "\n   ";
+    for (const std::string& k : f.keys) {
+      const auto p = std::find_if(calibration_params().begin(), calibration_params().end(),
+                                  [&](const CalibrationParam& q) { return k == q.key; });
+      std::cout << " " << k << " " << fixed(f.efficiency.*(p->member), p->hi > 10 ? 0 : 3);
+    }
+    std::cout << "\n";
+    for (const std::string& k : f.undetermined)
+      std::cout << "    " << k << ": no fitted run depends on it, "
+                << (k == "gemm_fp8" && std::find(f.keys.begin(), f.keys.end(), "gemm") != f.keys.end()
+                        ? "takes the fitted gemm (" + fixed(f.efficiency.gemm_fp8, 3) + ")"
+                        : "keeps its start value")
+                << "\n";
+  }
+  std::cout << "\n";
+  Table g{{"group", "runs", "in-sample mean", "worst", "held-out mean", "worst"}, {}};
+  auto row = [&](const CvError& e) {
+    g.rows.push_back({e.group, std::to_string(e.cases), fixed(e.in_sample_mean_percent, 1) + "%",
+                      fixed(e.in_sample_max_percent, 1) + "%", fixed(e.held_out_mean_percent, 1) + "%",
+                      fixed(e.held_out_max_percent, 1) + "%"});
+  };
+  for (const CvError& e : cv.groups) row(e);
+  row(cv.overall);
+  std::cout << g.render();
+  std::cout << "held-out: mean |error| " << fixed(cv.overall.held_out_mean_percent, 1) << "% · largest "
+            << fixed(cv.overall.held_out_max_percent, 1) << "% (" << cv.overall.held_out_worst_id << "); in-sample "
+            << fixed(cv.overall.in_sample_mean_percent, 1) << "% · " << fixed(cv.overall.in_sample_max_percent, 1) << "%\n";
+  if (cv.failed_cases) std::cout << cv.failed_cases << " runs do not evaluate in-sample or held-out\n";
+  std::cout << "memory cases: " << cv.memory_cases << ", independent of the efficiencies (held-out = in-sample)\n";
+}
+
+// The limits of tests/test_validation.cpp (core/validation.h ValidationLimits).
+bool over_limits(const ValidationSummary& s, const CrossValidation* cv) {
+  using L = ValidationLimits;
+  return s.failed_cases > 0 || !s.memory_exact || s.mean_abs_error_percent > L::documented_mean_percent + L::margin_mean_percent ||
+         s.max_abs_error_percent > L::documented_worst_percent + L::margin_worst_percent ||
+         s.peak_memory_max_abs_error_percent > L::peak_memory_percent ||
+         s.uncalibrated.mean_abs_error_percent > L::documented_uncalibrated_mean_percent + L::margin_mean_percent ||
+         s.uncalibrated.max_abs_error_percent > L::documented_uncalibrated_worst_percent + L::margin_worst_percent ||
+         (cv && (cv->failed_cases > 0 ||
+                 cv->overall.held_out_mean_percent > L::documented_held_out_mean_percent + L::margin_held_out_mean_percent));
+}
+
+std::string validate_usage() {
+  using L = ValidationLimits;
+  return "usage: cutlab validate [CASES.json] [--json] [--svg OUT.svg] [--check]\n"
+         "  runs every case of CASES.json (default validation/cases.json) through the cost model and prints\n"
+         "  predicted against measured, then the leave-one-source-out cross-validation (docs/validation.md).\n"
+         "  --check exits 4 when the limits of tests/test_validation.cpp fail: the mean |error| over the training\n"
+         "  runs exceeds " +
+         fixed(L::documented_mean_percent + L::margin_mean_percent, 1) + "%, a run exceeds " +
+         fixed(L::documented_worst_percent + L::margin_worst_percent, 1) + "%, the cross-validated (held-out) mean exceeds " +
+         fixed(L::documented_held_out_mean_percent + L::margin_held_out_mean_percent, 1) +
+         "%,\n"
+         "  a memory case misses its published figure, a peak-memory case is off by more than " +
+         fixed(L::peak_memory_percent, 0) +
+         "%, or a case does not evaluate.\n"
+         "  Runs with \"calibrated\": false (added after the last fit) are held to their own documented errors.\n";
+}
+
+std::string calibrate_usage() {
+  std::string keys, table;
+  for (const CalibrationParam& p : calibration_params()) keys += (keys.empty() ? "" : ", ") + std::string(p.key);
+  for (const FamilyFit& f : family_fits()) table += "  " + std::string(f.family) + ": --fit " + joined(f.keys) + "\n";
+  return "usage: cutlab calibrate [CASES.json] [--family F]... [--fit key,key,...] [--max-evaluations N] [--json]\n"
+         "  fits the cluster efficiencies of each family (default: every family with training runs) to its\n"
+         "  training runs: bounded Nelder–Mead on the mean |error %|, starting from the Efficiencies defaults.\n"
+         "  keys: " +
+         keys +
+         ".\n"
+         "  default keys: the family's entry below (core/validation.cpp family_fits()), every key for another family:\n" +
+         table;
+}
 
 }  // namespace
 
@@ -242,13 +383,19 @@ int run_validate(const std::vector<std::string>& args) {
     if (a == "--json") as_json = true;
     else if (a == "--check") check = true;
     else if (a == "--svg" && i + 1 < args.size()) svg = args[++i];
-    else if (a == "--help" || a == "-h") return std::cout << kValidateUsage, kOk;
+    else if (a == "--help" || a == "-h") return std::cout << validate_usage(), kOk;
     else if (a.rfind("--", 0) != 0 && path == kDefaultCases) path = a;
-    else return std::cerr << "cutlab: unexpected argument " << a << "\n" << kValidateUsage, kUsage;
+    else return std::cerr << "cutlab: unexpected argument " << a << "\n" << validate_usage(), kUsage;
   }
   std::vector<ValidationCase> cases;
   if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
   const ValidationSummary s = validate_cases(cases);
+  const Result<CrossValidation> cv = cross_validate(cases);
+  if (!cv.ok()) {
+    std::cerr << "cutlab: cannot cross-validate " << path << ":\n";
+    for (const Error& e : cv.errors) std::cerr << "  " << e.path << ": " << e.message << "\n";
+    return kInvalid;
+  }
 
   if (!svg.empty()) {
     std::ofstream out(svg);
@@ -258,7 +405,9 @@ int run_validate(const std::vector<std::string>& args) {
     }
   }
   if (as_json) {
-    std::cout << summary_json(s).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    json j = summary_json(s);
+    j["cross_validation"] = cross_validation_json(cv.value);
+    std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     Table t{{"case", "metric", "predicted", "measured", "error", "note"}, {}};
     for (const CaseResult& r : s.results) {
@@ -268,7 +417,7 @@ int run_validate(const std::vector<std::string>& args) {
       else if (r.kind == CaseKind::Memory)
         note = r.within_resolution ? "exact to the published rounding" : "MISSES the published figure";
       else if (r.metric == Metric::PeakMemoryGiB)
-        note = std::fabs(r.error_percent) <= kPeakMemoryLimitPercent ? "within 10%" : "OFF BY MORE THAN 10%";
+        note = std::fabs(r.error_percent) <= ValidationLimits::peak_memory_percent ? "within the limit" : "OFF BY MORE THAN THE LIMIT";
       else if (!r.fits) note = "cutlab: does not fit in HBM";
       if (r.ok && r.kind == CaseKind::Training && !r.calibrated) note = "not calibrated" + (note.empty() ? "" : " · " + note);
       t.rows.push_back({r.id,
@@ -292,10 +441,11 @@ int run_validate(const std::vector<std::string>& args) {
     if (s.peak_memory_cases > 0)
       std::cout << "peak memory cases: " << s.peak_memory_cases << " · largest |error| "
                 << fixed(s.peak_memory_max_abs_error_percent, 1) << "% (" << s.peak_memory_worst_id << "; limit "
-                << fixed(kPeakMemoryLimitPercent, 0) << "%)\n";
+                << fixed(ValidationLimits::peak_memory_percent, 0) << "%)\n";
+    print_cross_validation(cv.value);
     if (!svg.empty()) std::cout << "wrote " << svg << "\n";
   }
-  return check && over_limits(s) ? kOverLimit : kOk;
+  return check && over_limits(s, &cv.value) ? kOverLimit : kOk;
 }
 
 int run_calibrate(const std::vector<std::string>& args) {
@@ -314,9 +464,9 @@ int run_calibrate(const std::vector<std::string>& args) {
     } else if (a == "--max-evaluations" && i + 1 < args.size()) {
       opt.max_evaluations = std::atoi(args[++i].c_str());
       if (opt.max_evaluations < 1) return std::cerr << "cutlab: --max-evaluations must be positive\n", kUsage;
-    } else if (a == "--help" || a == "-h") return std::cout << kCalibrateUsage, kOk;
+    } else if (a == "--help" || a == "-h") return std::cout << calibrate_usage(), kOk;
     else if (a.rfind("--", 0) != 0 && path == kDefaultCases) path = a;
-    else return std::cerr << "cutlab: unexpected argument " << a << "\n" << kCalibrateUsage, kUsage;
+    else return std::cerr << "cutlab: unexpected argument " << a << "\n" << calibrate_usage(), kUsage;
   }
   std::vector<ValidationCase> cases;
   if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
@@ -327,7 +477,9 @@ int run_calibrate(const std::vector<std::string>& args) {
 
   json out = json::array();
   for (const std::string& fam : families) {
-    const Result<CalibrationResult> r = calibrate_family(cases, fam, opt);
+    CalibrationOptions family_opt = opt;
+    if (family_opt.fit.empty()) family_opt.fit = fit_keys(fam);
+    const Result<CalibrationResult> r = calibrate_family(cases, fam, family_opt);
     if (!r.ok()) {
       for (const Error& e : r.errors) std::cerr << "cutlab: " << e.path << ": " << e.message << "\n";
       return kInvalid;
@@ -335,12 +487,13 @@ int run_calibrate(const std::vector<std::string>& args) {
     const CalibrationResult& c = r.value;
     json fitted = json::object(), start = json::object();
     for (const CalibrationParam& p : calibration_params()) {
-      fitted[p.key] = c.fitted.*(p.member);
-      start[p.key] = c.start.*(p.member);
+      fitted[p.key] = c.fitted.*(p.member) / p.unit;
+      start[p.key] = c.start.*(p.member) / p.unit;
     }
     if (as_json) {
       out.push_back({{"family", fam},
                      {"cases", c.case_ids},
+                     {"fit", family_opt.fit},
                      {"start", start},
                      {"fitted", fitted},
                      {"start_mape_percent", c.start_mape_percent},
@@ -349,16 +502,19 @@ int run_calibrate(const std::vector<std::string>& args) {
                      {"evaluations", c.evaluations}});
       continue;
     }
-    std::cout << "family " << fam << ": " << c.case_ids.size() << " training runs, " << c.evaluations << " evaluations\n";
+    std::cout << "family " << fam << ": " << c.case_ids.size() << " training runs, " << c.evaluations << " evaluations, fit "
+              << joined(family_opt.fit) << "\n";
     std::cout << "  mean |error| " << fixed(c.start_mape_percent, 2) << "% at the start → " << fixed(c.fitted_mape_percent, 2)
               << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
     Table t{{"efficiency", "start", "fitted", "bounds"}, {}};
     for (const CalibrationParam& p : calibration_params())
-      t.rows.push_back({p.key, number(c.start.*(p.member)), number(c.fitted.*(p.member)), number(p.lo) + " – " + number(p.hi)});
+      t.rows.push_back({p.key, number(c.start.*(p.member) / p.unit), number(c.fitted.*(p.member) / p.unit),
+                        number(p.lo / p.unit) + " – " + number(p.hi / p.unit)});
     std::cout << t.render();
     std::cout << "  for core/presets.cpp:\n    Efficiencies e;\n";
     for (const CalibrationParam& p : calibration_params())
-      std::cout << "    e." << p.key << " = " << fixed(c.fitted.*(p.member), p.hi > 10 ? 0 : 3) << ";\n";
+      std::cout << "    e." << p.member_name << " = " << fixed(c.fitted.*(p.member) / p.unit, p.hi / p.unit > 10 ? 0 : 3)
+                << (p.unit == 1e-6 ? " * units::us" : "") << ";\n";
     std::cout << "\n";
   }
   if (as_json) std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";

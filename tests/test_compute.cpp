@@ -10,46 +10,82 @@
 using namespace cutlab;
 using Catch::Matchers::WithinRel;
 
-TEST_CASE("GEMM time is FLOPs over peak times a size-dependent efficiency", "[compute]") {
-  Efficiencies e;
-  e.gemm = 0.8;
-  e.gemm_half_dim = 128;
-  const double peak = 989e12;
-  // x = min(M, N, K) = 1024: efficiency 0.8 · 1024/1152.
-  REQUIRE_THAT(gemm_time_s(8192, 1024, 8192, peak, e), WithinRel(2.0 * 8192 * 1024 * 8192 / (peak * 0.8 * 1024 / 1152), 1e-12));
-  // Thin GEMMs are less efficient per FLOP than square ones.
-  const double thin = gemm_time_s(64, 8192, 8192, peak, e) / (2.0 * 64 * 8192 * 8192);
-  const double square = gemm_time_s(8192, 8192, 8192, peak, e) / (2.0 * 8192 * 8192 * 8192);
-  REQUIRE(thin > square);
+namespace {
+// Efficiencies that make every op its ideal compute time: no shape loss, no quantization, no floor,
+// memory traffic free.
+void ideal(Config& c) {
+  c.cluster.efficiency.gemm = 1.0;
+  c.cluster.efficiency.gemm_fp8 = 1.0;
+  c.cluster.efficiency.gemm_half_dim = 0;
+  c.cluster.efficiency.kernel_floor_s = 0;
+  c.cluster.sms = 0;
+  c.cluster.hbm_bytes_per_s = 1e30;
+}
+}  // namespace
+
+TEST_CASE("GEMM efficiency: thin GEMMs, tile and wave quantization", "[compute]") {
+  // x = min(M, N) = 1024: 0.8 · 1024/1152; 64 × 8 = 512 tiles of 128×128 on 132 SMs: several
+  // waves, the tail balanced by the library: no loss.
+  REQUIRE_THAT(gemm_efficiency(8192, 1024, 8192, 1, 132, 0.8, 128), WithinRel(0.8 * 1024 / 1152, 1e-12));
+  // Without SMs, no quantization.
+  REQUIRE_THAT(gemm_efficiency(8192, 1024, 8192, 1, 0, 0.8, 128), WithinRel(0.8 * 1024 / 1152, 1e-12));
+  // M = 100 on 128-row tiles: 100/128 of each tile is used; 2 tiles on 132 SMs split K = 4096 into
+  // min(66, 16) = 16 slices: 32 of 132 SMs busy in one wave.
+  REQUIRE_THAT(gemm_efficiency(100, 256, 4096, 1, 132, 0.8, 0), WithinRel(0.8 * 100.0 / 128 * 32.0 / 132, 1e-12));
+  // Grouped: 8 experts of 256 × 256 tiles = 32 tiles, split K = 2048 by min(4, 8) = 4: 128 of 132 SMs.
+  REQUIRE_THAT(gemm_efficiency(256, 256, 2048, 8, 132, 0.8, 0), WithinRel(0.8 * 128.0 / 132, 1e-12));
+  // Thin GEMMs are less efficient than square ones.
+  REQUIRE(gemm_efficiency(64, 8192, 8192, 1, 132, 0.8, 128) < gemm_efficiency(8192, 8192, 8192, 1, 132, 0.8, 128));
+}
+
+TEST_CASE("attention efficiency: head dimension and key length", "[compute]") {
+  // At head dim 128 the factor is s/(s + 850); head dim 64 reaches 64·182/(128·118) of head dim 128.
+  REQUIRE_THAT(attention_efficiency(128, 4096, 0.6), WithinRel(0.6 * 4096 / 4946, 1e-12));
+  REQUIRE_THAT(attention_efficiency(64, 4096, 0.6) / attention_efficiency(128, 4096, 0.6), WithinRel(64.0 * 182 / (128 * 118), 1e-12));
+  REQUIRE(attention_efficiency(128, 1024, 0.6) < attention_efficiency(128, 8192, 0.6));
 }
 
 TEST_CASE("a layer's forward GEMM time is 2·tokens·weights/t over peak at ideal efficiency", "[compute]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 1, 1, 4096, 8);
-  c.cluster.efficiency.gemm = 1.0;
-  c.cluster.efficiency.gemm_half_dim = 0;
+  ideal(c);
   const LayerTimes lt = layer_times(test::resolved(c), false);
   const LayerParams p = dense_layer_params(c.model);
   const double tokens = 4096;
-  REQUIRE_THAT(lt.gemm_f_s, WithinRel(2.0 * tokens * (p.attention + p.dense_mlp) / 8 / c.cluster.bf16_flops_per_s, 1e-12));
-  // Backward: input gradients and weight gradients each repeat the forward GEMMs.
-  REQUIRE(lt.w_s() == lt.gemm_f_s);
+  REQUIRE_THAT(lt.weight_gemms.f_s, WithinRel(2.0 * tokens * (p.attention + p.dense_mlp) / 8 / c.cluster.bf16_flops_per_s, 1e-12));
+  // Backward: input gradients and weight gradients each repeat the forward GEMMs' FLOPs.
+  REQUIRE_THAT(lt.weight_gemms.b_s, WithinRel(lt.weight_gemms.f_s, 1e-12));
+  REQUIRE_THAT(lt.w_s(), WithinRel(lt.weight_gemms.f_s, 1e-12));
 }
 
 TEST_CASE("flash attention does the causal half of the score FLOPs", "[compute]") {
   Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 8192, 8);
+  c.cluster.efficiency.kernel_floor_s = 0;
   const LayerTimes flash = layer_times(test::resolved(c), false);
   const double s = 8192, a = 32, d = 128;
-  REQUIRE_THAT(flash.attention_f_s,
-               WithinRel(0.5 * 2.0 * s * s * a * 2 * d / (c.cluster.bf16_flops_per_s * c.cluster.efficiency.attention), 1e-12));
+  const double eff = attention_efficiency(d, s, c.cluster.efficiency.attention);
+  REQUIRE_THAT(flash.core_attention.f_s, WithinRel(0.5 * 2.0 * s * s * a * 2 * d / (c.cluster.bf16_flops_per_s * eff), 1e-12));
+  REQUIRE_THAT(flash.core_attention.b_s, WithinRel(2.5 * flash.core_attention.f_s, 1e-12));
 }
 
-TEST_CASE("fp8 GEMMs run at the fp8 peak with the fp8 efficiency", "[compute]") {
+TEST_CASE("fp8 GEMMs run at the fp8 peak with the fp8 efficiency, and carry their casts", "[compute]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 1, 1, 4096, 8);
-  const double bf16 = layer_times(test::resolved(c), false).gemm_f_s;
+  c.cluster.sms = 0;
+  c.cluster.efficiency.kernel_floor_s = 0;
+  c.cluster.hbm_bytes_per_s = 1e30;
+  const double bf16 = layer_times(test::resolved(c), false).weight_gemms.f_s;
   c.workload.dtype = Dtype::FP8;
-  const double fp8 = layer_times(test::resolved(c), false).gemm_f_s;
+  const double fp8 = layer_times(test::resolved(c), false).weight_gemms.f_s;
   const Efficiencies& e = c.cluster.efficiency;
   REQUIRE_THAT(bf16 / fp8, WithinRel(1979.0 * e.gemm_fp8 / (989.0 * e.gemm), 1e-9));
+  // The casts: each of the 4 GEMMs quantizes its input (M×K, 4 bytes per element) forward and its
+  // output gradient (M×N) backward. Llama 3 70B at TP 8: h 8192, QKV N 1280, MLP 2·3584, O K 1024.
+  Config d = test::config("llama3-70b", "dgx-h100", 8, 1, 1, 4096, 8);
+  d.workload.dtype = Dtype::FP8;
+  const std::vector<LayerOp> ops = layer_ops(test::resolved(d), false);
+  const auto cast = std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.name.rfind("fp8 quantize", 0) == 0; });
+  REQUIRE(cast != ops.end());
+  const double M = 4096;
+  REQUIRE_THAT(cast->bytes, WithinRel(4.0 * M * (8192 + 1024 + 8192 + 3584), 1e-12));
 }
 
 TEST_CASE("recompute adds the forward to the backward", "[compute]") {
@@ -58,8 +94,9 @@ TEST_CASE("recompute adds the forward to the backward", "[compute]") {
   const StageCompute none = stage_compute(test::resolved(c), st);
   c.plan.recompute = Recompute::Full;
   const StageCompute full = stage_compute(test::resolved(c), st);
-  REQUIRE(full.recompute_s == none.f_s);
-  REQUIRE_THAT(full.b_s, WithinRel(none.b_s + none.f_s, 1e-12));
+  // The 40 layers' forward again (not the embedding's).
+  REQUIRE_THAT(full.recompute_s, WithinRel(40 * layer_times(test::resolved(c), false).f_s(), 1e-12));
+  REQUIRE_THAT(full.b_s, WithinRel(none.b_s + full.recompute_s, 1e-12));
   c.plan.recompute = Recompute::Selective;
   const StageCompute sel = stage_compute(test::resolved(c), st);
   REQUIRE(sel.recompute_s > 0);
@@ -74,12 +111,9 @@ TEST_CASE("expert work per GPU does not depend on how the expert mesh is folded"
   fold.plan.etp = 1;
   Config classic = test::config("mixtral-8x22b", "dgx-h100", 2, 1, 2, 4096, 8);
   classic.plan.ep = 4;
-  for (Config* c : {&fold, &classic}) {
-    c->cluster.efficiency.gemm = 1.0;
-    c->cluster.efficiency.gemm_half_dim = 0;
-  }
-  const double f = layer_times(test::resolved(fold), true).gemm_f_s;
-  const double c = layer_times(test::resolved(classic), true).gemm_f_s;
+  for (Config* c : {&fold, &classic}) ideal(*c);
+  const double f = layer_times(test::resolved(fold), true).weight_gemms.f_s;
+  const double c = layer_times(test::resolved(classic), true).weight_gemms.f_s;
   REQUIRE_THAT(f, WithinRel(c, 1e-12));
   // … and equals attention + router + 2·(s·b/tp)·k·3·h·f_e FLOPs at peak.
   const ModelSpec& m = fold.model;
@@ -124,4 +158,36 @@ TEST_CASE("a layer's ops add up to its times, and their shapes are the layer's",
     // Tokens per local expert: 4096 tokens × top-8 / 32 local experts = 1024.
     REQUIRE(down->m == 4096.0 * 8 / 32);
   }
+}
+
+TEST_CASE("the step's compute is the ops of its layers", "[compute][ops]") {
+  // Stage 0 of Llama 3 70B at PP 4 holds layers 0–19 and the embedding: its forward, backward and
+  // weight-gradient times are 20 × the layer's ops plus the embedding's.
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 1, 8192, 64);
+  c.plan.sp = true;
+  const Resolved r = test::resolved(c);
+  double f = 0, b = 0, w = 0;
+  for (const LayerOp& op : layer_ops(r, false)) f += 20 * op.f_s, b += 20 * op.b_s, w += 20 * op.w_s;
+  for (const LayerOp& op : input_ops(r)) f += op.f_s, b += op.b_s, w += op.w_s;
+  const StageCompute sc = stage_compute(r, StageInfo{0, 0, 20, 0, true, false, {{0, 19}}});
+  REQUIRE_THAT(sc.f_s, WithinRel(f, 1e-12));
+  REQUIRE_THAT(sc.b_s, WithinRel(b, 1e-12));
+  REQUIRE_THAT(sc.w_s, WithinRel(w, 1e-12));
+}
+
+TEST_CASE("fine-grained MoE: a smaller micro-batch costs more per token", "[compute][ops]") {
+  // Qwen3-30B-A3B shape (h 2048, 128 experts of 768, top-8) at EP 8: at micro-batch 1 of 1,024
+  // tokens each of the 16 local experts gets 512 token copies; small grouped GEMMs and the kernel
+  // floors of the router and permutation kernels make a token dearer than at micro-batch 8.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 1024, 64);
+  c.model.hidden = 2048, c.model.heads = 32, c.model.kv_heads = 4, c.model.head_dim = 128, c.model.layers = 48;
+  c.model.experts = 128, c.model.top_k = 8, c.model.expert_ffn_hidden = 768, c.model.ffn_hidden = 6144;
+  c.plan.ep = 8;
+  auto per_token = [&](int mb) {
+    c.plan.micro_batch = mb;
+    const LayerTimes lt = layer_times(test::resolved(c), true);
+    return (lt.f_s() + lt.b_s() + lt.w_s()) / (1024.0 * mb);
+  };
+  const double one = per_token(1), eight = per_token(8);
+  REQUIRE(one > 1.2 * eight);
 }

@@ -307,7 +307,7 @@
   }
 
   // ---- one layer as its ops (the core's ops section; cutlab ops) -------------------------------
-  const OPS = [['dense_layer', 'dense layer'], ['moe_layer', 'MoE layer'], ['output_layer', 'output layer and loss']];
+  const OPS = [['dense_layer', 'dense layer'], ['moe_layer', 'MoE layer'], ['output_layer', 'output layer and loss'], ['input_layer', 'input embedding']];
   const opsState = { open: false };  // the details stay open across redraws once opened
   function ops(r) {
     if (!r.ops) return '';
