@@ -52,7 +52,7 @@ evaluate options:
   --max-memory-fraction F     with --require-fit: peak must stay under F × usable HBM
   --model NAME --cluster NAME --gpus N
   --tp N --pp N --cp N --ep N --dp N --etp N --vpp N --micro-batch N
-  --zero 0-3|fsdp --sp --distributed-optimizer --recompute none|selective|full
+  --zero 0-3|fsdp --sp --distributed-optimizer --recompute none|selective|full|op_sac
   --schedule gpipe|1f1b|interleaved|zb-h1|dualpipe --rank-order tp-cp-ep-dp-pp
   --seq-len N --global-batch N --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
   --mode train|infer --batch N --prompt-len N --output-len N --weight-dtype bf16|fp8|int4 --kv-dtype bf16|fp8
