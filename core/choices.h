@@ -17,12 +17,18 @@ enum class Mode { Train, Infer };
 // Pipeline schedules: GPipe (Huang et al. 2019), 1F1B (PipeDream-Flush, Narayanan et al. 2021),
 // interleaved 1F1B (Narayanan et al. 2021 §2.2), ZB-H1 (Qi et al. 2024), DualPipe (DeepSeek-V3 §3.2.1).
 enum class Schedule { GPipe, OneFOneB, Interleaved, ZbH1, DualPipe };
-enum class Recompute { None, Selective, Full };  // Korthikanti et al. 2022 §4-5
-enum class Dtype { BF16, FP8 };                  // GEMM precision of training
-enum class GradDtype { FP32, BF16, FP16 };       // gradient buffer (Megatron main_grad fp32; ZeRO paper fp16)
-enum class WeightDtype { BF16, FP8, INT4 };      // serving weights
-enum class KvDtype { BF16, FP8 };                // serving KV cache
-enum class Optimizer { Adam };                   // fp32 master weights and two fp32 moments
+// Recompute: none, selective and full of Korthikanti et al. 2022 §4-5; op_sac: torchtitan's per-op
+// selective checkpointing (model.h op_sac_recomputed_matmul_fraction, memory.cpp).
+enum class Recompute { None, Selective, Full, OpSac };
+// MoE token dispatch: alltoall (Megatron's all-to-all dispatcher: every copy of a token is sent to its
+// expert's GPU) or deepep (DeepEP, Megatron's flex dispatcher with DeepEP or HybridEP: one copy per
+// remote node over the scale-out network, fanned out over NVLink there; DeepSeek-V3 §3.2.2).
+enum class EpDispatcher { AllToAll, DeepEp };
+enum class Dtype { BF16, FP8 };              // GEMM precision of training
+enum class GradDtype { FP32, BF16, FP16 };   // gradient buffer (Megatron main_grad fp32; ZeRO paper fp16)
+enum class WeightDtype { BF16, FP8, INT4 };  // serving weights
+enum class KvDtype { BF16, FP8 };            // serving KV cache
+enum class Optimizer { Adam };               // fp32 master weights and two fp32 moments
 // Process groups: the five mesh axes, the expert mesh (etp, edp) and the group that reduces dense
 // gradients (dp_grad = DP × CP × EP without folding).
 enum class Axis { TP, CP, EP, DP, PP, ETP, EDP, DPGrad };
@@ -53,7 +59,9 @@ CUTLAB_CHOICES(Schedule, "schedule", {Schedule::GPipe, "gpipe", "GPipe"}, {Sched
                {Schedule::Interleaved, "interleaved", "interleaved 1F1B"}, {Schedule::ZbH1, "zb-h1", "zero bubble ZB-H1"},
                {Schedule::DualPipe, "dualpipe", "DualPipe"})
 CUTLAB_CHOICES(Recompute, "recompute", {Recompute::None, "none", "none"}, {Recompute::Selective, "selective", "selective"},
-               {Recompute::Full, "full", "full"})
+               {Recompute::Full, "full", "full"}, {Recompute::OpSac, "op_sac", "per-op SAC (torchtitan)"})
+CUTLAB_CHOICES(EpDispatcher, "ep_dispatcher", {EpDispatcher::AllToAll, "alltoall", "all-to-all"},
+               {EpDispatcher::DeepEp, "deepep", "DeepEP (one copy per node)"})
 CUTLAB_CHOICES(Dtype, "dtype", {Dtype::BF16, "bf16", "bf16"}, {Dtype::FP8, "fp8", "fp8"})
 CUTLAB_CHOICES(GradDtype, "grad_dtype", {GradDtype::FP32, "fp32", "fp32 (Megatron)"}, {GradDtype::BF16, "bf16", "bf16"},
                {GradDtype::FP16, "fp16", "fp16"})

@@ -14,6 +14,11 @@ namespace cutlab {
 
 // `bytes`: for all-reduce the buffer size; for all-gather / reduce-scatter the full (gathered)
 // tensor; for all-to-all the bytes each GPU sends (including its own share); for send-recv the message.
+// DeepEP-style dispatch or combine of `S` bytes (all top_k copies of this GPU's tokens) over an EP
+// group holding `experts` experts evenly: a token crosses the scale-out network once per remote node
+// that holds at least one of its experts, then fans out over NVLink (DeepSeek-V3 §3.2.2; DeepEP).
+double deduplicated_all_to_all_time_s(double S, double top_k, double experts, const GroupInfo& g, const Cluster& c);
+
 double collective_time_s(Collective kind, double bytes, const GroupInfo& group, const Cluster& cluster);
 
 // One collective of the step, as reported.

@@ -54,6 +54,9 @@ StageCompute chunk_compute(const Resolved& r, const LayerCompute& k, int first_l
   sc.w_s = nd * dense.w_s() + ne * moe.w_s();
   if (plan.recompute == Recompute::Full) sc.recompute_s = sc.f_s;
   if (plan.recompute == Recompute::Selective) sc.recompute_s = nd * dense.core_attention.f_s + ne * moe.core_attention.f_s;
+  if (plan.recompute == Recompute::OpSac)  // dense layers only (plan.cpp): the unsaved weight GEMMs and every other op but attention's
+    sc.recompute_s = nd * (op_sac_recomputed_matmul_fraction(m) * dense.weight_gemms.f_s +
+                           (dense.all.f_s - dense.weight_gemms.f_s - dense.core_attention.f_s));
   for (const auto& [part, runs] : {std::pair{&k.input, first_layer == 0}, {&k.output, last_layer == m.layers - 1}}) {
     if (!runs) continue;
     sc.f_s += part->f_s;

@@ -37,6 +37,8 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   // attention and one after the MLP, forward and backward (Shoeybi et al. 2019 §3, Figure 4).
   z.tp_message = 2.0 * s * b * h;
   z.tp_calls_bwd = plan.recompute == Recompute::Full ? 4 : 2;  // the recomputed forward repeats its two
+  // Per-op SAC keeps the reduce-scatter outputs (torchtitan's _save_list) and re-runs the all-gathers.
+  if (plan.recompute == Recompute::OpSac) z.tp_calls_bwd = 3;
   z.cp_passes_bwd = plan.recompute == Recompute::Full ? 3 : 2;
   z.ep_calls_bwd = plan.recompute == Recompute::Full ? 4 : 2;
   // CP (ring attention, Liu et al. 2023; Megatron-Core CP): each of the cp − 1 steps passes this
@@ -53,7 +55,10 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   return z;
 }
 
-LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, const Sizes& z, const LayerTimes& lt, bool moe) {
+constexpr double kDeepEpSms = 20;  // SMs DeepEP's communication kernels occupy
+
+LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan, const Placement& pl, const Sizes& z,
+                     const LayerTimes& lt, bool moe) {
   LayerComm lc;
   const double ov = c.efficiency.overlap;
   if (const GroupInfo* tp = find_group(pl, Axis::TP); tp && tp->size > 1) {
@@ -75,14 +80,26 @@ LayerComm layer_comm(const Cluster& c, const Plan& plan, const Placement& pl, co
     lc.cp_b_exposed = std::max(0.0, lc.cp_b - ov * lt.core_attention.b_s);
   }
   if (const GroupInfo* ep = find_group(pl, Axis::EP); moe && ep && ep->size > 1) {
-    const double one = collective_time_s(Collective::AllToAll, z.ep_message, *ep, c);
+    const double one = plan.ep_dispatcher == EpDispatcher::DeepEp
+                           ? deduplicated_all_to_all_time_s(z.ep_message, model.top_k, model.experts, *ep, c)
+                           : collective_time_s(Collective::AllToAll, z.ep_message, *ep, c);
     lc.ep_f = 2.0 * one;
     lc.ep_b = z.ep_calls_bwd * one;
-    if (plan.schedule == Schedule::DualPipe) {
+    if (plan.schedule == Schedule::DualPipe || plan.ep_comm_overlap) {
       // DualPipe overlaps one direction's all-to-all with the other direction's compute
-      // (DeepSeek-V3 §3.2.1, Figure 4).
+      // (DeepSeek-V3 §3.2.1, Figure 4); Megatron-Core's EP overlap does the same in 1F1B and
+      // interleaved schedules, pairing one micro-batch's forward with another's backward
+      // (--overlap-moe-expert-parallel-comm, after DeepSeek's DualPipe).
       lc.ep_f_exposed = std::max(0.0, lc.ep_f - ov * lt.b_s());
       lc.ep_b_exposed = std::max(0.0, lc.ep_b - ov * lt.f_s());
+      if (plan.ep_dispatcher == EpDispatcher::DeepEp && c.sms > kDeepEpSms) {
+        // DeepEP's kernels hold 20 SMs while they run (DeepSeek-V3 §3.2.2: 20 of the H800's 132 SMs;
+        // DeepEP's Buffer default): the compute they overlap runs on the other SMs, sms/(sms − 20)
+        // times longer. The extra time is charged as exposed communication.
+        const double slow = kDeepEpSms / (c.sms - kDeepEpSms);
+        lc.ep_f_exposed += slow * std::min(lc.ep_f - lc.ep_f_exposed, lt.b_s());
+        lc.ep_b_exposed += slow * std::min(lc.ep_b - lc.ep_b_exposed, lt.f_s());
+      }
     } else {
       lc.ep_f_exposed = lc.ep_f;
       lc.ep_b_exposed = lc.ep_b;
@@ -128,8 +145,8 @@ LayerCosts layer_costs(const Resolved& r) {
   LayerCosts k;
   k.z = message_sizes(m, plan, r.config.workload);
   k.compute = layer_compute(r);
-  k.lc_dense = layer_comm(c, plan, r.placement, k.z, k.compute.dense, false);
-  k.lc_moe = is_moe(m) ? layer_comm(c, plan, r.placement, k.z, k.compute.moe, true) : LayerComm{};
+  k.lc_dense = layer_comm(m, c, plan, r.placement, k.z, k.compute.dense, false);
+  k.lc_moe = is_moe(m) ? layer_comm(m, c, plan, r.placement, k.z, k.compute.moe, true) : LayerComm{};
   k.first_moe = is_moe(m) ? m.dense_layers : m.layers;
   return k;
 }
@@ -364,6 +381,9 @@ void utilisation(const Resolved& r, TrainingEstimate& e) {
   if (r.config.plan.recompute == Recompute::Full) recompute_flops = (e.model_flops_per_step - logit_flops) / 3.0;
   if (r.config.plan.recompute == Recompute::Selective)
     recompute_flops = w.global_batch * forward_attention_flops_per_sequence(m, w.seq_len);
+  if (r.config.plan.recompute == Recompute::OpSac)
+    recompute_flops = op_sac_recomputed_matmul_fraction(m) * ((e.model_flops_per_step - logit_flops) / 3.0 -
+                                                              w.global_batch * forward_attention_flops_per_sequence(m, w.seq_len));
   e.hardware_flops_per_step = e.model_flops_per_step + recompute_flops;
   e.tokens_per_s = w.global_batch * double(w.seq_len) / e.step_s;
   e.model_flops_per_s_per_gpu = e.model_flops_per_step / (e.step_s * e.mesh.gpus);

@@ -19,7 +19,8 @@ namespace {
 // the key's unit to SI. Reading and writing both use these tables, so keys cannot drift.
 template <class T>
 using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*, Schedule T::*,
-                            Recompute T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*, Optimizer T::*>;
+                            Recompute T::*, EpDispatcher T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*,
+                            Optimizer T::*>;
 
 template <class T>
 struct Field {
@@ -70,6 +71,7 @@ const std::vector<Field<Cluster>>& cluster_fields() {
       {"scaleout_GBps", &Cluster::scaleout_bytes_per_s, units::GBps},
       {"scaleout_latency_us", &Cluster::scaleout_latency_s, units::us},
       {"reserved_GiB", &Cluster::reserved_bytes, units::GiB},
+      {"allocator_fragmentation", &Cluster::allocator_fragmentation},
   };
   return f;
 }
@@ -105,10 +107,13 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"micro_batch", &Plan::micro_batch},
       {"recompute", &Plan::recompute},
       {"flash_attention", &Plan::flash_attention},
+      {"fused_cross_entropy", &Plan::fused_cross_entropy},
       {"rank_order", &Plan::rank_order},
       {"overlap_grad_reduce", &Plan::overlap_grad_reduce},
       {"overlap_param_gather", &Plan::overlap_param_gather},
       {"tp_comm_overlap", &Plan::tp_comm_overlap},
+      {"ep_comm_overlap", &Plan::ep_comm_overlap},
+      {"ep_dispatcher", &Plan::ep_dispatcher},
       {"layers_per_stage", &Plan::layers_per_stage},
   };  // "zero" is read by hand: an integer 0–3 or "fsdp"
   return f;
@@ -614,6 +619,7 @@ json memory_json(const MemoryResult& mem, Mode mode) {
       st["optimizer_bytes"] = s.optimizer_bytes;
       st["activation_bytes_per_micro_batch"] = s.activation_bytes_per_micro_batch;
       st["in_flight_micro_batches"] = s.in_flight_micro_batches;
+      st["allocator_bytes"] = s.allocator_bytes;
     } else {
       st["kv_cache_bytes"] = s.kv_cache_bytes;
     }
@@ -837,6 +843,7 @@ json choices_json() {
   add_choices(out, w.mode);
   add_choices(out, plan.schedule);
   add_choices(out, plan.recompute);
+  add_choices(out, plan.ep_dispatcher);
   add_choices(out, w.dtype);
   add_choices(out, w.grad_dtype);
   add_choices(out, w.weight_dtype);

@@ -45,6 +45,17 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
   const double drop = m.dropout ? 1.0 : 0.0;
 
   if (plan.recompute == Recompute::Full) return 2.0 * s * b * h / ts;  // only the layer input is kept
+  if (plan.recompute == Recompute::OpSac) {
+    // torchtitan's per-op SAC (parallelisms/parallelize_llama.py @ 9dec370: _save_list and
+    // _custom_policy) keeps the block's input (the checkpoint's argument), the outputs of the 1st,
+    // 3rd, 5th and 7th matmul (Q, V, the gate (or up) projection, and with gating the down
+    // projection, whose row-parallel output is the full h before its reduction), the attention
+    // kernel's output and its fp32 log-sum-exp, and under TP with SP the two reduce-scatter outputs;
+    // it recomputes K, O, the up projection and every memory-bound op. Dense layers only (plan.cpp).
+    return 2.0 * s * b * h / ts + 2.0 * s * b * a_gpu * d_qk + 2.0 * s * b * g_gpu * d_v + 2.0 * s * b * a_gpu * d_v +
+           4.0 * s * b * a_gpu + 2.0 * s * b * m.ffn_hidden / t + (m.gated_mlp ? 2.0 * s * b * h : 0.0) +
+           (plan.sp && t > 1 ? 2.0 * 2.0 * s * b * h / t : 0.0);
+  }
 
   const double outside_tp = s * b * h * (4 + 2 + 2 + 2 * drop) / ts;
   double attention;
@@ -113,13 +124,15 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
   const StateBytesPerParam expert_b = state_bytes_per_param(plan, w, expert_shards);
   const double act_dense = layer_activation_bytes(m, plan, w, mesh, false);
   const double act_moe = is_moe(m) ? layer_activation_bytes(m, plan, w, mesh, true) : 0.0;
-  // With full recompute the backward of one layer rematerialises its activations in full.
+  // With full recompute the backward of one layer rematerialises its activations in full; with
+  // per-op SAC, the part it did not keep.
   Plan no_recompute = plan;
   no_recompute.recompute = Recompute::Selective;
-  const double act_rematerialised = plan.recompute == Recompute::Full
-                                        ? std::max(layer_activation_bytes(m, no_recompute, w, mesh, false),
-                                                   is_moe(m) ? layer_activation_bytes(m, no_recompute, w, mesh, true) : 0.0)
-                                        : 0.0;
+  const double full_layer = std::max(layer_activation_bytes(m, no_recompute, w, mesh, false),
+                                     is_moe(m) ? layer_activation_bytes(m, no_recompute, w, mesh, true) : 0.0);
+  const double act_rematerialised = plan.recompute == Recompute::Full    ? full_layer
+                                    : plan.recompute == Recompute::OpSac ? std::max(0.0, full_layer - act_dense)
+                                                                         : 0.0;
   const double capacity = c.hbm_bytes - c.reserved_bytes;
 
   for (const StageInfo& st : r.placement.stages) {
@@ -132,14 +145,21 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
     // fp8 training casts each weight to fp8 as its layer runs (Transformer Engine); the transient
     // copy is one layer's, not counted.
     sm.weights_bytes = sm.dense_params * dense_b.weights + sm.expert_params * expert_b.weights;
+    sm.grads_bytes = sm.dense_params * dense_b.grads + sm.expert_params * expert_b.grads;
     if (mesh.zero >= 3) {
-      // ZeRO-3 gathers the current layer's full weights (and prefetches the next one).
+      // ZeRO-3 / FSDP units: each transformer layer, and the stage's remaining parameters (embedding,
+      // output layer, final norm) as one root unit (torchtitan apply_fsdp: fully_shard per block, then
+      // fully_shard(model); PyTorch FSDP, Zhao et al. 2023, arXiv:2304.11277 §3). The largest unit runs
+      // with the next layer prefetched, both all-gathered in 16 bits; in the backward a layer's
+      // unsharded 16-bit gradients and the reduce-scatter input in the gradient dtype (FSDP2
+      // foreach_reduce copies them into one flat reduce_dtype buffer) are alive as well.
       const double layer = (n_moe > 0 ? attention_params_per_gpu(el, m, t) + el.shared_experts / t +
                                             (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp
                                       : attention_params_per_gpu(dl, m, t) + dl.dense_mlp / t);
-      sm.weights_bytes += 2.0 * 2.0 * layer;
+      const double root = sp.embedding + (st.output && !(m.tied_embeddings && st.embedding) ? V * h / t : 0.0) + (st.output ? h : 0.0);
+      sm.weights_bytes += 2.0 * (std::max(layer, root) + layer);
+      sm.grads_bytes += (2.0 + (w.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0)) * layer;
     }
-    sm.grads_bytes = sm.dense_params * dense_b.grads + sm.expert_params * expert_b.grads;
     sm.optimizer_bytes = sm.dense_params * dense_b.optimizer + sm.expert_params * expert_b.optimizer;
     sm.activation_bytes_per_micro_batch = n_dense * act_dense + n_moe * act_moe;
     sm.in_flight_micro_batches = static_cast<size_t>(st.stage) < in_flight.size()
@@ -147,12 +167,22 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
                                      : in_flight_micro_batches(plan, mesh.num_micro_batches, st.stage);
     sm.activations_bytes = sm.in_flight_micro_batches * sm.activation_bytes_per_micro_batch + act_rematerialised;
     if (st.output) {
-      // Output layer and loss of the micro-batch in flight: fp32 logits over this rank's vocabulary
-      // slice and the fp32 input (Megatron's vocab-parallel cross entropy).
+      // Output layer and loss of the micro-batch in flight, over this rank's vocabulary slice, plus
+      // the final norm's input and output (4·s·b·h). Fused (Megatron's vocab-parallel cross entropy,
+      // in place): one fp32 buffer of the logits, the softmax kept for the backward. Unfused
+      // (PyTorch F.cross_entropy on logits.float(), torchtitan train.py): log_softmax keeps its fp32
+      // output, and the backward starts with two more fp32 buffers of the same size, the loss's
+      // gradient and log_softmax's input gradient (derivatives.yaml: _log_softmax_backward_data reads
+      // the output): 12 bytes per logit at that moment, more than the forward's 10 (bf16 logits,
+      // their fp32 copy and the log-softmax output).
       const double s = double(w.seq_len) / plan.cp, b = plan.micro_batch;
-      sm.activations_bytes += 4.0 * s * b * V / t + 4.0 * s * b * h / (plan.sp ? t : 1.0);
+      sm.activations_bytes += (plan.fused_cross_entropy ? 4.0 : 12.0) * s * b * V / t + 4.0 * s * b * h / (plan.sp ? t : 1.0);
     }
-    sm.total_bytes = sm.weights_bytes + sm.grads_bytes + sm.optimizer_bytes + sm.activations_bytes;
+    // The caching allocator reserves more than the tensors it holds (block rounding, segments
+    // cached for reuse, fragmentation): Cluster::allocator_fragmentation (hardware.h).
+    const double allocated = sm.weights_bytes + sm.grads_bytes + sm.optimizer_bytes + sm.activations_bytes;
+    sm.allocator_bytes = c.allocator_fragmentation * allocated;
+    sm.total_bytes = allocated + sm.allocator_bytes;
     sm.capacity_bytes = capacity;
     sm.fits = sm.total_bytes <= capacity;
     out.per_stage.push_back(sm);

@@ -4,8 +4,11 @@
 // by ZeRO stage over the data-parallel group (Megatron's distributed optimizer = ZeRO-1).
 // Activations: Korthikanti et al. 2022 (arXiv:2205.05198) Table 2, generalised by counting the
 // stored tensors for GQA, MLA, gated MLPs, MoE, CP, SP and recompute, times in-flight micro-batches.
-// Ignores: allocator fragmentation, NCCL buffers and CUDA context (cluster.reserved_GiB covers them),
-// temporary buffers of a single op (all-gathered weights under ZeRO-3 are counted for one layer).
+// Output layer and loss: fp32 logit buffers, fused (Megatron) or unfused (PyTorch cross entropy).
+// ZeRO-3 / FSDP: the gathered units and one layer's unsharded gradients. The caching allocator's
+// reserve: total = allocated × (1 + cluster.allocator_fragmentation).
+// Ignores: NCCL buffers and the CUDA context (cluster.reserved_GiB covers them), temporary buffers of
+// a single op other than the loss's.
 #pragma once
 #include <vector>
 
@@ -57,6 +60,7 @@ struct StageMemory {
   double activations_bytes = 0;  // serving: workspace of one layer's prefill, and the logits
   double in_flight_micro_batches = 0;
   double activation_bytes_per_micro_batch = 0;
+  double allocator_bytes = 0;  // training: reserved beyond the tensors (Cluster::allocator_fragmentation × the rest)
   double total_bytes = 0;
   double capacity_bytes = 0;  // HBM minus cluster.reserved_GiB
   bool fits = true;

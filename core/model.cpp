@@ -96,4 +96,12 @@ double model_flops_per_step(const ModelSpec& m, double sequences, double seq_len
   return 3.0 * sequences * (seq_len * forward_matmul_flops_per_token(m) + forward_attention_flops_per_sequence(m, seq_len));
 }
 
+double op_sac_recomputed_matmul_fraction(const ModelSpec& m) {
+  const double h = m.hidden, a = m.heads, g = m.kv_heads, f = m.ffn_hidden, d_qk = qk_head_dim(m), d_v = v_head_dim_of(m);
+  const double q = h * a * d_qk, k = h * g * d_qk, v = h * g * d_v, o = a * d_v * h;
+  const double mlp = (m.gated_mlp ? 3.0 : 2.0) * h * f;
+  const double total = q + k + v + o + mlp;
+  return total > 0 ? (k + o + h * f) / total : 0.0;
+}
+
 }  // namespace cutlab

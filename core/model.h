@@ -82,4 +82,11 @@ double model_flops_per_step(const ModelSpec& m, double sequences, double seq_len
 double forward_matmul_flops_per_token(const ModelSpec& m);
 double forward_attention_flops_per_sequence(const ModelSpec& m, double seq_len);
 
+// torchtitan's per-op selective activation checkpointing (recompute "op_sac"; torchtitan
+// parallelisms/parallelize_llama.py @ 9dec370, _custom_policy: "Saves output of all compute ops,
+// except every second mm"): of a dense layer's matmuls in forward order (Q, K, V, O, then gate, up,
+// down, or up, down without gating) the 2nd, 4th and 6th are recomputed: K, O and h·f. Returns their
+// share of the layer's forward matmul FLOPs (Llama 3 8B: 0.365).
+double op_sac_recomputed_matmul_fraction(const ModelSpec& m);
+
 }  // namespace cutlab

@@ -153,6 +153,8 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.non_negative(P + "nvlink_latency_us", cl.nvlink_latency_s);
   c.non_negative(P + "scaleout_latency_us", cl.scaleout_latency_s);
   c.non_negative(P + "reserved_GiB", cl.reserved_bytes);
+  if (!(cl.allocator_fragmentation >= 0 && cl.allocator_fragmentation <= 1))
+    c.add(ErrorCode::OutOfRange, P + "allocator_fragmentation", "must be in [0, 1] (a fraction of the allocated bytes)");
   if (cl.reserved_bytes >= cl.hbm_bytes && cl.hbm_bytes > 0)
     c.add(ErrorCode::Incompatible, P + "reserved_GiB", "reserved memory must be smaller than hbm_GiB");
   if (cl.gpus < 0) c.add(ErrorCode::OutOfRange, P + "gpus", "must be positive");
@@ -291,6 +293,9 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
   validate_cuts(m, cl, p, w, mesh, c);
   validate_pipeline(m, p, w, mesh, c);
   if (p.zero < 0 || p.zero > 3) c.add(ErrorCode::OutOfRange, P + "zero", "must be 0, 1, 2, 3 or \"fsdp\"");
+  if (p.recompute == Recompute::OpSac && (is_moe(m) || is_mla(m)))
+    c.add(ErrorCode::Incompatible, P + "recompute",
+          "op_sac (torchtitan's per-op checkpointing of a dense layer's matmuls) is defined for dense, non-MLA models");
   // Rank order: a permutation of the five axes.
   std::array<Axis, 5> order{};
   if (!rank_order_axes(p.rank_order, order))

@@ -26,11 +26,15 @@ struct Plan {
   int micro_batch = 1;  // sequences per micro-batch
   Recompute recompute = Recompute::None;
   bool flash_attention = true;                // the s×s score matrix is never stored
+  bool fused_cross_entropy = true;            // Megatron's in-place vocab-parallel loss; false: PyTorch's on fp32 logits
   std::string rank_order = "tp-cp-ep-dp-pp";  // innermost first (Megatron-Core default)
   bool overlap_grad_reduce = true;            // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;           // distributed-optimizer / ZeRO-3 parameter gathers overlapped with forward
   bool tp_comm_overlap = false;               // TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
-  std::vector<int> layers_per_stage;          // empty: even split, first and last stages take the remainder's shortfall
+  EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
+  bool ep_comm_overlap = false;       // EP all-to-alls of one micro-batch overlapped with another's compute
+                                      // (Megatron-Core --overlap-moe-expert-parallel-comm, moe_a2a_overlap)
+  std::vector<int> layers_per_stage;  // empty: even split, first and last stages take the remainder's shortfall
 };
 
 struct Workload {

@@ -8,6 +8,7 @@
 
 #include "core/json_io.h"
 #include "core/memory.h"
+#include "core/units.h"
 
 namespace cutlab {
 
@@ -22,12 +23,22 @@ const std::vector<MetricInfo>& case_metrics() {
       {Metric::MfuPercent, "%", CaseKind::Training, "model FLOPs / (step time × GPUs × dense peak of the GEMM dtype)"},
       {Metric::TokensPerSPerGpu, "tokens/s", CaseKind::Training, "global batch × sequence length / step time / GPUs"},
       {Metric::StepTimeS, "s", CaseKind::Training, "time of one optimizer step"},
+      {Metric::PeakMemoryGiB, "GiB", CaseKind::Training,
+       "peak memory of the busiest GPU (cutlab's total per stage, allocator reserve included; not the CUDA context "
+       "or NCCL buffers: torch.cuda max reserved memory)"},
       {Metric::ModelStateGBPerGpu, "GB", CaseKind::Memory,
        "weights + gradients + optimizer state of num_params parameters on one GPU, 1e9 bytes"},
       {Metric::StateBytesPerParam, "bytes", CaseKind::Memory, "model-state bytes per parameter on one GPU"},
   };
   return m;
 }
+
+bool is_time_metric(Metric metric) {
+  return metric == Metric::HardwareTflopsPerGpu || metric == Metric::ModelTflopsPerGpu || metric == Metric::MfuPercent ||
+         metric == Metric::TokensPerSPerGpu || metric == Metric::StepTimeS;
+}
+
+bool is_fitted_run(const ValidationCase& c) { return c.kind == CaseKind::Training && is_time_metric(c.metric) && c.calibrated; }
 
 namespace {
 
@@ -84,6 +95,10 @@ std::string read_case_fields(const json& j, const std::string& path, ValidationC
   r.number("resolution", c.resolution, false);
   r.number("num_params", c.num_params, false);
   r.number("dp_shards", c.dp_shards, false);
+  if (r.present("calibrated", false)) {
+    if (j["calibrated"].is_boolean()) c.calibrated = j["calibrated"].get<bool>();
+    else errors.push_back({ErrorCode::WrongType, path + "/calibrated", "must be true or false"});
+  }
   std::string kind;
   r.text("kind", kind, true);
   if (!kind.empty() && !choice_from_name(kind, c.kind))
@@ -150,9 +165,9 @@ void read_memory_config(const json& j, const std::string& path, ValidationCase& 
 
 // Strict reading of one case object; errors carry "/cases/<i>/<key>".
 void read_case(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
-  static const char* known[] = {"id",       "family",        "source_group", "kind",      "metric",
-                                "measured", "resolution",    "num_params",   "dp_shards", "source",
-                                "quote",    "settings_note", "config",       "plan",      "workload"};
+  static const char* known[] = {"id",         "family",     "source_group", "kind",      "metric", "measured",
+                                "resolution", "num_params", "dp_shards",    "source",    "quote",  "settings_note",
+                                "config",     "plan",       "workload",     "calibrated"};
   if (!j.is_object()) {
     errors.push_back({ErrorCode::WrongType, path, "a case must be an object"});
     return;
@@ -174,6 +189,8 @@ double training_metric(Metric metric, const TrainingEstimate& e) {
     case Metric::MfuPercent: return 100.0 * e.mfu;
     case Metric::TokensPerSPerGpu: return e.tokens_per_s / gpus;
     case Metric::StepTimeS: return e.step_s;
+    case Metric::PeakMemoryGiB:
+      return e.memory.per_stage.empty() ? 0.0 : e.memory.per_stage[static_cast<size_t>(e.memory.peak_stage)].total_bytes / units::GiB;
     default: break;
   }
   return 0.0;
@@ -217,6 +234,7 @@ CaseResult run_case(const ValidationCase& c, const Efficiencies* efficiency) {
   r.source_group = c.source_group;
   r.metric = c.metric;
   r.kind = c.kind;
+  r.calibrated = c.calibrated;
   r.measured = c.measured;
   if (c.kind == CaseKind::Memory) {
     // ZeRO Figure 1 and Megatron's table count model states only: state_bytes_per_param.
@@ -249,15 +267,31 @@ CaseResult run_case(const ValidationCase& c, const Efficiencies* efficiency) {
 ValidationSummary validate_cases(const std::vector<ValidationCase>& cases) {
   ValidationSummary s;
   double sum = 0;
+  auto add = [](FamilyError& f, const CaseResult& r, double a) {
+    f.mean_abs_error_percent += a;  // a sum until the end
+    ++f.cases;
+    if (a > f.max_abs_error_percent || f.worst_id.empty()) {
+      f.max_abs_error_percent = a;
+      f.worst_id = r.id;
+    }
+  };
   for (const ValidationCase& c : cases) {
     CaseResult r = run_case(c);
+    const double a = std::fabs(r.error_percent);
     if (c.kind == CaseKind::Memory) {
       ++s.memory_cases;
       s.memory_exact = s.memory_exact && r.ok && r.within_resolution;
     } else if (!r.ok) {
       ++s.failed_cases;
+    } else if (c.metric == Metric::PeakMemoryGiB) {
+      ++s.peak_memory_cases;
+      if (a > s.peak_memory_max_abs_error_percent || s.peak_memory_worst_id.empty()) {
+        s.peak_memory_max_abs_error_percent = a;
+        s.peak_memory_worst_id = r.id;
+      }
+    } else if (!c.calibrated) {
+      add(s.uncalibrated, r, a);
     } else {
-      const double a = std::fabs(r.error_percent);
       ++s.training_cases;
       sum += a;
       if (a > s.max_abs_error_percent || s.worst_id.empty()) {
@@ -266,17 +300,13 @@ ValidationSummary validate_cases(const std::vector<ValidationCase>& cases) {
       }
       auto f = std::find_if(s.families.begin(), s.families.end(), [&](const FamilyError& x) { return x.family == r.family; });
       if (f == s.families.end()) f = s.families.insert(s.families.end(), FamilyError{r.family, 0, 0, 0, ""});
-      f->mean_abs_error_percent += a;
-      ++f->cases;
-      if (a > f->max_abs_error_percent || f->worst_id.empty()) {
-        f->max_abs_error_percent = a;
-        f->worst_id = r.id;
-      }
+      add(*f, r, a);
     }
     s.results.push_back(std::move(r));
   }
   if (s.training_cases > 0) s.mean_abs_error_percent = sum / s.training_cases;
   for (FamilyError& f : s.families) f.mean_abs_error_percent /= f.cases;
+  if (s.uncalibrated.cases > 0) s.uncalibrated.mean_abs_error_percent /= s.uncalibrated.cases;
   return s;
 }
 
@@ -321,6 +351,7 @@ const std::vector<FamilyFit>& family_fits() {
   static const std::vector<FamilyFit> f = {
       {"a100", {"gemm", "gemm_half_dim", "hbm", "scaleout", "kernel_floor_us"}},
       {"h100", {"gemm", "gemm_fp8", "gemm_half_dim", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us"}},
+      {"h100-gt", {"gemm", "gemm_fp8", "gemm_half_dim", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us"}},
   };
   return f;
 }
@@ -337,7 +368,7 @@ double family_mape_percent(const std::vector<ValidationCase>& cases, const std::
   double sum = 0;
   int n = 0;
   for (const ValidationCase& c : cases) {
-    if (c.kind != CaseKind::Training || c.family != family) continue;
+    if (!is_fitted_run(c) || c.family != family) continue;
     const CaseResult r = run_case(c, &e);
     sum += r.ok ? std::fabs(r.error_percent) : 1000.0;
     ++n;
@@ -456,7 +487,7 @@ Result<CalibrationResult> calibrate_family(const std::vector<ValidationCase>& ca
   CalibrationResult& r = out.value;
   r.family = family;
   for (const ValidationCase& c : cases)
-    if (c.kind == CaseKind::Training && c.family == family) r.case_ids.push_back(c.id);
+    if (is_fitted_run(c) && c.family == family) r.case_ids.push_back(c.id);
   if (r.case_ids.empty()) {
     out.errors.push_back({ErrorCode::OutOfRange, "/family", "no training case has family '" + family + "'"});
     return out;
@@ -501,7 +532,7 @@ Result<CalibrationResult> calibrate_family(const std::vector<ValidationCase>& ca
   r.fitted = s.at(u);
   r.fitted_mape_percent = family_mape_percent(cases, family, r.fitted);
   for (const ValidationCase& c : cases)
-    if (c.kind == CaseKind::Training && c.family == family) {
+    if (is_fitted_run(c) && c.family == family) {
       const CaseResult cr = run_case(c, &r.fitted);
       r.fitted_max_abs_percent = std::max(r.fitted_max_abs_percent, cr.ok ? std::fabs(cr.error_percent) : 1000.0);
     }
@@ -602,7 +633,9 @@ void finish_error(CvError& e) {
 Result<CrossValidation> cross_validate(const std::vector<ValidationCase>& cases, const CalibrationOptions& options) {
   Result<CrossValidation> out;
   CrossValidation& cv = out.value;
-  auto training = [&](size_t i) { return cases[i].kind == CaseKind::Training; };
+  // The runs calibration fits (is_fitted_run): peak-memory cases and runs with calibrated = false are
+  // neither fitted nor predicted held-out.
+  auto training = [&](size_t i) { return is_fitted_run(cases[i]); };
   std::vector<std::string> groups;
   for (size_t i = 0; i < cases.size(); ++i) {
     if (!training(i)) continue;
@@ -660,6 +693,7 @@ Result<CrossValidation> cross_validate(const std::vector<ValidationCase>& cases,
   for (const std::string& g : groups) cv.groups.push_back(CvError{g, 0, 0, 0, 0, 0, "", ""});
   for (size_t i = 0; i < cases.size(); ++i) {
     const ValidationCase& c = cases[i];
+    if (c.kind == CaseKind::Training && !training(i)) continue;
     CvCase x;
     x.id = c.id;
     x.family = c.family;

@@ -1,8 +1,9 @@
 // validation.h: cutlab against published measurements, and the calibration of efficiencies.
 // A case (validation/cases.json, docs/validation.md) is a cutlab config plus one published figure and
 // the metric it is compared with: TFLOP/s per GPU with recompute (Narayanan et al. 2021 §5.1), model
-// TFLOP/s per GPU or MFU (Megatron num_floating_point_operations), tokens/s per GPU, step time, or
-// model-state memory (ZeRO Figure 1; Megatron's bytes per parameter). Calibration fits the
+// TFLOP/s per GPU or MFU (Megatron num_floating_point_operations), tokens/s per GPU, step time,
+// peak memory per GPU (torchtitan's logged peak), or model-state memory (ZeRO Figure 1; Megatron's
+// bytes per parameter). Calibration fits the
 // Efficiencies of one GPU family to that family's training runs by a deterministic bounded
 // Nelder–Mead search, polished by a compass search, on the mean absolute percentage error: one set
 // of values per family, never a factor per case. Cross-validation leaves out one source (publication) at
@@ -25,6 +26,7 @@ enum class Metric {
   MfuPercent,
   TokensPerSPerGpu,
   StepTimeS,
+  PeakMemoryGiB,
   ModelStateGBPerGpu,
   StateBytesPerParam
 };
@@ -38,12 +40,13 @@ struct ChoiceTable<CaseKind> {
 template <>
 struct ChoiceTable<Metric> {
   static constexpr const char* key = "metric";
-  static constexpr std::array<Named<Metric>, 7> entries{{
+  static constexpr std::array<Named<Metric>, 8> entries{{
       {Metric::HardwareTflopsPerGpu, "hardware_tflops_per_gpu", "TFLOP/s per GPU with recompute"},
       {Metric::ModelTflopsPerGpu, "model_tflops_per_gpu", "model TFLOP/s per GPU"},
       {Metric::MfuPercent, "mfu_percent", "MFU, %"},
       {Metric::TokensPerSPerGpu, "tokens_per_s_per_gpu", "tokens/s per GPU"},
       {Metric::StepTimeS, "step_time_s", "step time, s"},
+      {Metric::PeakMemoryGiB, "peak_memory_GiB", "peak memory per GPU, GiB"},
       {Metric::ModelStateGBPerGpu, "model_state_GB_per_gpu", "model states per GPU, GB"},
       {Metric::StateBytesPerParam, "state_bytes_per_param", "model-state bytes per parameter"},
   }};
@@ -58,6 +61,10 @@ struct ValidationCase {
   double measured = 0;    // in the metric's unit
   double resolution = 0;  // memory cases: the rounding step of the published figure (0: exact)
   std::string source, quote, settings_note;
+  // false: added after the family's efficiencies were fitted (core/presets.cpp); reported apart, not
+  // held to the documented error limits, left out of calibrate and cross-validation until a refit sets
+  // it true.
+  bool calibrated = true;
   Config config;          // training cases
   Plan plan;              // memory cases: zero / distributed_optimizer
   Workload workload;      // memory cases: grad_dtype
@@ -83,6 +90,7 @@ struct CaseResult {
   CaseKind kind = CaseKind::Training;
   bool ok = false;  // false: the config did not evaluate (errors says why)
   Errors errors;
+  bool calibrated = true;  // as the case
   double predicted = 0, measured = 0;
   double error_percent = 0;        // (predicted − measured) / measured × 100
   bool within_resolution = false;  // memory cases: |predicted − measured| ≤ resolution / 2
@@ -104,15 +112,26 @@ struct FamilyError {
 
 struct ValidationSummary {
   std::vector<CaseResult> results;    // in case order
-  int training_cases = 0;             // evaluated training runs
+  int training_cases = 0;             // evaluated training runs (time metrics) the efficiencies were fitted to
   int failed_cases = 0;               // configs that did not evaluate
-  double mean_abs_error_percent = 0;  // over the training runs
+  double mean_abs_error_percent = 0;  // over those training runs
   double max_abs_error_percent = 0;
   std::string worst_id;
-  std::vector<FamilyError> families;  // per calibration family, in order of first appearance
+  std::vector<FamilyError> families;  // per calibration family, in order of first appearance (fitted runs)
+  FamilyError uncalibrated;           // the evaluated training runs with calibrated = false (family "")
   int memory_cases = 0;
   bool memory_exact = true;  // every memory case within its resolution
+  // Peak memory (training cases with metric peak_memory_GiB): none of the time statistics above.
+  int peak_memory_cases = 0;
+  double peak_memory_max_abs_error_percent = 0;
+  std::string peak_memory_worst_id;
 };
+
+// A metric of step time (TFLOP/s, MFU, tokens/s, step time): the ones calibration fits.
+bool is_time_metric(Metric metric);
+// A run calibration fits (and cross-validation holds out): a training case of a time metric with
+// calibrated = true.
+bool is_fitted_run(const ValidationCase& c);
 
 ValidationSummary validate_cases(const std::vector<ValidationCase>& cases);
 
@@ -231,11 +250,15 @@ Result<CrossValidation> cross_validate(const std::vector<ValidationCase>& cases,
 // tests/test_validation.cpp and `cutlab validate --check` fail. A change that moves the errors updates the
 // document and these numbers together.
 struct ValidationLimits {
-  static constexpr double documented_mean_percent = 3.0;                // in-sample mean |error| over the training runs
-  static constexpr double documented_worst_percent = 9.4;               // in-sample largest |error|
-  static constexpr double documented_held_out_mean_percent = 11.0;      // leave-one-source-out held-out mean |error|
-  static constexpr double documented_within_family_mean_percent = 6.4;  // the same, runs with another source of their family
+  static constexpr double documented_mean_percent = 7.5;                 // in-sample mean |error| over the training runs
+  static constexpr double documented_worst_percent = 39.9;               // in-sample largest |error|
+  static constexpr double documented_held_out_mean_percent = 16.3;       // leave-one-source-out held-out mean |error|
+  static constexpr double documented_within_family_mean_percent = 15.0;  // the same, runs with another source of their family
   static constexpr double margin_mean_percent = 0.5, margin_worst_percent = 1.0, margin_held_out_mean_percent = 1.0;
+  // Runs added after the last fit (calibrated = false): mean and largest |error| with the presets' efficiencies.
+  static constexpr double documented_uncalibrated_mean_percent = 152.0, documented_uncalibrated_worst_percent = 174.5;
+  // Peak memory per GPU (peak_memory_GiB): every case within this |error|.
+  static constexpr double peak_memory_percent = 10.0;
 };
 
 }  // namespace cutlab

@@ -52,7 +52,7 @@ evaluate options:
   --max-memory-fraction F     with --require-fit: peak must stay under F × usable HBM
   --model NAME --cluster NAME --gpus N
   --tp N --pp N --cp N --ep N --dp N --etp N --vpp N --micro-batch N
-  --zero 0-3|fsdp --sp --distributed-optimizer --recompute none|selective|full
+  --zero 0-3|fsdp --sp --distributed-optimizer --recompute none|selective|full|op_sac
   --schedule gpipe|1f1b|interleaved|zb-h1|dualpipe --rank-order tp-cp-ep-dp-pp
   --seq-len N --global-batch N --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
   --mode train|infer --batch N --prompt-len N --output-len N --weight-dtype bf16|fp8|int4 --kv-dtype bf16|fp8
@@ -244,7 +244,9 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
   else std::cout << groups.render();
   std::cout << "\n";
 
-  Table mem{{"stage", "layers", "weights", "grads", "optimizer", "activations", "in flight", "total GiB", "usable", "fits"}, {}};
+  Table mem{{"stage", "layers", "weights", "grads", "optimizer", "activations", "in flight", "allocator", "total GiB", "usable",
+             "fits"},
+            {}};
   for (size_t i = 0; i < e.memory.per_stage.size(); ++i) {
     const StageMemory& s = e.memory.per_stage[i];
     const StageInfo& st = e.placement.stages[i];
@@ -254,7 +256,8 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
     if (st.output) layers += " +out";
     mem.rows.push_back({std::to_string(s.stage) + (int(i) == e.memory.peak_stage ? " *" : ""), layers, gib(s.weights_bytes),
                         gib(s.grads_bytes), gib(s.optimizer_bytes), gib(s.activations_bytes), fixed(s.in_flight_micro_batches, 2),
-                        gib(s.total_bytes), gib(s.capacity_bytes), s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
+                        gib(s.allocator_bytes), gib(s.total_bytes), gib(s.capacity_bytes),
+                        s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
   }
   std::cout << "Memory per GPU, GiB (* peak stage)\n" << mem.render();
   if (e.memory.fits)

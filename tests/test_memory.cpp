@@ -173,3 +173,63 @@ TEST_CASE("an MoE layer keeps each routed token's input and expert output, 2·k�
   const double s = 4096, k = 2, h = 6144, fe = 16384, E = 8;
   REQUIRE_THAT(moe - attention_only, WithinRel(s * k * (2 * h + 2 * h + 6 * fe) + 4 * s * E, 1e-12));
 }
+
+TEST_CASE("per-op SAC keeps Q, V, the attention output, the gate and the down projection of a layer", "[memory]") {
+  // torchtitan parallelize_llama.py _custom_policy: every compute op's output but every second matmul.
+  // Llama 3 8B, TP 1: input h, Q h, V h/4, attention output h (bf16) + log-sum-exp (fp32, a per token),
+  // gate f, down h: 2·(4.25·h + f) + 4·a = 63,616 bytes per token.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 16);
+  c.plan.micro_batch = 2;
+  c.plan.recompute = Recompute::OpSac;
+  const Resolved r = test::resolved(c);
+  const double tokens = 8192.0 * 2;
+  REQUIRE_THAT(layer_activation_bytes(c.model, c.plan, c.workload, r.mesh, false), WithinRel(63616.0 * tokens, 1e-12));
+  REQUIRE_THAT(op_sac_recomputed_matmul_fraction(c.model),
+               WithinRel((1024.0 + 4096.0 + 14336.0) / (6144.0 + 4096.0 + 3 * 14336.0), 1e-12));
+  // The backward rematerialises one layer's unsaved tensors on top.
+  Config none = c;
+  none.plan.recompute = Recompute::None;
+  const double full = layer_activation_bytes(c.model, none.plan, c.workload, r.mesh, false);
+  const MemoryResult sac = memory_per_stage(r), kept_all = memory_per_stage(test::resolved(none));
+  REQUIRE_THAT(kept_all.per_stage[0].activations_bytes - sac.per_stage[0].activations_bytes,
+               WithinRel(32 * (full - 63616.0 * tokens) - (full - 63616.0 * tokens), 1e-9));
+}
+
+TEST_CASE("unfused cross entropy holds three fp32 buffers of the logits, the fused one", "[memory]") {
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 16);
+  Config unfused = c;
+  unfused.plan.fused_cross_entropy = false;
+  const double logits = 8192.0 * 128256;
+  REQUIRE_THAT(memory_per_stage(test::resolved(unfused)).per_stage[0].activations_bytes -
+                   memory_per_stage(test::resolved(c)).per_stage[0].activations_bytes,
+               WithinRel((12.0 - 4.0) * logits, 1e-12));
+}
+
+TEST_CASE("ZeRO-3 gathers the largest unit with the next layer and holds one layer's gradient buffers", "[memory]") {
+  // PP 1: the root unit (embedding + output layer + final norm) is larger than a layer.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 16);
+  c.plan.zero = 3;
+  const Resolved r = test::resolved(c);
+  const StageMemory sm = memory_per_stage(r).per_stage[0];
+  const ParamCounts pc = count_params(c.model);
+  // A layer's gathered weights: its projections and MLP (cutlab leaves the two norm vectors out).
+  const double layer = (pc.total - pc.embedding - pc.output - c.model.hidden) / c.model.layers - 2.0 * c.model.hidden;
+  const double root = pc.embedding + pc.output + c.model.hidden;
+  REQUIRE_THAT(sm.weights_bytes, WithinRel(2.0 * sm.dense_params / 8 + 2.0 * (root + layer), 1e-9));
+  REQUIRE_THAT(sm.grads_bytes, WithinRel(4.0 * sm.dense_params / 8 + (2.0 + 4.0) * layer, 1e-9));
+}
+
+TEST_CASE("the allocator's reserve is a fraction of the allocated bytes", "[memory]") {
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 16);
+  c.cluster.allocator_fragmentation = 0.0;
+  const StageMemory exact = memory_per_stage(test::resolved(c)).per_stage[0];
+  c.cluster.allocator_fragmentation = 0.25;
+  const StageMemory reserved = memory_per_stage(test::resolved(c)).per_stage[0];
+  REQUIRE(exact.allocator_bytes == 0.0);
+  REQUIRE_THAT(reserved.allocator_bytes, WithinRel(0.25 * exact.total_bytes, 1e-12));
+  REQUIRE_THAT(reserved.total_bytes, WithinRel(1.25 * exact.total_bytes, 1e-12));
+  // The presets carry the value fitted to torchtitan's logged peaks (docs/validation.md).
+  REQUIRE(find_cluster_preset("dgx-h100")->allocator_fragmentation == 0.02);
+  c.cluster.allocator_fragmentation = 1.5;
+  REQUIRE_FALSE(validate(c.model, c.cluster, c.plan, c.workload).empty());
+}

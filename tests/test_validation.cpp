@@ -74,13 +74,91 @@ TEST_CASE("the published training runs stay within the documented errors", "[val
   REQUIRE(s.training_cases >= 30);
   REQUIRE(s.failed_cases == 0);
   for (const CaseResult& r : s.results) {
-    if (r.kind != CaseKind::Training) continue;
+    // The runs the efficiencies were fitted to; later runs and peak memory have their own limits below.
+    if (r.kind != CaseKind::Training || !is_time_metric(r.metric) || !r.calibrated) continue;
     INFO(r.id << ": predicted " << r.predicted << ", measured " << r.measured << " " << r.metric);
     CHECK(std::fabs(r.error_percent) <= kDocumentedWorstPercent + kMarginWorstPercent);
   }
   INFO("worst: " << s.worst_id);
   CHECK(s.max_abs_error_percent <= kDocumentedWorstPercent + kMarginWorstPercent);
   REQUIRE(s.mean_abs_error_percent <= kDocumentedMeanPercent + kMarginMeanPercent);
+}
+
+TEST_CASE("the runs added after the calibration stay within their documented errors", "[validation]") {
+  // Two Megatron-Bridge Qwen3-30B runs whose container measured the same plan at about half the
+  // throughput of the neighbouring containers are "calibrated": false: reported apart, out of the fit
+  // (ValidationLimits: their mean and largest error with the presets' efficiencies, docs/validation.md §1).
+  const ValidationSummary s = validate_cases(cases());
+  REQUIRE(s.uncalibrated.cases == 2);
+  REQUIRE(s.failed_cases == 0);
+  for (const CaseResult& r : s.results) {
+    if (r.kind != CaseKind::Training || !is_time_metric(r.metric) || r.calibrated) continue;
+    INFO(r.id << ": predicted " << r.predicted << ", measured " << r.measured);
+    CHECK(std::fabs(r.error_percent) <= ValidationLimits::documented_uncalibrated_worst_percent + kMarginWorstPercent);
+  }
+  CHECK(s.uncalibrated.max_abs_error_percent <= ValidationLimits::documented_uncalibrated_worst_percent + kMarginWorstPercent);
+  CHECK(s.uncalibrated.mean_abs_error_percent <= ValidationLimits::documented_uncalibrated_mean_percent + kMarginMeanPercent);
+  // Not fitted: calibrate leaves them out, so the presets' fit is what it was.
+  CalibrationOptions opt;
+  opt.max_evaluations = 1;
+  const Result<CalibrationResult> h100 = calibrate_family(cases(), "h100", opt);
+  REQUIRE(h100.ok());
+  CHECK(h100.value.case_ids.size() == 32);  // 21 Megatron / NeMo runs and 11 Megatron-Bridge runs
+  for (const std::string& id : h100.value.case_ids)
+    for (const CaseResult& r : s.results)
+      if (r.id == id) CHECK(r.calibrated);
+}
+
+TEST_CASE("peak memory per GPU matches torchtitan's logged peak within the limit", "[validation][memory]") {
+  // torchtitan benchmarks/llama3_h100_202412_torchtitan.md Tables 1 and 3: Llama 3.1 8B, FSDP on 8 and 128
+  // H100, per-op SAC, eager / torch.compile / Float8: peak reserved memory, GiB.
+  const ValidationSummary s = validate_cases(cases());
+  REQUIRE(s.peak_memory_cases == 6);
+  int n = 0;
+  for (const ValidationCase& c : cases()) {
+    if (c.metric != Metric::PeakMemoryGiB) continue;
+    const CaseResult r = run_case(c);
+    REQUIRE(r.ok);
+    INFO(c.id << ": predicted " << r.predicted << " GiB, measured " << c.measured << " GiB");
+    CHECK(std::fabs(r.error_percent) <= ValidationLimits::peak_memory_percent);
+    // The metric is the peak stage's total per GPU, the allocator's reserve included.
+    const Result<Estimate> e = evaluate(c.config);
+    REQUIRE(test::training(e));
+    const MemoryResult& mem = test::training(e)->memory;
+    const StageMemory& peak = mem.per_stage[static_cast<size_t>(mem.peak_stage)];
+    CHECK_THAT(r.predicted, WithinRel(peak.total_bytes / (1024.0 * 1024.0 * 1024.0), 1e-12));
+    CHECK_THAT(peak.allocator_bytes,
+               WithinRel(c.config.cluster.allocator_fragmentation * (peak.total_bytes - peak.allocator_bytes), 1e-12));
+    ++n;
+  }
+  REQUIRE(n == 6);
+  CHECK(s.peak_memory_max_abs_error_percent <= ValidationLimits::peak_memory_percent);
+  // A case off by more than the limit fails: the same run with a published figure 15% higher.
+  std::vector<ValidationCase> off = {find_case("torchtitan_202412_llama3.1_8b_8gpu_fsdp_compile_peak_memory")};
+  off[0].measured *= 1.15;
+  CHECK(validate_cases(off).peak_memory_max_abs_error_percent > ValidationLimits::peak_memory_percent);
+}
+
+TEST_CASE("the Megatron-Bridge model dimensions reproduce the published FLOPs per token", "[validation]") {
+  // Megatron-Bridge docs/performance-summary-archive.md @ 067f987df0: model TFLOP/s per GPU ÷ tokens/s per GPU
+  // is Megatron's num_floating_point_operations per token, which counts the causal half of the attention
+  // scores; cutlab's model_flops_per_step counts all of them. Within the tables' rounding (3 digits): 0.7%.
+  const std::map<std::string, double> model_tflops = {
+      {"mbridge_26.06_DGX-H100_Qwen3_30B_a3B_FP8_16gpu_tp1pp1cp1ep16_gbs1024", 203},
+      {"mbridge_26.04.01_DGX-H100_Qwen3_30B_a3B_FP8_16gpu_tp1pp1cp1ep16_gbs1024", 206},
+      {"mbridge_26.04.01_DGX-H100_Qwen3_235B_a22B_FP8_256gpu_tp2pp8cp1ep32_gbs8192", 253},
+      {"mbridge_26.02.01_DGX-H100_Qwen3_30B_a3B_FP8_16gpu_tp1pp2cp1ep8_gbs1024", 208},
+      {"mbridge_25.11_DGX-H100_Qwen3_235B_a22B_FP8-CS_256gpu_tp2pp8cp1ep32_gbs2048", 233},
+      {"mbridge_25.09_DGX-H100_Qwen3_30B_a3B_tokendrop_noprec_16gpu_tp1pp2cp1ep8_gbs512", 241}};
+  for (const auto& [id, tflops] : model_tflops) {
+    const ValidationCase& c = find_case(id);
+    const Workload& w = c.config.workload;
+    const double B = w.global_batch, s = w.seq_len;
+    const double megatron = model_flops_per_step(c.config.model, B, s) -
+                            1.5 * B * forward_attention_flops_per_sequence(c.config.model, s);
+    INFO(id);
+    CHECK_THAT(megatron / (B * s), WithinRel(tflops * 1e12 / c.measured, 0.007));
+  }
 }
 
 TEST_CASE("ZeRO Figure 1 and Megatron's bytes per parameter are reproduced exactly", "[validation][memory]") {
@@ -166,6 +244,19 @@ TEST_CASE("case files are read strictly, with the path of every problem", "[vali
   REQUIRE_FALSE(bad_metric.ok());
   CHECK(bad_metric.errors[0].path == "/cases/0/metric");
   CHECK_FALSE(cases_from_json("[").ok());
+  // "calibrated" is a boolean (default true); peak_memory_GiB belongs to training cases (a config).
+  const std::string not_calibrated = R"(, "calibrated": false)", wrong_flag = R"(, "calibrated": "no")";
+  const auto later_run = one(not_calibrated, good_config);
+  REQUIRE(later_run.ok());
+  CHECK_FALSE(later_run.value[0].calibrated);
+  const auto bad_flag = one(wrong_flag, good_config);
+  REQUIRE(bad_flag.errors.size() == 1);
+  CHECK(bad_flag.errors[0].path == "/cases/0/calibrated");
+  const std::string memory_case = R"({"cases": [{"id": "x", "family": "memory", "kind": "memory", "metric": "peak_memory_GiB",
+      "measured": 80, "source": "s", "settings_note": "n", "plan": {}}]})";
+  const auto memory_metric = cases_from_json(memory_case);
+  REQUIRE_FALSE(memory_metric.ok());
+  CHECK(memory_metric.errors[0].path == "/cases/0/metric");
   // A training run needs its source group (the unit the cross-validation leaves out), not empty.
   auto grouped = [&](const std::string& group) {
     return cases_from_json(R"({"cases": [{"id": "x", "family": "h100", )" + group +
@@ -203,8 +294,10 @@ TEST_CASE("calibration is deterministic, bounded and never worse than its start"
 
 TEST_CASE("the cluster presets carry the calibrated efficiencies", "[validation][calibration]") {
   // The values written into core/presets.cpp on 2026-11-30 fit their families as `cutlab calibrate` reported.
-  CHECK(family_mape_percent(cases(), "a100", find_cluster_preset("dgx-a100")->efficiency) < 3.0);
-  CHECK(family_mape_percent(cases(), "h100", find_cluster_preset("dgx-h100")->efficiency) < 6.0);
+  // (docs/validation.md §3: A100 2.3%, H100 9.9%, H100 96GB at 500 W 5.1%.)
+  CHECK(family_mape_percent(cases(), "a100", find_cluster_preset("dgx-a100")->efficiency) < 2.5);
+  CHECK(family_mape_percent(cases(), "h100", find_cluster_preset("dgx-h100")->efficiency) < 10.0);
+  CHECK(family_mape_percent(cases(), "h100-gt", find_cluster_preset("grand-teton-h100")->efficiency) < 5.5);
   for (const char* inherits : {"hgx-h800", "hgx-h200", "dgx-b200", "gb200-nvl72"})
     CHECK(find_cluster_preset(inherits)->efficiency.gemm == find_cluster_preset("dgx-h100")->efficiency.gemm);
 }
@@ -216,7 +309,9 @@ TEST_CASE("leave-one-source-out cross-validation stays within its documented err
   REQUIRE(r.ok());
   const CrossValidation& cv = r.value;
   REQUIRE(cv.failed_cases == 0);
-  REQUIRE(cv.cases.size() == cases().size());
+  // Every case but the training cases calibration does not fit (peak memory, calibrated = false).
+  const auto cross_validated = [](const ValidationCase& c) { return c.kind == CaseKind::Memory || is_fitted_run(c); };
+  REQUIRE(cv.cases.size() == static_cast<size_t>(std::count_if(cases().begin(), cases().end(), cross_validated)));
   REQUIRE(cv.overall.cases == in_sample.training_cases);
   REQUIRE(cv.groups.size() >= 3);
   CHECK(cv.memory_cases == in_sample.memory_cases);
