@@ -317,16 +317,17 @@
       const list = r.ops[key];
       if (!list || !list.length) continue;
       h += '<h4>' + title + '</h4><div class="scroll"><table class="t ops" data-layer="' + key + '"><thead><tr><th>op</th><th class="num">GEMM M×N×K</th>' +
-        '<th class="num">GFLOP</th><th class="num">MB</th><th>bound</th><th class="num">F</th><th class="num">B</th><th class="num">W</th></tr></thead><tbody>';
+        '<th class="num">GFLOP</th><th class="num">MB</th><th>bound</th><th class="num" title="fraction of the compute peak the op reaches">eff</th><th class="num">F</th><th class="num">B</th><th class="num">W</th></tr></thead><tbody>';
       let f = 0, b = 0, w = 0;
       for (const op of list) {
         const shape = op.m > 0 ? F.int(op.m) + '×' + F.int(op.n) + '×' + F.int(op.k) + (op.count > 1 ? ' ×' + F.int(op.count) : '') : '';
         h += '<tr><td>' + e(op.name) + '</td><td class="num">' + shape + '</td><td class="num">' + F.sig(op.flops / 1e9) + '</td><td class="num">' +
-          F.sig(op.bytes / 1e6) + '</td><td class="muted">' + e(op.bound) + '</td><td class="num"' + raw(op.f_s) + '>' + F.seconds(op.f_s) +
+          F.sig(op.bytes / 1e6) + '</td><td class="muted">' + e(op.bound) + '</td><td class="num muted">' + (op.efficiency > 0 ? Math.round(100 * op.efficiency) + '%' : '') +
+          '</td><td class="num"' + raw(op.f_s) + '>' + F.seconds(op.f_s) +
           '</td><td class="num"' + raw(op.b_s) + '>' + F.seconds(op.b_s) + '</td><td class="num"' + raw(op.w_s) + '>' + F.seconds(op.w_s) + '</td></tr>';
         f += op.f_s, b += op.b_s, w += op.w_s;
       }
-      h += '<tr class="total"><th>total</th><td></td><td></td><td></td><td></td><td class="num"' + raw(f) + '>' + F.seconds(f) + '</td><td class="num"' + raw(b) + '>' +
+      h += '<tr class="total"><th>total</th><td></td><td></td><td></td><td></td><td></td><td class="num"' + raw(f) + '>' + F.seconds(f) + '</td><td class="num"' + raw(b) + '>' +
         F.seconds(b) + '</td><td class="num"' + raw(w) + '>' + F.seconds(w) + '</td></tr></tbody></table></div>';
     }
     return h + '</details>';
