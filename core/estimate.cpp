@@ -13,15 +13,17 @@ struct LayerComm {
   double tp_f = 0, tp_b = 0, tp_f_exposed = 0, tp_b_exposed = 0;
   double cp_f = 0, cp_b = 0, cp_f_exposed = 0, cp_b_exposed = 0;
   double ep_f = 0, ep_b = 0, ep_f_exposed = 0, ep_b_exposed = 0;
-  double f_exposed() const { return tp_f_exposed + cp_f_exposed + ep_f_exposed; }
-  double b_exposed() const { return tp_b_exposed + cp_b_exposed + ep_b_exposed; }
+  double etp_f = 0, etp_b = 0;  // expert-TP collectives under folding (not overlapped)
+  double f_exposed() const { return tp_f_exposed + cp_f_exposed + ep_f_exposed + etp_f; }
+  double b_exposed() const { return tp_b_exposed + cp_b_exposed + ep_b_exposed + etp_b; }
 };
 
 struct Sizes {
-  double tp_message = 0;  // bytes of one TP collective (a layer's output activations)
-  double cp_message = 0;  // bytes of one K/V chunk sent per ring step
-  double ep_message = 0;  // bytes each GPU sends in one dispatch (or combine) all-to-all
-  double pp_message = 0;  // bytes of one activation sent to the next stage
+  double tp_message = 0;   // bytes of one TP collective (a layer's output activations)
+  double cp_message = 0;   // bytes of one K/V chunk sent per ring step
+  double ep_message = 0;   // bytes each GPU sends in one dispatch (or combine) all-to-all
+  double etp_message = 0;  // bytes of one expert-TP collective under folding (the tokens of an ETP group's experts)
+  double pp_message = 0;   // bytes of one activation sent to the next stage
   int tp_calls_fwd = 2, tp_calls_bwd = 2;
   // Full recompute re-runs each layer's forward in the backward, with its communication: the CP
   // ring passes once more (forward 1, backward 2 + 1) and the EP dispatch and combine once more
@@ -48,6 +50,10 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   z.cp_message = 2.0 * s * b * kv_width;
   // EP: every token's hidden state goes to its k experts and comes back (dispatch + combine).
   z.ep_message = 2.0 * (s * b / ts) * m.top_k * h;
+  // ETP under folding (Liu et al. 2025, MoE Parallel Folding): after the all-to-all an expert-TP group
+  // all-gathers the token copies its experts received and reduce-scatters their outputs: the stage's
+  // s·b tokens spread over its GPUs, etp/(tp) of them per group, k copies each.
+  z.etp_message = 2.0 * s * b * m.top_k * h * (plan.etp > 0 ? double(plan.etp) : t) / t;
   // PP: one activation tensor per micro-batch per boundary. Each TP rank sends 1/t of it: with SP
   // it is already scattered; without, Megatron's scatter/gather optimisation (Narayanan et al.
   // 2021 §4.1) splits it and all-gathers it over NVLink on arrival.
@@ -57,19 +63,30 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
 
 constexpr double kDeepEpSms = 20;  // SMs DeepEP's communication kernels occupy
 
+// An MoE layer under folding (etp ≠ tp) runs its attention on the TP group and its experts on the
+// expert mesh: the MLP half of the layer's TP collectives is not on the TP group.
+bool folded_moe(const Plan& plan, bool moe) { return moe && plan.etp > 0 && plan.etp != plan.tp; }
+
 LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan, const Placement& pl, const Sizes& z,
                      const LayerTimes& lt, bool moe) {
   LayerComm lc;
   const double ov = c.efficiency.overlap;
+  const double tp_share = folded_moe(plan, moe) ? 0.5 : 1.0;  // attention's pair only
   if (const GroupInfo* tp = find_group(pl, Axis::TP); tp && tp->size > 1) {
     const double one = plan.sp ? collective_time_s(Collective::ReduceScatter, z.tp_message, *tp, c) +
                                      collective_time_s(Collective::AllGather, z.tp_message, *tp, c)
                                : collective_time_s(Collective::AllReduce, z.tp_message, *tp, c);
-    lc.tp_f = z.tp_calls_fwd * one;
-    lc.tp_b = z.tp_calls_bwd * one;
+    lc.tp_f = tp_share * z.tp_calls_fwd * one;
+    lc.tp_b = tp_share * z.tp_calls_bwd * one;
     // --tp-comm-overlap pipelines the collectives with the neighbouring GEMMs (Megatron / TE userbuffers).
     lc.tp_f_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_f - ov * lt.weight_gemms.f_s) : lc.tp_f;
     lc.tp_b_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_b - ov * (lt.weight_gemms.b_s + lt.weight_gemms.w_s)) : lc.tp_b;
+  }
+  if (const GroupInfo* etp = find_group(pl, Axis::ETP); folded_moe(plan, moe) && etp && etp->size > 1) {
+    const double one = collective_time_s(Collective::AllGather, z.etp_message, *etp, c) +
+                       collective_time_s(Collective::ReduceScatter, z.etp_message, *etp, c);
+    lc.etp_f = 0.5 * z.tp_calls_fwd * one;
+    lc.etp_b = 0.5 * z.tp_calls_bwd * one;
   }
   if (const GroupInfo* cp = find_group(pl, Axis::CP); cp && cp->size > 1) {
     const double step = collective_time_s(Collective::SendRecv, z.cp_message, *cp, c);
@@ -154,8 +171,8 @@ LayerCosts layer_costs(const Resolved& r) {
 // What one stage does per micro-batch: compute (all chunks) and TP/CP/EP communication.
 struct PerStage {
   StageCompute compute;
-  double tp_exposed = 0, cp_exposed = 0, ep_exposed = 0;  // per micro-batch
-  double tp = 0, cp = 0, ep = 0;                          // per micro-batch, total
+  double tp_exposed = 0, cp_exposed = 0, ep_exposed = 0;  // per micro-batch (tp_exposed includes ETP)
+  double tp = 0, cp = 0, ep = 0, etp = 0;                 // per micro-batch, total
   int dense_layers = 0, moe_layers = 0;
 };
 
@@ -188,7 +205,8 @@ ScheduleInput pipeline_input(const Resolved& r, const LayerCosts& k, std::vector
       ps.compute.b_s += ch.b_s;
       ps.compute.w_s += ch.w_s;
       ps.compute.recompute_s += ch.recompute_s;
-      ps.tp_exposed += nd * (d.tp_f_exposed + d.tp_b_exposed) + ne * (e.tp_f_exposed + e.tp_b_exposed);
+      ps.tp_exposed += nd * (d.tp_f_exposed + d.tp_b_exposed) + ne * (e.tp_f_exposed + e.tp_b_exposed + e.etp_f + e.etp_b);
+      ps.etp += ne * (e.etp_f + e.etp_b);
       ps.cp_exposed += nd * (d.cp_f_exposed + d.cp_b_exposed) + ne * (e.cp_f_exposed + e.cp_b_exposed);
       ps.ep_exposed += ne * (e.ep_f_exposed + e.ep_b_exposed);
       ps.tp += nd * (d.tp_f + d.tp_b) + ne * (e.tp_f + e.tp_b);
@@ -335,16 +353,27 @@ void comm_table(const Resolved& r, const LayerCosts& k, const PerStage& b, doubl
   const double passes = full_passes(r);
   const double nd = b.dense_layers, ne = b.moe_layers;
   if (const GroupInfo* g = find_group(r.placement, Axis::TP); g && g->size > 1) {
-    const double calls = passes * (nd + ne) * (z.tp_calls_fwd + z.tp_calls_bwd);
-    const char* what = "layer outputs, 2 per layer forward and backward";
+    const double moe_share = folded_moe(plan, ne > 0) ? 0.5 : 1.0;
+    const double calls = passes * (nd + moe_share * ne) * (z.tp_calls_fwd + z.tp_calls_bwd);
+    const char* what = moe_share < 1 ? "layer outputs, 2 per dense layer and 1 per MoE layer (attention), forward and backward"
+                                     : "layer outputs, 2 per layer forward and backward";
+    const double tp_exposed = b.tp_exposed - b.etp;
     if (plan.sp) {
       e.comm.push_back(
-          make_op(Axis::TP, Collective::ReduceScatter, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
+          make_op(Axis::TP, Collective::ReduceScatter, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * tp_exposed / 2));
       e.comm.push_back(
-          make_op(Axis::TP, Collective::AllGather, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * b.tp_exposed / 2));
+          make_op(Axis::TP, Collective::AllGather, what, z.tp_message, calls, *g, passes * b.tp / 2, passes * tp_exposed / 2));
     } else {
-      e.comm.push_back(make_op(Axis::TP, Collective::AllReduce, what, z.tp_message, calls, *g, passes * b.tp, passes * b.tp_exposed));
+      e.comm.push_back(make_op(Axis::TP, Collective::AllReduce, what, z.tp_message, calls, *g, passes * b.tp, passes * tp_exposed));
     }
+  }
+  if (const GroupInfo* g = find_group(r.placement, Axis::ETP); g && b.etp > 0) {
+    const double calls = passes * ne * 0.5 * (z.tp_calls_fwd + z.tp_calls_bwd);
+    const char* what = "expert tokens gathered, expert outputs reduce-scattered (folding), per MoE layer";
+    e.comm.push_back(
+        make_op(Axis::ETP, Collective::AllGather, what, z.etp_message, calls, *g, passes * b.etp / 2, passes * b.etp / 2));
+    e.comm.push_back(
+        make_op(Axis::ETP, Collective::ReduceScatter, what, z.etp_message, calls, *g, passes * b.etp / 2, passes * b.etp / 2));
   }
   if (const GroupInfo* g = find_group(r.placement, Axis::CP); g && g->size > 1)
     e.comm.push_back(make_op(Axis::CP, Collective::SendRecv,

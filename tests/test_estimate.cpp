@@ -145,3 +145,36 @@ TEST_CASE("full recompute repeats the EP all-to-alls and the CP ring of the reco
   REQUIRE(cp_sel.calls > 0);
   REQUIRE_THAT(cp_full.calls, WithinRel(4.0 / 3.0 * cp_sel.calls, 1e-12));
 }
+
+TEST_CASE("under folding an MoE layer's TP collectives are the attention's; its experts' ETP collectives are their own",
+          "[estimate]") {
+  // Mixtral 8x22B (56 MoE layers), TP 2 × PP 2 × DP 8 = 32 GPUs; experts ETP × EP. Selective recompute:
+  // 2 TP pairs per layer forward and 2 backward without folding (etp = tp), 1 and 1 under folding.
+  auto op_of = [](const TrainingEstimate& e, Axis axis, Collective k) {
+    for (const CommOp& op : e.comm)
+      if (op.axis == axis && op.collective == k) return op;
+    return CommOp{};
+  };
+  Config c = test::config("mixtral-8x22b", "dgx-h100", 2, 2, 8, 4096, 64);
+  c.plan.sp = true;
+  c.plan.ep = 8;
+  c.plan.etp = 2;  // classic: the experts are TP-sliced like attention (ETP = TP), EP 8 over DP
+  const CommOp classic = op_of(run(c), Axis::TP, Collective::AllGather);
+  c.plan.etp = 1;  // folding: attention TP 2, experts ETP 1 × EP 8
+  const TrainingEstimate folded = run(c);
+  const CommOp fold = op_of(folded, Axis::TP, Collective::AllGather);
+  REQUIRE(classic.calls > 0);
+  REQUIRE_THAT(fold.calls, WithinRel(0.5 * classic.calls, 1e-12));
+  REQUIRE(op_of(folded, Axis::ETP, Collective::AllGather).calls == 0);  // ETP 1: no expert collectives
+  // Folding with ETP 2 under TP 4: the experts' all-gather and reduce-scatter over their ETP group, once per
+  // MoE layer forward and once backward, of the k token copies the group's experts received.
+  Config d = test::config("mixtral-8x22b", "dgx-h100", 4, 2, 4, 4096, 64);
+  d.plan.sp = true;
+  d.plan.ep = 8;
+  d.plan.etp = 2;
+  const TrainingEstimate e = run(d);
+  const CommOp etp = op_of(e, Axis::ETP, Collective::AllGather);
+  const double micro_batches = 64.0 / 4, layers_per_stage = 28;
+  REQUIRE_THAT(etp.calls, WithinRel(micro_batches * layers_per_stage * 2, 1e-12));
+  REQUIRE_THAT(etp.message_bytes, WithinRel(2.0 * 4096 * 2 * 6144 * 2 / 4, 1e-12));  // 2 bytes·s·k·h·etp/tp
+}
