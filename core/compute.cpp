@@ -20,10 +20,9 @@ void add(PassTimes& p, const LayerOp& op) { p.f_s += op.f_s, p.b_s += op.b_s, p.
 
 }  // namespace
 
-LayerTimes layer_times(const Resolved& r, bool moe) {
-  // The layer's ops (core/ops.h) summed.
+LayerTimes layer_times(const std::vector<LayerOp>& ops) {
   LayerTimes lt;
-  for (const LayerOp& op : layer_ops(r, moe)) {
+  for (const LayerOp& op : ops) {
     add(lt.all, op);
     if (op.weights) add(lt.weight_gemms, op);
     if (op.core_attention) add(lt.core_attention, op);
@@ -31,12 +30,19 @@ LayerTimes layer_times(const Resolved& r, bool moe) {
   return lt;
 }
 
+LayerTimes layer_times(const Resolved& r, bool moe) { return layer_times(layer_ops(r, moe)); }
+
 LayerCompute layer_compute(const Resolved& r) {
+  // Each op list is built once per evaluation; the estimate shows the same lists.
   LayerCompute k;
-  k.dense = layer_times(r, false);
-  if (is_moe(r.config.model)) k.moe = layer_times(r, true);
-  k.output = sum_ops(output_ops(r));
-  k.input = sum_ops(input_ops(r));
+  if (dense_layer_count(r.config.model) > 0) k.dense_ops = layer_ops(r, false);
+  if (is_moe(r.config.model)) k.moe_ops = layer_ops(r, true);
+  k.output_ops = output_ops(r);
+  k.input_ops = input_ops(r);
+  k.dense = layer_times(k.dense_ops);
+  k.moe = layer_times(k.moe_ops);
+  k.output = sum_ops(k.output_ops);
+  k.input = sum_ops(k.input_ops);
   return k;
 }
 

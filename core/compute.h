@@ -9,6 +9,7 @@
 
 #include "core/hardware.h"
 #include "core/model.h"
+#include "core/ops.h"
 #include "core/placement.h"
 #include "core/plan.h"
 #include "core/resolved.h"
@@ -28,7 +29,8 @@ struct LayerTimes {
   double w_s() const { return all.w_s; }
 };
 
-// One layer, one micro-batch, one GPU.
+// One layer, one micro-batch, one GPU: its ops summed.
+LayerTimes layer_times(const std::vector<LayerOp>& ops);
 LayerTimes layer_times(const Resolved& r, bool moe);
 
 struct StageCompute {
@@ -47,6 +49,8 @@ struct LayerCompute {
   LayerTimes dense, moe;
   StageCompute output;  // f_s, b_s, w_s of the output layer and the loss
   StageCompute input;   // f_s, b_s, w_s of the embedding lookup
+  // The ops these times sum (dense_ops empty without dense layers, moe_ops without MoE layers).
+  std::vector<LayerOp> dense_ops, moe_ops, output_ops, input_ops;
 };
 LayerCompute layer_compute(const Resolved& r);
 StageCompute chunk_compute(const Resolved& r, const LayerCompute& layers, int first_layer, int last_layer);

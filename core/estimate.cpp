@@ -430,12 +430,11 @@ Result<TrainingEstimate> evaluate_training(const Resolved& r) {
   e.params = count_params(r.config.model);
   e.placement = r.placement;
   e.model_flops_per_step = model_flops_per_step(r.config.model, r.config.workload.global_batch, r.config.workload.seq_len);
-  if (dense_layer_count(r.config.model) > 0) e.dense_layer_ops = layer_ops(r, false);
-  if (is_moe(r.config.model)) e.moe_layer_ops = layer_ops(r, true);
-  e.output_layer_ops = output_ops(r);
-  e.input_layer_ops = input_ops(r);
-
   const LayerCosts costs = layer_costs(r);
+  e.dense_layer_ops = costs.compute.dense_ops;
+  e.moe_layer_ops = costs.compute.moe_ops;
+  e.output_layer_ops = costs.compute.output_ops;
+  e.input_layer_ops = costs.compute.input_ops;
   std::vector<PerStage> per;
   const ScheduleInput sin = pipeline_input(r, costs, per);
   Result<ScheduleResult> sched = simulate_schedule(sin);
