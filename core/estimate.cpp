@@ -430,11 +430,12 @@ Result<TrainingEstimate> evaluate_training(const Resolved& r) {
   e.params = count_params(r.config.model);
   e.placement = r.placement;
   e.model_flops_per_step = model_flops_per_step(r.config.model, r.config.workload.global_batch, r.config.workload.seq_len);
-  const LayerCosts costs = layer_costs(r);
-  e.dense_layer_ops = costs.compute.dense_ops;
-  e.moe_layer_ops = costs.compute.moe_ops;
-  e.output_layer_ops = costs.compute.output_ops;
-  e.input_layer_ops = costs.compute.input_ops;
+  LayerCosts costs = layer_costs(r);
+  // The op lists move into the estimate; the times summed from them stay in `costs`.
+  e.dense_layer_ops = std::move(costs.compute.dense_ops);
+  e.moe_layer_ops = std::move(costs.compute.moe_ops);
+  e.output_layer_ops = std::move(costs.compute.output_ops);
+  e.input_layer_ops = std::move(costs.compute.input_ops);
   std::vector<PerStage> per;
   const ScheduleInput sin = pipeline_input(r, costs, per);
   Result<ScheduleResult> sched = simulate_schedule(sin);

@@ -230,11 +230,11 @@ std::string fit_label(const CvFit& f) {
 json cv_error_json(const CvError& e) {
   return {{"group", e.group},
           {"cases", e.cases},
-          {"in_sample_mean_abs_error_percent", e.in_sample_mean_percent},
-          {"in_sample_max_abs_error_percent", e.in_sample_max_percent},
+          {"in_sample_mean_percent", e.in_sample_mean_percent},
+          {"in_sample_max_percent", e.in_sample_max_percent},
           {"in_sample_worst_id", e.in_sample_worst_id},
-          {"held_out_mean_abs_error_percent", e.held_out_mean_percent},
-          {"held_out_max_abs_error_percent", e.held_out_max_percent},
+          {"held_out_mean_percent", e.held_out_mean_percent},
+          {"held_out_max_percent", e.held_out_max_percent},
           {"held_out_worst_id", e.held_out_worst_id}};
 }
 
