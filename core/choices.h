@@ -20,6 +20,19 @@ enum class Schedule { GPipe, OneFOneB, Interleaved, ZbH1, DualPipe };
 // Recompute: none, selective and full of Korthikanti et al. 2022 §4-5; op_sac: torchtitan's per-op
 // selective checkpointing (model.h op_sac_recomputed_matmul_fraction, memory.cpp).
 enum class Recompute { None, Selective, Full, OpSac };
+// What selective recompute re-runs (Megatron-Core TransformerConfig.recompute_modules, with
+// recompute_granularity "selective"; default core_attn): core attention, MLA's up-projections and
+// rotary, the two norms, the dense MLP, the experts' activation function, the whole MoE block, the
+// shared experts. Each op of a layer (core/ops.h) belongs to the modules that contain it.
+enum class RecomputeModule { CoreAttn, MlaUpProj, LayerNorm, Mlp, MoeAct, Moe, SharedExperts };
+constexpr unsigned module_bit(RecomputeModule m) { return 1u << static_cast<unsigned>(m); }
+// Adam's moments: fp32, or bf16 (Megatron-Core's precision-aware optimizer, --exp-avg-dtype and
+// --exp-avg-sq-dtype; DeepSeek-V3 §3.3.2 "Low-Precision Optimizer States").
+enum class MomentDtype { FP32, BF16 };
+// Exponential moving average of the weights: none, an fp32 copy on the GPU (sharded as the
+// optimizer state), or on the CPU, updated asynchronously (DeepSeek-V3 §3.2.3 "Exponential Moving
+// Average in CPU").
+enum class Ema { None, Gpu, Cpu };
 // MoE token dispatch: alltoall (Megatron's all-to-all dispatcher: every copy of a token is sent to its
 // expert's GPU) or deepep (DeepEP, Megatron's flex dispatcher with DeepEP or HybridEP: one copy per
 // remote node over the scale-out network, fanned out over NVLink there; DeepSeek-V3 §3.2.2).
@@ -60,6 +73,12 @@ CUTLAB_CHOICES(Schedule, "schedule", {Schedule::GPipe, "gpipe", "GPipe"}, {Sched
                {Schedule::DualPipe, "dualpipe", "DualPipe"})
 CUTLAB_CHOICES(Recompute, "recompute", {Recompute::None, "none", "none"}, {Recompute::Selective, "selective", "selective"},
                {Recompute::Full, "full", "full"}, {Recompute::OpSac, "op_sac", "per-op SAC (torchtitan)"})
+CUTLAB_CHOICES(RecomputeModule, "recompute_modules", {RecomputeModule::CoreAttn, "core_attn", "core attention"},
+               {RecomputeModule::MlaUpProj, "mla_up_proj", "MLA up-projections"}, {RecomputeModule::LayerNorm, "layernorm", "norms"},
+               {RecomputeModule::Mlp, "mlp", "dense MLP"}, {RecomputeModule::MoeAct, "moe_act", "expert activation"},
+               {RecomputeModule::Moe, "moe", "MoE block"}, {RecomputeModule::SharedExperts, "shared_experts", "shared experts"})
+CUTLAB_CHOICES(MomentDtype, "moment_dtype", {MomentDtype::FP32, "fp32", "fp32"}, {MomentDtype::BF16, "bf16", "bf16"})
+CUTLAB_CHOICES(Ema, "ema", {Ema::None, "none", "none"}, {Ema::Gpu, "gpu", "on the GPU"}, {Ema::Cpu, "cpu", "on the CPU"})
 CUTLAB_CHOICES(EpDispatcher, "ep_dispatcher", {EpDispatcher::AllToAll, "alltoall", "all-to-all"},
                {EpDispatcher::DeepEp, "deepep", "DeepEP (one copy per node)"})
 CUTLAB_CHOICES(Dtype, "dtype", {Dtype::BF16, "bf16", "bf16"}, {Dtype::FP8, "fp8", "fp8"})

@@ -20,17 +20,18 @@ void add(PassTimes& p, const LayerOp& op) { p.f_s += op.f_s, p.b_s += op.b_s, p.
 
 }  // namespace
 
-LayerTimes layer_times(const std::vector<LayerOp>& ops) {
+LayerTimes layer_times(const std::vector<LayerOp>& ops, unsigned recompute_mask) {
   LayerTimes lt;
   for (const LayerOp& op : ops) {
     add(lt.all, op);
     if (op.weights) add(lt.weight_gemms, op);
     if (op.core_attention) add(lt.core_attention, op);
+    if (op.modules & recompute_mask) add(lt.recomputed, op);
   }
   return lt;
 }
 
-LayerTimes layer_times(const Resolved& r, bool moe) { return layer_times(layer_ops(r, moe)); }
+LayerTimes layer_times(const Resolved& r, bool moe) { return layer_times(layer_ops(r, moe), recompute_mask(r.config.plan)); }
 
 LayerCompute layer_compute(const Resolved& r) {
   // Each op list is built once per evaluation; the estimate shows the same lists.
@@ -39,35 +40,48 @@ LayerCompute layer_compute(const Resolved& r) {
   if (is_moe(r.config.model)) k.moe_ops = layer_ops(r, true);
   k.output_ops = output_ops(r);
   k.input_ops = input_ops(r);
-  k.dense = layer_times(k.dense_ops);
-  k.moe = layer_times(k.moe_ops);
+  const unsigned mask = recompute_mask(r.config.plan);
+  k.dense = layer_times(k.dense_ops, mask);
+  k.moe = layer_times(k.moe_ops, mask);
   k.output = sum_ops(k.output_ops);
   k.input = sum_ops(k.input_ops);
+  k.mtp_head = sum_ops(mtp_head_ops(r));
   return k;
+}
+
+ChunkLayers chunk_layers(const ModelSpec& m, int first_layer, int last_layer) {
+  ChunkLayers c;
+  const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
+  c.moe = std::max(0, last_layer - std::max(first_layer, first_moe) + 1);
+  c.dense = (last_layer - first_layer + 1) - c.moe;
+  c.input = first_layer == 0;
+  c.output = last_layer == m.layers - 1;
+  if (c.output) (is_moe(m) ? c.moe : c.dense) += m.mtp_layers;
+  return c;
 }
 
 StageCompute chunk_compute(const Resolved& r, const LayerCompute& k, int first_layer, int last_layer) {
   const ModelSpec& m = r.config.model;
   const Plan& plan = r.config.plan;
   StageCompute sc;
-  const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
-  const double layers = last_layer - first_layer + 1;
-  const double ne = std::max(0, last_layer - std::max(first_layer, first_moe) + 1), nd = layers - ne;
+  const ChunkLayers cl = chunk_layers(m, first_layer, last_layer);
+  const double ne = cl.moe, nd = cl.dense;
   const LayerTimes& dense = k.dense;
   const LayerTimes& moe = k.moe;
   sc.f_s = nd * dense.f_s() + ne * moe.f_s();
   sc.b_s = nd * dense.b_s() + ne * moe.b_s();
   sc.w_s = nd * dense.w_s() + ne * moe.w_s();
   if (plan.recompute == Recompute::Full) sc.recompute_s = sc.f_s;
-  if (plan.recompute == Recompute::Selective) sc.recompute_s = nd * dense.core_attention.f_s + ne * moe.core_attention.f_s;
+  if (plan.recompute == Recompute::Selective) sc.recompute_s = nd * dense.recomputed.f_s + ne * moe.recomputed.f_s;
   if (plan.recompute == Recompute::OpSac)  // dense layers only (plan.cpp): the unsaved weight GEMMs and every other op but attention's
     sc.recompute_s = nd * (op_sac_recomputed_matmul_fraction(m) * dense.weight_gemms.f_s +
                            (dense.all.f_s - dense.weight_gemms.f_s - dense.core_attention.f_s));
-  for (const auto& [part, runs] : {std::pair{&k.input, first_layer == 0}, {&k.output, last_layer == m.layers - 1}}) {
-    if (!runs) continue;
-    sc.f_s += part->f_s;
-    sc.b_s += part->b_s;
-    sc.w_s += part->w_s;
+  const double mtp = cl.output ? m.mtp_layers : 0.0;
+  for (const auto& [part, times] :
+       {std::pair{&k.input, cl.input ? 1.0 : 0.0}, {&k.output, cl.output ? 1.0 : 0.0}, {&k.mtp_head, mtp}}) {
+    sc.f_s += times * part->f_s;
+    sc.b_s += times * part->b_s;
+    sc.w_s += times * part->w_s;
   }
   sc.b_s += sc.recompute_s;
   return sc;

@@ -23,14 +23,16 @@ struct PassTimes {
 struct LayerTimes {
   PassTimes all;             // every op of the layer
   PassTimes weight_gemms;    // GEMMs with weights: the window TP communication overlaps with
-  PassTimes core_attention;  // scores, softmax, values: what selective recompute repeats and CP overlaps with
+  PassTimes core_attention;  // scores, softmax, values: what CP's ring steps overlap with
+  PassTimes recomputed;      // ops of the plan's selective recompute modules: their forward is re-run in the backward
   double f_s() const { return all.f_s; }
   double b_s() const { return all.b_s; }
   double w_s() const { return all.w_s; }
 };
 
-// One layer, one micro-batch, one GPU: its ops summed.
-LayerTimes layer_times(const std::vector<LayerOp>& ops);
+// One layer, one micro-batch, one GPU: its ops summed; `recompute_mask` (recompute_mask(plan))
+// selects the ops selective recompute re-runs.
+LayerTimes layer_times(const std::vector<LayerOp>& ops, unsigned recompute_mask);
 LayerTimes layer_times(const Resolved& r, bool moe);
 
 struct StageCompute {
@@ -47,11 +49,19 @@ struct StageCompute {
 // evaluation (from core/ops.h) and reused by every chunk.
 struct LayerCompute {
   LayerTimes dense, moe;
-  StageCompute output;  // f_s, b_s, w_s of the output layer and the loss
-  StageCompute input;   // f_s, b_s, w_s of the embedding lookup
+  StageCompute output;    // f_s, b_s, w_s of the output layer and the loss
+  StageCompute input;     // f_s, b_s, w_s of the embedding lookup
+  StageCompute mtp_head;  // one MTP module besides its block (mtp_head_ops), on the last stage
   // The ops these times sum (dense_ops empty without dense layers, moe_ops without MoE layers).
   std::vector<LayerOp> dense_ops, moe_ops, output_ops, input_ops;
 };
+// The blocks a model chunk [first_layer, last_layer] runs: its dense and MoE layers, and in the chunk
+// ending at the last layer the MTP modules' blocks (MoE blocks in an MoE model); which ends it holds.
+struct ChunkLayers {
+  double dense = 0, moe = 0;
+  bool input = false, output = false;
+};
+ChunkLayers chunk_layers(const ModelSpec& m, int first_layer, int last_layer);
 LayerCompute layer_compute(const Resolved& r);
 StageCompute chunk_compute(const Resolved& r, const LayerCompute& layers, int first_layer, int last_layer);
 // All chunks of a stage.

@@ -42,7 +42,9 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   // Per-op SAC keeps the reduce-scatter outputs (torchtitan's _save_list) and re-runs the all-gathers.
   if (plan.recompute == Recompute::OpSac) z.tp_calls_bwd = 3;
   z.cp_passes_bwd = plan.recompute == Recompute::Full ? 3 : 2;
-  z.ep_calls_bwd = plan.recompute == Recompute::Full ? 4 : 2;
+  // Recomputing the MoE block (selective module "moe") re-runs its dispatch and combine as well.
+  const bool moe_again = plan.recompute == Recompute::Full || (recompute_mask(plan) & module_bit(RecomputeModule::Moe)) != 0;
+  z.ep_calls_bwd = moe_again ? 4 : 2;
   // CP (ring attention, Liu et al. 2023; Megatron-Core CP): each of the cp − 1 steps passes this
   // rank's K and V chunk; MLA passes decompressed per-head K and V.
   const double g_gpu = std::max(1.0, double(m.kv_heads) / t), a_gpu = double(m.heads) / t;
@@ -72,12 +74,14 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
   LayerComm lc;
   const double ov = c.efficiency.overlap;
   const double tp_share = folded_moe(plan, moe) ? 0.5 : 1.0;  // attention's pair only
+  // A recomputed MLP (selective module "mlp"; "moe" in MoE layers) re-runs its TP (or ETP) pair.
+  const bool mlp_again = (recompute_mask(plan) & module_bit(moe ? RecomputeModule::Moe : RecomputeModule::Mlp)) != 0;
   if (const GroupInfo* tp = find_group(pl, Axis::TP); tp && tp->size > 1) {
     const double one = plan.sp ? collective_time_s(Collective::ReduceScatter, z.tp_message, *tp, c) +
                                      collective_time_s(Collective::AllGather, z.tp_message, *tp, c)
                                : collective_time_s(Collective::AllReduce, z.tp_message, *tp, c);
     lc.tp_f = tp_share * z.tp_calls_fwd * one;
-    lc.tp_b = tp_share * z.tp_calls_bwd * one;
+    lc.tp_b = tp_share * z.tp_calls_bwd * one + (mlp_again && !folded_moe(plan, moe) ? one : 0.0);
     // --tp-comm-overlap pipelines the collectives with the neighbouring GEMMs (Megatron / TE userbuffers).
     lc.tp_f_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_f - ov * lt.weight_gemms.f_s) : lc.tp_f;
     lc.tp_b_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_b - ov * (lt.weight_gemms.b_s + lt.weight_gemms.w_s)) : lc.tp_b;
@@ -86,7 +90,7 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
     const double one = collective_time_s(Collective::AllGather, z.etp_message, *etp, c) +
                        collective_time_s(Collective::ReduceScatter, z.etp_message, *etp, c);
     lc.etp_f = 0.5 * z.tp_calls_fwd * one;
-    lc.etp_b = 0.5 * z.tp_calls_bwd * one;
+    lc.etp_b = 0.5 * z.tp_calls_bwd * one + (mlp_again ? one : 0.0);
   }
   if (const GroupInfo* cp = find_group(pl, Axis::CP); cp && cp->size > 1) {
     const double step = collective_time_s(Collective::SendRecv, z.cp_message, *cp, c);
@@ -152,7 +156,6 @@ struct LayerCosts {
   Sizes z;
   LayerCompute compute;  // dense, MoE and output-layer times, once per evaluation
   LayerComm lc_dense, lc_moe;
-  int first_moe = 0;  // index of the first MoE layer (layers when dense)
 };
 
 LayerCosts layer_costs(const Resolved& r) {
@@ -164,7 +167,6 @@ LayerCosts layer_costs(const Resolved& r) {
   k.compute = layer_compute(r);
   k.lc_dense = layer_comm(m, c, plan, r.placement, k.z, k.compute.dense, false);
   k.lc_moe = is_moe(m) ? layer_comm(m, c, plan, r.placement, k.z, k.compute.moe, true) : LayerComm{};
-  k.first_moe = is_moe(m) ? m.dense_layers : m.layers;
   return k;
 }
 
@@ -197,7 +199,8 @@ ScheduleInput pipeline_input(const Resolved& r, const LayerCosts& k, std::vector
     for (int c = 0; c < chunks; ++c) {
       const auto [first, last] = st.chunks[std::min<size_t>(c, st.chunks.size() - 1)];
       const StageCompute ch = chunk_compute(r, k.compute, first, last);
-      const double ne = std::max(0, last - std::max(first, k.first_moe) + 1), nd = (last - first + 1) - ne;
+      const ChunkLayers cl = chunk_layers(r.config.model, first, last);
+      const double ne = cl.moe, nd = cl.dense;
       const double f_exp = nd * d.f_exposed() + ne * e.f_exposed();
       const double b_exp = nd * d.b_exposed() + ne * e.b_exposed();
       sin.times.push_back({ch.f_s + f_exp, ch.b_s + b_exp, ch.w_s});
@@ -286,13 +289,17 @@ DpCost dp_tail(const Resolved& r, const StageMemory& sm, const PerStage& ps) {
   DpCost d;
   add_dp_group(r, ps, find_group(r.placement, Axis::DPGrad), sm.dense_params, Axis::DP, "dense", d);
   add_dp_group(r, ps, find_group(r.placement, Axis::EDP), sm.expert_params, Axis::EDP, "expert", d);
-  // Adam step: read fp32 master, m, v and the gradient, write master, m, v and the 16-bit weights.
+  // Adam step: read fp32 master, m, v and the gradient, write master, m, v and the 16-bit weights
+  // (26 bytes + the gradient with fp32 moments, 18 with bf16 ones); an EMA on the GPU reads and
+  // writes its fp32 copy (8 more); one on the CPU is updated asynchronously (DeepSeek-V3 §3.2.3).
   const Cluster& c = r.config.cluster;
-  const double grad_bytes = r.config.workload.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0;
+  const Workload& w = r.config.workload;
+  const double grad_bytes = w.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0;
+  const double step_bytes = 10.0 + (w.moment_dtype == MomentDtype::BF16 ? 8.0 : 16.0) + (w.ema == Ema::Gpu ? 8.0 : 0.0);
   const double dense_shard = r.mesh.zero >= 1 ? double(r.mesh.dp_attn) * r.config.plan.cp : 1.0;
   const double expert_shard = r.mesh.zero >= 1 ? double(r.mesh.edp) : 1.0;
   const double shard = sm.dense_params / dense_shard + sm.expert_params / expert_shard;
-  d.optimizer_s = shard * (26.0 + grad_bytes) / (c.hbm_bytes_per_s * c.efficiency.hbm);
+  d.optimizer_s = shard * (step_bytes + grad_bytes) / (c.hbm_bytes_per_s * c.efficiency.hbm);
   return d;
 }
 
@@ -408,8 +415,23 @@ void utilisation(const Resolved& r, TrainingEstimate& e) {
   const double logit_flops = 6.0 * w.global_batch * double(w.seq_len) * m.vocab * double(m.hidden);
   double recompute_flops = 0;
   if (r.config.plan.recompute == Recompute::Full) recompute_flops = (e.model_flops_per_step - logit_flops) / 3.0;
-  if (r.config.plan.recompute == Recompute::Selective)
-    recompute_flops = w.global_batch * forward_attention_flops_per_sequence(m, w.seq_len);
+  if (r.config.plan.recompute == Recompute::Selective) {
+    // The recomputed modules' forward FLOPs: core attention (Korthikanti et al. 2022 §5), MLA's
+    // up-projections, the dense MLPs, the MoE blocks' or only their shared experts' GEMMs.
+    const unsigned rc = recompute_mask(r.config.plan);
+    auto again = [&](RecomputeModule x) { return (rc & module_bit(x)) != 0; };
+    const LayerParams d = dense_layer_params(m), x = moe_layer_params(m);
+    const double blocks = m.layers + m.mtp_layers, moe_blocks = moe_layer_count(m) + (is_moe(m) ? m.mtp_layers : 0);
+    const double up = m.q_lora_rank * double(m.heads) * qk_head_dim(m) +
+                      m.kv_lora_rank * double(m.heads) * (m.head_dim + v_head_dim_of(m));
+    double per_token = 0;
+    if (again(RecomputeModule::MlaUpProj) && is_mla(m)) per_token += blocks * up;
+    if (again(RecomputeModule::Mlp)) per_token += (blocks - moe_blocks) * d.dense_mlp;
+    if (again(RecomputeModule::Moe)) per_token += moe_blocks * (x.router + m.top_k * x.routed_expert + x.shared_experts);
+    else if (again(RecomputeModule::SharedExperts)) per_token += moe_blocks * x.shared_experts;
+    recompute_flops = w.global_batch * double(w.seq_len) * 2.0 * per_token;
+    if (again(RecomputeModule::CoreAttn)) recompute_flops += w.global_batch * forward_attention_flops_per_sequence(m, w.seq_len);
+  }
   if (r.config.plan.recompute == Recompute::OpSac)
     recompute_flops = op_sac_recomputed_matmul_fraction(m) * ((e.model_flops_per_step - logit_flops) / 3.0 -
                                                               w.global_batch * forward_attention_flops_per_sequence(m, w.seq_len));

@@ -19,8 +19,8 @@ namespace {
 // the key's unit to SI. Reading and writing both use these tables, so keys cannot drift.
 template <class T>
 using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*, Schedule T::*,
-                            Recompute T::*, EpDispatcher T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*,
-                            Optimizer T::*>;
+                            Recompute T::*, std::vector<RecomputeModule> T::*, MomentDtype T::*, Ema T::*, EpDispatcher T::*,
+                            Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*, Optimizer T::*>;
 
 template <class T>
 struct Field {
@@ -51,6 +51,7 @@ const std::vector<Field<ModelSpec>>& model_fields() {
       {"kv_lora_rank", &ModelSpec::kv_lora_rank},
       {"qk_rope_head_dim", &ModelSpec::qk_rope_head_dim},
       {"v_head_dim", &ModelSpec::v_head_dim},
+      {"mtp_layers", &ModelSpec::mtp_layers},
   };
   return f;
 }
@@ -106,6 +107,8 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"schedule", &Plan::schedule},
       {"micro_batch", &Plan::micro_batch},
       {"recompute", &Plan::recompute},
+      {"recompute_modules", &Plan::recompute_modules},
+      {"activation_func_fp8_input_store", &Plan::activation_func_fp8_input_store},
       {"flash_attention", &Plan::flash_attention},
       {"fused_cross_entropy", &Plan::fused_cross_entropy},
       {"rank_order", &Plan::rank_order},
@@ -127,6 +130,8 @@ const std::vector<Field<Workload>>& workload_fields() {
       {"dtype", &Workload::dtype},
       {"grad_dtype", &Workload::grad_dtype},
       {"optimizer", &Workload::optimizer},
+      {"moment_dtype", &Workload::moment_dtype},
+      {"ema", &Workload::ema},
       {"batch", &Workload::batch},
       {"prompt_len", &Workload::prompt_len},
       {"output_len", &Workload::output_len},
@@ -189,6 +194,27 @@ void read_field(const json& v, const Field<T>& f, T& out, const std::string& pat
           if (!choice_from_name(name, out.*member))
             errors.push_back({ErrorCode::OutOfRange, path,
                               std::string("unknown ") + ChoiceTable<M>::key + " '" + name + "' (" + choice_list<M>() + ")"});
+        } else if constexpr (std::is_same_v<M, std::vector<RecomputeModule>>) {
+          // A set of named choices: each name once.
+          using E = RecomputeModule;
+          if (!v.is_array()) return wrong("an array of names");
+          M list;
+          for (size_t i = 0; i < v.size(); ++i) {
+            E e{};
+            if (!v[i].is_string() || !choice_from_name(v[i].template get<std::string>(), e)) {
+              errors.push_back({ErrorCode::OutOfRange, path + "/" + std::to_string(i),
+                                std::string("must be one of ") + choice_list<E>() + ", got " +
+                                    (v[i].is_string() ? "'" + v[i].template get<std::string>() + "'" : type_name(v[i]))});
+              continue;
+            }
+            if (std::find(list.begin(), list.end(), e) != list.end()) {
+              errors.push_back(
+                  {ErrorCode::Incompatible, path + "/" + std::to_string(i), "names '" + std::string(name_of(e)) + "' twice"});
+              continue;
+            }
+            list.push_back(e);
+          }
+          out.*member = list;
         } else {
           if (!v.is_array()) return wrong("an array of integers");
           M list;
@@ -336,6 +362,7 @@ void read_hf_config(const json& hf, const std::string& path, ModelSpec& m, Error
     m.qk_rope_head_dim = get({"qk_rope_head_dim"}, 0, true);
     m.v_head_dim = get({"v_head_dim"}, m.head_dim, false);
   }
+  m.mtp_layers = get({"num_nextn_predict_layers"}, 0, false);
 }
 
 }  // namespace
@@ -641,9 +668,10 @@ json layout_json(Mode mode, const Mesh& mesh, const ParamCounts& params, const P
                {"zero", mesh.zero},
                {"chunks", mesh.chunks}};
   j["config"] = to_json(cfg);
-  j["params"] = {{"total", params.total},    {"active", params.active},       {"embedding", params.embedding},
-                 {"output", params.output},  {"attention", params.attention}, {"dense_mlp", params.dense_mlp},
-                 {"experts", params.experts}};
+  j["params"] = {{"total", params.total},         {"active", params.active},
+                 {"embedding", params.embedding}, {"output", params.output},
+                 {"attention", params.attention}, {"dense_mlp", params.dense_mlp},
+                 {"experts", params.experts},     {"mtp", params.mtp}};
   json groups = json::array();
   for (const GroupInfo& g : pl.groups)
     groups.push_back({{"axis", g.axis},
@@ -817,6 +845,7 @@ namespace {
 template <class E>
 void add_attributes(json&, E) {}
 void add_attributes(json& j, Mode m) { j["serving"] = m == Mode::Infer; }
+void add_attributes(json& j, Recompute r) { j["reads_modules"] = r == Recompute::Selective; }  // plan.recompute_modules
 void add_attributes(json& j, Schedule s) {
   j["virtual_stages"] = s == Schedule::Interleaved;         // runs vpp ≥ 2 chunks per stage
   j["chunks_per_stage"] = s == Schedule::DualPipe ? 2 : 0;  // fixed chunks (DualPipe's two directions); 0: vpp
@@ -849,6 +878,9 @@ json choices_json() {
   add_choices(out, w.weight_dtype);
   add_choices(out, w.kv_dtype);
   add_choices(out, w.optimizer);
+  add_choices(out, w.moment_dtype);
+  add_choices(out, w.ema);
+  add_choices(out, RecomputeModule::CoreAttn);
   add_choices(out, Axis::TP);
   add_choices(out, Collective::AllReduce);
   add_choices(out, Link::NVLink);

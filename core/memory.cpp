@@ -8,7 +8,9 @@ StateBytesPerParam state_bytes_per_param(const Plan& plan, const Workload& w, do
   StateBytesPerParam b;
   b.weights = 2.0;  // bf16/fp16 working copy
   b.grads = w.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0;
-  b.optimizer = 12.0;  // fp32 master weights, Adam momentum and variance (ZeRO paper K = 12)
+  // fp32 master weights, Adam momentum and variance (ZeRO paper K = 12); bf16 moments: 8. An EMA of
+  // the weights on the GPU: one more fp32 copy, sharded with the optimizer state.
+  b.optimizer = 4.0 + (w.moment_dtype == MomentDtype::BF16 ? 4.0 : 8.0) + (w.ema == Ema::Gpu ? 4.0 : 0.0);
   const int zero = effective_zero(plan);
   if (zero >= 1) b.optimizer /= d;
   if (zero >= 2) b.grads /= d;
@@ -19,16 +21,27 @@ StateBytesPerParam state_bytes_per_param(const Plan& plan, const Workload& w, do
 StageParams stage_params(const ModelSpec& m, const Plan& plan, const Mesh& mesh, const StageInfo& st) {
   StageParams sp;
   const LayerParams dl = dense_layer_params(m), el = moe_layer_params(m);
-  const double t = plan.tp, Vh = double(m.vocab) * m.hidden;
-  const double n_moe = st.moe_layers, n_dense = st.layers - st.moe_layers;
-  sp.dense = st.layers * (attention_params_per_gpu(dl, m, t) + dl.norms) + n_dense * dl.dense_mlp / t +
-             n_moe * (el.router + el.shared_experts / t);
+  const double t = plan.tp, Vh = double(m.vocab) * m.hidden, h = m.hidden;
+  const StageBlocks n = stage_blocks(m, st);
+  sp.dense = (n.dense + n.moe) * (attention_params_per_gpu(dl, m, t) + dl.norms) + n.dense * dl.dense_mlp / t +
+             n.moe * (el.router + el.shared_experts / t);
   if (st.embedding) sp.embedding = Vh / t;
   sp.dense += sp.embedding;
+  // MTP modules: their projection and norms, and (on a last stage without the embedding) a copy of the
+  // embedding for the shifted tokens, kept in sync as tied embeddings are (Megatron-Core MTP).
+  sp.dense += n.mtp * (2.0 * h * h / t + 3.0 * h) + (n.mtp > 0 && !st.embedding ? Vh / t : 0.0);
   if (st.output && !(m.tied_embeddings && st.embedding)) sp.dense += Vh / t;  // tied and PP = 1: one matrix
   if (st.output) sp.dense += m.hidden;                                        // final norm
-  if (is_moe(m)) sp.experts = n_moe * (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp;
+  if (is_moe(m)) sp.experts = n.moe * (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp;
   return sp;
+}
+
+StageBlocks stage_blocks(const ModelSpec& m, const StageInfo& st) {
+  StageBlocks n;
+  n.mtp = st.output ? m.mtp_layers : 0;
+  n.moe = st.moe_layers + (is_moe(m) ? n.mtp : 0);
+  n.dense = st.layers - st.moe_layers + (is_moe(m) ? 0 : n.mtp);
+  return n;
 }
 
 double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, const Mesh& mesh, bool moe) {
@@ -57,38 +70,57 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
            (plan.sp && t > 1 ? 2.0 * 2.0 * s * b * h / t : 0.0);
   }
 
-  const double outside_tp = s * b * h * (4 + 2 + 2 + 2 * drop) / ts;
-  double attention;
+  // Selective recompute drops what its modules keep inside them; each module's input stays (the
+  // checkpoint's argument). An fp8 GEMM keeps its input as the fp8 copy it multiplied (Transformer
+  // Engine's Linear and LayerNormLinear save the quantized input for the weight gradient): 1 byte
+  // where Korthikanti counts 2. Tensors another op keeps in bf16 (the norms' and flash attention's
+  // inputs and outputs) stay 2 bytes.
+  const unsigned rc = recompute_mask(plan);
+  auto again = [&](RecomputeModule x) { return (rc & module_bit(x)) != 0; };
+  const double gemm_in = w.dtype == Dtype::FP8 ? 1.0 : 2.0;
+  const double act_in = plan.activation_func_fp8_input_store ? 1.0 : 2.0;  // the activation's saved input
+  // Residual stream: the two norms' inputs (2 bytes), the dropout masks (1 byte each).
+  double bytes = s * b * h * (4 + 2 * drop) / ts;
+  // The norms' outputs, inputs of the first attention GEMM and of the MLP; recomputed with "layernorm".
+  if (!again(RecomputeModule::LayerNorm)) bytes += 2.0 * gemm_in * s * b * h / ts;
+  // Attention: what flash attention's backward reads (Q, K, V in bf16), and its output O, the
+  // output projection's input (bf16 for flash attention; in fp8 training the projection keeps its
+  // fp8 copy as well).
+  const double o = s * b * a_gpu * d_v * (2.0 + (w.dtype == Dtype::FP8 ? 1.0 : 0.0));
   if (is_mla(m)) {
     // MLA: the latent projections' outputs (q latent, kv latent + rope key) are kept for the
-    // up-projection backward, then decompressed per-head Q, K (d_nope + d_rope), V and O input.
-    const double latents = 2.0 * s * b * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim);
-    attention = latents + 2.0 * s * b * a_gpu * (d_qk + d_qk + d_v + d_v);
+    // up-projection backward; the decompressed per-head Q, K (d_nope + d_rope) and V unless the
+    // up-projections are recomputed ("mla_up_proj").
+    bytes += 2.0 * s * b * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim);
+    if (!again(RecomputeModule::MlaUpProj)) bytes += 2.0 * s * b * a_gpu * (d_qk + d_qk + d_v);
   } else {
-    attention = 2.0 * s * b * (a_gpu * d_qk + g_gpu * d_qk + g_gpu * d_v + a_gpu * d_v);
+    bytes += 2.0 * s * b * (a_gpu * d_qk + g_gpu * d_qk + g_gpu * d_v);
   }
-  const bool keep_scores = plan.recompute == Recompute::None && !plan.flash_attention;
-  // Scores of this rank's s/cp queries against all s keys (as²b when cp = 1).
-  const double scores = keep_scores ? (2.0 + 3.0 * drop) * a_gpu * s * (s * plan.cp) * b : 0.0;
-  // MLP: GeLU input and output (4sbf); SwiGLU (fused, Megatron's bias_swiglu_fusion) keeps the
-  // 2f-wide gate/up output and the product fed to the down projection: 6sbf.
-  const double per_f = m.gated_mlp ? 6.0 : 4.0;
-  double mlp;
+  bytes += o;
+  // Unfused attention keeps the scores of this rank's s/cp queries against all s keys (as²b when
+  // cp = 1) unless core attention is recomputed.
+  if (!plan.flash_attention && !again(RecomputeModule::CoreAttn)) bytes += (2.0 + 3.0 * drop) * a_gpu * s * (s * plan.cp) * b;
+  // An MLP of width f per token: the activation's input (gate·f) and its output, the down
+  // projection's input (f, its fp8 copy in fp8 training), unless the activation is recomputed.
+  const double gate = m.gated_mlp ? 2.0 : 1.0;
+  auto mlp_bytes = [&](double f, bool act_again) { return f * (gate * act_in + (act_again ? 0.0 : gemm_in)); };
   if (!moe) {
-    mlp = per_f * s * b * m.ffn_hidden / t;
-  } else {
-    // Routed tokens: with balanced routing each EP rank receives s·b·k token copies; it keeps
-    // their permuted inputs (2h), the expert MLP activations split over the expert TP group, and the
-    // experts' outputs (2h), kept for the weighted combine: its backward needs them for the gradient
-    // of the routing probabilities (Megatron-Core moe_utils.unpermute with probs).
-    const double k = m.top_k, fe = m.expert_ffn_hidden;
-    // Tokens reaching this GPU's experts: s·b·etp/tp (= s·b without folding, where etp = tp).
-    const double routed = s * b * mesh.etp / t * k * (2.0 * h + 2.0 * h + per_f * fe / mesh.etp);
-    const double shared = per_f * s * b * fe * m.shared_experts / t;
-    const double router = 4.0 * s * b * m.experts;  // fp32 router logits
-    mlp = routed + shared + router;
+    // GeLU: 4sbf, SwiGLU (Megatron's fused bias_swiglu): 6sbf in bf16 (Korthikanti et al. §4.1).
+    if (!again(RecomputeModule::Mlp)) bytes += s * b * mlp_bytes(m.ffn_hidden / t, false);
+    return bytes;
   }
-  return outside_tp + attention + scores + mlp;
+  if (again(RecomputeModule::Moe)) return bytes;  // the whole block re-runs from its input
+  // Routed tokens: with balanced routing each GPU's experts receive s·b·etp/tp token copies × k
+  // (= s·b·k without folding, where etp = tp). Each keeps its permuted input (the first expert
+  // GEMM's input) and its MLP activations over the expert TP group. The routing probabilities
+  // scale the activation's output inside the experts (Megatron-Core experts.py,
+  // weighted_bias_swiglu_impl), so the combine keeps no expert output.
+  const double k = m.top_k, fe = m.expert_ffn_hidden;
+  const bool act_again = again(RecomputeModule::MoeAct);
+  bytes += s * b * mesh.etp / t * k * (gemm_in * h + mlp_bytes(fe / mesh.etp, act_again));
+  if (!again(RecomputeModule::SharedExperts)) bytes += s * b * mlp_bytes(fe * m.shared_experts / t, act_again);
+  bytes += 4.0 * s * b * m.experts;  // fp32 router logits
+  return bytes;
 }
 
 double in_flight_micro_batches(const Plan& plan, int m, int i) {
@@ -128,6 +160,7 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
   // per-op SAC, the part it did not keep.
   Plan no_recompute = plan;
   no_recompute.recompute = Recompute::Selective;
+  no_recompute.recompute_modules = {RecomputeModule::CoreAttn};
   const double full_layer = std::max(layer_activation_bytes(m, no_recompute, w, mesh, false),
                                      is_moe(m) ? layer_activation_bytes(m, no_recompute, w, mesh, true) : 0.0);
   const double act_rematerialised = plan.recompute == Recompute::Full    ? full_layer
@@ -138,7 +171,8 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
   for (const StageInfo& st : r.placement.stages) {
     StageMemory sm;
     sm.stage = st.stage;
-    const double n_moe = st.moe_layers, n_dense = st.layers - st.moe_layers;
+    const StageBlocks n = stage_blocks(m, st);
+    const double n_moe = n.moe, n_dense = n.dense;
     const StageParams sp = stage_params(m, plan, mesh, st);
     sm.dense_params = sp.dense;
     sm.expert_params = sp.experts;
@@ -176,7 +210,9 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
       // the output): 12 bytes per logit at that moment, more than the forward's 10 (bf16 logits,
       // their fp32 copy and the log-softmax output).
       const double s = double(w.seq_len) / plan.cp, b = plan.micro_batch;
-      sm.activations_bytes += (plan.fused_cross_entropy ? 4.0 : 12.0) * s * b * V / t + 4.0 * s * b * h / (plan.sp ? t : 1.0);
+      // Each MTP module has its own loss over the same vocabulary, alive with the main one.
+      sm.activations_bytes += (1.0 + n.mtp) *
+                              ((plan.fused_cross_entropy ? 4.0 : 12.0) * s * b * V / t + 4.0 * s * b * h / (plan.sp ? t : 1.0));
     }
     // The caching allocator reserves more than the tensors it holds (block rounding, segments
     // cached for reuse, fragmentation): Cluster::allocator_fragmentation (hardware.h).

@@ -41,6 +41,13 @@ struct StageParams {
 };
 StageParams stage_params(const ModelSpec& m, const Plan& plan, const Mesh& mesh, const StageInfo& stage);
 
+// Transformer blocks a stage holds: its layers, and on a stage with the output layer the MTP
+// modules' blocks (MoE blocks in an MoE model).
+struct StageBlocks {
+  double dense = 0, moe = 0, mtp = 0;
+};
+StageBlocks stage_blocks(const ModelSpec& m, const StageInfo& stage);
+
 // Stored activations of one transformer layer for one micro-batch on one GPU, bytes.
 // `moe` selects an MoE layer (routed experts replace the dense MLP).
 double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, const Mesh& mesh, bool moe);

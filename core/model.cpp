@@ -71,6 +71,11 @@ ParamCounts count_params(const ModelSpec& m) {
   c.total = c.embedding + c.output + c.attention + c.dense_mlp + c.experts + norms;
   const double active_experts = ne * (e.router + m.top_k * e.routed_expert + e.shared_experts);
   c.active = c.total - c.experts + active_experts;
+  // MTP modules (DeepSeek-V3 §2.2: 14B on top of the 671B): a block, the h×2h projection, three norms
+  // (the two inputs' and the module's final norm); embedding and output layer shared.
+  const LayerParams& b = is_moe(m) ? e : d;
+  c.mtp = m.mtp_layers * (b.attention + b.norms + b.dense_mlp + b.router + m.experts * b.routed_expert + b.shared_experts +
+                          2.0 * m.hidden * double(m.hidden) + 3.0 * m.hidden);
   return c;
 }
 
@@ -79,16 +84,20 @@ double forward_matmul_flops_per_token(const ModelSpec& m) {
   const LayerParams d = dense_layer_params(m), e = moe_layer_params(m);
   // 2 FLOPs per multiply-add per weight used by the token; the router is counted with the
   // experts (it is a GEMM too). The output layer counts even when tied (Megatron's V/(2·L·h) term).
-  const double per_token = nd * (d.attention + d.dense_mlp) +
-                           ne * (e.attention + e.router + m.top_k * e.routed_expert + e.shared_experts) + double(m.vocab) * m.hidden;
-  return 2.0 * per_token;
+  const double moe_block = e.attention + e.router + m.top_k * e.routed_expert + e.shared_experts;
+  const double per_token = nd * (d.attention + d.dense_mlp) + ne * moe_block + double(m.vocab) * m.hidden;
+  // Each MTP module: its block, the h×2h projection and the shared output layer once more (Megatron
+  // num_floating_point_operations with mtp_num_layers).
+  const double mtp = m.mtp_layers * ((is_moe(m) ? moe_block : d.attention + d.dense_mlp) + 2.0 * m.hidden * double(m.hidden) +
+                                     double(m.vocab) * m.hidden);
+  return 2.0 * (per_token + mtp);
 }
 
 double forward_attention_flops_per_sequence(const ModelSpec& m, double seq_len) {
   // QK^T: 2·s²·a·d_qk, softmax·V: 2·s²·a·d_v per layer (Narayanan et al. 2021 §5.1 counts the full
   // s×s matrix, causal mask or not; so do the published MFU figures).
   const double s = seq_len, a = m.heads;
-  return m.layers * 2.0 * s * s * a * (qk_head_dim(m) + v_head_dim_of(m));
+  return (m.layers + m.mtp_layers) * 2.0 * s * s * a * (qk_head_dim(m) + v_head_dim_of(m));
 }
 
 double model_flops_per_step(const ModelSpec& m, double sequences, double seq_len) {

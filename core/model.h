@@ -3,7 +3,8 @@
 // (GQA attention, optional SwiGLU MLP, optional DeepSeek MLA, routed + shared experts).
 // Model FLOPs follow Narayanan et al. 2021 (arXiv:2104.04473) §5.1 as generalised in
 // Megatron-LM training.py num_floating_point_operations (GQA, gated MLP, MoE top-k).
-// Ignores: biases, learned position embeddings, MTP modules (DeepSeek-V3 reports 671B without them).
+// MTP modules (DeepSeek-V3 §2.2) are counted apart (ParamCounts::mtp) and in the FLOPs.
+// Ignores: biases, learned position embeddings.
 #pragma once
 #include <string>
 
@@ -32,6 +33,11 @@ struct ModelSpec {
   int kv_lora_rank = 0;
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
+  // Multi-token prediction (DeepSeek-V3 §2.2; config.json num_nextn_predict_layers): modules after the
+  // last layer, each one transformer block (an MoE block when the model is MoE), an h×2h projection
+  // of [norm(h); norm(embedding of the next token)] and two norms, sharing the embedding and the
+  // output layer; they run on the last pipeline stage (Megatron-Core mtp_num_layers).
+  int mtp_layers = 0;
 };
 
 bool is_moe(const ModelSpec& m);
@@ -64,6 +70,7 @@ struct ParamCounts {
   double attention = 0;  // all layers
   double dense_mlp = 0;  // all dense MLPs
   double experts = 0;    // all routed + shared experts and routers
+  double mtp = 0;        // multi-token prediction modules (not in total, as DeepSeek-V3 reports 671B)
 };
 ParamCounts count_params(const ModelSpec& m);
 

@@ -88,6 +88,7 @@ struct OpList {
   void flash_attention(std::string_view name, double flops, double bytes, double head_dim, double key_len) {
     LayerOp op;
     op.name = name, op.op_class = OpClass::Attention, op.flops = flops, op.bytes = bytes, op.core_attention = true;
+    op.modules = module_bit(RecomputeModule::CoreAttn);
     // bf16 even in fp8 training (Transformer Engine keeps attention in bf16).
     op.efficiency = attention_efficiency(head_dim, key_len, e.attention);
     const double peak = c.bf16_flops_per_s * op.efficiency;
@@ -105,6 +106,12 @@ struct OpList {
     op.b_s = bwd * bytes / hbm_bps + kernels * e.kernel_floor_s;
     ops.push_back(op);
     return &ops.back();
+  }
+  // The activation function over `width` outputs (tokens × columns): read gate·width, write width
+  // (2-byte elements); one kernel.
+  void activation(std::string_view name, double width, unsigned modules) {
+    const double gate = r.config.model.gated_mlp ? 2.0 : 1.0;
+    if (LayerOp* op = memory(name, 2.0 * (gate + 1.0) * width, 1)) op->modules = modules;
   }
   void fp8_casts() {
     if (fp8_gemms == 0) return;
@@ -138,12 +145,12 @@ void attention_ops(OpList& L) {
     const double r_q = m.q_lora_rank, r_kv = m.kv_lora_rank, d_rope = m.qk_rope_head_dim;
     if (r_q > 0) {
       L.gemm("Q down-projection", M, r_q, h);
-      L.gemm("Q up-projection", M, a_gpu * d_qk, r_q);
+      L.gemm("Q up-projection", M, a_gpu * d_qk, r_q).modules = module_bit(RecomputeModule::MlaUpProj);
     } else {
       L.gemm("Q projection", M, a_gpu * d_qk, h);
     }
     L.gemm("KV down-projection and rope key", M, r_kv + d_rope, h);
-    L.gemm("KV up-projection", M, a_gpu * (d + d_v), r_kv);
+    L.gemm("KV up-projection", M, a_gpu * (d + d_v), r_kv).modules = module_bit(RecomputeModule::MlaUpProj);
   } else {
     L.gemm("QKV projection", M, a_gpu * d + 2.0 * g_gpu * d, h);
   }
@@ -161,26 +168,31 @@ void attention_ops(OpList& L) {
     // d_qk×s_k) and the values P·V (s×s_k by s_k×d_v) as batched GEMMs over the full s×s_k matrix,
     // and the softmax (read and write the scores, again for the dropout mask).
     const double batch = z.b * a_gpu;
-    L.gemm("attention scores Q·Kᵀ (batched)", z.s, s_k, d_qk, batch, false, false).core_attention = true;
+    const unsigned core = module_bit(RecomputeModule::CoreAttn);
+    LayerOp& qk = L.gemm("attention scores Q·Kᵀ (batched)", z.s, s_k, d_qk, batch, false, false);
+    qk.core_attention = true, qk.modules = core;
     if (LayerOp* op = L.memory("softmax (unfused)", M * 2.0 * 2.0 * a_gpu * s_k * (m.dropout ? 2.0 : 1.0), m.dropout ? 2 : 1))
-      op->core_attention = true;
-    L.gemm("attention values P·V (batched)", z.s, d_v, s_k, batch, false, false).core_attention = true;
+      op->core_attention = true, op->modules = core;
+    LayerOp& pv = L.gemm("attention values P·V (batched)", z.s, d_v, s_k, batch, false, false);
+    pv.core_attention = true, pv.modules = core;
   }
   L.gemm("attention output projection", M, h, a_gpu * d_v);
 }
 
-// The MLP (dense) or the router, token permutation, routed and shared experts (MoE); returns the
-// activation-function width processed per token on this GPU.
-double mlp_ops(OpList& L, bool moe) {
+// The MLP (dense) or the router, token permutation, routed and shared experts (MoE), each with its
+// activation function.
+void mlp_ops(OpList& L, bool moe) {
   const ModelSpec& m = L.r.config.model;
   const Plan& plan = L.r.config.plan;
   const Shape z = shape(L.r);
   const double M = z.M, h = z.h, t = z.t, gate = m.gated_mlp ? 2.0 : 1.0;
   if (!moe) {
     const double f = m.ffn_hidden / t;
-    L.gemm(m.gated_mlp ? "MLP gate and up projection" : "MLP up projection", M, gate * f, h);
-    L.gemm("MLP down projection", M, h, f);
-    return f;
+    const unsigned mlp = module_bit(RecomputeModule::Mlp);
+    L.gemm(m.gated_mlp ? "MLP gate and up projection" : "MLP up projection", M, gate * f, h).modules = mlp;
+    L.gemm("MLP down projection", M, h, f).modules = mlp;
+    L.activation(m.gated_mlp ? "activation (SwiGLU)" : "activation (GeLU)", M * f, mlp);
+    return;
   }
   const double local_experts = double(m.experts) / plan.ep, k = m.top_k;
   // Tokens this GPU routes: its sequence shard with SP (Megatron routes the sharded tokens).
@@ -191,44 +203,48 @@ double mlp_ops(OpList& L, bool moe) {
   const double M_moe = M * L.r.mesh.etp / t;
   const double M_e = M_moe * k / local_experts;
   const double fe = double(m.expert_ffn_hidden) / L.r.mesh.etp;
-  L.gemm("router", M_send, m.experts, h, 1, true, false);  // bf16/fp32 in Megatron, not fp8
+  const unsigned moe_bit = module_bit(RecomputeModule::Moe), act = module_bit(RecomputeModule::MoeAct);
+  L.gemm("router", M_send, m.experts, h, 1, true, false).modules = moe_bit;  // bf16/fp32 in Megatron, not fp8
   // Router scores: softmax (or sigmoid), top-k and the load-balancing loss in fp32 over M × experts
   // (read logits, write probabilities, read them for top-k: three passes of 4 bytes), Megatron-Core
   // moe/router.py; unfused, about four kernels.
-  L.memory("router softmax, top-k, aux loss (fp32)", M_send * m.experts * 4.0 * 3.0, 4);
+  if (LayerOp* op = L.memory("router softmax, top-k, aux loss (fp32)", M_send * m.experts * 4.0 * 3.0, 4)) op->modules = moe_bit;
   // Dispatch: gather the k copies of each token into expert order (read h, write k·h), then after
   // the all-to-all sort the received rows by local expert (read and write each); combine: the
-  // reverse, and the probability-weighted sum of the k copies (Megatron-Core
-  // moe/token_dispatcher.py: permute, sort_chunks_by_idxs, unpermute). A permutation's backward moves
-  // the same bytes.
-  L.memory("token permute and sort (dispatch)", 2.0 * h * (M_send * (1.0 + k) + 2.0 * M_moe * k), 3, 1.0);
-  L.gemm(m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h, local_experts);
-  L.gemm("expert down projection", M_e, h, fe, local_experts);
-  L.memory("token unsort and weighted unpermute (combine)", 2.0 * h * (2.0 * M_moe * k + M_send * (k + 1.0)), 3, 1.0);
-  double f_act = M_e * local_experts / M * fe;
+  // reverse, and the sum of the k copies (Megatron-Core moe/token_dispatcher.py: permute,
+  // sort_chunks_by_idxs, unpermute). A permutation's backward moves the same bytes.
+  if (LayerOp* op = L.memory("token permute and sort (dispatch)", 2.0 * h * (M_send * (1.0 + k) + 2.0 * M_moe * k), 3, 1.0))
+    op->modules = moe_bit;
+  L.gemm(m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h, local_experts).modules = moe_bit;
+  L.gemm("expert down projection", M_e, h, fe, local_experts).modules = moe_bit;
+  // The routing probabilities scale the activation's output (Megatron-Core experts.py
+  // weighted_bias_swiglu_impl / activation_func_with_probs), so the combine needs no expert output.
+  L.activation(m.gated_mlp ? "expert activation (SwiGLU, weighted)" : "expert activation (GeLU, weighted)", M_e * local_experts * fe,
+               moe_bit | act);
+  if (LayerOp* op = L.memory("token unsort and unpermute (combine)", 2.0 * h * (2.0 * M_moe * k + M_send * (k + 1.0)), 3, 1.0))
+    op->modules = moe_bit;
   if (m.shared_experts > 0) {
     const double fs = double(m.shared_experts) * m.expert_ffn_hidden / t;
-    L.gemm(m.gated_mlp ? "shared expert gate and up projection" : "shared expert up projection", M, gate * fs, h);
-    L.gemm("shared expert down projection", M, h, fs);
-    f_act += fs;
+    const unsigned shared = moe_bit | module_bit(RecomputeModule::SharedExperts);
+    L.gemm(m.gated_mlp ? "shared expert gate and up projection" : "shared expert up projection", M, gate * fs, h).modules = shared;
+    L.gemm("shared expert down projection", M, h, fs).modules = shared;
+    L.activation(m.gated_mlp ? "shared expert activation (SwiGLU)" : "shared expert activation (GeLU)", M * fs, shared | act);
   }
-  return f_act;
 }
 
 // Memory-bound traffic (2-byte elements): two norms (read + write h), two residual adds (2 reads + 1
 // write), dropout (read + write) twice if used (fused with the residual adds into Megatron's
-// bias-dropout-add kernels: no kernels of its own), the activation function (read gate·f, write f),
-// rotary embedding on q and k.
-void memory_ops(OpList& L, double f_act) {
+// bias-dropout-add kernels: no kernels of its own), rotary embedding on q and k (MLA: part of the
+// up-projections Megatron's mla_up_proj recomputes). The activation functions are with their MLPs.
+void memory_ops(OpList& L) {
   const ModelSpec& m = L.r.config.model;
   const Shape z = shape(L.r);
   const double M = z.M, h = z.h, ts = z.ts;
-  const double gate = m.gated_mlp ? 2.0 : 1.0;
-  L.memory("norms (2)", M * 2.0 * (2.0 * 2.0) * h / ts, 2);
+  if (LayerOp* op = L.memory("norms (2)", M * 2.0 * (2.0 * 2.0) * h / ts, 2)) op->modules = module_bit(RecomputeModule::LayerNorm);
   L.memory("residual adds (2)", M * 2.0 * (2.0 * 3.0) * h / ts, 2);
   L.memory("dropout (2, fused with the adds)", m.dropout ? M * 2.0 * (2.0 * 2.0) * h / ts : 0.0, 0);
-  L.memory(m.gated_mlp ? "activation (SwiGLU)" : "activation (GeLU)", M * 2.0 * (gate + 1.0) * f_act, 1);
-  L.memory("rotary embedding (q, k)", M * 2.0 * 2.0 * (z.a_gpu + z.g_gpu) * qk_head_dim(m), 2);
+  if (LayerOp* op = L.memory("rotary embedding (q, k)", M * 2.0 * 2.0 * (z.a_gpu + z.g_gpu) * qk_head_dim(m), 2))
+    op->modules = is_mla(m) ? module_bit(RecomputeModule::MlaUpProj) : 0u;
 }
 
 }  // namespace
@@ -236,8 +252,8 @@ void memory_ops(OpList& L, double f_act) {
 std::vector<LayerOp> layer_ops(const Resolved& r, bool moe) {
   OpList L(r);
   attention_ops(L);
-  const double f_act = mlp_ops(L, moe);
-  memory_ops(L, f_act);
+  mlp_ops(L, moe);
+  memory_ops(L);
   L.fp8_casts();
   return std::move(L.ops);
 }
@@ -263,6 +279,22 @@ std::vector<LayerOp> input_ops(const Resolved& r) {
   if (LayerOp* op = L.memory("embedding lookup", 4.0 * z.M * z.h, 1))
     op->b_s = (2.0 * m.vocab / z.t * z.h + 4.0 * z.M * z.h) / L.hbm_bps + 2 * L.e.kernel_floor_s;
   return std::move(L.ops);
+}
+
+std::vector<LayerOp> mtp_head_ops(const Resolved& r) {
+  // One MTP module around its block (DeepSeek-V3 §2.2, Figure 3): the embedding of the shifted
+  // tokens, RMSNorm of it and of the previous depth's hidden state, the projection of their
+  // concatenation 2h → h, the module's final norm, then the shared output layer and a second loss.
+  const ModelSpec& m = r.config.model;
+  const Shape z = shape(r);
+  OpList L(r);
+  L.memory("MTP norms (3)", 3.0 * z.M * 2.0 * 2.0 * z.h / z.ts, 3);
+  L.gemm("MTP projection [h; embedding] → h", z.M, z.h / z.t, 2.0 * z.h);
+  L.fp8_casts();
+  std::vector<LayerOp> ops = std::move(L.ops);
+  for (auto part : {input_ops(r), output_ops(r)}) ops.insert(ops.end(), part.begin(), part.end());
+  if (m.mtp_layers <= 0) ops.clear();
+  return ops;
 }
 
 }  // namespace cutlab

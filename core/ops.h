@@ -42,6 +42,7 @@ struct LayerOp {
   bool memory_bound = false;    // forward: the byte term of the roofline is the larger
   bool core_attention = false;  // part of core attention (scores, softmax, values): what selective recompute repeats
   bool weights = false;         // a GEMM with a weight: its W time is the weight gradient (zero-bubble schedules defer it)
+  unsigned modules = 0;         // module_bit()s of the recompute modules that contain it (Plan::recompute_modules)
   double f_s = 0, b_s = 0, w_s = 0;
 };
 
@@ -75,5 +76,8 @@ std::vector<LayerOp> layer_ops(const Resolved& r, bool moe);
 std::vector<LayerOp> output_ops(const Resolved& r);
 // The embedding lookup (on the first stage).
 std::vector<LayerOp> input_ops(const Resolved& r);
+// One multi-token-prediction module besides its transformer block: embedding, norms, projection,
+// the shared output layer and its loss (on the last stage; empty without MTP).
+std::vector<LayerOp> mtp_head_ops(const Resolved& r);
 
 }  // namespace cutlab

@@ -58,6 +58,13 @@ Mesh derive_mesh(const Plan& p, const Workload& w) {
   return mesh;
 }
 
+unsigned recompute_mask(const Plan& plan) {
+  unsigned mask = 0;
+  if (plan.recompute == Recompute::Selective)
+    for (RecomputeModule m : plan.recompute_modules) mask |= module_bit(m);
+  return mask;
+}
+
 std::vector<int> stage_layers(const ModelSpec& m, const Plan& plan) {
   if (!plan.layers_per_stage.empty()) return plan.layers_per_stage;
   const int p = std::max(1, plan.pp), L = m.layers;
@@ -136,6 +143,8 @@ void validate_model(const ModelSpec& m, Checker& c) {
     c.add(ErrorCode::OutOfRange, P + "kv_lora_rank", "MLA ranks and head dims must be ≥ 0");
   if (m.kv_lora_rank == 0 && (m.q_lora_rank > 0 || m.qk_rope_head_dim > 0))
     c.add(ErrorCode::Incompatible, P + "kv_lora_rank", "MLA fields are set but kv_lora_rank = 0");
+  if (m.mtp_layers < 0 || m.mtp_layers > 16)
+    c.add(ErrorCode::OutOfRange, P + "mtp_layers", "must be between 0 and 16 (DeepSeek-V3 trains with 1)");
 }
 
 void validate_cluster(const Cluster& cl, Checker& c) {
@@ -296,6 +305,14 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
   if (p.recompute == Recompute::OpSac && (is_moe(m) || is_mla(m)))
     c.add(ErrorCode::Incompatible, P + "recompute",
           "op_sac (torchtitan's per-op checkpointing of a dense layer's matmuls) is defined for dense, non-MLA models");
+  // Megatron-Core reads recompute_modules only with recompute_granularity "selective"; a module the
+  // model does not have (mla_up_proj without MLA, moe without experts) re-runs nothing.
+  if (p.recompute == Recompute::Selective && p.recompute_modules.empty())
+    c.add(ErrorCode::OutOfRange, P + "recompute_modules",
+          "recompute selective needs at least one module (Megatron's default: core_attn)");
+  if (p.recompute != Recompute::Selective && p.recompute_modules != std::vector<RecomputeModule>{RecomputeModule::CoreAttn})
+    c.add(ErrorCode::Incompatible, P + "recompute_modules",
+          std::string("are read with recompute \"selective\" only (recompute is \"") + name_of(p.recompute) + "\")");
   // Rank order: a permutation of the five axes.
   std::array<Axis, 5> order{};
   if (!rank_order_axes(p.rank_order, order))

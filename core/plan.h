@@ -25,6 +25,11 @@ struct Plan {
   Schedule schedule = Schedule::OneFOneB;
   int micro_batch = 1;  // sequences per micro-batch
   Recompute recompute = Recompute::None;
+  // With recompute "selective": the modules re-run in the backward (Megatron-Core's default: core_attn).
+  std::vector<RecomputeModule> recompute_modules = {RecomputeModule::CoreAttn};
+  // The activation function's input kept in fp8 for its backward (Megatron-Core
+  // activation_func_fp8_input_store; DeepSeek-V3 §3.3.2 caches the SwiGLU inputs of its experts in fp8).
+  bool activation_func_fp8_input_store = false;
   bool flash_attention = true;                // the s×s score matrix is never stored
   bool fused_cross_entropy = true;            // Megatron's in-place vocab-parallel loss; false: PyTorch's on fp32 logits
   std::string rank_order = "tp-cp-ep-dp-pp";  // innermost first (Megatron-Core default)
@@ -44,6 +49,8 @@ struct Workload {
   Dtype dtype = Dtype::BF16;  // GEMM precision
   GradDtype grad_dtype = GradDtype::FP32;
   Optimizer optimizer = Optimizer::Adam;
+  MomentDtype moment_dtype = MomentDtype::FP32;  // Adam's two moments
+  Ema ema = Ema::None;                           // an exponential moving average of the weights
   // Serving (mode infer):
   int batch = 1;          // concurrent sequences per data-parallel replica
   int prompt_len = 1024;  // tokens prefilled per sequence
@@ -83,6 +90,9 @@ long long mesh_without_dp(const Plan& plan);
 // The five mesh axes in rank order, innermost first ("tp-cp-ep-dp-pp"); false (and `out` untouched)
 // unless `order` is a permutation of tp, cp, ep, dp and pp.
 bool rank_order_axes(const std::string& order, std::array<Axis, 5>& out);
+// The recompute modules re-run in the backward as module_bit()s: plan.recompute_modules with
+// recompute "selective", none otherwise (full recompute re-runs everything, per-op SAC its own list).
+unsigned recompute_mask(const Plan& plan);
 // ZeRO stage in effect: Megatron's distributed optimizer shards optimizer state over DP (ZeRO-1).
 int effective_zero(const Plan& plan);
 

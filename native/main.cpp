@@ -224,7 +224,8 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
   else std::cout << "TP " << p.tp << " × PP " << p.pp << " × CP " << p.cp << " × EP " << p.ep << " × DP " << p.dp;
   std::cout << "  (" << with_commas(e.placement.nodes) << (e.placement.nodes == 1 ? " node of " : " nodes of ")
             << e.placement.gpus_per_node << ")\n";
-  std::cout << "params " << count(e.params.total) << " total, " << count(e.params.active) << " active · seq " << w.seq_len
+  std::cout << "params " << count(e.params.total) << " total, " << count(e.params.active) << " active"
+            << (e.params.mtp > 0 ? " (+" + count(e.params.mtp) + " MTP)" : std::string()) << " · seq " << w.seq_len
             << " · global batch " << w.global_batch << " = micro-batch " << p.micro_batch << " × " << e.mesh.num_micro_batches << " × "
             << e.mesh.dp_attn << " replicas · " << w.dtype << " · ZeRO " << e.mesh.zero << (p.sp ? " · SP" : "") << " · recompute "
             << p.recompute << "\n\n";

@@ -103,6 +103,27 @@ TEST_CASE("recompute adds the forward to the backward", "[compute]") {
   REQUIRE(sel.recompute_s < full.recompute_s);
 }
 
+TEST_CASE("selective recompute re-runs the forward of its modules' ops", "[compute][ops]") {
+  // DeepSeek-V3's recipe (DeepSeek-V3 §3.3.2): the norms, MLA's up-projections (with rotary) and the
+  // experts' activation. One MoE layer: the re-run forward is those ops' forward times, named by hand.
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 1, 64, 4096, 1024);
+  c.plan.ep = 64;
+  c.plan.dp = 1;
+  c.plan.recompute = Recompute::Selective;
+  c.plan.recompute_modules = {RecomputeModule::LayerNorm, RecomputeModule::MlaUpProj, RecomputeModule::MoeAct};
+  const Resolved r = test::resolved(c);
+  const std::vector<LayerOp> ops = layer_ops(r, true);
+  double want = 0;
+  int found = 0;
+  for (const LayerOp& op : ops)
+    for (const char* name : {"norms (2)", "Q up-projection", "KV up-projection", "rotary embedding (q, k)",
+                             "expert activation (SwiGLU, weighted)", "shared expert activation (SwiGLU)"})
+      if (op.name == name) want += op.f_s, ++found;
+  REQUIRE(found == 6);
+  const int moe_layer = c.model.dense_layers;  // a chunk of one MoE layer
+  REQUIRE_THAT(chunk_compute(r, layer_compute(r), moe_layer, moe_layer).recompute_s, WithinRel(want, 1e-12));
+}
+
 TEST_CASE("expert work per GPU does not depend on how the expert mesh is folded", "[compute]") {
   // Each GPU of a stage does s·b·k/(tp·cp) token-expert pairs: folding (attention TP 2, experts
   // ETP 1 × EP 8) and the classic mesh (ETP = TP 2 × EP 4) give the same expert GEMM FLOPs per GPU.

@@ -134,6 +134,11 @@ TEST_CASE("full recompute repeats the EP all-to-alls and the CP ring of the reco
   REQUIRE(ep_sel.calls > 0);
   REQUIRE_THAT(ep_full.calls, WithinRel(1.5 * ep_sel.calls, 1e-12));
   REQUIRE_THAT(ep_full.time_s, WithinRel(1.5 * ep_sel.time_s, 1e-12));
+  // Selective recompute of the MoE block (Megatron's module "moe") re-runs its dispatch and combine too.
+  c.plan.recompute = Recompute::Selective;
+  c.plan.recompute_modules = {RecomputeModule::Moe};
+  REQUIRE_THAT(op_of(run(c), Axis::EP).calls, WithinRel(1.5 * ep_sel.calls, 1e-12));
+  c.plan.recompute_modules = {RecomputeModule::CoreAttn};
   // CP 2 on Llama 3 8B: K/V passes forward 1 and backward 2, plus 1 with full recompute (4, not 3).
   Config d = test::config("llama3-8b", "dgx-h100", 1, 1, 4, 8192, 16);
   d.plan.cp = 2;
@@ -177,4 +182,32 @@ TEST_CASE("under folding an MoE layer's TP collectives are the attention's; its 
   const double micro_batches = 64.0 / 4, layers_per_stage = 28;
   REQUIRE_THAT(etp.calls, WithinRel(micro_batches * layers_per_stage * 2, 1e-12));
   REQUIRE_THAT(etp.message_bytes, WithinRel(2.0 * 4096 * 2 * 6144 * 2 / 4, 1e-12));  // 2 bytes·s·k·h·etp/tp
+}
+
+TEST_CASE("DeepSeek-V3 as published fits H800 80 GB with DeepSeek's own levers, without full recompute", "[estimate][memory]") {
+  // DeepSeek-V3 §3.2-3.3: PP 16 × EP 64 × ZeRO-1 (DP 2 of the expert mesh), no TP, DualPipe, fp8,
+  // 2,048 H800, sequence 4,096, batch 15,360; the norms and MLA's up-projections recomputed, the
+  // experts' SwiGLU inputs cached in fp8 and their outputs recomputed, bf16 Adam moments, the EMA on
+  // the CPU, the MTP module on the last stage.
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 15360);
+  c.plan.ep = 64;
+  c.plan.zero = 1;
+  c.plan.schedule = Schedule::DualPipe;
+  c.plan.ep_dispatcher = EpDispatcher::DeepEp;
+  c.workload.dtype = Dtype::FP8;
+  c.plan.recompute = Recompute::Selective;
+  const TrainingEstimate plain = run(c);  // Megatron's default selective recompute (core attention) only
+  REQUIRE_FALSE(plain.memory.fits);
+  c.plan.recompute_modules = {RecomputeModule::LayerNorm, RecomputeModule::MlaUpProj, RecomputeModule::MoeAct};
+  c.plan.activation_func_fp8_input_store = true;
+  c.workload.moment_dtype = MomentDtype::BF16;
+  c.workload.ema = Ema::Cpu;
+  const TrainingEstimate e = run(c);
+  REQUIRE(e.memory.fits);
+  // The recipe keeps less than half the activations of core-attention recompute in fp8 (177,280 bytes per
+  // token of an MoE layer, test_memory.cpp), and re-runs only memory-bound ops and two small GEMMs.
+  const StageMemory& a = plain.memory.per_stage[2];
+  const StageMemory& b = e.memory.per_stage[2];
+  REQUIRE(b.activations_bytes < 0.5 * a.activations_bytes);
+  REQUIRE(e.breakdown.recompute_s < 0.1 * plain.breakdown.compute_s);
 }

@@ -110,6 +110,40 @@ TEST_CASE("axis options list only values that keep the plan valid", "[json][api]
   REQUIRE(out["result"]["micro_batch"] == json({1, 2, 4, 8, 16}));
 }
 
+TEST_CASE("recompute modules, moment dtype and EMA read by name; bad ones name their path", "[json]") {
+  const Result<Config> ok = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "recompute": "selective", "recompute_modules": ["layernorm", "mla_up_proj", "moe_act"],
+             "activation_func_fp8_input_store": true},
+    "workload": {"global_batch": 1920, "dtype": "fp8", "moment_dtype": "bf16", "ema": "cpu"}})"));
+  REQUIRE(ok.ok());
+  REQUIRE(ok.value.plan.recompute_modules ==
+          std::vector<RecomputeModule>{RecomputeModule::LayerNorm, RecomputeModule::MlaUpProj, RecomputeModule::MoeAct});
+  REQUIRE(ok.value.workload.moment_dtype == MomentDtype::BF16);
+  REQUIRE(ok.value.workload.ema == Ema::Cpu);
+  const json written = to_json(ok.value);
+  REQUIRE(written["plan"]["recompute_modules"] == json::array({"layernorm", "mla_up_proj", "moe_act"}));
+  REQUIRE(to_json(config_from_json(written).value) == written);
+  // Unknown and repeated names, a module list without selective recompute, an empty list.
+  const Result<Config> bad = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "recompute_modules": ["attention", "moe", "moe", 3]},
+    "workload": {"global_batch": 1920, "moment_dtype": "fp16", "ema": "disk"}})"));
+  REQUIRE(has(bad.errors, "/plan/recompute_modules/0", ErrorCode::OutOfRange));
+  REQUIRE(has(bad.errors, "/plan/recompute_modules/2", ErrorCode::Incompatible));
+  REQUIRE(has(bad.errors, "/plan/recompute_modules/3", ErrorCode::OutOfRange));
+  REQUIRE(has(bad.errors, "/workload/moment_dtype", ErrorCode::OutOfRange));
+  REQUIRE(has(bad.errors, "/workload/ema", ErrorCode::OutOfRange));
+  const Result<Config> unread = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "recompute": "full", "recompute_modules": ["moe"]}, "workload": {"global_batch": 1920}})"));
+  const Config& u = unread.value;
+  REQUIRE(has(unread.errors.empty() ? validate(u.model, u.cluster, u.plan, u.workload) : unread.errors, "/plan/recompute_modules",
+              ErrorCode::Incompatible));
+  const Result<Config> empty = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "recompute": "selective", "recompute_modules": []}, "workload": {"global_batch": 1920}})"));
+  const Config& x = empty.value;
+  REQUIRE(has(empty.errors.empty() ? validate(x.model, x.cluster, x.plan, x.workload) : empty.errors, "/plan/recompute_modules",
+              ErrorCode::OutOfRange));
+}
+
 TEST_CASE("a pasted Hugging Face config.json becomes a model", "[json]") {
   // meta-llama/Meta-Llama-3-70B config.json (abridged: keys the model does not use are ignored).
   const Result<Config> llama = config_from_json(json::parse(R"({"model": {"hf_config": {

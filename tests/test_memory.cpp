@@ -129,7 +129,13 @@ TEST_CASE("weights on all stages and expert ranks add up to the model", "[memory
     const MemoryResult mem = memory_per_stage(test::resolved(c));
     double sum = 0;
     for (const StageMemory& s : mem.per_stage) sum += s.dense_params + s.expert_params * 64;
-    REQUIRE_THAT(sum, WithinRel(count_params(c.model).total, 1e-12));
+    // + the MTP module on the last stage, with its copy of the embedding (V·h).
+    const ParamCounts n = count_params(c.model);
+    REQUIRE_THAT(sum, WithinRel(n.total + n.mtp + double(c.model.vocab) * c.model.hidden, 1e-12));
+    // The MTP module by hand: MLA attention 187,105,280 (q down 7168·1536, q up 1536·128·192, kv down
+    // 7168·576, kv up 512·128·256, o 128·128·7168), router 7168·256, 257 experts of 3·7168·2048
+    // (11,318,329,344), projection 2·7168², norms ≈ 40k: 11.61e9.
+    REQUIRE_THAT(n.mtp, WithinRel(187105280.0 + 1835008 + 11318329344.0 + 102760448, 1e-5));
   }
 }
 
@@ -158,10 +164,12 @@ TEST_CASE("K and V weights are replicated, not split, when TP exceeds the KV hea
   REQUIRE_THAT(sp.dense - even, WithinRel(80 * p.kv_projections * (1.0 / 8 - 1.0 / 16), 1e-9));
 }
 
-TEST_CASE("an MoE layer keeps each routed token's input and expert output, 2·k·h bytes each", "[memory]") {
+TEST_CASE("an MoE layer keeps each routed token's input and its expert MLP activations, not the expert output", "[memory]") {
   // Mixtral 8x22B (h 6144, 8 experts, top-2, f_e 16384, SwiGLU) at TP 1, EP 8, s 4096, b 1, no recompute,
-  // flash attention: the MoE part is s·b·k·(2h + 2h + 6·f_e) + 4·s·b·E (fp32 router logits), so an
-  // MoE layer exceeds a dense-MLP layer of f = 0 by exactly that (the attention part is shared).
+  // flash attention: the MoE part is s·b·k·(2h + 6·f_e) + 4·s·b·E (fp32 router logits), so an MoE layer
+  // exceeds a dense-MLP layer of f = 0 by exactly that (the attention part is shared). The routing
+  // probabilities scale the activation's output inside the experts (Megatron-Core
+  // weighted_bias_swiglu_impl), so the combine keeps no 2h expert output per copy.
   Config c = test::config("mixtral-8x22b", "dgx-h100", 1, 1, 8, 4096, 64);
   c.plan.ep = 8;
   c.plan.dp = 1;
@@ -171,7 +179,47 @@ TEST_CASE("an MoE layer keeps each routed token's input and expert output, 2·k�
   const double moe = layer_activation_bytes(c.model, c.plan, c.workload, mesh, true);
   const double attention_only = layer_activation_bytes(no_mlp, c.plan, c.workload, mesh, false);
   const double s = 4096, k = 2, h = 6144, fe = 16384, E = 8;
-  REQUIRE_THAT(moe - attention_only, WithinRel(s * k * (2 * h + 2 * h + 6 * fe) + 4 * s * E, 1e-12));
+  REQUIRE_THAT(moe - attention_only, WithinRel(s * k * (2 * h + 6 * fe) + 4 * s * E, 1e-12));
+}
+
+TEST_CASE("DeepSeek-V3's memory levers: recompute modules, fp8 GEMM inputs, fp8 activation inputs", "[memory]") {
+  // One MoE layer of DeepSeek-V3 (h 7168, 128 heads, q_lora 1536, kv_lora 512, rope 64, d_nope 128,
+  // d_v 128, 256 experts top-8 of f_e 2048, one shared expert, SwiGLU, no dropout), TP 1, s 4096, b 1,
+  // flash attention. Bytes per token:
+  //   bf16, no recompute: norm inputs 4h = 28,672; norm outputs 4h = 28,672; latents 2·2112 = 4,224;
+  //     Q, K, V per head 2·128·(192 + 192 + 128) = 131,072; O 2·128·128 = 32,768;
+  //     routed 8·(2h + 6·2048) = 8·26,624 = 212,992; shared 6·2048 = 12,288; router 4·256 = 1,024
+  //     → 451,712.
+  //   fp8 with recompute of layernorm, mla_up_proj and moe_act and the activation input in fp8
+  //   (DeepSeek-V3 §3.3.2): norm inputs 28,672; latents 4,224; O 2·16,384 + 16,384 (fp8 copy) = 49,152;
+  //     routed 8·(h + 2·2048·1) = 8·11,264 = 90,112; shared 2·2048 = 4,096; router 1,024 → 177,280.
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 1, 64, 4096, 1024);
+  c.plan.dp = 1;
+  const Mesh mesh = derive_mesh(c.plan, c.workload);
+  const double s = 4096;
+  REQUIRE_THAT(layer_activation_bytes(c.model, c.plan, c.workload, mesh, true), WithinRel(451712.0 * s, 1e-12));
+  c.workload.dtype = Dtype::FP8;
+  c.plan.recompute = Recompute::Selective;
+  c.plan.recompute_modules = {RecomputeModule::LayerNorm, RecomputeModule::MlaUpProj, RecomputeModule::MoeAct};
+  c.plan.activation_func_fp8_input_store = true;
+  REQUIRE_THAT(layer_activation_bytes(c.model, c.plan, c.workload, mesh, true), WithinRel(177280.0 * s, 1e-12));
+  // Recomputing the whole MoE block keeps its input only: the attention part and the norm inputs.
+  c.plan.recompute_modules = {RecomputeModule::LayerNorm, RecomputeModule::MlaUpProj, RecomputeModule::Moe};
+  REQUIRE_THAT(layer_activation_bytes(c.model, c.plan, c.workload, mesh, true), WithinRel((28672.0 + 4224 + 49152) * s, 1e-12));
+}
+
+TEST_CASE("bf16 Adam moments and an EMA on the GPU change the optimizer's bytes per parameter", "[memory]") {
+  // fp32 master 4 + moments 8 (fp32) or 4 (bf16) + EMA 4 on the GPU, 0 on the CPU; ZeRO-1 over 8.
+  Plan p;
+  p.zero = 1;
+  Workload w;
+  REQUIRE_THAT(state_bytes_per_param(p, w, 8).optimizer, WithinRel(12.0 / 8, 1e-12));
+  w.moment_dtype = MomentDtype::BF16;
+  REQUIRE_THAT(state_bytes_per_param(p, w, 8).optimizer, WithinRel(8.0 / 8, 1e-12));
+  w.ema = Ema::Gpu;
+  REQUIRE_THAT(state_bytes_per_param(p, w, 8).optimizer, WithinRel(12.0 / 8, 1e-12));
+  w.ema = Ema::Cpu;
+  REQUIRE_THAT(state_bytes_per_param(p, w, 8).optimizer, WithinRel(8.0 / 8, 1e-12));
 }
 
 TEST_CASE("per-op SAC keeps Q, V, the attention output, the gate and the down projection of a layer", "[memory]") {

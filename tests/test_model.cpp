@@ -59,3 +59,18 @@ TEST_CASE("DeepSeek-V3 MLA projection weights counted by hand", "[model]") {
   REQUIRE(e.routed_expert == 3.0 * 7168 * 2048);
   REQUIRE(e.router == 7168.0 * 256);
 }
+
+TEST_CASE("an MTP module adds its block, its projection and the output layer to the FLOPs", "[model]") {
+  // DeepSeek-V3's MTP module (§2.2) per token, forward: the MoE block's active weights (MLA 187,105,280,
+  // router 1,835,008, 9 experts of 44,040,192 = 396,361,728), the 2h×h projection 102,760,448 and the
+  // output layer 129,280 · 7168 = 926,679,040: 1,614,741,504 weights, 2 FLOPs each; attention of one
+  // more block 2·s²·a·(192 + 128). Training is 3× the forward.
+  ModelSpec with = *find_model_preset("deepseek-v3");
+  ModelSpec without = with;
+  without.mtp_layers = 0;
+  REQUIRE(with.mtp_layers == 1);
+  const double s = 4096, tokens = 8 * s;
+  const double extra = 3.0 * (tokens * 2.0 * 1614741504.0 + 8 * 2.0 * s * s * 128 * 320);
+  REQUIRE_THAT(model_flops_per_step(with, 8, s) - model_flops_per_step(without, 8, s), WithinRel(extra, 1e-9));
+  REQUIRE(count_params(with).total == count_params(without).total);  // 671B, as DeepSeek reports
+}

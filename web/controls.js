@@ -10,6 +10,8 @@
   const sel = (path, label, choices, o) => Object.assign({ path, label, kind: 'select', choices }, o || {});
   const axis = (key, label, title) => ({ path: '/plan/' + key, label, kind: 'axis', key, title });
   const check = (path, label, title) => ({ path, label, kind: 'check', title });
+  // A set of a core choice table's names (checkboxes), edited as one list.
+  const set = (path, label, choices, o) => Object.assign({ path, label, kind: 'set', choices }, o || {});
 
   const train = (def) => Object.assign(def, { only: 'train' });
   const infer = (def) => Object.assign(def, { only: 'infer' });
@@ -47,7 +49,13 @@
       check('/plan/distributed_optimizer', 'Distributed optimizer', 'Megatron’s: shards the optimizer over DP (= ZeRO-1)'),
       check('/plan/sp', 'Sequence parallel', 'Split LayerNorm/dropout activations along the TP group'),
       sel('/plan/recompute', 'Recompute', 'recompute'),
-      check('/plan/flash_attention', 'Flash attention', 'The s × s score matrix is never stored')] },
+      set('/plan/recompute_modules', 'Recomputed modules', 'recompute_modules',
+        { title: 'What selective recompute re-runs in the backward (Megatron-Core recompute_modules)' }),
+      check('/plan/flash_attention', 'Flash attention', 'The s × s score matrix is never stored'),
+      check('/plan/activation_func_fp8_input_store', 'fp8 activation inputs',
+        'Keep the activation function’s input in fp8 for its backward (Megatron activation_func_fp8_input_store; DeepSeek-V3)'),
+      sel('/workload/moment_dtype', 'Adam moments', 'moment_dtype', { title: 'bf16 moments: 4 bytes per parameter less (DeepSeek-V3)' }),
+      sel('/workload/ema', 'Weight EMA', 'ema', { title: 'An fp32 moving average of the weights: on the GPU it costs 4 bytes per parameter' })] },
     { title: 'Pipeline', only: 'train', rows: [
       sel('/plan/schedule', 'Schedule', 'schedule'),
       axis('vpp', 'VPP', 'Virtual stages (model chunks) per GPU, interleaved schedule'),
@@ -103,6 +111,7 @@
     if (sec === 'workload') { n.workload[key] = v; return n; }
     // plan
     if (key === 'etp' && (v === 0 || v === '0')) { delete n.plan.etp; return n; }
+    if (key === 'recompute' && !CL.state.choice('recompute', v).reads_modules) delete n.plan.recompute_modules;
     n.plan[key] = v;
     // vpp > 1 is the schedule with virtual stages (the core's rule, core/schedule.cpp schedule_rules).
     const virtualSchedule = () => CL.presets.choices.schedule.find((c) => c.virtual_stages).name;
@@ -157,7 +166,32 @@
     const id = 'f' + def.path.replace(/\//g, '-');
     let input;
     if (def.kind === 'hf') return hfControl(def, row, onEdit);
-    if (def.kind === 'check') {
+    if (def.kind === 'set') {
+      // One checkbox per name of the core's table; an edit sends the checked names in table order.
+      const legend = document.createElement('span');
+      legend.className = 'set-label';
+      legend.textContent = def.label;
+      if (def.title) legend.title = def.title;
+      row.appendChild(legend);
+      input = document.createElement('div');
+      input.className = 'set';
+      for (const c of presets.choices[def.choices]) {
+        const lab = document.createElement('label');
+        lab.className = 'check';
+        const box = document.createElement('input');
+        box.type = 'checkbox';
+        box.value = c.name;
+        const txt = document.createElement('span');
+        txt.textContent = c.label;
+        lab.title = c.name;
+        lab.append(box, ' ', txt);
+        input.appendChild(lab);
+      }
+      input.addEventListener('change', () => {
+        onEdit(def.path, [...input.querySelectorAll('input:checked')].map((b) => b.value));
+      });
+      row.appendChild(input);
+    } else if (def.kind === 'check') {
       row.innerHTML = '<label class="check" for="' + id + '"><input type="checkbox" id="' + id + '"> <span>' + def.label + '</span></label>';
       input = row.querySelector('input');
       input.addEventListener('change', () => onEdit(def.path, input.checked));
@@ -281,6 +315,12 @@
       if (def.kind === 'check') {
         input.indeterminate = v === undefined;   // not known until the core has read the config
         input.checked = !!v;
+      } else if (def.kind === 'set') {
+        const on = new Set(Array.isArray(v) ? v : []);
+        for (const box of input.querySelectorAll('input')) box.checked = on.has(box.value);
+        // the modules matter only with selective recompute
+        const rc = stateValue(s, '/plan/recompute') || resolvedValue(d, '/plan/recompute');
+        e.row.hidden = !CL.state.choice('recompute', rc).reads_modules;
       } else if (def.kind === 'axis') {
         fillAxis(input, def, v, d, s);
       } else if (def.kind === 'number') {

@@ -27,8 +27,12 @@
     {
       id: 'deepseek-v3', title: 'DeepSeek-V3: PP16 × EP64, ZeRO-1, no TP', sub: '2,048 H800 · DualPipe · fp8',
       quote: 'An MoE 671B looks like DeepSeek-V3: PP 16 × EP 64 × ZeRO-1, no TP.',
-      state: { model: 'deepseek-v3', cluster: 'hgx-h800', gpus: 2048, plan: { tp: 1, pp: 16, ep: 64, zero: 1, schedule: 'dualpipe', recompute: 'full' },
-        workload: { seq_len: 4096, global_batch: 15360, dtype: 'fp8' }, view: 'cuts' },
+      // DeepSeek-V3 §3.2-3.3: no full recompute; RMSNorm and MLA up-projections recomputed, SwiGLU inputs
+      // cached in fp8 (outputs recomputed), bf16 Adam moments, EMA on the CPU, MTP on the last stage.
+      state: { model: 'deepseek-v3', cluster: 'hgx-h800', gpus: 2048,
+        plan: { tp: 1, pp: 16, ep: 64, zero: 1, schedule: 'dualpipe', ep_dispatcher: 'deepep', recompute: 'selective',
+          recompute_modules: ['layernorm', 'mla_up_proj', 'moe_act'], activation_func_fp8_input_store: true },
+        workload: { seq_len: 4096, global_batch: 15360, dtype: 'fp8', moment_dtype: 'bf16', ema: 'cpu' }, view: 'cuts' },
     },
     {
       id: 'mixtral-folding', title: 'Mixtral 8x22B with MoE Parallel Folding', sub: 'attention TP2 · experts ETP1 × EP8 · PP8',

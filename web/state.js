@@ -21,8 +21,12 @@
   // Field order in the URL and in the config (stable links).
   const PLAN_KEYS = ['tp', 'pp', 'cp', 'ep', 'dp', 'etp', 'sp', 'zero', 'distributed_optimizer', 'recompute',
     'flash_attention', 'schedule', 'vpp', 'micro_batch', 'rank_order', 'tp_comm_overlap', 'overlap_grad_reduce',
-    'overlap_param_gather', 'ep_comm_overlap', 'ep_dispatcher', 'fused_cross_entropy'];
-  const WORKLOAD_KEYS = ['mode', 'seq_len', 'global_batch', 'dtype', 'grad_dtype', 'batch', 'prompt_len', 'output_len', 'weight_dtype', 'kv_dtype'];
+    'overlap_param_gather', 'ep_comm_overlap', 'ep_dispatcher', 'fused_cross_entropy', 'recompute_modules',
+    'activation_func_fp8_input_store', 'layers_per_stage'];
+  const WORKLOAD_KEYS = ['mode', 'seq_len', 'global_batch', 'dtype', 'grad_dtype', 'moment_dtype', 'ema', 'batch', 'prompt_len',
+    'output_len', 'weight_dtype', 'kv_dtype'];
+  // Plan fields that are lists: comma-separated in the URL ("layernorm,moe_act").
+  const LIST_KEYS = ['recompute_modules', 'layers_per_stage'];
 
   function clone(x) { return JSON.parse(JSON.stringify(x)); }
 
@@ -59,7 +63,7 @@
     for (const [k, v] of Object.entries(s.clusterOver)) q.set('c.' + k, v);
     if (s.gpus != null) q.set('gpus', s.gpus);
     const cfg = toConfig(s);
-    for (const [k, v] of Object.entries(cfg.plan)) q.set(k, v);
+    for (const [k, v] of Object.entries(cfg.plan)) q.set(k, Array.isArray(v) ? v.join(',') : v);
     for (const [k, v] of Object.entries(cfg.workload)) q.set(k, v);
     if (s.view !== 'cuts') q.set('view', s.view);
     if (s.layer != null) q.set('layer', s.layer);
@@ -99,6 +103,7 @@
       if (k.startsWith('m.')) s.modelOver[k.slice(2)] = parseValue(v);
       else if (k.startsWith('c.')) s.clusterOver[k.slice(2)] = parseValue(v);
       else if (WORKLOAD_KEYS.includes(k)) s.workload[k] = parseValue(v);
+      else if (LIST_KEYS.includes(k)) s.plan[k] = v === '' ? [] : v.split(',').map(parseValue);
       else s.plan[k] = k === 'rank_order' ? v : parseValue(v);
     }
     return s;

@@ -124,7 +124,39 @@ async function freshLoads(k) {
   await k.step('an invalid plan opened from a link keeps its controls filled', () => invalidLink(k, page, errors, fileBase));
 }
 
+// The DeepSeek-V3 example runs the plan DeepSeek published with DeepSeek's memory levers (no full
+// recompute) and fits; the recompute-modules set is shown with selective recompute only, edits the
+// plan as a list (URL "recompute_modules=a,b"), and leaving a module out changes the memory.
+async function levers(k) {
+  const { fileBase } = await setup();
+  const { page, errors } = await k.open(fileBase + '#ex=deepseek-v3');
+  const peak = () => page.evaluate(() => {
+    const m = window.__cutlab.derived.good.r.memory;
+    return { fits: m.fits, bytes: m.per_stage[m.peak_stage].total_bytes, ok: window.__cutlab.derived.ok };
+  });
+  await k.step('DeepSeek-V3 example: fits with its own levers; the modules set edits the plan', async () => {
+    const a = await peak();
+    k.check(a.ok && a.fits, 'the published plan fits in H800 memory (peak ' + (a.bytes / 2 ** 30).toFixed(1) + ' GiB)');
+    const row = '[data-path="/plan/recompute_modules"]';
+    k.check(!(await page.$eval(row, (r) => r.hidden)), 'the modules set is shown with selective recompute');
+    const checked = await page.$$eval(row + ' input:checked', (l) => l.map((b) => b.value));
+    k.check(JSON.stringify(checked) === JSON.stringify(['mla_up_proj', 'layernorm', 'moe_act']), 'checked in table order: ' + checked.join(', '));
+    await page.uncheck(row + ' input[value="moe_act"]');
+    await settle(page);
+    const b = await peak();
+    const url = decodeURIComponent(page.url());
+    k.check(/recompute_modules=mla_up_proj,layernorm(&|$)/.test(url), 'the URL holds the list (' + url.slice(url.indexOf('recompute_modules')) + ')');
+    k.check(b.ok && b.bytes > a.bytes, 'without moe_act the peak grows (' + (b.bytes / 2 ** 30).toFixed(1) + ' GiB)');
+    await select(page, '/plan/recompute', 'full');
+    k.check(await page.$eval(row, (r) => r.hidden), 'full recompute hides the modules');
+    const c = await peak();
+    k.check(c.ok, 'full recompute drops the module list (the plan stays valid)');
+    k.noErrors(errors, 'DeepSeek-V3 levers');
+  });
+}
+
 export default [
+  { name: 'DeepSeek-V3 example: memory levers, recompute modules', weight: 3, run: levers },
   { name: 'file: controls → tables = CLI, views, GPU 9, an invalid field, URL state', weight: 9, run: async (k) => edit(k, (await setup()).fileBase, 'file') },
   { name: 'http: controls → tables = CLI, views, GPU 9, an invalid field, URL state', weight: 9, run: async (k) => edit(k, (await setup()).httpBase, 'http') },
   { name: 'fresh loads: the default page (file://, http://), an invalid plan from a link', weight: 3, run: freshLoads },
