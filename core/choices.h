@@ -74,8 +74,8 @@ CUTLAB_CHOICES(Schedule, "schedule", {Schedule::GPipe, "gpipe", "GPipe"}, {Sched
 CUTLAB_CHOICES(Recompute, "recompute", {Recompute::None, "none", "none"}, {Recompute::Selective, "selective", "selective"},
                {Recompute::Full, "full", "full"}, {Recompute::OpSac, "op_sac", "per-op SAC (torchtitan)"})
 CUTLAB_CHOICES(RecomputeModule, "recompute_modules", {RecomputeModule::CoreAttn, "core_attn", "core attention"},
-               {RecomputeModule::MlaUpProj, "mla_up_proj", "MLA up-projections"}, {RecomputeModule::LayerNorm, "layernorm", "norms"},
-               {RecomputeModule::Mlp, "mlp", "dense MLP"}, {RecomputeModule::MoeAct, "moe_act", "expert activation"},
+               {RecomputeModule::MlaUpProj, "mla_up_proj", "MLA up-proj"}, {RecomputeModule::LayerNorm, "layernorm", "norms"},
+               {RecomputeModule::Mlp, "mlp", "dense MLP"}, {RecomputeModule::MoeAct, "moe_act", "expert act."},
                {RecomputeModule::Moe, "moe", "MoE block"}, {RecomputeModule::SharedExperts, "shared_experts", "shared experts"})
 CUTLAB_CHOICES(MomentDtype, "moment_dtype", {MomentDtype::FP32, "fp32", "fp32"}, {MomentDtype::BF16, "bf16", "bf16"})
 CUTLAB_CHOICES(Ema, "ema", {Ema::None, "none", "none"}, {Ema::Gpu, "gpu", "on the GPU"}, {Ema::Cpu, "cpu", "on the CPU"})

@@ -81,7 +81,7 @@
       $('equation').innerHTML = CL.tables.equation(state, d);
       $('headline').innerHTML = EMBED_VIEW ? CL.tables.headlineCompact(d) + CL.tables.equation(state, d).replace(/^/, '<div class="equation small">') + '</div>' : CL.tables.headline(d);
       renderGeneralErrors(general, d);
-      renderExample();
+      renderExample(d);
       perf.deriveMs = t1 - t0;
     }
     const t15 = performance.now();
@@ -172,12 +172,25 @@
     void d;
   }
 
-  function renderExample() {
+  // The example's sentence, and the figure its source measured beside cutlab's (examples.js).
+  const PUBLISHED = {
+    mfu: { label: 'MFU', of: (r) => r.mfu, show: (v) => CL.fmt.pct(v) },
+    tokens_per_s_per_gpu: { label: 'tokens/s per GPU', of: (r) => r.throughput.tokens_per_s_per_gpu, show: (v) => CL.fmt.int(v) },
+  };
+  function renderExample(d) {
     const box = $('examples');
     const sel = box.querySelector('select');
     const ex = state.example && CL.examples.byId(state.example);
     sel.value = ex ? ex.id : '';
     box.querySelector('.quote').innerHTML = ex ? '“' + CL.fmt.escape(ex.quote) + '”' : '';
+    const pub = box.querySelector('.published');
+    const p = ex && ex.published, m = p && PUBLISHED[p.metric];
+    if (!m || !d.ok) { pub.replaceChildren(); return; }
+    const mine = m.of(d.r), diff = mine / p.value - 1;
+    const el = (tag, text, cls) => Object.assign(document.createElement(tag), { textContent: text, className: cls || '' });
+    pub.replaceChildren('Published ', el('b', m.show(p.value)), ' ' + m.label + ' · cutlab ', el('b', m.show(mine)), ' ',
+      el('span', '(' + (diff >= 0 ? '+' : '−') + CL.fmt.pct(Math.abs(diff)) + ')', Math.abs(diff) <= 0.1 ? 'ok' : 'bad'),
+      el('span', p.source + '. Not published: ' + p.unstated + '.', 'src'));
   }
 
   // ---- GPU panel (click on a GPU) -------------------------------------------------------------
@@ -314,7 +327,7 @@
       for (const ex of CL.examples.list) if (CL.state.serving(ex.state.workload.mode) === serve) html += '<option value="' + ex.id + '">' + CL.fmt.escape(ex.title + ' · ' + ex.sub) + '</option>';
       html += '</optgroup>';
     }
-    box.innerHTML = html + '</select><p class="quote"></p>';
+    box.innerHTML = html + '</select><p class="quote"></p><p class="published"></p>';
     box.querySelector('select').addEventListener('change', (ev) => {
       const ex = CL.examples.byId(ev.target.value);
       if (!ex) return;

@@ -1,5 +1,9 @@
 // examples.js: the plans that the texts this explorer illustrates talk about, as page states.
-// Each carries the sentence it illustrates; the page shows the core's numbers for it.
+// Each carries the sentence it illustrates; the page shows the core's numbers for it. An example
+// whose source published a measured figure carries it (`published`: the metric, its value, where it
+// comes from, and the settings the source leaves out); the page shows it beside cutlab's with the
+// difference.
+// metric: mfu (fraction), tflops_per_gpu (model TFLOP/s per GPU), tokens_per_s_per_gpu.
 (function (CL) {
   'use strict';
   const SERVE = { mode: 'infer', batch: 8, prompt_len: 1024, output_len: 256 };
@@ -16,6 +20,8 @@
       state: { model: 'llama3-405b', cluster: 'dgx-h100', gpus: 16384,
         plan: { tp: 8, pp: 16, sp: true, distributed_optimizer: true, recompute: 'selective', schedule: 'interleaved', vpp: 2 },
         workload: { seq_len: 8192, global_batch: 2048, grad_dtype: 'bf16' }, view: 'placement' },
+      published: { metric: 'mfu', value: 0.41, source: 'Llama 3 (arXiv:2407.21783) Table 4: 16,384 GPUs, TP8 · PP16 · DP128, 8k, 400 TFLOP/s',
+        unstated: 'virtual stages per GPU and recompute are not published (2 and selective here)' },
     },
     {
       id: 'llama3-405b-cp', title: 'Llama 3 405B at 131k context', sub: 'TP8 · CP16 · PP16 · DP8',
@@ -23,6 +29,8 @@
       state: { model: 'llama3-405b', cluster: 'dgx-h100', gpus: 16384,
         plan: { tp: 8, pp: 16, cp: 16, sp: true, distributed_optimizer: true, recompute: 'selective' },
         workload: { seq_len: 131072, global_batch: 128, grad_dtype: 'bf16' }, view: 'cuts' },
+      published: { metric: 'mfu', value: 0.38, source: 'Llama 3 (arXiv:2407.21783) Table 4: TP8 · CP16 · PP16 · DP8, 131k, 380 TFLOP/s',
+        unstated: 'the pipeline schedule and recompute of this run are not published (1F1B and selective here)' },
     },
     {
       id: 'deepseek-v3', title: 'DeepSeek-V3: PP16 × EP64, ZeRO-1, no TP', sub: '2,048 H800 · DualPipe · fp8',
@@ -33,6 +41,10 @@
         plan: { tp: 1, pp: 16, ep: 64, zero: 1, schedule: 'dualpipe', ep_dispatcher: 'deepep', recompute: 'selective',
           recompute_modules: ['layernorm', 'mla_up_proj', 'moe_act'], activation_func_fp8_input_store: true },
         workload: { seq_len: 4096, global_batch: 15360, dtype: 'fp8', moment_dtype: 'bf16', ema: 'cpu' }, view: 'cuts' },
+      // 180K H800 GPU hours per trillion tokens: 1e12 / (180e3 · 3600 s) = 1,543 tokens/s per GPU.
+      published: { metric: 'tokens_per_s_per_gpu', value: 1e12 / (180e3 * 3600),
+        source: 'DeepSeek-V3 (arXiv:2412.19437) §1: 180K H800 GPU hours per trillion tokens',
+        unstated: 'the micro-batch (1 here) and the batch of the measured phase (15,360 is the final one) are not stated' },
     },
     {
       id: 'mixtral-folding', title: 'Mixtral 8x22B with MoE Parallel Folding', sub: 'attention TP2 · experts ETP1 × EP8 · PP8',
@@ -40,6 +52,8 @@
       state: { model: 'mixtral-8x22b', cluster: 'dgx-h100', gpus: 128,
         plan: { tp: 2, pp: 8, ep: 8, etp: 1, sp: true, distributed_optimizer: true, recompute: 'selective' },
         workload: { seq_len: 4096, global_batch: 256, grad_dtype: 'bf16' }, view: 'cuts' },
+      published: { metric: 'mfu', value: 0.493, source: 'MoE Parallel Folding (Liu et al. 2025, arXiv:2504.14960): Mixtral 8x22B on H100',
+        unstated: 'the pipeline schedule and virtual stages are not in the text (1F1B here; its 20% bubble is most of the gap)' },
     },
     {
       id: 'serve-tp4', title: 'Serving with TP4: 1/4 of every layer', sub: 'Llama 3 70B · 4 GPUs · serve',

@@ -137,6 +137,10 @@ async function levers(k) {
   await k.step('DeepSeek-V3 example: fits with its own levers; the modules set edits the plan', async () => {
     const a = await peak();
     k.check(a.ok && a.fits, 'the published plan fits in H800 memory (peak ' + (a.bytes / 2 ** 30).toFixed(1) + ' GiB)');
+    const pub = await page.$eval('#examples .published', (e) => e.textContent);
+    const tps = await page.evaluate(() => window.__cutlab.derived.good.r.throughput.tokens_per_s_per_gpu);
+    k.check(/^Published 1,543 tokens\/s per GPU · cutlab [\d,]+ \([+−][\d.]+%\)DeepSeek-V3/.test(pub) &&
+      pub.includes(Math.round(tps).toLocaleString('en-US')), 'the published figure beside cutlab\'s: ' + pub.slice(0, 70));
     const row = '[data-path="/plan/recompute_modules"]';
     k.check(!(await page.$eval(row, (r) => r.hidden)), 'the modules set is shown with selective recompute');
     const checked = await page.$$eval(row + ' input:checked', (l) => l.map((b) => b.value));
