@@ -63,6 +63,8 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
 
 constexpr double kDeepEpSms = 20;  // SMs DeepEP's communication kernels occupy
 
+Routing routing_of(const ModelSpec& m) { return {double(m.top_k), double(m.experts), m.route_groups, m.route_group_limit}; }
+
 // An MoE layer under folding (etp ≠ tp) runs its attention on the TP group and its experts on the
 // expert mesh: the MLP half of the layer's TP collectives is not on the TP group.
 bool folded_moe(const Plan& plan, bool moe) { return moe && plan.etp > 0 && plan.etp != plan.tp; }
@@ -98,7 +100,7 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
   }
   if (const GroupInfo* ep = find_group(pl, Axis::EP); moe && ep && ep->size > 1) {
     const double one = plan.ep_dispatcher == EpDispatcher::DeepEp
-                           ? deduplicated_all_to_all_time_s(z.ep_message, model.top_k, model.experts, *ep, c)
+                           ? deduplicated_all_to_all_time_s(z.ep_message, routing_of(model), *ep, c)
                            : collective_time_s(Collective::AllToAll, z.ep_message, *ep, c);
     lc.ep_f = 2.0 * one;
     lc.ep_b = z.ep_calls_bwd * one;

@@ -47,6 +47,8 @@ const std::vector<Field<ModelSpec>>& model_fields() {
       {"shared_experts", &ModelSpec::shared_experts},
       {"expert_ffn_hidden", &ModelSpec::expert_ffn_hidden},
       {"dense_layers", &ModelSpec::dense_layers},
+      {"route_groups", &ModelSpec::route_groups},
+      {"route_group_limit", &ModelSpec::route_group_limit},
       {"q_lora_rank", &ModelSpec::q_lora_rank},
       {"kv_lora_rank", &ModelSpec::kv_lora_rank},
       {"qk_rope_head_dim", &ModelSpec::qk_rope_head_dim},
@@ -329,6 +331,9 @@ void read_hf_config(const json& hf, const std::string& path, ModelSpec& m, Error
     const int shared_width = get({"shared_expert_intermediate_size"}, 0, false);
     if (shared_width > 0 && m.expert_ffn_hidden > 0) m.shared_experts = shared_width / m.expert_ffn_hidden;
     m.dense_layers = get({"first_k_dense_replace"}, 0, false);
+    // DeepSeek-V2/V3 group-limited routing (modeling_deepseek.py MoEGate: n_group groups, topk_group kept).
+    m.route_groups = get({"n_group"}, 0, false);
+    m.route_group_limit = get({"topk_group"}, 0, false);
   }
   m.kv_lora_rank = get({"kv_lora_rank"}, 0, false);
   if (m.kv_lora_rank > 0) {

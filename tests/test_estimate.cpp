@@ -178,3 +178,20 @@ TEST_CASE("under folding an MoE layer's TP collectives are the attention's; its 
   REQUIRE_THAT(etp.calls, WithinRel(micro_batches * layers_per_stage * 2, 1e-12));
   REQUIRE_THAT(etp.message_bytes, WithinRel(2.0 * 4096 * 2 * 6144 * 2 / 4, 1e-12));  // 2 bytes·s·k·h·etp/tp
 }
+
+TEST_CASE("DeepEP counts the nodes a DeepSeek-V3 token reaches under node-limited routing", "[estimate]") {
+  // EP 64 on 8 nodes of 8 H800s, one micro-batch of 4,096 tokens: each dispatch sends S = 2 bytes ·
+  // 4096 · 8 · 7168 (all top-8 copies) over NVLink and one copy per remote node reached over the NIC.
+  // Routing limited to 4 of 8 groups (one group per node): 7 · 0.5 · (1 − Π_{i<8}(96 − i)/(128 − i))
+  // = 3.17538 remote nodes (test_comm.cpp), not the 4.63282 of unrestricted routing.
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 1, 1, 4096, 64);
+  c.plan.ep = 64;
+  c.plan.ep_dispatcher = EpDispatcher::DeepEp;
+  const TrainingEstimate e = run(c);
+  const Cluster& h = c.cluster;
+  const double Bs = h.scaleout_bytes_per_s * h.efficiency.scaleout, Bn = h.nvlink_bytes_per_s * h.efficiency.nvlink;
+  const double S = 2.0 * 4096 * 8 * 7168;
+  const double one = std::max(S / 8 * 3.17538 / Bs, 63.0 / 64 * S / Bn) + h.scaleout_latency_s;
+  for (const CommOp& op : e.comm)
+    if (op.axis == Axis::EP) REQUIRE_THAT(op.time_s / op.calls, WithinRel(one, 1e-5));
+}
