@@ -19,8 +19,8 @@ namespace {
 // the key's unit to SI. Reading and writing both use these tables, so keys cannot drift.
 template <class T>
 using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*, Schedule T::*,
-                            Recompute T::*, EpDispatcher T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*,
-                            Optimizer T::*>;
+                            Recompute T::*, EpDispatcher T::*, EpDispatchDtype T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*,
+                            KvDtype T::*, Optimizer T::*>;
 
 template <class T>
 struct Field {
@@ -116,6 +116,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"tp_comm_overlap", &Plan::tp_comm_overlap},
       {"ep_comm_overlap", &Plan::ep_comm_overlap},
       {"ep_dispatcher", &Plan::ep_dispatcher},
+      {"ep_dispatch_dtype", &Plan::ep_dispatch_dtype},
       {"layers_per_stage", &Plan::layers_per_stage},
   };  // "zero" is read by hand: an integer 0–3 or "fsdp"
   return f;
@@ -849,6 +850,7 @@ json choices_json() {
   add_choices(out, plan.schedule);
   add_choices(out, plan.recompute);
   add_choices(out, plan.ep_dispatcher);
+  add_choices(out, plan.ep_dispatch_dtype);
   add_choices(out, w.dtype);
   add_choices(out, w.grad_dtype);
   add_choices(out, w.weight_dtype);

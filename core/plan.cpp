@@ -353,6 +353,10 @@ Errors validate_all(const ModelSpec& m, const Cluster& cl, const Plan& p, const 
   validate_plan(m, cl, p, w, mesh, c);
   if (w.dtype == Dtype::FP8 && !(cl.fp8_flops_per_s > 0))
     c.add(ErrorCode::Incompatible, "/workload/dtype", "dtype fp8 but the GPU has no fp8 peak (fp8_TFLOPs = 0)");
+  // fp8 dispatch quantises the tokens for the experts' fp8 GEMMs (DeepSeek-V3 §3.3.2): only in fp8 training.
+  if (p.ep_dispatch_dtype == EpDispatchDtype::FP8 && w.dtype != Dtype::FP8)
+    c.add(ErrorCode::Incompatible, "/plan/ep_dispatch_dtype",
+          "ep_dispatch_dtype fp8 feeds the experts' fp8 GEMMs: it needs workload.dtype fp8, got " + std::string(name_of(w.dtype)));
   return errors;
 }
 

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/estimate.h"
+#include "core/json_io.h"
 #include "tests/helpers.h"
 
 using namespace cutlab;
@@ -194,4 +195,33 @@ TEST_CASE("DeepEP counts the nodes a DeepSeek-V3 token reaches under node-limite
   const double one = std::max(S / 8 * 3.17538 / Bs, 63.0 / 64 * S / Bn) + h.scaleout_latency_s;
   for (const CommOp& op : e.comm)
     if (op.axis == Axis::EP) REQUIRE_THAT(op.time_s / op.calls, WithinRel(one, 1e-5));
+}
+
+TEST_CASE("fp8 dispatch sends 1 byte per value plus a scale per 128; the combine stays bf16", "[estimate]") {
+  // DeepSeek-V3 §3.3.2: tokens quantised to fp8 (1×128 scales) before dispatch, combine in bf16.
+  // EP 64 over 8 nodes, one micro-batch of 4,096 tokens, top-8 of h = 7168: 4096 · 8 · 7168 =
+  // 234,881,024 values per all-to-all: dispatch 234,881,024 · (1 + 4/128) = 242,221,056 bytes,
+  // combine 2 · 234,881,024 = 469,762,048 bytes. Selective recompute: per MoE layer one of each
+  // shape forward and one backward (the backward's gradient dispatch also fp8), 58 MoE layers: 116 calls each.
+  const Result<Config> r = config_from_json(nlohmann::json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 1, "ep": 64, "dp": 1, "recompute": "selective", "ep_dispatcher": "deepep", "ep_dispatch_dtype": "fp8"},
+    "workload": {"seq_len": 4096, "global_batch": 64, "dtype": "fp8"}})"));
+  REQUIRE(r.ok());
+  const TrainingEstimate e = run(r.value);
+  std::vector<CommOp> ep;
+  for (const CommOp& op : e.comm)
+    if (op.axis == Axis::EP) ep.push_back(op);
+  REQUIRE(ep.size() == 2);
+  REQUIRE_THAT(ep[0].message_bytes, WithinRel(242221056.0, 1e-12));
+  REQUIRE_THAT(ep[1].message_bytes, WithinRel(469762048.0, 1e-12));
+  REQUIRE(ep[0].calls == 116);
+  REQUIRE(ep[1].calls == 116);
+  // Each call's time is DeepEP's: max(S/8 · 3.17538 / B_so, 63/64 · S / B_nv) + α, S the row's message.
+  const Cluster& h = r.value.cluster;
+  const double Bs = h.scaleout_bytes_per_s * h.efficiency.scaleout, Bn = h.nvlink_bytes_per_s * h.efficiency.nvlink;
+  for (const CommOp& op : ep) {
+    const double S = op.message_bytes;
+    REQUIRE_THAT(op.time_s / op.calls, WithinRel(std::max(S / 8 * 3.17538 / Bs, 63.0 / 64 * S / Bn) + h.scaleout_latency_s, 1e-5));
+  }
+  REQUIRE_THAT(e.breakdown.ep_exposed_s, WithinRel(ep[0].exposed_s + ep[1].exposed_s, 1e-12));
 }

@@ -162,3 +162,20 @@ TEST_CASE("node-limited routing is read from the model and checked at its path",
   REQUIRE(has(rules.errors, "/model/route_groups", ErrorCode::Incompatible));       // 6 does not divide 256
   REQUIRE(has(rules.errors, "/model/route_group_limit", ErrorCode::Incompatible));  // 7 > 6
 }
+
+TEST_CASE("the dispatch precision is a named choice of the plan", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "ep_dispatch_dtype": "fp8"}, "workload": {"global_batch": 1920, "dtype": "fp8"}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.plan.ep_dispatch_dtype == EpDispatchDtype::FP8);
+  REQUIRE(to_json(r.value)["plan"]["ep_dispatch_dtype"] == "fp8");
+  const Result<Config> bad = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "ep_dispatch_dtype": "fp4"}, "workload": {"global_batch": 1920, "dtype": "fp8"}})"));
+  REQUIRE_FALSE(bad.errors.empty());
+  REQUIRE(bad.errors[0].path == "/plan/ep_dispatch_dtype");
+  // fp8 dispatch in bf16 training: the rule error names the plan field.
+  const Result<Config> bf16 = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "ep_dispatch_dtype": "fp8"}, "workload": {"global_batch": 1920}})"));
+  REQUIRE(bf16.ok());
+  REQUIRE(has(resolve(bf16.value).errors, "/plan/ep_dispatch_dtype", ErrorCode::Incompatible));
+}

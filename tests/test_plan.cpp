@@ -164,3 +164,12 @@ TEST_CASE("node-limited routing: groups divide the experts and the limit fits in
     REQUIRE(has_error(check(c), "/model/route_groups"));
   }
 }
+
+TEST_CASE("fp8 dispatch needs fp8 training", "[plan]") {
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 15360);
+  c.plan.ep = 64;
+  c.plan.ep_dispatch_dtype = EpDispatchDtype::FP8;
+  REQUIRE(has_error(check(c), "/plan/ep_dispatch_dtype"));  // workload.dtype bf16
+  c.workload.dtype = Dtype::FP8;
+  REQUIRE(check(c).empty());
+}
