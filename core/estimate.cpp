@@ -120,24 +120,34 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
     lc.ep_b = z.ep_calls_bwd / 2.0 * (dispatch + combine);
     lc.ep_dispatch = (1.0 + z.ep_calls_bwd / 2.0) * dispatch;
     lc.ep_combine = (1.0 + z.ep_calls_bwd / 2.0) * combine;
-    if (plan.schedule == Schedule::DualPipe || plan.ep_comm_overlap) {
-      // DualPipe overlaps one direction's all-to-all with the other direction's compute
-      // (DeepSeek-V3 §3.2.1, Figure 4); Megatron-Core's EP overlap does the same in 1F1B and
-      // interleaved schedules, pairing one micro-batch's forward with another's backward
-      // (--overlap-moe-expert-parallel-comm, after DeepSeek's DualPipe).
+    if (plan.schedule == Schedule::DualPipe) {
+      // DualPipe pairs a forward chunk with a backward chunk and interleaves their components
+      // (DeepSeek-V3 §3.2.1, Figure 4: the forward's attention, dispatch, MLP, combine beside the
+      // backward's MLP(B), MLP(W), attention(B), attention(W)), so the all-to-alls of both directions
+      // run on one communication timeline hidden behind the pair's whole compute, F + B + W; the
+      // paper reports both all-to-alls fully hidden. What exceeds η_overlap of it is exposed, shared
+      // between the directions in proportion to their communication.
+      const double pair = lc.ep_f + lc.ep_b, exposed = std::max(0.0, pair - ov * (lt.f_s() + lt.b_s() + lt.w_s()));
+      lc.ep_f_exposed = pair > 0 ? exposed * lc.ep_f / pair : 0.0;
+      lc.ep_b_exposed = pair > 0 ? exposed * lc.ep_b / pair : 0.0;
+    } else if (plan.ep_comm_overlap) {
+      // Megatron-Core's EP overlap in 1F1B and interleaved schedules pairs one micro-batch's forward
+      // with another's backward (--overlap-moe-expert-parallel-comm, after DualPipe); each direction's
+      // all-to-alls hide behind the other direction's compute.
       lc.ep_f_exposed = std::max(0.0, lc.ep_f - ov * lt.b_s());
       lc.ep_b_exposed = std::max(0.0, lc.ep_b - ov * lt.f_s());
-      if (plan.ep_dispatcher == EpDispatcher::DeepEp && c.sms > kDeepEpSms) {
-        // DeepEP's kernels hold 20 SMs while they run (DeepSeek-V3 §3.2.2: 20 of the H800's 132 SMs;
-        // DeepEP's Buffer default): the compute they overlap runs on the other SMs, sms/(sms − 20)
-        // times longer. The extra time is charged as exposed communication.
-        const double slow = kDeepEpSms / (c.sms - kDeepEpSms);
-        lc.ep_f_exposed += slow * std::min(lc.ep_f - lc.ep_f_exposed, lt.b_s());
-        lc.ep_b_exposed += slow * std::min(lc.ep_b - lc.ep_b_exposed, lt.f_s());
-      }
     } else {
       lc.ep_f_exposed = lc.ep_f;
       lc.ep_b_exposed = lc.ep_b;
+    }
+    if ((plan.schedule == Schedule::DualPipe || plan.ep_comm_overlap) && plan.ep_dispatcher == EpDispatcher::DeepEp &&
+        c.sms > kDeepEpSms) {
+      // DeepEP's kernels hold 20 SMs while they run (DeepSeek-V3 §3.2.2: 20 of the H800's 132 SMs;
+      // DeepEP's Buffer default): the compute they overlap runs on the other SMs, sms/(sms − 20)
+      // times longer. The extra time is charged as exposed communication.
+      const double slow = kDeepEpSms / (c.sms - kDeepEpSms);
+      lc.ep_f_exposed += slow * std::min(lc.ep_f - lc.ep_f_exposed, lt.b_s());
+      lc.ep_b_exposed += slow * std::min(lc.ep_b - lc.ep_b_exposed, lt.f_s());
     }
   }
   return lc;
