@@ -37,6 +37,9 @@ enum class Ema { None, Gpu, Cpu };
 // expert's GPU) or deepep (DeepEP, Megatron's flex dispatcher with DeepEP or HybridEP: one copy per
 // remote node over the scale-out network, fanned out over NVLink there; DeepSeek-V3 §3.2.2).
 enum class EpDispatcher { AllToAll, DeepEp };
+// Precision of the tokens sent by the MoE dispatch: bf16, or fp8 with one fp32 scale per 128 values
+// (DeepSeek-V3 §3.3.2 "Low-Precision Communication"; DeepEP's fp8 dispatch). The combine stays bf16.
+enum class EpDispatchDtype { BF16, FP8 };
 enum class Dtype { BF16, FP8 };              // GEMM precision of training
 enum class GradDtype { FP32, BF16, FP16 };   // gradient buffer (Megatron main_grad fp32; ZeRO paper fp16)
 enum class WeightDtype { BF16, FP8, INT4 };  // serving weights
@@ -81,6 +84,8 @@ CUTLAB_CHOICES(MomentDtype, "moment_dtype", {MomentDtype::FP32, "fp32", "fp32"},
 CUTLAB_CHOICES(Ema, "ema", {Ema::None, "none", "none"}, {Ema::Gpu, "gpu", "on the GPU"}, {Ema::Cpu, "cpu", "on the CPU"})
 CUTLAB_CHOICES(EpDispatcher, "ep_dispatcher", {EpDispatcher::AllToAll, "alltoall", "all-to-all"},
                {EpDispatcher::DeepEp, "deepep", "DeepEP (one copy per node)"})
+CUTLAB_CHOICES(EpDispatchDtype, "ep_dispatch_dtype", {EpDispatchDtype::BF16, "bf16", "bf16"},
+               {EpDispatchDtype::FP8, "fp8", "fp8 (1×128 scales; combine bf16)"})
 CUTLAB_CHOICES(Dtype, "dtype", {Dtype::BF16, "bf16", "bf16"}, {Dtype::FP8, "fp8", "fp8"})
 CUTLAB_CHOICES(GradDtype, "grad_dtype", {GradDtype::FP32, "fp32", "fp32 (Megatron)"}, {GradDtype::BF16, "bf16", "bf16"},
                {GradDtype::FP16, "fp16", "fp16"})

@@ -52,17 +52,59 @@ double collective_time_s(Collective kind, double S, const GroupInfo& g, const Cl
   return 0.0;
 }
 
-double deduplicated_all_to_all_time_s(double S, double top_k, double experts, const GroupInfo& g, const Cluster& c) {
+double expected_remote_nodes(const Routing& r, int nodes) {
+  const int N = nodes;
+  if (N <= 1 || r.top_k <= 0 || r.experts <= 0) return 0.0;
+  const double E = r.experts, k = r.top_k, per_node = E / N;
+  const bool limited = r.groups > 0 && r.group_limit > 0 && r.group_limit < r.groups;
+  const int G = limited ? r.groups : 1, M = limited ? r.group_limit : 1;
+  const double per_group = E / G, eligible = M * per_group;  // experts a token may choose from
+  // P(none of the k experts is among `held` of the `eligible` ones): k draws without replacement,
+  // Π_{i<k} (eligible − held − i)/(eligible − i).
+  auto miss_given = [&](double held) {
+    double miss = 1.0;
+    for (int i = 0; i < static_cast<int>(k); ++i) miss *= std::max(0.0, (eligible - held - i) / (eligible - i));
+    return miss;
+  };
+  // P(a given node holds none of a token's experts). Derivation (by hand; the routing of DeepSeek-V3
+  // §2.1.2 with balanced load: the token's M groups are a uniform M-subset of the G groups, its k
+  // experts a uniform k-subset of the M·E/G experts in them):
+  //  - G a multiple of N (each node holds q = G/N whole groups): j of the node's q groups are chosen,
+  //    hypergeometric C(q,j)·C(G−q,M−j)/C(G,M); then the node holds j·E/G of the eligible experts:
+  //    P(miss) = Σ_j C(q,j)·C(G−q,M−j)/C(G,M) · miss_given(j·E/G).
+  //  - N a multiple of G (each group spans N/G nodes): the node's group is chosen with probability
+  //    M/G, and then the node holds E/N of the eligible experts: P(miss) = 1 − M/G + M/G · miss_given(E/N).
+  //  - groups and nodes not aligned: the restriction is ignored (an upper bound on the traffic).
+  // Unrestricted routing (G = M = 1) gives miss_given(E/N) with eligible = E in both branches.
+  double miss = 1.0;
+  if (G % N == 0) {
+    const int q = G / N;
+    auto choose = [](int n, int c) {
+      double v = 1.0;
+      for (int i = 0; i < c; ++i) v = v * (n - i) / (i + 1);
+      return v;
+    };
+    miss = 0.0;
+    for (int j = std::max(0, M - (G - q)); j <= std::min(q, M); ++j)
+      miss += choose(q, j) * choose(G - q, M - j) / choose(G, M) * miss_given(j * per_group);
+  } else if (N % G == 0) {
+    miss = 1.0 - double(M) / G + double(M) / G * miss_given(per_node);
+  } else {
+    Routing open = r;
+    open.groups = open.group_limit = 0;
+    return expected_remote_nodes(open, nodes);
+  }
+  // By symmetry every node, the sender's included, is reached with the same probability 1 − P(miss).
+  return (N - 1) * (1.0 - miss);
+}
+
+double deduplicated_all_to_all_time_s(double S, const Routing& r, const GroupInfo& g, const Cluster& c) {
   const double n = g.size;
   if (n <= 1) return 0.0;
-  if (g.nodes_spanned <= 1 || top_k <= 0 || experts <= 0) return collective_time_s(Collective::AllToAll, S, g, c);
-  const double N = g.nodes_spanned, per_node = experts / N;
-  // P(a node holds none of a token's k experts), uniform routing without replacement.
-  double miss = 1.0;
-  for (int i = 0; i < static_cast<int>(top_k); ++i) miss *= std::max(0.0, (experts - per_node - i) / (experts - i));
-  const double remote_nodes = (N - 1) * (1.0 - miss);  // scale-out copies per token
+  if (g.nodes_spanned <= 1 || r.top_k <= 0 || r.experts <= 0) return collective_time_s(Collective::AllToAll, S, g, c);
+  const double remote_nodes = expected_remote_nodes(r, g.nodes_spanned);  // scale-out copies per token
   const double B_nv = c.nvlink_bytes_per_s * c.efficiency.nvlink, B_so = c.scaleout_bytes_per_s * c.efficiency.scaleout;
-  const double inter = S / top_k * remote_nodes / B_so;
+  const double inter = S / r.top_k * remote_nodes / B_so;
   const double intra = (n - 1) / n * S / B_nv;  // every copy not for this GPU crosses NVLink once
   return std::max(inter, intra) + c.scaleout_latency_s;
 }

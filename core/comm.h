@@ -14,10 +14,23 @@ namespace cutlab {
 
 // `bytes`: for all-reduce the buffer size; for all-gather / reduce-scatter the full (gathered)
 // tensor; for all-to-all the bytes each GPU sends (including its own share); for send-recv the message.
+// How tokens pick experts: top_k of `experts`, spread evenly over the EP group (expert e on EP rank
+// e / (experts/ep), so a node holds a contiguous block of experts/N). With node-limited routing
+// (DeepSeek-V3 §2.1.2) the experts form `groups` equal contiguous groups and a token's top_k come from
+// `group_limit` of them; groups = 0 (or group_limit = 0): unrestricted.
+struct Routing {
+  double top_k = 0, experts = 0;
+  int groups = 0, group_limit = 0;
+};
+
+// Expected number of nodes, other than the sender's, holding at least one of a token's top_k experts
+// when the EP group spans `nodes` nodes, routing uniform (balanced load) within the rules above.
+double expected_remote_nodes(const Routing& r, int nodes);
+
 // DeepEP-style dispatch or combine of `S` bytes (all top_k copies of this GPU's tokens) over an EP
-// group holding `experts` experts evenly: a token crosses the scale-out network once per remote node
-// that holds at least one of its experts, then fans out over NVLink (DeepSeek-V3 §3.2.2; DeepEP).
-double deduplicated_all_to_all_time_s(double S, double top_k, double experts, const GroupInfo& g, const Cluster& c);
+// group: a token crosses the scale-out network once per remote node that holds at least one of its
+// experts, then fans out over NVLink (DeepSeek-V3 §3.2.2; DeepEP).
+double deduplicated_all_to_all_time_s(double S, const Routing& r, const GroupInfo& g, const Cluster& c);
 
 double collective_time_s(Collective kind, double bytes, const GroupInfo& group, const Cluster& cluster);
 

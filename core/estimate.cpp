@@ -13,17 +13,19 @@ struct LayerComm {
   double tp_f = 0, tp_b = 0, tp_f_exposed = 0, tp_b_exposed = 0;
   double cp_f = 0, cp_b = 0, cp_f_exposed = 0, cp_b_exposed = 0;
   double ep_f = 0, ep_b = 0, ep_f_exposed = 0, ep_b_exposed = 0;
-  double etp_f = 0, etp_b = 0;  // expert-TP collectives under folding (not overlapped)
+  double ep_dispatch = 0, ep_combine = 0;  // ep_f + ep_b split by shape (dispatch-shaped and combine-shaped all-to-alls)
+  double etp_f = 0, etp_b = 0;             // expert-TP collectives under folding (not overlapped)
   double f_exposed() const { return tp_f_exposed + cp_f_exposed + ep_f_exposed + etp_f; }
   double b_exposed() const { return tp_b_exposed + cp_b_exposed + ep_b_exposed + etp_b; }
 };
 
 struct Sizes {
-  double tp_message = 0;   // bytes of one TP collective (a layer's output activations)
-  double cp_message = 0;   // bytes of one K/V chunk sent per ring step
-  double ep_message = 0;   // bytes each GPU sends in one dispatch (or combine) all-to-all
-  double etp_message = 0;  // bytes of one expert-TP collective under folding (the tokens of an ETP group's experts)
-  double pp_message = 0;   // bytes of one activation sent to the next stage
+  double tp_message = 0;           // bytes of one TP collective (a layer's output activations)
+  double cp_message = 0;           // bytes of one K/V chunk sent per ring step
+  double ep_dispatch_message = 0;  // bytes each GPU sends in one dispatch-shaped all-to-all (tokens to their experts)
+  double ep_combine_message = 0;   // bytes each GPU sends in one combine-shaped all-to-all (expert outputs back)
+  double etp_message = 0;          // bytes of one expert-TP collective under folding (the tokens of an ETP group's experts)
+  double pp_message = 0;           // bytes of one activation sent to the next stage
   int tp_calls_fwd = 2, tp_calls_bwd = 2;
   // Full recompute re-runs each layer's forward in the backward, with its communication: the CP
   // ring passes once more (forward 1, backward 2 + 1) and the EP dispatch and combine once more
@@ -50,8 +52,17 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   const double g_gpu = std::max(1.0, double(m.kv_heads) / t), a_gpu = double(m.heads) / t;
   const double kv_width = is_mla(m) ? a_gpu * (qk_head_dim(m) + v_head_dim_of(m)) : g_gpu * (qk_head_dim(m) + v_head_dim_of(m));
   z.cp_message = 2.0 * s * b * kv_width;
-  // EP: every token's hidden state goes to its k experts and comes back (dispatch + combine).
-  z.ep_message = 2.0 * (s * b / ts) * m.top_k * h;
+  // EP: every token's hidden state goes to its k experts and comes back (dispatch + combine), in bf16;
+  // with fp8 dispatch one byte per value plus one fp32 scale per 128 values (DeepSeek-V3 §3.3.2:
+  // 1×128 tile-wise quantisation, §3.3.1), the combine in bf16. The backward runs the transposes:
+  // combine's backward sends the output gradients to the experts (dispatch-shaped), dispatch's
+  // backward sends the input gradients back (combine-shaped). DeepSeek-V3 §3.3.2 quantises "the
+  // activation gradient before MoE down-projections" like the dispatched activations and keeps "both
+  // the forward and backward combine components" in BF16: every dispatch-shaped send (forward,
+  // backward, recomputed forward) takes the dispatch size, every combine-shaped one 2 bytes.
+  const double copies = (s * b / ts) * m.top_k * h;  // values sent per all-to-all
+  z.ep_combine_message = 2.0 * copies;
+  z.ep_dispatch_message = plan.ep_dispatch_dtype == EpDispatchDtype::FP8 ? copies * (1.0 + 4.0 / 128.0) : 2.0 * copies;
   // ETP under folding (Liu et al. 2025, MoE Parallel Folding): after the all-to-all an expert-TP group
   // all-gathers the token copies its experts received and reduce-scatters their outputs: the stage's
   // s·b tokens spread over its GPUs, etp/(tp) of them per group, k copies each.
@@ -64,6 +75,8 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
 }
 
 constexpr double kDeepEpSms = 20;  // SMs DeepEP's communication kernels occupy
+
+Routing routing_of(const ModelSpec& m) { return {double(m.top_k), double(m.experts), m.route_groups, m.route_group_limit}; }
 
 // An MoE layer under folding (etp ≠ tp) runs its attention on the TP group and its experts on the
 // expert mesh: the MLP half of the layer's TP collectives is not on the TP group.
@@ -101,29 +114,44 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
     lc.cp_b_exposed = std::max(0.0, lc.cp_b - ov * lt.core_attention.b_s);
   }
   if (const GroupInfo* ep = find_group(pl, Axis::EP); moe && ep && ep->size > 1) {
-    const double one = plan.ep_dispatcher == EpDispatcher::DeepEp
-                           ? deduplicated_all_to_all_time_s(z.ep_message, model.top_k, model.experts, *ep, c)
-                           : collective_time_s(Collective::AllToAll, z.ep_message, *ep, c);
-    lc.ep_f = 2.0 * one;
-    lc.ep_b = z.ep_calls_bwd * one;
-    if (plan.schedule == Schedule::DualPipe || plan.ep_comm_overlap) {
-      // DualPipe overlaps one direction's all-to-all with the other direction's compute
-      // (DeepSeek-V3 §3.2.1, Figure 4); Megatron-Core's EP overlap does the same in 1F1B and
-      // interleaved schedules, pairing one micro-batch's forward with another's backward
-      // (--overlap-moe-expert-parallel-comm, after DeepSeek's DualPipe).
+    auto one = [&](double S) {
+      return plan.ep_dispatcher == EpDispatcher::DeepEp ? deduplicated_all_to_all_time_s(S, routing_of(model), *ep, c)
+                                                        : collective_time_s(Collective::AllToAll, S, *ep, c);
+    };
+    const double dispatch = one(z.ep_dispatch_message), combine = one(z.ep_combine_message);
+    // Forward: one of each shape; backward: ep_calls_bwd / 2 of each (the recomputed forward's pair included).
+    lc.ep_f = dispatch + combine;
+    lc.ep_b = z.ep_calls_bwd / 2.0 * (dispatch + combine);
+    lc.ep_dispatch = (1.0 + z.ep_calls_bwd / 2.0) * dispatch;
+    lc.ep_combine = (1.0 + z.ep_calls_bwd / 2.0) * combine;
+    if (plan.schedule == Schedule::DualPipe) {
+      // DualPipe pairs a forward chunk with a backward chunk and interleaves their components
+      // (DeepSeek-V3 §3.2.1, Figure 4: the forward's attention, dispatch, MLP, combine beside the
+      // backward's MLP(B), MLP(W), attention(B), attention(W)), so the all-to-alls of both directions
+      // run on one communication timeline hidden behind the pair's whole compute, F + B + W; the
+      // paper reports both all-to-alls fully hidden. What exceeds η_overlap of it is exposed, shared
+      // between the directions in proportion to their communication.
+      const double pair = lc.ep_f + lc.ep_b, exposed = std::max(0.0, pair - ov * (lt.f_s() + lt.b_s() + lt.w_s()));
+      lc.ep_f_exposed = pair > 0 ? exposed * lc.ep_f / pair : 0.0;
+      lc.ep_b_exposed = pair > 0 ? exposed * lc.ep_b / pair : 0.0;
+    } else if (plan.ep_comm_overlap) {
+      // Megatron-Core's EP overlap in 1F1B and interleaved schedules pairs one micro-batch's forward
+      // with another's backward (--overlap-moe-expert-parallel-comm, after DualPipe); each direction's
+      // all-to-alls hide behind the other direction's compute.
       lc.ep_f_exposed = std::max(0.0, lc.ep_f - ov * lt.b_s());
       lc.ep_b_exposed = std::max(0.0, lc.ep_b - ov * lt.f_s());
-      if (plan.ep_dispatcher == EpDispatcher::DeepEp && c.sms > kDeepEpSms) {
-        // DeepEP's kernels hold 20 SMs while they run (DeepSeek-V3 §3.2.2: 20 of the H800's 132 SMs;
-        // DeepEP's Buffer default): the compute they overlap runs on the other SMs, sms/(sms − 20)
-        // times longer. The extra time is charged as exposed communication.
-        const double slow = kDeepEpSms / (c.sms - kDeepEpSms);
-        lc.ep_f_exposed += slow * std::min(lc.ep_f - lc.ep_f_exposed, lt.b_s());
-        lc.ep_b_exposed += slow * std::min(lc.ep_b - lc.ep_b_exposed, lt.f_s());
-      }
     } else {
       lc.ep_f_exposed = lc.ep_f;
       lc.ep_b_exposed = lc.ep_b;
+    }
+    if ((plan.schedule == Schedule::DualPipe || plan.ep_comm_overlap) && plan.ep_dispatcher == EpDispatcher::DeepEp &&
+        c.sms > kDeepEpSms) {
+      // DeepEP's kernels hold 20 SMs while they run (DeepSeek-V3 §3.2.2: 20 of the H800's 132 SMs;
+      // DeepEP's Buffer default): the compute they overlap runs on the other SMs, sms/(sms − 20)
+      // times longer. The extra time is charged as exposed communication.
+      const double slow = kDeepEpSms / (c.sms - kDeepEpSms);
+      lc.ep_f_exposed += slow * std::min(lc.ep_f - lc.ep_f_exposed, lt.b_s());
+      lc.ep_b_exposed += slow * std::min(lc.ep_b - lc.ep_b_exposed, lt.f_s());
     }
   }
   return lc;
@@ -175,6 +203,7 @@ struct PerStage {
   StageCompute compute;
   double tp_exposed = 0, cp_exposed = 0, ep_exposed = 0;  // per micro-batch (tp_exposed includes ETP)
   double tp = 0, cp = 0, ep = 0, etp = 0;                 // per micro-batch, total
+  double ep_dispatch = 0, ep_combine = 0;                 // ep split by shape
   int dense_layers = 0, moe_layers = 0;
 };
 
@@ -215,6 +244,8 @@ ScheduleInput pipeline_input(const Resolved& r, const LayerCosts& k, std::vector
       ps.tp += nd * (d.tp_f + d.tp_b) + ne * (e.tp_f + e.tp_b);
       ps.cp += nd * (d.cp_f + d.cp_b) + ne * (e.cp_f + e.cp_b);
       ps.ep += ne * (e.ep_f + e.ep_b);
+      ps.ep_dispatch += ne * e.ep_dispatch;
+      ps.ep_combine += ne * e.ep_combine;
       ps.dense_layers += static_cast<int>(nd);
       ps.moe_layers += static_cast<int>(ne);
     }
@@ -388,11 +419,21 @@ void comm_table(const Resolved& r, const LayerCosts& k, const PerStage& b, doubl
                                                  : "K/V chunks around the ring (forward; twice in backward)",
                              z.cp_message, passes * (nd + ne) * (1.0 + z.cp_passes_bwd) * (g->size - 1), *g, passes * b.cp,
                              passes * b.cp_exposed));
-  if (const GroupInfo* g = find_group(r.placement, Axis::EP); g && g->size > 1 && ne > 0)
+  if (const GroupInfo* g = find_group(r.placement, Axis::EP); g && g->size > 1 && ne > 0) {
+    // Dispatch-shaped and combine-shaped all-to-alls, one row each; the exposed part is shared in
+    // proportion to their times.
+    const bool full = z.ep_calls_bwd > 2;
+    const double calls = passes * ne * (1.0 + z.ep_calls_bwd / 2.0), exposed = b.ep > 0 ? b.ep_exposed / b.ep : 0.0;
+    e.comm.push_back(
+        make_op(Axis::EP, Collective::AllToAll,
+                full ? "EP dispatch: tokens to their experts (forward, recomputed forward), output gradients to them (backward)"
+                     : "EP dispatch: tokens to their experts (forward), output gradients to them (backward)",
+                z.ep_dispatch_message, calls, *g, passes * b.ep_dispatch, passes * b.ep_dispatch * exposed));
     e.comm.push_back(make_op(Axis::EP, Collective::AllToAll,
-                             z.ep_calls_bwd > 2 ? "token dispatch and combine, forward, recomputed forward and backward"
-                                                : "token dispatch and combine, forward and backward",
-                             z.ep_message, passes * ne * (2.0 + z.ep_calls_bwd), *g, passes * b.ep, passes * b.ep_exposed));
+                             full ? "EP combine: expert outputs back (forward, recomputed forward), input gradients back (backward)"
+                                  : "EP combine: expert outputs back (forward), input gradients back (backward)",
+                             z.ep_combine_message, calls, *g, passes * b.ep_combine, passes * b.ep_combine * exposed));
+  }
   if (const GroupInfo* g = find_group(r.placement, Axis::PP); p > 1 && g) {
     // Each chunk pass receives and sends one activation forward and one gradient backward, except
     // at the ends of the pipeline. p2p on the critical path is part of the simulated makespan

@@ -20,7 +20,7 @@ namespace {
 template <class T>
 using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*, Schedule T::*,
                             Recompute T::*, std::vector<RecomputeModule> T::*, MomentDtype T::*, Ema T::*, EpDispatcher T::*,
-                            Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*, Optimizer T::*>;
+                            EpDispatchDtype T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*, Optimizer T::*>;
 
 template <class T>
 struct Field {
@@ -47,6 +47,8 @@ const std::vector<Field<ModelSpec>>& model_fields() {
       {"shared_experts", &ModelSpec::shared_experts},
       {"expert_ffn_hidden", &ModelSpec::expert_ffn_hidden},
       {"dense_layers", &ModelSpec::dense_layers},
+      {"route_groups", &ModelSpec::route_groups},
+      {"route_group_limit", &ModelSpec::route_group_limit},
       {"q_lora_rank", &ModelSpec::q_lora_rank},
       {"kv_lora_rank", &ModelSpec::kv_lora_rank},
       {"qk_rope_head_dim", &ModelSpec::qk_rope_head_dim},
@@ -117,6 +119,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"tp_comm_overlap", &Plan::tp_comm_overlap},
       {"ep_comm_overlap", &Plan::ep_comm_overlap},
       {"ep_dispatcher", &Plan::ep_dispatcher},
+      {"ep_dispatch_dtype", &Plan::ep_dispatch_dtype},
       {"layers_per_stage", &Plan::layers_per_stage},
   };  // "zero" is read by hand: an integer 0–3 or "fsdp"
   return f;
@@ -355,6 +358,9 @@ void read_hf_config(const json& hf, const std::string& path, ModelSpec& m, Error
     const int shared_width = get({"shared_expert_intermediate_size"}, 0, false);
     if (shared_width > 0 && m.expert_ffn_hidden > 0) m.shared_experts = shared_width / m.expert_ffn_hidden;
     m.dense_layers = get({"first_k_dense_replace"}, 0, false);
+    // DeepSeek-V2/V3 group-limited routing (modeling_deepseek.py MoEGate: n_group groups, topk_group kept).
+    m.route_groups = get({"n_group"}, 0, false);
+    m.route_group_limit = get({"topk_group"}, 0, false);
   }
   m.kv_lora_rank = get({"kv_lora_rank"}, 0, false);
   if (m.kv_lora_rank > 0) {
@@ -873,6 +879,7 @@ json choices_json() {
   add_choices(out, plan.schedule);
   add_choices(out, plan.recompute);
   add_choices(out, plan.ep_dispatcher);
+  add_choices(out, plan.ep_dispatch_dtype);
   add_choices(out, w.dtype);
   add_choices(out, w.grad_dtype);
   add_choices(out, w.weight_dtype);

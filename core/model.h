@@ -28,6 +28,11 @@ struct ModelSpec {
   int shared_experts = 0;     // always-active experts, each expert_ffn_hidden wide
   int expert_ffn_hidden = 0;  // f_e
   int dense_layers = 0;       // leading dense layers (DeepSeek-V3: 3)
+  // Node-limited routing (DeepSeek-V3 §2.1.2; config.json n_group, topk_group): the routed experts
+  // form route_groups equal groups and each token's top_k experts come from its best
+  // route_group_limit groups. 0: unrestricted.
+  int route_groups = 0;
+  int route_group_limit = 0;
   // MLA (DeepSeek-V2/V3 multi-head latent attention; kv_lora_rank = 0: ordinary attention)
   int q_lora_rank = 0;  // 0: queries projected directly
   int kv_lora_rank = 0;

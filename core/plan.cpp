@@ -107,6 +107,29 @@ struct Checker {
   }
 };
 
+// Node-limited routing (DeepSeek-V3 §2.1.2): equal groups of experts, a token's top_k drawn from
+// route_group_limit of them, so those groups must hold at least top_k experts.
+void validate_routing(const ModelSpec& m, Checker& c) {
+  const std::string P = "/model/";
+  c.non_negative(P + "route_groups", m.route_groups);
+  c.non_negative(P + "route_group_limit", m.route_group_limit);
+  if (m.route_groups <= 0 || m.route_group_limit < 0) {
+    if (m.route_groups == 0 && m.route_group_limit > 0)
+      c.add(ErrorCode::Incompatible, P + "route_group_limit", "route_group_limit is set but route_groups = 0 (unrestricted routing)");
+    return;
+  }
+  if (m.experts % m.route_groups != 0)
+    c.add(ErrorCode::Incompatible, P + "route_groups",
+          "route_groups = " + c.fmt(m.route_groups) + " does not divide experts = " + c.fmt(m.experts));
+  else if (m.route_group_limit > 0 && double(m.route_group_limit) * (m.experts / m.route_groups) < m.top_k)
+    c.add(ErrorCode::Incompatible, P + "route_group_limit",
+          "route_group_limit = " + c.fmt(m.route_group_limit) + " groups of " + c.fmt(m.experts / m.route_groups) +
+              " experts hold fewer than top_k = " + c.fmt(m.top_k));
+  if (m.route_group_limit > m.route_groups)
+    c.add(ErrorCode::Incompatible, P + "route_group_limit",
+          "route_group_limit = " + c.fmt(m.route_group_limit) + " exceeds route_groups = " + c.fmt(m.route_groups));
+}
+
 void validate_model(const ModelSpec& m, Checker& c) {
   const std::string P = "/model/";
   c.positive(P + "layers", m.layers);
@@ -132,11 +155,14 @@ void validate_model(const ModelSpec& m, Checker& c) {
     c.non_negative(P + "shared_experts", m.shared_experts);
     if (m.dense_layers < 0 || m.dense_layers > m.layers)
       c.add(ErrorCode::OutOfRange, P + "dense_layers", "must be between 0 and layers = " + c.fmt(m.layers));
+    validate_routing(m, c);
   } else {
     for (auto [key, v] : {std::pair{"top_k", m.top_k},
                           {"shared_experts", m.shared_experts},
                           {"expert_ffn_hidden", m.expert_ffn_hidden},
-                          {"dense_layers", m.dense_layers}})
+                          {"dense_layers", m.dense_layers},
+                          {"route_groups", m.route_groups},
+                          {"route_group_limit", m.route_group_limit}})
       if (v != 0) c.add(ErrorCode::Incompatible, P + key, std::string(key) + " is set but experts = 0 (a dense model)");
   }
   if (m.kv_lora_rank < 0 || m.q_lora_rank < 0 || m.qk_rope_head_dim < 0 || m.v_head_dim < 0)
@@ -344,6 +370,10 @@ Errors validate_all(const ModelSpec& m, const Cluster& cl, const Plan& p, const 
   validate_plan(m, cl, p, w, mesh, c);
   if (w.dtype == Dtype::FP8 && !(cl.fp8_flops_per_s > 0))
     c.add(ErrorCode::Incompatible, "/workload/dtype", "dtype fp8 but the GPU has no fp8 peak (fp8_TFLOPs = 0)");
+  // fp8 dispatch quantises the tokens for the experts' fp8 GEMMs (DeepSeek-V3 §3.3.2): only in fp8 training.
+  if (p.ep_dispatch_dtype == EpDispatchDtype::FP8 && w.dtype != Dtype::FP8)
+    c.add(ErrorCode::Incompatible, "/plan/ep_dispatch_dtype",
+          "ep_dispatch_dtype fp8 feeds the experts' fp8 GEMMs: it needs workload.dtype fp8, got " + std::string(name_of(w.dtype)));
   return errors;
 }
 

@@ -37,8 +37,9 @@ struct Plan {
   bool overlap_param_gather = true;           // distributed-optimizer / ZeRO-3 parameter gathers overlapped with forward
   bool tp_comm_overlap = false;               // TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
   EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
-  bool ep_comm_overlap = false;       // EP all-to-alls of one micro-batch overlapped with another's compute
-                                      // (Megatron-Core --overlap-moe-expert-parallel-comm, moe_a2a_overlap)
+  EpDispatchDtype ep_dispatch_dtype = EpDispatchDtype::BF16;  // fp8: needs workload.dtype fp8
+  bool ep_comm_overlap = false;                               // EP all-to-alls of one micro-batch overlapped with another's compute
+                                                              // (Megatron-Core --overlap-moe-expert-parallel-comm, moe_a2a_overlap)
   std::vector<int> layers_per_stage;  // empty: even split, first and last stages take the remainder's shortfall
 };
 

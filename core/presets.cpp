@@ -65,8 +65,9 @@ std::vector<ModelPreset> make_models() {
     m.q_lora_rank = 1536, m.kv_lora_rank = 512, m.qk_rope_head_dim = 64, m.v_head_dim = 128;
     m.ffn_hidden = 18432, m.gated_mlp = true, m.vocab = 129280;
     m.experts = 256, m.top_k = 8, m.shared_experts = 1, m.expert_ffn_hidden = 2048;
-    m.mtp_layers = 1;  // config.json num_nextn_predict_layers; §2.2: one MTP module (11.6B here; the
-                       // checkpoint's 14B includes its copies of the embedding and output layer)
+    m.mtp_layers = 1;                             // config.json num_nextn_predict_layers; §2.2: one MTP module (11.6B here; the
+                                                  // checkpoint's 14B includes its copies of the embedding and output layer)
+    m.route_groups = 8, m.route_group_limit = 4;  // config.json n_group, topk_group; §2.1.2: at most 4 nodes per token
     v.push_back({m, "DeepSeek-V3 report (arXiv:2412.19437) §4.2 and config.json: 671B total, 37B active (+14B MTP)", 671e9});
   }
   {

@@ -75,3 +75,42 @@ TEST_CASE("small all-reduces are latency-bound and take the tree's log2 n steps"
   const GroupInfo g = group(8, 8);
   REQUIRE_THAT(collective_time_s(Collective::AllReduce, S, g, c), WithinRel(2 * S / B + 6 * a, 1e-12));
 }
+
+TEST_CASE("node-limited routing lowers the expected remote nodes a token reaches", "[comm]") {
+  // DeepSeek-V3: 256 experts, top-8; config.json n_group 8, topk_group 4 (§2.1.2: at most 4 nodes).
+  Routing open{8, 256, 0, 0}, limited{8, 256, 8, 4};
+  // Unrestricted, EP over 8 nodes of 32 experts: P(miss) = Π_{i<8} (224 − i)/(256 − i) = 0.338168;
+  // remote = 7 · (1 − 0.338168) = 4.63282.
+  REQUIRE_THAT(expected_remote_nodes(open, 8), WithinRel(4.63282, 1e-5));
+  // Limited, groups = nodes (one group of 32 per node): the node's group is chosen with P 4/8;
+  // then P(miss) = Π_{i<8} (96 − i)/(128 − i) = 0.0927473; remote = 7 · 0.5 · (1 − 0.0927473) = 3.17538.
+  REQUIRE_THAT(expected_remote_nodes(limited, 8), WithinRel(3.17538, 1e-5));
+  // All nodes, the sender's included: 8 · 0.5 · 0.907253 = 3.63 ≤ 4 nodes.
+  REQUIRE(expected_remote_nodes(limited, 8) * 8.0 / 7.0 <= 4.0);
+  // 4 nodes of 2 groups each: j of the node's 2 groups chosen, C(2,j)·C(6,4−j)/C(8,4) = 15/70, 40/70, 15/70;
+  // P(miss | j) = 1, Π(96 − i)/(128 − i) = 0.0927473, Π(64 − i)/(128 − i) = 0.00309586;
+  // P(miss) = 15/70 + 40/70 · 0.0927473 + 15/70 · 0.00309586 = 0.267948; remote = 3 · 0.732052 = 2.19616.
+  REQUIRE_THAT(expected_remote_nodes(limited, 4), WithinRel(2.19616, 1e-5));
+  // 16 nodes, each half a group (16 experts): P(miss) = 1 − 4/8 + 4/8 · Π(112 − i)/(128 − i) = 0.666290;
+  // remote = 15 · 0.333710 = 5.00565.
+  REQUIRE_THAT(expected_remote_nodes(limited, 16), WithinRel(5.00565, 1e-5));
+  // A limit equal to the groups is no limit; one node has no remote nodes.
+  REQUIRE_THAT(expected_remote_nodes({8, 256, 8, 8}, 8), WithinRel(expected_remote_nodes(open, 8), 1e-12));
+  REQUIRE(expected_remote_nodes(limited, 1) == 0.0);
+  // Groups not aligned with nodes (3 nodes, 8 groups): the restriction is ignored (an upper bound).
+  REQUIRE_THAT(expected_remote_nodes(limited, 3), WithinRel(expected_remote_nodes(open, 3), 1e-12));
+}
+
+TEST_CASE("DeepEP sends one copy per reached node; the plain all-to-all sends every copy", "[comm]") {
+  // EP 64 over 8 nodes of the H800 cluster, S = all top-8 copies of 4,096 tokens of h = 7168 in bf16.
+  const Cluster c = *find_cluster_preset("hgx-h800");
+  const double Bs = c.scaleout_bytes_per_s * c.efficiency.scaleout, Bn = c.nvlink_bytes_per_s * c.efficiency.nvlink;
+  const double S = 2.0 * 4096 * 8 * 7168, n = 64, k = 8;
+  const GroupInfo g = group(64, 8);
+  // inter = S/k · 3.17538 / B_so (one copy per remote node), intra = 63/64 · S / B_nv.
+  const double dedup = std::max(S / 8 * 3.17538 / Bs, 63.0 / 64 * S / Bn) + c.scaleout_latency_s;
+  REQUIRE_THAT(deduplicated_all_to_all_time_s(S, {8, 256, 8, 4}, g, c), WithinRel(dedup, 1e-5));
+  // The plain all-to-all ignores the routing: (n − k)/n of S leaves through the NIC.
+  REQUIRE_THAT(collective_time_s(Collective::AllToAll, S, g, c),
+               WithinRel(std::max((k - 1) / n * S / Bn, (n - k) / n * S / Bs) + c.scaleout_latency_s, 1e-12));
+}

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/estimate.h"
+#include "core/json_io.h"
 #include "tests/helpers.h"
 
 using namespace cutlab;
@@ -210,4 +211,69 @@ TEST_CASE("DeepSeek-V3 as published fits H800 80 GB with DeepSeek's own levers, 
   const StageMemory& b = e.memory.per_stage[2];
   REQUIRE(b.activations_bytes < 0.5 * a.activations_bytes);
   REQUIRE(e.breakdown.recompute_s < 0.1 * plain.breakdown.compute_s);
+}
+
+TEST_CASE("DeepEP counts the nodes a DeepSeek-V3 token reaches under node-limited routing", "[estimate]") {
+  // EP 64 on 8 nodes of 8 H800s, one micro-batch of 4,096 tokens: each dispatch sends S = 2 bytes ·
+  // 4096 · 8 · 7168 (all top-8 copies) over NVLink and one copy per remote node reached over the NIC.
+  // Routing limited to 4 of 8 groups (one group per node): 7 · 0.5 · (1 − Π_{i<8}(96 − i)/(128 − i))
+  // = 3.17538 remote nodes (test_comm.cpp), not the 4.63282 of unrestricted routing.
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 1, 1, 4096, 64);
+  c.plan.ep = 64;
+  c.plan.ep_dispatcher = EpDispatcher::DeepEp;
+  const TrainingEstimate e = run(c);
+  const Cluster& h = c.cluster;
+  const double Bs = h.scaleout_bytes_per_s * h.efficiency.scaleout, Bn = h.nvlink_bytes_per_s * h.efficiency.nvlink;
+  const double S = 2.0 * 4096 * 8 * 7168;
+  const double one = std::max(S / 8 * 3.17538 / Bs, 63.0 / 64 * S / Bn) + h.scaleout_latency_s;
+  for (const CommOp& op : e.comm)
+    if (op.axis == Axis::EP) REQUIRE_THAT(op.time_s / op.calls, WithinRel(one, 1e-5));
+}
+
+TEST_CASE("fp8 dispatch sends 1 byte per value plus a scale per 128; the combine stays bf16", "[estimate]") {
+  // DeepSeek-V3 §3.3.2: tokens quantised to fp8 (1×128 scales) before dispatch, combine in bf16.
+  // EP 64 over 8 nodes, one micro-batch of 4,096 tokens, top-8 of h = 7168: 4096 · 8 · 7168 =
+  // 234,881,024 values per all-to-all: dispatch 234,881,024 · (1 + 4/128) = 242,221,056 bytes,
+  // combine 2 · 234,881,024 = 469,762,048 bytes. Selective recompute: per MoE layer one of each
+  // shape forward and one backward (the backward's gradient dispatch also fp8), 58 MoE layers and the
+  // MTP module's MoE block: 118 calls each.
+  const Result<Config> r = config_from_json(nlohmann::json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 1, "ep": 64, "dp": 1, "recompute": "selective", "ep_dispatcher": "deepep", "ep_dispatch_dtype": "fp8"},
+    "workload": {"seq_len": 4096, "global_batch": 64, "dtype": "fp8"}})"));
+  REQUIRE(r.ok());
+  const TrainingEstimate e = run(r.value);
+  std::vector<CommOp> ep;
+  for (const CommOp& op : e.comm)
+    if (op.axis == Axis::EP) ep.push_back(op);
+  REQUIRE(ep.size() == 2);
+  REQUIRE_THAT(ep[0].message_bytes, WithinRel(242221056.0, 1e-12));
+  REQUIRE_THAT(ep[1].message_bytes, WithinRel(469762048.0, 1e-12));
+  REQUIRE(ep[0].calls == 118);
+  REQUIRE(ep[1].calls == 118);
+  // Each call's time is DeepEP's: max(S/8 · 3.17538 / B_so, 63/64 · S / B_nv) + α, S the row's message.
+  const Cluster& h = r.value.cluster;
+  const double Bs = h.scaleout_bytes_per_s * h.efficiency.scaleout, Bn = h.nvlink_bytes_per_s * h.efficiency.nvlink;
+  for (const CommOp& op : ep) {
+    const double S = op.message_bytes;
+    REQUIRE_THAT(op.time_s / op.calls, WithinRel(std::max(S / 8 * 3.17538 / Bs, 63.0 / 64 * S / Bn) + h.scaleout_latency_s, 1e-5));
+  }
+  REQUIRE_THAT(e.breakdown.ep_exposed_s, WithinRel(ep[0].exposed_s + ep[1].exposed_s, 1e-12));
+}
+
+TEST_CASE("DualPipe hides both directions' all-to-alls behind the pair's compute; DeepEP's SMs remain", "[estimate]") {
+  // DeepSeek-V3 §3.2.1: a forward and a backward chunk overlap as a pair and both all-to-alls are
+  // hidden. Per MoE layer and micro-batch here EP F ≈ EP B ≈ 7.7 ms against F + B + W ≈ 29 ms of
+  // compute: 15.4 ms < η_overlap · 29 ms = 19 ms, nothing stalls. What remains exposed is DeepEP's
+  // 20 SMs slowing the compute beside the hidden all-to-alls: 20/(132 − 20) = 0.178571 of the EP time.
+  const Result<Config> r = config_from_json(nlohmann::json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 2, "ep": 64, "dp": 1, "schedule": "dualpipe", "recompute": "selective", "ep_dispatcher": "deepep",
+             "ep_dispatch_dtype": "fp8"},
+    "workload": {"seq_len": 4096, "global_batch": 512, "dtype": "fp8"}})"));
+  REQUIRE(r.ok());
+  const TrainingEstimate e = run(r.value);
+  double ep_s = 0;
+  for (const CommOp& op : e.comm)
+    if (op.axis == Axis::EP) ep_s += op.time_s;
+  REQUIRE(ep_s > 0);
+  REQUIRE_THAT(e.breakdown.ep_exposed_s, WithinRel(20.0 / 112.0 * ep_s, 1e-9));
 }

@@ -6,6 +6,7 @@
 #include "core/api.h"
 #include "core/json_io.h"
 #include "core/presets.h"
+#include "core/resolved.h"
 
 using namespace cutlab;
 using nlohmann::json;
@@ -159,8 +160,11 @@ TEST_CASE("a pasted Hugging Face config.json becomes a model", "[json]") {
     "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1,
     "n_routed_experts": 256, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "q_lora_rank": 1536,
     "kv_lora_rank": 512, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
+    "n_group": 8, "topk_group": 4,
     "tie_word_embeddings": false, "vocab_size": 129280}}, "cluster": "hgx-h800", "workload": {"global_batch": 8}})"));
   REQUIRE(ds.ok());
+  REQUIRE(ds.value.model.route_groups == 8);  // n_group, topk_group: node-limited routing
+  REQUIRE(ds.value.model.route_group_limit == 4);
   REQUIRE(count_params(ds.value.model).total == count_params(*find_model_preset("deepseek-v3")).total);
   REQUIRE(count_params(ds.value.model).active == count_params(*find_model_preset("deepseek-v3")).active);
   // Missing essentials are reported with their paths.
@@ -176,4 +180,36 @@ TEST_CASE("reading errors and rule errors are reported together", "[json]") {
   REQUIRE(has(r.errors, "/plan/tp", ErrorCode::WrongType));
   REQUIRE(has(r.errors, "/plan/pp", ErrorCode::OutOfRange));
   REQUIRE(r.errors.size() == 2);
+}
+
+TEST_CASE("node-limited routing is read from the model and checked at its path", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({"model": {"preset": "deepseek-v3", "route_groups": 16,
+    "route_group_limit": 2}, "cluster": "hgx-h800", "plan": {"pp": 16, "ep": 64, "dp": 2}, "workload": {"global_batch": 1920}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.model.route_groups == 16);
+  REQUIRE(r.value.model.route_group_limit == 2);
+  REQUIRE(to_json(r.value)["model"]["route_group_limit"] == 2);
+  const Result<Config> bad = config_from_json(json::parse(R"({"model": {"preset": "deepseek-v3", "route_groups": 6,
+    "route_group_limit": 7}, "cluster": "hgx-h800", "plan": {"pp": 16, "ep": 64, "dp": 2}, "workload": {"global_batch": 1920}})"));
+  REQUIRE(bad.ok());  // read; the rules are checked when it is resolved
+  const Result<Resolved> rules = resolve(bad.value);
+  REQUIRE(has(rules.errors, "/model/route_groups", ErrorCode::Incompatible));       // 6 does not divide 256
+  REQUIRE(has(rules.errors, "/model/route_group_limit", ErrorCode::Incompatible));  // 7 > 6
+}
+
+TEST_CASE("the dispatch precision is a named choice of the plan", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "ep_dispatch_dtype": "fp8"}, "workload": {"global_batch": 1920, "dtype": "fp8"}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.plan.ep_dispatch_dtype == EpDispatchDtype::FP8);
+  REQUIRE(to_json(r.value)["plan"]["ep_dispatch_dtype"] == "fp8");
+  const Result<Config> bad = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "ep_dispatch_dtype": "fp4"}, "workload": {"global_batch": 1920, "dtype": "fp8"}})"));
+  REQUIRE_FALSE(bad.errors.empty());
+  REQUIRE(bad.errors[0].path == "/plan/ep_dispatch_dtype");
+  // fp8 dispatch in bf16 training: the rule error names the plan field.
+  const Result<Config> bf16 = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "ep_dispatch_dtype": "fp8"}, "workload": {"global_batch": 1920}})"));
+  REQUIRE(bf16.ok());
+  REQUIRE(has(resolve(bf16.value).errors, "/plan/ep_dispatch_dtype", ErrorCode::Incompatible));
 }

@@ -137,3 +137,39 @@ TEST_CASE("expert parallel with tensor parallel needs sequence parallel in train
   c.workload.mode = Mode::Infer;  // serving engines have no such rule
   REQUIRE_FALSE(has_error(check(c), "/plan/sp"));
 }
+
+TEST_CASE("node-limited routing: groups divide the experts and the limit fits in them", "[plan]") {
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 15360);
+  c.plan.ep = 64;
+  REQUIRE(c.model.route_groups == 8);
+  REQUIRE(c.model.route_group_limit == 4);
+  REQUIRE(check(c).empty());
+  SECTION("the limit cannot exceed the groups") {
+    c.model.route_group_limit = 9;
+    REQUIRE(has_error(check(c), "/model/route_group_limit"));
+  }
+  SECTION("the groups divide the experts") {
+    c.model.route_groups = 7;
+    REQUIRE(has_error(check(c), "/model/route_groups"));
+  }
+  SECTION("the chosen groups hold top_k experts: 1 group of 256/128 = 2 < 8") {
+    c.model.route_groups = 128;
+    c.model.route_group_limit = 1;
+    REQUIRE(has_error(check(c), "/model/route_group_limit"));
+  }
+  SECTION("a limit needs groups; negative values are refused") {
+    c.model.route_groups = 0;
+    REQUIRE(has_error(check(c), "/model/route_group_limit"));
+    c.model.route_groups = -1;
+    REQUIRE(has_error(check(c), "/model/route_groups"));
+  }
+}
+
+TEST_CASE("fp8 dispatch needs fp8 training", "[plan]") {
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 15360);
+  c.plan.ep = 64;
+  c.plan.ep_dispatch_dtype = EpDispatchDtype::FP8;
+  REQUIRE(has_error(check(c), "/plan/ep_dispatch_dtype"));  // workload.dtype bf16
+  c.workload.dtype = Dtype::FP8;
+  REQUIRE(check(c).empty());
+}

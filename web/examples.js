@@ -38,7 +38,7 @@
       // DeepSeek-V3 §3.2-3.3: no full recompute; RMSNorm and MLA up-projections recomputed, SwiGLU inputs
       // cached in fp8 (outputs recomputed), bf16 Adam moments, EMA on the CPU, MTP on the last stage.
       state: { model: 'deepseek-v3', cluster: 'hgx-h800', gpus: 2048,
-        plan: { tp: 1, pp: 16, ep: 64, zero: 1, schedule: 'dualpipe', ep_dispatcher: 'deepep', recompute: 'selective',
+        plan: { tp: 1, pp: 16, ep: 64, zero: 1, schedule: 'dualpipe', ep_dispatcher: 'deepep', ep_dispatch_dtype: 'fp8', recompute: 'selective',
           recompute_modules: ['layernorm', 'mla_up_proj', 'moe_act'], activation_func_fp8_input_store: true },
         workload: { seq_len: 4096, global_batch: 15360, dtype: 'fp8', moment_dtype: 'bf16', ema: 'cpu' }, view: 'cuts' },
       // 180K H800 GPU hours per trillion tokens: 1e12 / (180e3 · 3600 s) = 1,543 tokens/s per GPU.
