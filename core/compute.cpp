@@ -46,12 +46,14 @@ LayerCompute layer_compute(const Resolved& r) {
   return k;
 }
 
-StageCompute chunk_compute(const Resolved& r, const LayerCompute& k, int first_layer, int last_layer) {
+StageCompute chunk_compute(const Resolved& r, const LayerCompute& k, const StageInfo& st, size_t chunk) {
   const ModelSpec& m = r.config.model;
   const Plan& plan = r.config.plan;
   StageCompute sc;
+  sc.stage = st.stage;
+  const auto [first_layer, last_layer] = st.chunks[chunk];
   const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
-  const double layers = last_layer - first_layer + 1;
+  const double layers = std::max(0, last_layer - first_layer + 1);
   const double ne = std::max(0, last_layer - std::max(first_layer, first_moe) + 1), nd = layers - ne;
   const LayerTimes& dense = k.dense;
   const LayerTimes& moe = k.moe;
@@ -63,7 +65,8 @@ StageCompute chunk_compute(const Resolved& r, const LayerCompute& k, int first_l
   if (plan.recompute == Recompute::OpSac)  // dense layers only (plan.cpp): the unsaved weight GEMMs and every other op but attention's
     sc.recompute_s = nd * (op_sac_recomputed_matmul_fraction(m) * dense.weight_gemms.f_s +
                            (dense.all.f_s - dense.weight_gemms.f_s - dense.core_attention.f_s));
-  for (const auto& [part, runs] : {std::pair{&k.input, first_layer == 0}, {&k.output, last_layer == m.layers - 1}}) {
+  const int c = static_cast<int>(chunk);
+  for (const auto& [part, runs] : {std::pair{&k.input, c == st.embedding_chunk}, {&k.output, c == st.output_chunk}}) {
     if (!runs) continue;
     sc.f_s += part->f_s;
     sc.b_s += part->b_s;
@@ -77,8 +80,8 @@ StageCompute stage_compute(const Resolved& r, const StageInfo& st) {
   StageCompute sum;
   sum.stage = st.stage;
   const LayerCompute k = layer_compute(r);
-  for (const auto& [first, last] : st.chunks) {
-    const StageCompute ch = chunk_compute(r, k, first, last);
+  for (size_t c = 0; c < st.chunks.size(); ++c) {
+    const StageCompute ch = chunk_compute(r, k, st, c);
     sum.f_s += ch.f_s;
     sum.b_s += ch.b_s;
     sum.w_s += ch.w_s;

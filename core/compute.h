@@ -41,8 +41,6 @@ struct StageCompute {
   double recompute_s = 0;  // part of b_s spent re-running the forward
 };
 
-// One model chunk: layers [first_layer, last_layer]; the chunk starting at layer 0 also runs the
-// embedding, the chunk ending at the last layer the output layer and the loss.
 // Times of one dense layer, one MoE layer and the output layer with the loss, computed once per
 // evaluation (from core/ops.h) and reused by every chunk.
 struct LayerCompute {
@@ -53,7 +51,10 @@ struct LayerCompute {
   std::vector<LayerOp> dense_ops, moe_ops, output_ops, input_ops;
 };
 LayerCompute layer_compute(const Resolved& r);
-StageCompute chunk_compute(const Resolved& r, const LayerCompute& layers, int first_layer, int last_layer);
+// Model chunk `chunk` of a stage: its layers (none in a chunk of only the embedding or the loss),
+// plus the embedding when it is the stage's embedding_chunk and the output layer and the loss when
+// it is its output_chunk (core/placement.h).
+StageCompute chunk_compute(const Resolved& r, const LayerCompute& layers, const StageInfo& stage, size_t chunk);
 // All chunks of a stage.
 StageCompute stage_compute(const Resolved& r, const StageInfo& stage);
 

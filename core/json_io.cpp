@@ -115,6 +115,8 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"ep_comm_overlap", &Plan::ep_comm_overlap},
       {"ep_dispatcher", &Plan::ep_dispatcher},
       {"layers_per_stage", &Plan::layers_per_stage},
+      {"embedding_in_pipeline_split", &Plan::embedding_in_pipeline_split},
+      {"loss_in_pipeline_split", &Plan::loss_in_pipeline_split},
   };  // "zero" is read by hand: an integer 0–3 or "fsdp"
   return f;
 }

@@ -122,16 +122,22 @@ void place_groups(const ModelSpec& m, const Plan& plan, const Mesh& mesh, Placem
   }
 }
 
-// The layers (model chunks) each pipeline stage holds.
+// The layers (model chunks) each pipeline stage holds, and which chunks run the embedding and the
+// output layer with the loss.
 std::vector<StageInfo> place_stages(const ModelSpec& m, const Plan& plan) {
   const std::vector<int> per_stage = stage_layers(m, plan);
   const int P = plan.pp;
   std::vector<int> stage_first(P, 0);
   for (int s = 1; s < P; ++s) stage_first[s] = stage_first[s - 1] + per_stage[s - 1];
   const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
-  auto add_chunk = [&](StageInfo& st, int a, int b) {
+  // Layers [a, a + n − 1]; the chunk runs the embedding / the output layer when it is the first /
+  // last of the model (n = 0: a chunk of only those when they count as pipeline layers).
+  auto add_chunk = [&](StageInfo& st, int a, int n, bool first_of_model, bool last_of_model) {
+    const int b = a + n - 1;
+    if (first_of_model) st.embedding_chunk = static_cast<int>(st.chunks.size());
+    if (last_of_model) st.output_chunk = static_cast<int>(st.chunks.size());
     st.chunks.push_back({a, b});
-    st.layers += b - a + 1;
+    st.layers += n;
     st.moe_layers += std::max(0, b - std::max(a, first_moe) + 1);
   };
   std::vector<StageInfo> stages;
@@ -141,27 +147,22 @@ std::vector<StageInfo> place_stages(const ModelSpec& m, const Plan& plan) {
     if (plan.schedule == Schedule::DualPipe) {
       // DualPipe (DeepSeek-V3 §3.2.1): the model is cut into p stages and device s holds stage s
       // of the forward-direction copy and stage p−1−s of the reverse one: 2× parameters.
-      for (int part : {s, P - 1 - s}) add_chunk(st, stage_first[part], stage_first[part] + per_stage[part] - 1);
-      st.embedding = st.output = (s == 0 || s == P - 1);
+      for (int part : {s, P - 1 - s}) add_chunk(st, stage_first[part], per_stage[part], part == 0, part == P - 1);
     } else if (plan.vpp > 1) {
       // Interleaved (Narayanan et al. 2021 §2.2): p·v model chunks, chunk k of stage s is virtual
-      // stage k·p + s; each stage's layers are cut evenly into its v chunks.
+      // stage k·p + s.
       const int v = plan.vpp;
-      std::vector<int> vl(static_cast<size_t>(P) * v);
-      for (int q = 0; q < P; ++q)
-        for (int k = 0; k < v; ++k) vl[k * P + q] = per_stage[q] / v + (k < per_stage[q] % v ? 1 : 0);
+      const std::vector<int> vl = virtual_stage_layers(m, plan);
       int first = 0;
       for (int vs = 0; vs < P * v; ++vs) {
-        if (vs % P == s) add_chunk(st, first, first + vl[vs] - 1);
+        if (vs % P == s) add_chunk(st, first, vl[vs], vs == 0, vs == P * v - 1);
         first += vl[vs];
       }
-      st.embedding = s == 0;
-      st.output = s == P - 1;
     } else {
-      add_chunk(st, stage_first[s], stage_first[s] + per_stage[s] - 1);
-      st.embedding = s == 0;
-      st.output = s == P - 1;
+      add_chunk(st, stage_first[s], per_stage[s], s == 0, s == P - 1);
     }
+    st.embedding = st.embedding_chunk >= 0;
+    st.output = st.output_chunk >= 0;
     st.first_layer = st.chunks.front().first;
     stages.push_back(st);
   }
@@ -210,9 +211,14 @@ GpuPlacement gpu_placement(const Resolved& r, int rank) {
     g.replica = g.dp * plan.ep + g.ep;
   }
   const StageInfo& st = pl.stages[g.pp];
-  g.first_layer = st.first_layer;
-  g.last_layer = st.chunks.back().second;
-  for (auto& ch : st.chunks) g.last_layer = std::max(g.last_layer, ch.second);
+  // From the first layer of the first non-empty chunk to the last layer held (none: 0 and −1).
+  g.first_layer = 0;
+  g.last_layer = -1;
+  for (auto [a, b] : st.chunks) {
+    if (b < a) continue;
+    if (g.last_layer < 0) g.first_layer = a;
+    g.last_layer = std::max(g.last_layer, b);
+  }
   g.embedding = st.embedding;
   g.output = st.output;
   const int t = plan.tp;

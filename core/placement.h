@@ -32,7 +32,10 @@ struct StageInfo {
   int moe_layers = 0;                       // of which MoE
   bool embedding = false;                   // holds the input embedding
   bool output = false;                      // holds the output layer and loss
-  std::vector<std::pair<int, int>> chunks;  // [first, last] layer of each model chunk held
+  std::vector<std::pair<int, int>> chunks;  // [first, last] layer of each model chunk held ([a, a − 1]: none,
+                                            // a chunk of only the embedding or the loss)
+  int embedding_chunk = -1;                 // index in chunks of the one that runs the embedding (−1: none)
+  int output_chunk = -1;                    // … that runs the output layer and the loss (−1: none)
 };
 
 struct Placement {
