@@ -365,6 +365,22 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
   validate_cuts(m, cl, p, w, mesh, c);
   validate_pipeline(m, p, w, mesh, c);
   if (p.zero < 0 || p.zero > 3) c.add(ErrorCode::OutOfRange, P + "zero", "must be 0, 1, 2, 3 or \"fsdp\"");
+  // ZeRO-2/3 with pipeline parallelism. DeepSpeed's PipelineEngine refuses it
+  // (deepspeed/runtime/pipe/engine.py: assert zero_optimization_stage() < ZeroStageEnum.gradients,
+  // "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"). torchtitan does compose FSDP2
+  // with PP, but then keeps each stage's parameters unsharded from a micro-batch's forward to its
+  // backward (torchtitan parallelize apply_fsdp: reshard_after_forward False when PP is enabled,
+  // "to avoid per-microbatch all-gathers"): another memory and traffic profile than the ZeRO-3
+  // cutlab prices (gathered before every forward and every backward, one layer unsharded at a
+  // time), so it is an error here rather than a different model under the same name. Megatron's
+  // distributed optimizer (ZeRO-1) runs with PP.
+  if (w.mode == Mode::Train && (p.zero == 2 || p.zero == 3) && p.pp > 1)
+    c.add(ErrorCode::Incompatible, P + "zero",
+          "zero = " + c.fmt(p.zero) + " with pp = " + c.fmt(p.pp) +
+              ": DeepSpeed refuses ZeRO-2 and ZeRO-3 with pipeline parallelism (\"ZeRO-2 and ZeRO-3 are incompatible with "
+              "pipeline parallelism\", deepspeed/runtime/pipe/engine.py), and torchtitan's FSDP with PP keeps each stage's "
+              "weights unsharded between forward and backward, which cutlab does not model; use zero ≤ 1 (or "
+              "distributed_optimizer) with pp > 1");
   if (p.recompute == Recompute::OpSac && (is_moe(m) || is_mla(m)))
     c.add(ErrorCode::Incompatible, P + "recompute",
           "op_sac (torchtitan's per-op checkpointing of a dense layer's matmuls) is defined for dense, non-MLA models");

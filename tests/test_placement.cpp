@@ -165,3 +165,31 @@ TEST_CASE("a group over several axes is judged on its worst group, not rank 0's"
   REQUIRE(h->nodes_spanned == 4);
   REQUIRE(h->members_per_node == 2);
 }
+
+TEST_CASE("with the embedding and the loss counted, PP 16 × VP 8 holds 126 layers in 128 chunks", "[placement]") {
+  // Virtual stage k·16 + s is chunk k of stage s; virtual stage 0 is the embedding alone, virtual
+  // stage j (1–126) layer j − 1, virtual stage 127 the loss alone.
+  Config c = test::config("llama3-405b", "gb200-nvl72", 4, 16, 32, 8192, 2048);
+  c.plan.vpp = 8;
+  c.plan.schedule = Schedule::Interleaved;
+  c.plan.embedding_in_pipeline_split = c.plan.loss_in_pipeline_split = true;
+  const Placement pl = placed(c);
+  const StageInfo& first = pl.stages[0];
+  REQUIRE(first.chunks ==
+          std::vector<std::pair<int, int>>{{0, -1}, {15, 15}, {31, 31}, {47, 47}, {63, 63}, {79, 79}, {95, 95}, {111, 111}});
+  REQUIRE(first.layers == 7);
+  REQUIRE(first.embedding_chunk == 0);
+  REQUIRE(first.output_chunk == -1);
+  REQUIRE(pl.stages[1].chunks.front() == std::pair<int, int>{0, 0});
+  REQUIRE(pl.stages[1].layers == 8);
+  const StageInfo& last = pl.stages[15];
+  REQUIRE(last.chunks.back() == std::pair<int, int>{126, 125});  // empty: the loss alone
+  REQUIRE(last.layers == 7);
+  REQUIRE(last.output_chunk == 7);
+  REQUIRE(last.output);
+  // A GPU of stage 0 holds layers 15 … 111 (its first non-empty chunk to its last).
+  const GpuPlacement g = gpu_placement(test::resolved(c), 0);
+  REQUIRE(g.first_layer == 15);
+  REQUIRE(g.last_layer == 111);
+  REQUIRE(g.embedding);
+}
