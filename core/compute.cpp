@@ -49,22 +49,24 @@ LayerCompute layer_compute(const Resolved& r) {
   return k;
 }
 
-ChunkLayers chunk_layers(const ModelSpec& m, int first_layer, int last_layer) {
+ChunkLayers chunk_layers(const ModelSpec& m, const StageInfo& st, size_t chunk) {
   ChunkLayers c;
+  const auto [first_layer, last_layer] = st.chunks[chunk];
   const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
   c.moe = std::max(0, last_layer - std::max(first_layer, first_moe) + 1);
-  c.dense = (last_layer - first_layer + 1) - c.moe;
-  c.input = first_layer == 0;
-  c.output = last_layer == m.layers - 1;
+  c.dense = std::max(0, last_layer - first_layer + 1) - c.moe;
+  c.input = static_cast<int>(chunk) == st.embedding_chunk;
+  c.output = static_cast<int>(chunk) == st.output_chunk;
   if (c.output) (is_moe(m) ? c.moe : c.dense) += m.mtp_layers;
   return c;
 }
 
-StageCompute chunk_compute(const Resolved& r, const LayerCompute& k, int first_layer, int last_layer) {
+StageCompute chunk_compute(const Resolved& r, const LayerCompute& k, const StageInfo& st, size_t chunk) {
   const ModelSpec& m = r.config.model;
   const Plan& plan = r.config.plan;
   StageCompute sc;
-  const ChunkLayers cl = chunk_layers(m, first_layer, last_layer);
+  sc.stage = st.stage;
+  const ChunkLayers cl = chunk_layers(m, st, chunk);
   const double ne = cl.moe, nd = cl.dense;
   const LayerTimes& dense = k.dense;
   const LayerTimes& moe = k.moe;
@@ -91,8 +93,8 @@ StageCompute stage_compute(const Resolved& r, const StageInfo& st) {
   StageCompute sum;
   sum.stage = st.stage;
   const LayerCompute k = layer_compute(r);
-  for (const auto& [first, last] : st.chunks) {
-    const StageCompute ch = chunk_compute(r, k, first, last);
+  for (size_t c = 0; c < st.chunks.size(); ++c) {
+    const StageCompute ch = chunk_compute(r, k, st, c);
     sum.f_s += ch.f_s;
     sum.b_s += ch.b_s;
     sum.w_s += ch.w_s;

@@ -43,8 +43,6 @@ struct StageCompute {
   double recompute_s = 0;  // part of b_s spent re-running the forward
 };
 
-// One model chunk: layers [first_layer, last_layer]; the chunk starting at layer 0 also runs the
-// embedding, the chunk ending at the last layer the output layer and the loss.
 // Times of one dense layer, one MoE layer and the output layer with the loss, computed once per
 // evaluation (from core/ops.h) and reused by every chunk.
 struct LayerCompute {
@@ -55,15 +53,18 @@ struct LayerCompute {
   // The ops these times sum (dense_ops empty without dense layers, moe_ops without MoE layers).
   std::vector<LayerOp> dense_ops, moe_ops, output_ops, input_ops;
 };
-// The blocks a model chunk [first_layer, last_layer] runs: its dense and MoE layers, and in the chunk
-// ending at the last layer the MTP modules' blocks (MoE blocks in an MoE model); which ends it holds.
+// The blocks chunk `chunk` of a stage runs: its dense and MoE layers, and in the chunk with the output
+// layer the MTP modules' blocks (MoE blocks in an MoE model); whether it runs the embedding or the loss.
 struct ChunkLayers {
   double dense = 0, moe = 0;
   bool input = false, output = false;
 };
-ChunkLayers chunk_layers(const ModelSpec& m, int first_layer, int last_layer);
+ChunkLayers chunk_layers(const ModelSpec& m, const StageInfo& stage, size_t chunk);
 LayerCompute layer_compute(const Resolved& r);
-StageCompute chunk_compute(const Resolved& r, const LayerCompute& layers, int first_layer, int last_layer);
+// Model chunk `chunk` of a stage: its layers (none in a chunk of only the embedding or the loss),
+// plus the embedding when it is the stage's embedding_chunk and the output layer and the loss when
+// it is its output_chunk (core/placement.h).
+StageCompute chunk_compute(const Resolved& r, const LayerCompute& layers, const StageInfo& stage, size_t chunk);
 // All chunks of a stage.
 StageCompute stage_compute(const Resolved& r, const StageInfo& stage);
 

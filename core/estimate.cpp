@@ -226,9 +226,9 @@ ScheduleInput pipeline_input(const Resolved& r, const LayerCosts& k, std::vector
     PerStage& ps = per[s];
     ps.compute.stage = s;
     for (int c = 0; c < chunks; ++c) {
-      const auto [first, last] = st.chunks[std::min<size_t>(c, st.chunks.size() - 1)];
-      const StageCompute ch = chunk_compute(r, k.compute, first, last);
-      const ChunkLayers cl = chunk_layers(r.config.model, first, last);
+      const size_t chunk = std::min<size_t>(c, st.chunks.size() - 1);
+      const StageCompute ch = chunk_compute(r, k.compute, st, chunk);
+      const ChunkLayers cl = chunk_layers(r.config.model, st, chunk);
       const double ne = cl.moe, nd = cl.dense;
       const double f_exp = nd * d.f_exposed() + ne * e.f_exposed();
       const double b_exp = nd * d.b_exposed() + ne * e.b_exposed();
@@ -253,14 +253,39 @@ ScheduleInput pipeline_input(const Resolved& r, const LayerCosts& k, std::vector
   return sin;
 }
 
-// Memory, with the simulated peak of alive micro-batches (chunk units → stage units).
-MemoryResult simulated_memory(const Resolved& r, const ScheduleResult& schedule) {
+// With the embedding or the loss counted as pipeline layers (core/plan.h) the chunks of a stage may
+// differ by more than a layer, down to none: the schedule then weighs each alive (micro-batch,
+// chunk) pair by the activation bytes of its chunk's layers (index stage·chunks + chunk). Empty
+// otherwise: the chunks of a stage differ by at most one layer and count as equal shares.
+std::vector<double> chunk_activation_weights(const Resolved& r) {
+  const Plan& plan = r.config.plan;
+  if (!plan.embedding_in_pipeline_split && !plan.loss_in_pipeline_split) return {};
+  const ModelSpec& m = r.config.model;
+  const double act_dense = layer_activation_bytes(m, plan, r.config.workload, r.mesh, false);
+  const double act_moe = is_moe(m) ? layer_activation_bytes(m, plan, r.config.workload, r.mesh, true) : 0.0;
+  std::vector<double> weights;
+  for (const StageInfo& st : r.placement.stages)
+    for (int c = 0; c < r.mesh.chunks; ++c) {
+      const ChunkLayers cl = chunk_layers(m, st, std::min<size_t>(c, st.chunks.size() - 1));
+      weights.push_back(cl.dense * act_dense + cl.moe * act_moe);
+    }
+  return weights;
+}
+
+// Memory, with the simulated peak of alive micro-batches (chunk units → stage units; weighed by
+// each chunk's activations when the schedule had weights).
+MemoryResult simulated_memory(const Resolved& r, const ScheduleInput& sin, const ScheduleResult& schedule) {
   const int p = r.config.plan.pp, chunks = r.mesh.chunks;
   std::vector<double> in_flight(p);
-  for (int s = 0; s < p; ++s)
+  for (int s = 0; s < p; ++s) {
     in_flight[s] = static_cast<size_t>(s) < schedule.peak_alive_micro_batches.size()
                        ? double(schedule.peak_alive_micro_batches[s]) / chunks
                        : in_flight_micro_batches(r.config.plan, r.mesh.num_micro_batches, s);
+    if (static_cast<size_t>(s) >= schedule.peak_alive_weight.size()) continue;
+    double stage_weight = 0;  // one micro-batch through all of the stage's chunks
+    for (int c = 0; c < chunks; ++c) stage_weight += sin.alive_weights[static_cast<size_t>(s) * chunks + c];
+    if (stage_weight > 0) in_flight[s] = schedule.peak_alive_weight[s] / stage_weight;  // none: no activations to weigh
+  }
   return memory_per_stage(r, in_flight);
 }
 
@@ -500,14 +525,15 @@ Result<TrainingEstimate> evaluate_training(const Resolved& r) {
   e.output_layer_ops = std::move(costs.compute.output_ops);
   e.input_layer_ops = std::move(costs.compute.input_ops);
   std::vector<PerStage> per;
-  const ScheduleInput sin = pipeline_input(r, costs, per);
+  ScheduleInput sin = pipeline_input(r, costs, per);
+  sin.alive_weights = chunk_activation_weights(r);
   Result<ScheduleResult> sched = simulate_schedule(sin);
   if (!sched.ok()) {
     result.errors = sched.errors;
     return result;
   }
   e.schedule = std::move(sched.value);
-  e.memory = simulated_memory(r, e.schedule);
+  e.memory = simulated_memory(r, sin, e.schedule);
 
   // Each stage's data-parallel tail starts when its last backward ends; the optimizer step waits
   // for the slowest.

@@ -127,7 +127,7 @@ void serving_prefill(const Resolved& resolved, const Serving& S, InferenceEstima
   const double ep_prefill_one = S.ep_alltoall(2.0 * prompt_tokens * std::max(1, S.m.top_k) * S.h);
   const LayerCompute layers = layer_compute(prefill);
   for (const StageInfo& st : S.pl.stages) {
-    for (const auto& [first, last] : st.chunks) r.prefill_compute_s += chunk_compute(prefill, layers, first, last).f_s;
+    for (size_t c = 0; c < st.chunks.size(); ++c) r.prefill_compute_s += chunk_compute(prefill, layers, st, c).f_s;
     r.prefill_tp_s += st.layers * 2.0 * tp_prefill_one;
     r.prefill_ep_s += st.moe_layers * 2.0 * ep_prefill_one;
   }
@@ -200,7 +200,11 @@ void serving_comm(const Serving& S, InferenceEstimate& r) {
 
 }  // namespace
 
-InferenceEstimate estimate_inference(const Resolved& resolved) {
+InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp) {
+  // Serving runs the model without its multi-token-prediction modules (a training objective;
+  // DeepSeek-V3 §2.2 "we discard the MTP modules" at inference).
+  Resolved resolved = resolved_with_mtp;
+  resolved.config.model.mtp_layers = 0;
   const Serving S(resolved);
   InferenceEstimate r;
   r.replicas = S.mesh.dp_attn;

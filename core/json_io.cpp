@@ -121,6 +121,8 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"ep_dispatcher", &Plan::ep_dispatcher},
       {"ep_dispatch_dtype", &Plan::ep_dispatch_dtype},
       {"layers_per_stage", &Plan::layers_per_stage},
+      {"embedding_in_pipeline_split", &Plan::embedding_in_pipeline_split},
+      {"loss_in_pipeline_split", &Plan::loss_in_pipeline_split},
   };  // "zero" is read by hand: an integer 0–3 or "fsdp"
   return f;
 }

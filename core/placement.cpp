@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <numeric>
 
 namespace cutlab {
 
@@ -27,40 +28,110 @@ long long members_below(const std::vector<Span>& axes, size_t i, long long offse
   return n;
 }
 
-// Nodes spanned by the worst group of one axis (stride st < G, size n): the groups start at
-// q·(st·n) + r (r < st, the inner axes' offsets), their members st apart, so a group starting at
-// node offset o touches floor((o + (n − 1)·st)/G) + 1 nodes (st < G: no node in between is skipped).
-// Collectives run in lockstep, so the slowest group sets the time: a TP 16 group of GPUs 64–79 in
-// 72-GPU racks crosses two racks even though the group of rank 0 does not.
-long long worst_nodes_one_axis(const Span& a, long long gpus, long long G) {
-  const long long st = a.stride, n = a.size, period = st * n;
-  long long worst = 1;
-  const long long starts = std::min<long long>(gpus / std::max<long long>(1, period), G);
-  for (long long q = 0; q < std::max<long long>(1, starts); ++q)
-    for (long long r = 0; r < std::min(st, G); ++r) {
-      const long long o = (q * period + r) % G;
-      worst = std::max(worst, (o + (n - 1) * st) / G + 1);
-    }
+// Above this many members a group is judged by the group of rank 0 (its members are not listed).
+constexpr long long k_max_listed_members = 1 << 20;
+
+// How one group lies on the nodes: nodes touched, and the fewest members on one of them (the
+// NICs its scale-out traffic leaves through).
+struct Spread {
+  long long nodes = 0;
+  long long per_node = 0;
+};
+
+// Offsets of a group's members from its first rank, ascending (Σ c_k·stride_k of mixed-radix axes).
+std::vector<long long> member_offsets(const std::vector<Span>& axes) {
+  std::vector<long long> off{0};
+  for (const Span& a : axes) {
+    std::vector<long long> next;
+    next.reserve(off.size() * static_cast<size_t>(std::max(1, a.size)));
+    for (long long o : off)
+      for (int k = 0; k < a.size; ++k) next.push_back(o + k * a.stride);
+    off.swap(next);
+  }
+  std::sort(off.begin(), off.end());
+  return off;
+}
+
+// The first ranks of all groups of a kind are Σ c_j·stride_j over the other axes of the mesh;
+// which node offsets (mod G) they take, as flags of size G.
+std::vector<char> first_rank_offsets(const std::vector<Span>& others, long long G) {
+  std::vector<char> seen(static_cast<size_t>(G), 0);
+  seen[0] = 1;
+  for (const Span& a : others) {
+    const long long step = a.stride % G;
+    if (step == 0 || a.size <= 1) continue;
+    const long long cycle = G / std::gcd(step, G);  // c·step mod G repeats after this many
+    std::vector<char> next = seen;
+    for (long long r = 0; r < G; ++r)
+      if (seen[static_cast<size_t>(r)])
+        for (long long c = 1; c < std::min<long long>(a.size, cycle); ++c) next[static_cast<size_t>((r + c * step) % G)] = 1;
+    seen.swap(next);
+  }
+  return seen;
+}
+
+// The group whose first rank sits at node offset r: its member at offset o is on node ⌊(r + o)/G⌋.
+Spread spread_at(const std::vector<long long>& off, long long r, long long G) {
+  Spread s;
+  long long node = -1, run = 0;
+  auto close = [&] {
+    if (run == 0) return;
+    s.per_node = s.nodes == 0 ? run : std::min(s.per_node, run);
+    ++s.nodes;
+  };
+  for (long long o : off) {
+    const long long n = (r + o) / G;
+    if (n != node) close(), node = n, run = 0;
+    ++run;
+  }
+  close();
+  return s;
+}
+
+// The worst group of a kind: the most nodes, then the fewest members on one node. Collectives run
+// in lockstep, so the slowest group sets the time: a TP 16 group of GPUs 64–79 in 72-GPU racks
+// crosses two racks even though the group of rank 0 does not, and so can a DP × CP × EP group
+// whose strides do not divide the node. Every group starts at a node offset r that the other axes
+// reach (first_rank_offsets); r only matters through which members' offsets o (mod G) pass a node
+// boundary (o mod G ≥ G − r), so one r per such class is evaluated: at most G + 1 layouts of the
+// group's members.
+Spread worst_spread(const std::vector<Span>& axes, const std::vector<Span>& others, long long G) {
+  const std::vector<long long> off = member_offsets(axes);
+  std::vector<long long> mods;
+  for (long long o : off) mods.push_back(o % G);
+  std::sort(mods.begin(), mods.end());
+  mods.erase(std::unique(mods.begin(), mods.end()), mods.end());
+  const std::vector<char> starts = first_rank_offsets(others, G);
+  std::vector<char> done(mods.size() + 1, 0);
+  Spread worst;
+  for (long long r = 0; r < G; ++r) {
+    if (!starts[static_cast<size_t>(r)]) continue;
+    const size_t cls = static_cast<size_t>(mods.end() - std::lower_bound(mods.begin(), mods.end(), G - r));
+    if (done[cls]) continue;
+    done[cls] = 1;
+    const Spread s = spread_at(off, r, G);
+    if (s.nodes > worst.nodes || (s.nodes == worst.nodes && s.per_node < worst.per_node)) worst = s;
+  }
   return worst;
 }
 
-GroupInfo make_group(Axis name, std::vector<Span> axes, int gpus, int gpus_per_node) {
+// A process group of `axes` (the other axes of its mesh: `others`), judged on its worst group.
+GroupInfo make_group(Axis name, std::vector<Span> axes, const std::vector<Span>& others, int gpus, int gpus_per_node) {
   GroupInfo g;
   g.axis = name;
   long long size = 1;
   for (const Span& a : axes) size *= a.size;
   g.size = static_cast<int>(size);
   g.count = size > 0 ? gpus / size : 0;
-  std::sort(axes.begin(), axes.end(), [](const Span& a, const Span& b) { return a.stride > b.stride; });
-  const long long k = std::max<long long>(1, members_below(axes, 0, 0, gpus_per_node));
-  g.members_per_node = static_cast<int>(k);
-  g.nodes_spanned = static_cast<int>((size + k - 1) / k);
-  if (axes.size() == 1 && size > 1 && axes[0].stride < gpus_per_node) {
-    const long long worst = worst_nodes_one_axis(axes[0], gpus, gpus_per_node);
-    if (worst > g.nodes_spanned) {
-      g.nodes_spanned = static_cast<int>(worst);
-      g.members_per_node = static_cast<int>((size + worst - 1) / worst);
-    }
+  if (size > k_max_listed_members) {
+    std::sort(axes.begin(), axes.end(), [](const Span& a, const Span& b) { return a.stride > b.stride; });
+    const long long k = std::max<long long>(1, members_below(axes, 0, 0, gpus_per_node));
+    g.members_per_node = static_cast<int>(k);
+    g.nodes_spanned = static_cast<int>((size + k - 1) / k);
+  } else {
+    const Spread w = worst_spread(axes, others, gpus_per_node);
+    g.nodes_spanned = static_cast<int>(std::max<long long>(1, w.nodes));
+    g.members_per_node = static_cast<int>(std::max<long long>(1, w.per_node));
   }
   g.link = g.nodes_spanned > 1 ? Link::ScaleOut : Link::NVLink;
   return g;
@@ -99,39 +170,58 @@ void place_strides(const Plan& plan, Placement& pl) {
 void place_groups(const ModelSpec& m, const Plan& plan, const Mesh& mesh, Placement& pl) {
   const Span tp{pl.stride_tp, plan.tp}, cp{pl.stride_cp, plan.cp}, dp{pl.stride_dp, plan.dp}, pp{pl.stride_pp, plan.pp};
   const int G = pl.gpus_per_node, N = pl.gpus;
-  pl.groups.push_back(make_group(Axis::TP, {tp}, N, G));
-  pl.groups.push_back(make_group(Axis::CP, {cp}, N, G));
-  pl.groups.push_back(make_group(Axis::PP, {pp}, N, G));
+  // A group of `axes` among the attention mesh's five (under folding ep has size 1 there).
+  const Span ep_attn{pl.stride_ep, plan.etp > 0 ? 1 : plan.ep};
+  const std::vector<Span> attention{tp, cp, ep_attn, dp, pp};
+  auto others_of = [](const std::vector<Span>& mesh_axes, const std::vector<Span>& axes) {
+    std::vector<Span> rest;
+    for (const Span& a : mesh_axes)
+      if (std::none_of(axes.begin(), axes.end(), [&](const Span& b) { return b.stride == a.stride && b.size == a.size; }))
+        rest.push_back(a);
+    return rest;
+  };
+  auto group = [&](Axis name, const std::vector<Span>& axes, const std::vector<Span>& mesh_axes) {
+    pl.groups.push_back(make_group(name, axes, others_of(mesh_axes, axes), N, G));
+  };
+  group(Axis::TP, {tp}, attention);
+  group(Axis::CP, {cp}, attention);
+  group(Axis::PP, {pp}, attention);
   if (plan.etp == 0) {
-    const Span ep{pl.stride_ep, plan.ep};
-    pl.groups.push_back(make_group(Axis::EP, {ep}, N, G));
-    pl.groups.push_back(make_group(Axis::DP, {dp}, N, G));
+    group(Axis::EP, {ep_attn}, attention);
+    group(Axis::DP, {dp}, attention);
     // Dense gradients are reduced over every replica of the dense weights: DP × CP × EP
     // (Megatron: the data-parallel group with context parallel; EP ranks hold the same attention).
-    pl.groups.push_back(make_group(Axis::DPGrad, {cp, ep, dp}, N, G));
+    group(Axis::DPGrad, {cp, ep_attn, dp}, attention);
     // Expert gradients over the expert-data-parallel group (CP × DP with etp = tp).
-    if (is_moe(m)) pl.groups.push_back(make_group(Axis::EDP, {cp, dp}, N, G));
+    if (is_moe(m)) group(Axis::EDP, {cp, dp}, attention);
   } else {
     // Folding: inside each pipeline stage the expert mesh is etp (innermost) × ep × edp.
     const Span etp{1, mesh.etp}, ep{mesh.etp, plan.ep}, edp{static_cast<long long>(mesh.etp) * plan.ep, mesh.edp};
-    pl.groups.push_back(make_group(Axis::DP, {dp}, N, G));
-    pl.groups.push_back(make_group(Axis::DPGrad, {cp, dp}, N, G));
-    pl.groups.push_back(make_group(Axis::ETP, {etp}, N, G));
-    pl.groups.push_back(make_group(Axis::EP, {ep}, N, G));
-    pl.groups.push_back(make_group(Axis::EDP, {edp}, N, G));
+    const std::vector<Span> expert{etp, ep, edp, pp};
+    group(Axis::DP, {dp}, attention);
+    group(Axis::DPGrad, {cp, dp}, attention);
+    group(Axis::ETP, {etp}, expert);
+    group(Axis::EP, {ep}, expert);
+    group(Axis::EDP, {edp}, expert);
   }
 }
 
-// The layers (model chunks) each pipeline stage holds.
+// The layers (model chunks) each pipeline stage holds, and which chunks run the embedding and the
+// output layer with the loss.
 std::vector<StageInfo> place_stages(const ModelSpec& m, const Plan& plan) {
   const std::vector<int> per_stage = stage_layers(m, plan);
   const int P = plan.pp;
   std::vector<int> stage_first(P, 0);
   for (int s = 1; s < P; ++s) stage_first[s] = stage_first[s - 1] + per_stage[s - 1];
   const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
-  auto add_chunk = [&](StageInfo& st, int a, int b) {
+  // Layers [a, a + n − 1]; the chunk runs the embedding / the output layer when it is the first /
+  // last of the model (n = 0: a chunk of only those when they count as pipeline layers).
+  auto add_chunk = [&](StageInfo& st, int a, int n, bool first_of_model, bool last_of_model) {
+    const int b = a + n - 1;
+    if (first_of_model) st.embedding_chunk = static_cast<int>(st.chunks.size());
+    if (last_of_model) st.output_chunk = static_cast<int>(st.chunks.size());
     st.chunks.push_back({a, b});
-    st.layers += b - a + 1;
+    st.layers += n;
     st.moe_layers += std::max(0, b - std::max(a, first_moe) + 1);
   };
   std::vector<StageInfo> stages;
@@ -141,27 +231,22 @@ std::vector<StageInfo> place_stages(const ModelSpec& m, const Plan& plan) {
     if (plan.schedule == Schedule::DualPipe) {
       // DualPipe (DeepSeek-V3 §3.2.1): the model is cut into p stages and device s holds stage s
       // of the forward-direction copy and stage p−1−s of the reverse one: 2× parameters.
-      for (int part : {s, P - 1 - s}) add_chunk(st, stage_first[part], stage_first[part] + per_stage[part] - 1);
-      st.embedding = st.output = (s == 0 || s == P - 1);
+      for (int part : {s, P - 1 - s}) add_chunk(st, stage_first[part], per_stage[part], part == 0, part == P - 1);
     } else if (plan.vpp > 1) {
       // Interleaved (Narayanan et al. 2021 §2.2): p·v model chunks, chunk k of stage s is virtual
-      // stage k·p + s; each stage's layers are cut evenly into its v chunks.
+      // stage k·p + s.
       const int v = plan.vpp;
-      std::vector<int> vl(static_cast<size_t>(P) * v);
-      for (int q = 0; q < P; ++q)
-        for (int k = 0; k < v; ++k) vl[k * P + q] = per_stage[q] / v + (k < per_stage[q] % v ? 1 : 0);
+      const std::vector<int> vl = virtual_stage_layers(m, plan);
       int first = 0;
       for (int vs = 0; vs < P * v; ++vs) {
-        if (vs % P == s) add_chunk(st, first, first + vl[vs] - 1);
+        if (vs % P == s) add_chunk(st, first, vl[vs], vs == 0, vs == P * v - 1);
         first += vl[vs];
       }
-      st.embedding = s == 0;
-      st.output = s == P - 1;
     } else {
-      add_chunk(st, stage_first[s], stage_first[s] + per_stage[s] - 1);
-      st.embedding = s == 0;
-      st.output = s == P - 1;
+      add_chunk(st, stage_first[s], per_stage[s], s == 0, s == P - 1);
     }
+    st.embedding = st.embedding_chunk >= 0;
+    st.output = st.output_chunk >= 0;
     st.first_layer = st.chunks.front().first;
     stages.push_back(st);
   }
@@ -210,9 +295,14 @@ GpuPlacement gpu_placement(const Resolved& r, int rank) {
     g.replica = g.dp * plan.ep + g.ep;
   }
   const StageInfo& st = pl.stages[g.pp];
-  g.first_layer = st.first_layer;
-  g.last_layer = st.chunks.back().second;
-  for (auto& ch : st.chunks) g.last_layer = std::max(g.last_layer, ch.second);
+  // From the first layer of the first non-empty chunk to the last layer held (none: 0 and −1).
+  g.first_layer = 0;
+  g.last_layer = -1;
+  for (auto [a, b] : st.chunks) {
+    if (b < a) continue;
+    if (g.last_layer < 0) g.first_layer = a;
+    g.last_layer = std::max(g.last_layer, b);
+  }
   g.embedding = st.embedding;
   g.output = st.output;
   const int t = plan.tp;

@@ -3,8 +3,9 @@
 // (Megatron-Core default tp-cp-ep-dp-pp: a TP group is consecutive GPUs of one node).
 // Nothing is enumerated per GPU: gpu_placement(rank) is computed on demand, and a group's link
 // is derived from its strides, so 16,384+ GPUs cost the same as 8.
-// Assumes groups are aligned with nodes as in the group that contains rank 0 (true whenever
-// the node size is a product of inner axis sizes); a group spanning nodes uses the scale-out link.
+// A kind of group (TP, DP × CP × EP, …) is judged on its worst group, the one spanning the most
+// nodes (then with the fewest members on one node), not the group of rank 0: collectives run in
+// lockstep. A group spanning nodes uses the scale-out link.
 #pragma once
 #include <string>
 #include <vector>
@@ -18,10 +19,10 @@ namespace cutlab {
 
 struct GroupInfo {
   Axis axis = Axis::TP;
-  int size = 1;         // GPUs per group
-  long long count = 0;  // number of such groups
-  int members_per_node = 1;
-  int nodes_spanned = 1;
+  int size = 1;              // GPUs per group
+  long long count = 0;       // number of such groups
+  int members_per_node = 1;  // of the worst group: the fewest members it has on one node
+  int nodes_spanned = 1;     // of the worst group
   Link link = Link::NVLink;
 };
 
@@ -32,7 +33,10 @@ struct StageInfo {
   int moe_layers = 0;                       // of which MoE
   bool embedding = false;                   // holds the input embedding
   bool output = false;                      // holds the output layer and loss
-  std::vector<std::pair<int, int>> chunks;  // [first, last] layer of each model chunk held
+  std::vector<std::pair<int, int>> chunks;  // [first, last] layer of each model chunk held ([a, a − 1]: none,
+                                            // a chunk of only the embedding or the loss)
+  int embedding_chunk = -1;                 // index in chunks of the one that runs the embedding (−1: none)
+  int output_chunk = -1;                    // … that runs the output layer and the loss (−1: none)
 };
 
 struct Placement {

@@ -65,9 +65,33 @@ unsigned recompute_mask(const Plan& plan) {
   return mask;
 }
 
+int pipeline_split_layers(const ModelSpec& m, const Plan& plan) {
+  return m.layers + (plan.embedding_in_pipeline_split ? 1 : 0) + (plan.loss_in_pipeline_split ? 1 : 0);
+}
+
+namespace {
+
+// `split` layers cut into `parts` even parts, the first (split mod parts) one larger (Megatron-Core
+// requires an even cut; validate() rejects the rest), less the embedding's layer in the first part
+// and the loss's in the last.
+std::vector<int> even_split(const ModelSpec& m, const Plan& plan, int parts) {
+  const int n = pipeline_split_layers(m, plan);
+  std::vector<int> out(parts);
+  for (int i = 0; i < parts; ++i) out[i] = n / parts + (i < n % parts ? 1 : 0);
+  if (plan.embedding_in_pipeline_split) out.front() = std::max(0, out.front() - 1);
+  if (plan.loss_in_pipeline_split) out.back() = std::max(0, out.back() - 1);
+  return out;
+}
+
+bool counts_embedding_or_loss(const Plan& plan) { return plan.embedding_in_pipeline_split || plan.loss_in_pipeline_split; }
+
+}  // namespace
+
 std::vector<int> stage_layers(const ModelSpec& m, const Plan& plan) {
   if (!plan.layers_per_stage.empty()) return plan.layers_per_stage;
   const int p = std::max(1, plan.pp), L = m.layers;
+  // Megatron-Core (get_num_layers_to_build): layers + embedding + loss divide evenly.
+  if (counts_embedding_or_loss(plan)) return even_split(m, plan, p);
   std::vector<int> out(p, L / p);
   // Uneven split: every stage gets ceil(L/p) except the first and last ones, which carry the
   // embedding and the output layer + loss; Llama 3 (arXiv:2407.21783 §3.3.2) removed one layer from
@@ -79,6 +103,19 @@ std::vector<int> stage_layers(const ModelSpec& m, const Plan& plan) {
     --out[stage];
     --shortfall;
   }
+  return out;
+}
+
+std::vector<int> virtual_stage_layers(const ModelSpec& m, const Plan& plan) {
+  const int p = std::max(1, plan.pp), v = std::max(1, plan.vpp);
+  // Megatron-Core: every virtual stage builds (layers + embedding + loss)/(pp·vpp) layers, the
+  // first one less the embedding, the last one less the loss.
+  if (counts_embedding_or_loss(plan) && plan.layers_per_stage.empty()) return even_split(m, plan, p * v);
+  // Otherwise each stage's layers are cut evenly into its v chunks (Narayanan et al. 2021 §2.2).
+  const std::vector<int> per_stage = stage_layers(m, plan);
+  std::vector<int> out(static_cast<size_t>(p) * v);
+  for (int q = 0; q < p; ++q)
+    for (int k = 0; k < v; ++k) out[static_cast<size_t>(k) * p + q] = per_stage[q] / v + (k < per_stage[q] % v ? 1 : 0);
   return out;
 }
 
@@ -128,6 +165,18 @@ void validate_routing(const ModelSpec& m, Checker& c) {
   if (m.route_group_limit > m.route_groups)
     c.add(ErrorCode::Incompatible, P + "route_group_limit",
           "route_group_limit = " + c.fmt(m.route_group_limit) + " exceeds route_groups = " + c.fmt(m.route_groups));
+}
+
+// When counting the embedding and/or the loss as pipeline layers would split the model evenly into
+// `pp_chunks` model chunks, a hint naming the plan keys that do it.
+std::string split_hint(int layers, long long pp_chunks, const Checker& c) {
+  const char* keys = nullptr;
+  if ((layers + 2LL) % pp_chunks == 0) keys = "plan.embedding_in_pipeline_split and plan.loss_in_pipeline_split";
+  else if ((layers + 1LL) % pp_chunks == 0) keys = "plan.embedding_in_pipeline_split (or plan.loss_in_pipeline_split)";
+  if (!keys) return "";
+  return "; Megatron-Core counts the embedding and the loss as layers of the split with " + std::string(keys) + " (" + c.fmt(layers) +
+         " + " + ((layers + 2LL) % pp_chunks == 0 ? "2" : "1") + " = " + c.fmt(double(pp_chunks)) + " × " +
+         c.fmt(double(((layers + 2LL) % pp_chunks == 0 ? layers + 2LL : layers + 1LL) / pp_chunks)) + ")";
 }
 
 void validate_model(const ModelSpec& m, Checker& c) {
@@ -284,16 +333,39 @@ void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
 // Pipeline stages, chunks, the schedule's rules, the batch split and what each mode allows.
 void validate_pipeline(const ModelSpec& m, const Plan& p, const Workload& w, const Mesh& mesh, Checker& c) {
   const std::string P = "/plan/";
-  if (p.pp > m.layers && m.layers > 0)
-    c.add(ErrorCode::Incompatible, P + "pp", "pp = " + c.fmt(p.pp) + " exceeds layers = " + c.fmt(m.layers));
   const int chunks = p.vpp;
+  const long long pp_chunks = static_cast<long long>(p.pp) * chunks;
+  const bool counted = p.embedding_in_pipeline_split || p.loss_in_pipeline_split;
+  if (!counted && p.pp > m.layers && m.layers > 0)
+    c.add(ErrorCode::Incompatible, P + "pp",
+          "pp = " + c.fmt(p.pp) + " exceeds layers = " + c.fmt(m.layers) + split_hint(m.layers, pp_chunks, c));
   // Batch: global batch = micro batch × micro-batches × data-parallel replicas.
   const long long per_step = static_cast<long long>(p.micro_batch) * mesh.dp_attn;
   const long long micro_batches = w.mode == Mode::Train && w.global_batch > 0 && per_step > 0 ? w.global_batch / per_step : 0;
   for (Error& e : schedule_rules(p.schedule, p.pp, p.vpp, micro_batches)) c.errors.push_back(std::move(e));
-  if (static_cast<long long>(p.pp) * chunks > m.layers && m.layers > 0 && p.pp <= m.layers)
+  if (!counted && pp_chunks > m.layers && m.layers > 0 && p.pp <= m.layers)
     c.add(ErrorCode::Incompatible, P + "vpp",
-          "pp × chunks = " + c.fmt(double(p.pp) * chunks) + " model chunks exceed layers = " + c.fmt(m.layers));
+          "pp × chunks = " + c.fmt(double(pp_chunks)) + " model chunks exceed layers = " + c.fmt(m.layers) +
+              split_hint(m.layers, pp_chunks, c));
+  if (counted && m.layers > 0) {
+    // Megatron-Core (transformer_config.py __post_init__; transformer_block.py
+    // get_num_layers_to_build): with the embedding and/or the loss counted as layers, layers + those
+    // must divide evenly by pp (by pp × vpp when interleaved); uneven first and last stages
+    // (num_layers_in_first/last_pipeline_stage, here layers_per_stage) cannot be combined with them.
+    const int n = pipeline_split_layers(m, p);
+    if (n % pp_chunks != 0) {
+      std::string sum = c.fmt(m.layers);
+      if (p.embedding_in_pipeline_split) sum += " + 1 (embedding)";
+      if (p.loss_in_pipeline_split) sum += " + 1 (loss)";
+      c.add(ErrorCode::Incompatible, P + (chunks > 1 ? "vpp" : "pp"),
+            "layers " + sum + " = " + c.fmt(n) + " must divide evenly into pp × vpp = " + c.fmt(double(pp_chunks)) +
+                " model chunks (Megatron-Core's rule with the embedding or loss in the pipeline split)");
+    }
+    if (!p.layers_per_stage.empty())
+      c.add(ErrorCode::Incompatible, P + "layers_per_stage",
+            "layers_per_stage cannot be combined with embedding_in_pipeline_split or loss_in_pipeline_split (Megatron-Core "
+            "refuses num_layers_in_first/last_pipeline_stage with account_for_embedding/loss_in_pipeline_split)");
+  }
   if (!p.layers_per_stage.empty()) {
     if (static_cast<int>(p.layers_per_stage.size()) != p.pp)
       c.add(ErrorCode::Incompatible, P + "layers_per_stage",
@@ -328,6 +400,22 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
   validate_cuts(m, cl, p, w, mesh, c);
   validate_pipeline(m, p, w, mesh, c);
   if (p.zero < 0 || p.zero > 3) c.add(ErrorCode::OutOfRange, P + "zero", "must be 0, 1, 2, 3 or \"fsdp\"");
+  // ZeRO-2/3 with pipeline parallelism. DeepSpeed's PipelineEngine refuses it
+  // (deepspeed/runtime/pipe/engine.py: assert zero_optimization_stage() < ZeroStageEnum.gradients,
+  // "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"). torchtitan does compose FSDP2
+  // with PP, but then keeps each stage's parameters unsharded from a micro-batch's forward to its
+  // backward (torchtitan parallelize apply_fsdp: reshard_after_forward False when PP is enabled,
+  // "to avoid per-microbatch all-gathers"): another memory and traffic profile than the ZeRO-3
+  // cutlab prices (gathered before every forward and every backward, one layer unsharded at a
+  // time), so it is an error here rather than a different model under the same name. Megatron's
+  // distributed optimizer (ZeRO-1) runs with PP.
+  if (w.mode == Mode::Train && (p.zero == 2 || p.zero == 3) && p.pp > 1)
+    c.add(ErrorCode::Incompatible, P + "zero",
+          "zero = " + c.fmt(p.zero) + " with pp = " + c.fmt(p.pp) +
+              ": DeepSpeed refuses ZeRO-2 and ZeRO-3 with pipeline parallelism (\"ZeRO-2 and ZeRO-3 are incompatible with "
+              "pipeline parallelism\", deepspeed/runtime/pipe/engine.py), and torchtitan's FSDP with PP keeps each stage's "
+              "weights unsharded between forward and backward, which cutlab does not model; use zero ≤ 1 (or "
+              "distributed_optimizer) with pp > 1");
   if (p.recompute == Recompute::OpSac && (is_moe(m) || is_mla(m)))
     c.add(ErrorCode::Incompatible, P + "recompute",
           "op_sac (torchtitan's per-op checkpointing of a dense layer's matmuls) is defined for dense, non-MLA models");

@@ -41,6 +41,13 @@ struct Plan {
   bool ep_comm_overlap = false;                               // EP all-to-alls of one micro-batch overlapped with another's compute
                                                               // (Megatron-Core --overlap-moe-expert-parallel-comm, moe_a2a_overlap)
   std::vector<int> layers_per_stage;  // empty: even split, first and last stages take the remainder's shortfall
+  // Megatron-Core account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split
+  // (megatron/core/transformer/transformer_block.py get_num_layers_to_build): the input embedding
+  // and the output layer with the loss each count as one layer of the pipeline split, which cuts
+  // layers + those evenly into pp × vpp chunks; the first chunk of stage 0 builds one transformer
+  // layer fewer, the last chunk of the last stage one fewer (a chunk may hold none).
+  bool embedding_in_pipeline_split = false;
+  bool loss_in_pipeline_split = false;
 };
 
 struct Workload {
@@ -97,8 +104,14 @@ unsigned recompute_mask(const Plan& plan);
 // ZeRO stage in effect: Megatron's distributed optimizer shards optimizer state over DP (ZeRO-1).
 int effective_zero(const Plan& plan);
 
-// Layers on each pipeline stage (size pp); plan.layers_per_stage when given.
+// Layers of the pipeline split: the transformer layers, plus one for the embedding and one for the
+// loss when the plan counts them (Plan::embedding_in_pipeline_split, loss_in_pipeline_split).
+int pipeline_split_layers(const ModelSpec& m, const Plan& plan);
+// Transformer layers on each pipeline stage (size pp); plan.layers_per_stage when given.
 std::vector<int> stage_layers(const ModelSpec& m, const Plan& plan);
+// Transformer layers of each virtual stage of an interleaved pipeline (size pp·vpp; virtual stage
+// k·pp + s is chunk k of stage s). Consecutive virtual stages hold consecutive layers.
+std::vector<int> virtual_stage_layers(const ModelSpec& m, const Plan& plan);
 
 Errors validate(const ModelSpec& m, const Cluster& c, const Plan& plan, const Workload& w);
 // The same rules with the mesh already derived (core/resolved.cpp).

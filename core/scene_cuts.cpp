@@ -102,7 +102,8 @@ std::vector<Seg> depth_segments(const Ctx& x) {
   std::vector<Seg> segs;
   for (const StageInfo& st : x.pl.stages)
     for (size_t k = 0; k < st.chunks.size(); ++k)
-      segs.push_back({st.stage, static_cast<int>(k), st.chunks[k].first, st.chunks[k].second});
+      if (st.chunks[k].second >= st.chunks[k].first)  // a chunk of only the embedding or the loss has no row
+        segs.push_back({st.stage, static_cast<int>(k), st.chunks[k].first, st.chunks[k].second});
   std::stable_sort(segs.begin(), segs.end(), [](const Seg& p, const Seg& q) { return p.a < q.a; });
   return segs;
 }

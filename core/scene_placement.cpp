@@ -187,7 +187,14 @@ std::string zero_group(const Ctx& x) {
   return (p.zero > 0 ? "ZeRO-" + std::to_string(p.zero) : std::string("dist. optimizer")) + " · 1/" + fg::integer(g->size) + " shard";
 }
 
-std::string stage_layers_text(const StageInfo& st) { return fg::layers(st.chunks.front().first, st.chunks.back().second); }
+// From the first layer of the first non-empty chunk to the last layer held.
+std::string stage_layers_text(const StageInfo& st) {
+  int first = 0, last = -1;
+  for (auto [a, z] : st.chunks)
+    if (z >= a) first = last < 0 ? a : first, last = std::max(last, z);
+  if (last < 0) return st.embedding ? "embedding" : "output layer";
+  return fg::layers(first, last);
+}
 
 // ---- header --------------------------------------------------------------------------------------
 void header(Pen& o, const Ctx& x) {
@@ -347,9 +354,10 @@ void draw_gpu_full(Pen& o, const Ctx& x, const GpuBox& b) {
   line("stage " + std::to_string(g.pp + 1) + tag, "pp", true);
   std::string chunks;
   for (auto [a, z] : st.chunks)
-    chunks += (chunks.empty() ? "" : ", ") +
-              (a == z ? "layer " + std::to_string(a + 1)
-                      : (st.chunks.size() > 1 ? "" : "layers ") + std::to_string(a + 1) + "–" + std::to_string(z + 1));
+    if (z >= a)  // a chunk of only the embedding or the loss shows in the tag
+      chunks += (chunks.empty() ? "" : ", ") +
+                (a == z ? "layer " + std::to_string(a + 1)
+                        : (st.chunks.size() > 1 ? "" : "layers ") + std::to_string(a + 1) + "–" + std::to_string(z + 1));
   line(chunks, "pp", false);
   line("heads " + fg::span(g.heads_begin, g.heads_end), "tp", false);
   if (m.ffn_hidden) line("FFN " + fg::compact(g.ffn_begin) + "–" + fg::compact(g.ffn_end - 1), "tp", false);
@@ -616,7 +624,8 @@ void stage_label(Pen& o, const Ctx& x, const StagesGeom& g, const StageRow& row,
   if (row.stage < 0) return;
   const StageInfo& st = x.pl.stages[row.stage];
   std::string s;
-  for (auto [a, z] : st.chunks) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + "–" + std::to_string(z + 1);
+  for (auto [a, z] : st.chunks)
+    if (z >= a) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + "–" + std::to_string(z + 1);
   s += std::string(st.embedding ? " +emb" : "") + (st.output ? " +out" : "");
   o.text("stage_layers", s, kPad + 16 + lw, mid + 4, 10.5, 400, "muted", "start", g.label_w - lw - 8);
 }

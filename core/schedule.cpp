@@ -428,19 +428,29 @@ std::size_t count_gaps(const std::vector<Op>& ops, const std::vector<std::size_t
   return num_gaps;
 }
 
-// Records stage s's idle intervals and returns its peak alive (micro-batch, chunk) pairs.
+// Records stage s's idle intervals and returns its peak alive (micro-batch, chunk) pairs; with
+// `weights` (index stage·v + chunk) also the peak of their summed weights, in `peak_weight`.
 int sweep_stage(const ScheduleResult& out, const std::vector<unsigned char>& split_w, std::size_t first, std::size_t last, int s,
-                IdleRecorder& idle) {
+                IdleRecorder& idle, const std::vector<double>& weights, int v, double& peak_weight) {
   double t_s = 0;
   int alive = 0, peak = 0;
+  double alive_w = 0;
+  auto weight = [&](int chunk) { return weights.empty() ? 0.0 : weights[static_cast<std::size_t>(s) * v + chunk]; };
   for (std::size_t i = first; i < last; ++i) {
     const Op& op = out.ops[i];
     idle.add(s, t_s, op.start_s);
     t_s = op.end_s;
     // Ops of a stage run one at a time, so walking them in order is a sweep over time; a pair freed at
     // the end of one op and one allocated at the start of the next never coexist.
-    if (op.kind == OpKind::F || op.kind == OpKind::FB) peak = std::max(peak, ++alive);
-    if (op.kind == OpKind::FB || op.kind == OpKind::W || (op.kind == OpKind::B && !split_w[i])) --alive;
+    if (op.kind == OpKind::F || op.kind == OpKind::FB) {
+      peak = std::max(peak, ++alive);
+      alive_w += weight(op.chunk);
+      peak_weight = std::max(peak_weight, alive_w);
+    }
+    if (op.kind == OpKind::FB || op.kind == OpKind::W || (op.kind == OpKind::B && !split_w[i])) {
+      --alive;
+      alive_w -= weight(op.kind == OpKind::FB ? op.backward_chunk : op.chunk);
+    }
   }
   idle.add(s, t_s, out.makespan_s);
   return peak;
@@ -448,7 +458,7 @@ int sweep_stage(const ScheduleResult& out, const std::vector<unsigned char>& spl
 
 // Step 3: makespan, idle intervals, bubble fraction, peak alive (micro-batch, chunk) pairs.
 void summarize(ScheduleResult& out, const std::vector<unsigned char>& split_w, const std::vector<std::size_t>& begin,
-               const std::vector<double>& free_at) {
+               const std::vector<double>& free_at, const ScheduleInput& input) {
   const int p = static_cast<int>(free_at.size());
   double makespan_s = 0;
   for (int s = 0; s < p; ++s) makespan_s = std::max(makespan_s, free_at[s]);
@@ -457,7 +467,13 @@ void summarize(ScheduleResult& out, const std::vector<unsigned char>& split_w, c
   out.peak_alive_micro_batches.assign(p, 0);
   out.idle.reserve(count_gaps(out.ops, begin, p, makespan_s, tolerance_s));
   IdleRecorder idle{out.idle, tolerance_s};
-  for (int s = 0; s < p; ++s) out.peak_alive_micro_batches[s] = sweep_stage(out, split_w, begin[s], begin[s + 1], s, idle);
+  if (!input.alive_weights.empty()) out.peak_alive_weight.assign(p, 0.0);
+  for (int s = 0; s < p; ++s) {
+    double peak_weight = 0;
+    out.peak_alive_micro_batches[s] = sweep_stage(out, split_w, begin[s], begin[s + 1], s, idle, input.alive_weights, input.chunks,
+                                                  peak_weight);
+    if (!input.alive_weights.empty()) out.peak_alive_weight[s] = peak_weight;
+  }
   out.bubble_fraction = makespan_s > 0 ? idle.idle_s / (p * makespan_s) : 0.0;
 }
 
@@ -501,6 +517,13 @@ Errors validate(const ScheduleInput& in, Schedule kind) {
     check_duration(in.times[i].w_s, base + "/w_s");
   }
   check_duration(in.p2p_s, "/p2p_s");
+  if (!in.alive_weights.empty() && in.alive_weights.size() != in.times.size())
+    add(ErrorCode::Incompatible, "/alive_weights",
+        "alive_weights has " + std::to_string(in.alive_weights.size()) + " entries, expected one per entry of times (" +
+            std::to_string(in.times.size()) + ")");
+  for (std::size_t i = 0; i < in.alive_weights.size(); ++i)
+    if (!(in.alive_weights[i] >= 0) || !std::isfinite(in.alive_weights[i]))
+      add(ErrorCode::OutOfRange, ("/alive_weights/" + std::to_string(i)).c_str(), "a weight must be finite and non-negative");
   return errors;
 }
 
@@ -549,7 +572,7 @@ Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
          "schedule " + std::string(name_of(input.name)) + " deadlocked on stage " + std::to_string(stuck) + " (internal error)"});
     return result;
   }
-  summarize(out, split_w, begin, timeline.free_at);
+  summarize(out, split_w, begin, timeline.free_at, input);
   return result;
 }
 

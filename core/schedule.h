@@ -32,6 +32,9 @@ struct ScheduleInput {
   int chunks = 1;              // v: model chunks per stage (interleaved: vpp; dualpipe: 2)
   std::vector<OpTimes> times;  // size stages*chunks, index stage*chunks + chunk
   double p2p_s = 0;            // transfer time of one activation (or gradient) between stages
+  // Optional, size stages*chunks like `times`: what one alive (micro-batch, chunk) pair of that
+  // chunk stores (e.g. its activation bytes), for chunks of unequal content; empty: not weighed.
+  std::vector<double> alive_weights;
 };
 
 struct Op {
@@ -59,6 +62,8 @@ struct ScheduleResult {
   double bubble_fraction = 0;                 // idle time / (stages * makespan)
   std::vector<int> peak_alive_micro_batches;  // per stage: max micro-batches with stored activations
                                               // (interleaved: (micro-batch, chunk) pairs; divide by chunks)
+  std::vector<double> peak_alive_weight;      // per stage, when input.alive_weights is given: max Σ weight
+                                              // of the alive pairs (else empty)
 };
 
 // Validates the combination (errors with paths under /plan) and simulates it.

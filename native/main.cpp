@@ -252,7 +252,8 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
     const StageMemory& s = e.memory.per_stage[i];
     const StageInfo& st = e.placement.stages[i];
     std::string layers;
-    for (auto [a, b] : st.chunks) layers += (layers.empty() ? "" : ",") + std::to_string(a) + "–" + std::to_string(b);
+    for (auto [a, b] : st.chunks)
+      if (b >= a) layers += (layers.empty() ? "" : ",") + std::to_string(a) + "–" + std::to_string(b);
     if (st.embedding) layers += " +emb";
     if (st.output) layers += " +out";
     mem.rows.push_back({std::to_string(s.stage) + (int(i) == e.memory.peak_stage ? " *" : ""), layers, gib(s.weights_bytes),
@@ -471,9 +472,13 @@ std::string range(int a, int b) { return std::to_string(a) + "–" + std::to_str
 void print_gpu(const GpuPlacement& g, const ModelSpec& m) {
   std::cout << "GPU " << g.rank << " · node " << g.node << " (local " << g.local << ") · TP " << g.tp << " · CP " << g.cp << " · EP "
             << g.ep << " · DP " << g.dp << " · PP " << g.pp << " · replica " << g.replica << "\n";
-  std::cout << "  layers " << g.first_layer << "–" << g.last_layer << (g.embedding ? " + embedding" : "")
-            << (g.output ? " + output layer" : "") << " · heads " << range(g.heads_begin, g.heads_end) << " of " << m.heads
-            << " · KV heads " << range(g.kv_heads_begin, g.kv_heads_end) << " of " << m.kv_heads;
+  if (g.last_layer >= g.first_layer)
+    std::cout << "  layers " << g.first_layer << "–" << g.last_layer << (g.embedding ? " + embedding" : "")
+              << (g.output ? " + output layer" : "");
+  else  // a stage of only the embedding and/or the output layer (counted as pipeline layers)
+    std::cout << "  no transformer layer" << (g.embedding ? " · embedding" : "") << (g.output ? " · output layer" : "");
+  std::cout << " · heads " << range(g.heads_begin, g.heads_end) << " of " << m.heads << " · KV heads "
+            << range(g.kv_heads_begin, g.kv_heads_end) << " of " << m.kv_heads;
   if (dense_layer_count(m) > 0) std::cout << " · FFN columns " << range(g.ffn_begin, g.ffn_end) << " of " << m.ffn_hidden;
   std::cout << "\n";
   if (is_moe(m))

@@ -90,7 +90,7 @@ TEST_CASE("fp8 GEMMs run at the fp8 peak with the fp8 efficiency, and carry thei
 
 TEST_CASE("recompute adds the forward to the backward", "[compute]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 1, 4096, 8);
-  const StageInfo st{0, 0, 40, 0, true, false, {{0, 39}}};
+  const StageInfo st{0, 0, 40, 0, true, false, {{0, 39}}, 0, -1};
   const StageCompute none = stage_compute(test::resolved(c), st);
   c.plan.recompute = Recompute::Full;
   const StageCompute full = stage_compute(test::resolved(c), st);
@@ -121,7 +121,8 @@ TEST_CASE("selective recompute re-runs the forward of its modules' ops", "[compu
       if (op.name == name) want += op.f_s, ++found;
   REQUIRE(found == 6);
   const int moe_layer = c.model.dense_layers;  // a chunk of one MoE layer
-  REQUIRE_THAT(chunk_compute(r, layer_compute(r), moe_layer, moe_layer).recompute_s, WithinRel(want, 1e-12));
+  const StageInfo one{0, moe_layer, 1, 1, false, false, {{moe_layer, moe_layer}}, -1, -1};
+  REQUIRE_THAT(chunk_compute(r, layer_compute(r), one, 0).recompute_s, WithinRel(want, 1e-12));
 }
 
 TEST_CASE("expert work per GPU does not depend on how the expert mesh is folded", "[compute]") {
@@ -190,7 +191,7 @@ TEST_CASE("the step's compute is the ops of its layers", "[compute][ops]") {
   double f = 0, b = 0, w = 0;
   for (const LayerOp& op : layer_ops(r, false)) f += 20 * op.f_s, b += 20 * op.b_s, w += 20 * op.w_s;
   for (const LayerOp& op : input_ops(r)) f += op.f_s, b += op.b_s, w += op.w_s;
-  const StageCompute sc = stage_compute(r, StageInfo{0, 0, 20, 0, true, false, {{0, 19}}});
+  const StageCompute sc = stage_compute(r, StageInfo{0, 0, 20, 0, true, false, {{0, 19}}, 0, -1});
   REQUIRE_THAT(sc.f_s, WithinRel(f, 1e-12));
   REQUIRE_THAT(sc.b_s, WithinRel(b, 1e-12));
   REQUIRE_THAT(sc.w_s, WithinRel(w, 1e-12));

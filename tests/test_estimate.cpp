@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "core/estimate.h"
 #include "core/json_io.h"
 #include "tests/helpers.h"
@@ -276,4 +278,38 @@ TEST_CASE("DualPipe hides both directions' all-to-alls behind the pair's compute
     if (op.axis == Axis::EP) ep_s += op.time_s;
   REQUIRE(ep_s > 0);
   REQUIRE_THAT(e.breakdown.ep_exposed_s, WithinRel(20.0 / 112.0 * ep_s, 1e-9));
+}
+
+TEST_CASE("Llama 3 405B on PP 16 × VP 8 with the embedding and the loss as pipeline layers", "[estimate][schedule]") {
+  // Megatron-Bridge's Llama 3.1 405B GB200 layout: 126 layers + embedding + loss in 128 chunks of
+  // one; 2,048 GB200 = TP 4 × PP 16 × DP 32, 64 micro-batches per pipeline.
+  Config c = test::config("llama3-405b", "gb200-nvl72", 4, 16, 32, 8192, 2048);
+  c.plan.vpp = 8;
+  c.plan.schedule = Schedule::Interleaved;
+  c.plan.sp = true;
+  c.plan.recompute = Recompute::Selective;
+  c.plan.distributed_optimizer = true;
+  c.plan.embedding_in_pipeline_split = c.plan.loss_in_pipeline_split = true;
+  const Resolved r = test::resolved(c);
+  const LayerCompute k = layer_compute(r);
+  // Chunk 0 of stage 0 runs the embedding alone; stage 0 in all: 7 layers + the embedding; stage 1:
+  // 8 layers; stage 15: 7 layers + the output layer and the loss (its chunk 7 alone).
+  const StageCompute emb = chunk_compute(r, k, r.placement.stages[0], 0);
+  REQUIRE(emb.f_s == k.input.f_s);
+  REQUIRE(emb.b_s == k.input.b_s);
+  const StageCompute loss = chunk_compute(r, k, r.placement.stages[15], 7);
+  REQUIRE(loss.f_s == k.output.f_s);
+  REQUIRE_THAT(stage_compute(r, r.placement.stages[0]).f_s, WithinRel(7 * k.dense.f_s() + k.input.f_s, 1e-12));
+  REQUIRE_THAT(stage_compute(r, r.placement.stages[1]).f_s, WithinRel(8 * k.dense.f_s(), 1e-12));
+  REQUIRE_THAT(stage_compute(r, r.placement.stages[15]).f_s, WithinRel(7 * k.dense.f_s() + k.output.f_s, 1e-12));
+  // Memory: stage 0 warms up with 2(p − 1) + (v − 1)·p + 1 = 30 + 112 + 1 = 143 chunk forwards
+  // (17.875 stages' worth at 1/8 each), 31 of them (micro-batches 0–30) through chunk 0, which
+  // stores no layer's activations: 112 one-layer pairs = 112/7 = 16 micro-batches of its 7 layers.
+  const TrainingEstimate e = run(c);
+  REQUIRE(e.schedule.peak_alive_micro_batches[0] == 143);
+  REQUIRE_THAT(e.memory.per_stage[0].in_flight_micro_batches, WithinRel(16.0, 1e-12));
+  REQUIRE_THAT(e.memory.per_stage[0].activations_bytes,
+               WithinRel(16.0 * e.memory.per_stage[0].activation_bytes_per_micro_batch, 1e-12));
+  REQUIRE(std::isfinite(e.step_s));
+  REQUIRE(e.step_s > 0);
 }

@@ -126,3 +126,70 @@ TEST_CASE("a group's link is the worst group's, not rank 0's", "[placement]") {
   Config d = test::config("llama3-405b", "gb200-nvl72", 8, 9, 2, 8192, 72);
   REQUIRE(find_group(placed(d), Axis::TP)->link == Link::NVLink);
 }
+
+TEST_CASE("a group over several axes is judged on its worst group, not rank 0's", "[placement]") {
+  // GB200 NVL72 (72 GPUs a rack), 128 GPUs = TP 4 × CP 2 × DP 4 × PP 4, rank order tp-cp-ep-dp-pp:
+  // strides tp 1, cp 4, dp 8, pp 32. A dense-gradient group (DP × CP) is the 8 ranks
+  // b + {0, 4, 8, …, 28}, b = tp offset t (0–3) + 32·pp. Rank 0's (0–28) lies in rack 0, but the
+  // group of b = 64 + t holds 64 + t and 68 + t in rack 0 (GPUs 0–71) and the other 6 in rack 1:
+  // 2 racks, 2 members on the thinner one, scale-out.
+  Config c = test::config("llama3-70b", "gb200-nvl72", 4, 4, 4, 8192, 64);
+  c.plan.cp = 2;
+  const Placement pl = placed(c);
+  const GroupInfo* dpg = find_group(pl, Axis::DPGrad);
+  REQUIRE(dpg->size == 8);
+  REQUIRE(dpg->nodes_spanned == 2);
+  REQUIRE(dpg->members_per_node == 2);
+  REQUIRE(dpg->link == Link::ScaleOut);
+  // The DP group alone: b + {0, 8, 16, 24} with b = 64 + t + 4·cp has one member (64 + t + 4·cp ≤ 71)
+  // in rack 0 and three in rack 1.
+  const GroupInfo* dp = find_group(pl, Axis::DP);
+  REQUIRE(dp->nodes_spanned == 2);
+  REQUIRE(dp->members_per_node == 1);
+  // The estimate's dense-gradient reduction runs on that group's link.
+  c.workload.global_batch = 64;
+  const TrainingEstimate* e = test::training(evaluate(c));
+  REQUIRE(e != nullptr);
+  bool dp_rows = false;
+  for (const CommOp& op : e->comm)
+    if (op.axis == Axis::DP) {
+      dp_rows = true;
+      REQUIRE(op.link == Link::ScaleOut);
+    }
+  REQUIRE(dp_rows);
+  // 8-GPU nodes: every DP × CP group (span 29 ranks) of the 16 lies on 4 nodes, 2 members on each
+  // (b + {0, 4} on one node since b ≡ t mod 8, t ≤ 3).
+  Config d = c;
+  d.cluster = *find_cluster_preset("dgx-h100");
+  const GroupInfo* h = find_group(placed(d), Axis::DPGrad);
+  REQUIRE(h->nodes_spanned == 4);
+  REQUIRE(h->members_per_node == 2);
+}
+
+TEST_CASE("with the embedding and the loss counted, PP 16 × VP 8 holds 126 layers in 128 chunks", "[placement]") {
+  // Virtual stage k·16 + s is chunk k of stage s; virtual stage 0 is the embedding alone, virtual
+  // stage j (1–126) layer j − 1, virtual stage 127 the loss alone.
+  Config c = test::config("llama3-405b", "gb200-nvl72", 4, 16, 32, 8192, 2048);
+  c.plan.vpp = 8;
+  c.plan.schedule = Schedule::Interleaved;
+  c.plan.embedding_in_pipeline_split = c.plan.loss_in_pipeline_split = true;
+  const Placement pl = placed(c);
+  const StageInfo& first = pl.stages[0];
+  REQUIRE(first.chunks ==
+          std::vector<std::pair<int, int>>{{0, -1}, {15, 15}, {31, 31}, {47, 47}, {63, 63}, {79, 79}, {95, 95}, {111, 111}});
+  REQUIRE(first.layers == 7);
+  REQUIRE(first.embedding_chunk == 0);
+  REQUIRE(first.output_chunk == -1);
+  REQUIRE(pl.stages[1].chunks.front() == std::pair<int, int>{0, 0});
+  REQUIRE(pl.stages[1].layers == 8);
+  const StageInfo& last = pl.stages[15];
+  REQUIRE(last.chunks.back() == std::pair<int, int>{126, 125});  // empty: the loss alone
+  REQUIRE(last.layers == 7);
+  REQUIRE(last.output_chunk == 7);
+  REQUIRE(last.output);
+  // A GPU of stage 0 holds layers 15 … 111 (its first non-empty chunk to its last).
+  const GpuPlacement g = gpu_placement(test::resolved(c), 0);
+  REQUIRE(g.first_layer == 15);
+  REQUIRE(g.last_layer == 111);
+  REQUIRE(g.embedding);
+}

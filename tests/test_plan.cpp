@@ -173,3 +173,83 @@ TEST_CASE("fp8 dispatch needs fp8 training", "[plan]") {
   c.workload.dtype = Dtype::FP8;
   REQUIRE(check(c).empty());
 }
+
+TEST_CASE("the embedding and the loss count as pipeline layers when the plan says so", "[plan]") {
+  // Megatron-Core get_num_layers_to_build: (L + 1 + 1)/(pp·vpp) layers per virtual stage, one fewer
+  // in the first (embedding) and the last (loss). Llama 3 405B, PP 16: (126 + 2)/16 = 8 per stage,
+  // 7 on the first and the last: the same counts as the shortfall rule.
+  const ModelSpec m = *find_model_preset("llama3-405b");
+  Plan plan;
+  plan.pp = 16;
+  plan.embedding_in_pipeline_split = plan.loss_in_pipeline_split = true;
+  REQUIRE(pipeline_split_layers(m, plan) == 128);
+  std::vector<int> expected(16, 8);
+  expected.front() = expected.back() = 7;
+  REQUIRE(stage_layers(m, plan) == expected);
+  // PP 16 × VP 8 (Megatron-Bridge's Llama 3.1 405B GB200 recipe): 128/128 = 1 layer per virtual
+  // stage; virtual stage 0 (the embedding) and 127 (the loss) build none.
+  plan.vpp = 8;
+  plan.schedule = Schedule::Interleaved;
+  const std::vector<int> vl = virtual_stage_layers(m, plan);
+  REQUIRE(vl.size() == 128);
+  REQUIRE(vl.front() == 0);
+  REQUIRE(vl.back() == 0);
+  REQUIRE(std::count(vl.begin(), vl.end(), 1) == 126);
+  // Only the embedding counted on PP 2: 126 + 1 = 127 does not divide by 2.
+  Config c = test::config("llama3-405b", "dgx-h100", 8, 2, 1, 8192, 64);
+  c.plan.embedding_in_pipeline_split = true;
+  REQUIRE(has_error(check(c), "/plan/pp"));
+  c.plan.loss_in_pipeline_split = true;  // 128/2 = 64: embedding + 63, 63 + loss
+  REQUIRE(check(c).empty());
+  REQUIRE(stage_layers(c.model, c.plan) == std::vector<int>{63, 63});
+}
+
+TEST_CASE("126 layers on 128 model chunks need the embedding and the loss counted", "[plan]") {
+  // Llama 3 405B, TP 4 × PP 16 × VP 8 on 2,048 GB200 (DP 32): 16 × 8 = 128 chunks > 126 layers.
+  Config c = test::config("llama3-405b", "gb200-nvl72", 4, 16, 32, 8192, 2048);
+  c.plan.vpp = 8;
+  c.plan.schedule = Schedule::Interleaved;
+  c.plan.sp = true;
+  const Errors without = check(c);
+  REQUIRE(without.size() == 1);
+  REQUIRE(without[0].path == "/plan/vpp");
+  REQUIRE(without[0].message.find("plan.embedding_in_pipeline_split and plan.loss_in_pipeline_split") != std::string::npos);
+  c.plan.embedding_in_pipeline_split = c.plan.loss_in_pipeline_split = true;
+  REQUIRE(check(c).empty());
+}
+
+TEST_CASE("broken pipeline-split and ZeRO rules are all listed at once", "[plan]") {
+  // Llama 3 70B (80 layers), PP 4 × VP 3 with the embedding and the loss counted: 82 layers do not
+  // divide into 12 chunks; layers_per_stage cannot be combined with the options; ZeRO-3 with PP.
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 2, 8192, 64);
+  c.plan.vpp = 3;
+  c.plan.schedule = Schedule::Interleaved;
+  c.plan.embedding_in_pipeline_split = c.plan.loss_in_pipeline_split = true;
+  c.plan.layers_per_stage = {20, 20, 20, 20};
+  c.plan.zero = 3;
+  const Errors e = check(c);
+  REQUIRE(e.size() == 3);
+  REQUIRE(has_error(e, "/plan/vpp"));
+  REQUIRE(has_error(e, "/plan/layers_per_stage"));
+  REQUIRE(has_error(e, "/plan/zero"));
+}
+
+TEST_CASE("ZeRO-2 and ZeRO-3 are refused with pipeline parallelism", "[plan]") {
+  // DeepSpeed pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism".
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 4, 8192, 64);
+  for (int zero : {2, 3}) {
+    c.plan.zero = zero;
+    const Errors e = check(c);
+    REQUIRE(e.size() == 1);
+    REQUIRE(e[0].path == "/plan/zero");
+    REQUIRE(e[0].code == ErrorCode::Incompatible);
+  }
+  c.plan.zero = 1;  // ZeRO-1 (Megatron's distributed optimizer) runs with PP
+  REQUIRE(check(c).empty());
+  c.plan.zero = 3;
+  c.plan.pp = 1, c.plan.dp = 8;  // FSDP without PP
+  REQUIRE(check(c).empty());
+  c.plan.pp = 2, c.plan.dp = 4;
+  c.workload.mode = Mode::Infer;  // serving holds no optimizer state: no rule
+  REQUIRE_FALSE(has_error(check(c), "/plan/zero"));
+}

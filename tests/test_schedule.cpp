@@ -422,3 +422,20 @@ TEST_CASE("Validation reports every broken rule at once", "[schedule][error]") {
   CHECK(has_error(r.errors, ErrorCode::OutOfRange, "/times/0/f_s"));
   CHECK(r.errors.size() == 4);  // odd p; m odd and < 2p (one rule); vpp != 2; negative f_s
 }
+
+TEST_CASE("alive pairs are weighed by their chunk when weights are given", "[schedule][memory]") {
+  // Interleaved, p = 2, v = 2, m = 2: stage 0 warms up with 2(p − 1) + (v − 1)·p = 4 forwards, all
+  // of its (micro-batch, chunk) pairs, before its first backward: 4 alive. With chunk 0 weighing 0
+  // (only the embedding) and chunk 1 weighing 1, the peak weight is 0 + 0 + 1 + 1 = 2.
+  ScheduleInput in = uniform(Schedule::Interleaved, 2, 2, 2, 1.0, 2.0, 0.0);
+  in.alive_weights = {0.0, 1.0, 1.0, 1.0};
+  const ScheduleResult r = simulate_ok(in);
+  REQUIRE(r.peak_alive_micro_batches[0] == 4);
+  REQUIRE(r.peak_alive_weight.size() == 2);
+  REQUIRE(r.peak_alive_weight[0] == 2.0);
+  // Without weights nothing is weighed.
+  REQUIRE(simulate_ok(uniform(Schedule::Interleaved, 2, 2, 2, 1.0, 2.0, 0.0)).peak_alive_weight.empty());
+  // One weight per entry of times.
+  in.alive_weights = {1.0};
+  REQUIRE_FALSE(cutlab::simulate_schedule(in).ok());
+}

@@ -48,7 +48,7 @@ const CONFIGS = {
   },
   'dense with CP 16 and ZeRO-3': {
     model: 'llama3-405b', cluster: { preset: 'dgx-h100', gpus: 16384 },
-    plan: { tp: 8, pp: 16, cp: 16, sp: true, zero: 3, recompute: 'selective' }, workload: { seq_len: 131072, global_batch: 128 },
+    plan: { tp: 8, pp: 1, cp: 16, sp: true, zero: 3, recompute: 'selective' }, workload: { seq_len: 131072, global_batch: 128 },
   },
   'MoE DeepSeek-V3, PP16 × EP64, DualPipe, fp8': {
     model: 'deepseek-v3', cluster: { preset: 'hgx-h800', gpus: 2048 },
