@@ -625,7 +625,7 @@ void stage_label(Pen& o, const Ctx& x, const StagesGeom& g, const StageRow& row,
   const StageInfo& st = x.pl.stages[row.stage];
   std::string s;
   for (auto [a, z] : st.chunks)
-    if (z >= a) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + "–" + std::to_string(z + 1);
+    if (z >= a) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + (z > a ? "–" + std::to_string(z + 1) : "");
   s += std::string(st.embedding ? " +emb" : "") + (st.output ? " +out" : "");
   o.text("stage_layers", s, kPad + 16 + lw, mid + 4, 10.5, 400, "muted", "start", g.label_w - lw - 8);
 }

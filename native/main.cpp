@@ -253,7 +253,7 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
     const StageInfo& st = e.placement.stages[i];
     std::string layers;
     for (auto [a, b] : st.chunks)
-      if (b >= a) layers += (layers.empty() ? "" : ",") + std::to_string(a) + "–" + std::to_string(b);
+      if (b >= a) layers += (layers.empty() ? "" : ",") + std::to_string(a) + (b > a ? "–" + std::to_string(b) : "");
     if (st.embedding) layers += " +emb";
     if (st.output) layers += " +out";
     mem.rows.push_back({std::to_string(s.stage) + (int(i) == e.memory.peak_stage ? " *" : ""), layers, gib(s.weights_bytes),
