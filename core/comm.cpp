@@ -101,12 +101,15 @@ double expected_remote_nodes(const Routing& r, int nodes) {
 double deduplicated_all_to_all_time_s(double S, const Routing& r, const GroupInfo& g, const Cluster& c) {
   const double n = g.size;
   if (n <= 1) return 0.0;
-  if (g.nodes_spanned <= 1 || r.top_k <= 0 || r.experts <= 0) return collective_time_s(Collective::AllToAll, S, g, c);
+  const double copy = kDeepEpSms * c.efficiency.deepep_sm_bytes_per_s;  // DeepEP's SMs move every byte
+  if (g.nodes_spanned <= 1 || r.top_k <= 0 || r.experts <= 0)
+    return std::max(collective_time_s(Collective::AllToAll, S, g, c), (n - 1) / n * S / copy + c.nvlink_latency_s);
   const double remote_nodes = expected_remote_nodes(r, g.nodes_spanned);  // scale-out copies per token
   const double B_nv = c.nvlink_bytes_per_s * c.efficiency.nvlink, B_so = c.scaleout_bytes_per_s * c.efficiency.scaleout;
   const double inter = S / r.top_k * remote_nodes / B_so;
-  const double intra = (n - 1) / n * S / B_nv;  // every copy not for this GPU crosses NVLink once
-  return std::max(inter, intra) + c.scaleout_latency_s;
+  const double intra_bytes = (n - 1) / n * S;  // every copy not for this GPU crosses NVLink once
+  const double inter_bytes = S / r.top_k * remote_nodes;
+  return std::max({inter, intra_bytes / B_nv, (inter_bytes + intra_bytes) / copy}) + c.scaleout_latency_s;
 }
 
 }  // namespace cutlab

@@ -27,9 +27,15 @@ struct Routing {
 // when the EP group spans `nodes` nodes, routing uniform (balanced load) within the rules above.
 double expected_remote_nodes(const Routing& r, int nodes);
 
+// SMs that DeepEP's dispatch and combine kernels occupy (DeepSeek-V3 §3.2.2: 20 of the H800's 132;
+// DeepEP's Buffer default; Megatron-Core moe_deepep_num_sms 20).
+constexpr double kDeepEpSms = 20;
+
 // DeepEP-style dispatch or combine of `S` bytes (all top_k copies of this GPU's tokens) over an EP
 // group: a token crosses the scale-out network once per remote node that holds at least one of its
-// experts, then fans out over NVLink (DeepSeek-V3 §3.2.2; DeepEP).
+// experts, then fans out over NVLink (DeepSeek-V3 §3.2.2; DeepEP). The kernels' kDeepEpSms SMs copy
+// every byte they send, over either link, at cluster.efficiency.deepep_sm_bytes_per_s each: the time
+// is the slowest of the scale-out bytes, the NVLink bytes and their sum through the SMs.
 double deduplicated_all_to_all_time_s(double S, const Routing& r, const GroupInfo& g, const Cluster& c);
 
 double collective_time_s(Collective kind, double bytes, const GroupInfo& group, const Cluster& cluster);

@@ -74,8 +74,6 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   return z;
 }
 
-constexpr double kDeepEpSms = 20;  // SMs DeepEP's communication kernels occupy
-
 Routing routing_of(const ModelSpec& m) { return {double(m.top_k), double(m.experts), m.route_groups, m.route_group_limit}; }
 
 // An MoE layer under folding (etp ≠ tp) runs its attention on the TP group and its experts on the

@@ -9,20 +9,22 @@
 namespace cutlab {
 
 struct Efficiencies {
-  double gemm = 0.8;             // large bf16 GEMMs: fraction of the dense bf16 peak
-  double gemm_fp8 = 0.7;         // large fp8 GEMMs: fraction of the dense fp8 peak (scaling and casts cost more)
-  double gemm_half_dim = 128;    // GEMM efficiency = gemm · x/(x + gemm_half_dim) · quantization, x the smallest GEMM
-                                 // dimension (core/ops.h gemm_efficiency)
-  double attention = 0.6;        // flash-attention score/value FLOPs, fraction of peak
-  double hbm = 0.8;              // memory-bound ops of training (norms, activations), fraction of HBM bandwidth
-  double hbm_stream = 0.9;       // streaming weights and KV cache in decode (large sequential reads); not fitted:
-                                 // no published run in validation/ is an inference measurement
-  double nvlink = 0.8;           // NCCL bus bandwidth / link peak inside the NVLink domain
-  double scaleout = 0.8;         // same across the scale-out network
-  double overlap = 0.9;          // fraction of an overlappable window that really hides communication
-  double kernel_floor_s = 3e-6;  // least time of one kernel: launch, ramp-up and tail, a few µs per kernel
-                                 // launched back to back in a stream (Gray 2019, "Getting Started with CUDA
-                                 // Graphs", NVIDIA developer blog); bounds 1–8 µs
+  double gemm = 0.8;                   // large bf16 GEMMs: fraction of the dense bf16 peak
+  double gemm_fp8 = 0.7;               // large fp8 GEMMs: fraction of the dense fp8 peak (scaling and casts cost more)
+  double gemm_half_dim = 128;          // GEMM efficiency = gemm · x/(x + gemm_half_dim) · quantization, x the smallest GEMM
+                                       // dimension (core/ops.h gemm_efficiency)
+  double attention = 0.6;              // flash-attention score/value FLOPs, fraction of peak
+  double hbm = 0.8;                    // memory-bound ops of training (norms, activations), fraction of HBM bandwidth
+  double hbm_stream = 0.9;             // streaming weights and KV cache in decode (large sequential reads); not fitted:
+                                       // no published run in validation/ is an inference measurement
+  double nvlink = 0.8;                 // NCCL bus bandwidth / link peak inside the NVLink domain
+  double scaleout = 0.8;               // same across the scale-out network
+  double overlap = 0.9;                // fraction of an overlappable window that really hides communication
+  double deepep_sm_bytes_per_s = 8e9;  // bytes one SM moves in DeepEP/HybridEP's dispatch and combine kernels,
+                                       // which run on 20 SMs (core/comm.h deduplicated_all_to_all_time_s)
+  double kernel_floor_s = 3e-6;        // least time of one kernel: launch, ramp-up and tail, a few µs per kernel
+                                       // launched back to back in a stream (Gray 2019, "Getting Started with CUDA
+                                       // Graphs", NVIDIA developer blog); bounds 1–8 µs
 };
 
 struct Cluster {

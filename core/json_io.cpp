@@ -91,6 +91,7 @@ const std::vector<Field<Efficiencies>>& efficiency_fields() {
       {"scaleout", &Efficiencies::scaleout},
       {"overlap", &Efficiencies::overlap},
       {"kernel_floor_us", &Efficiencies::kernel_floor_s, units::us},
+      {"deepep_sm_GBps", &Efficiencies::deepep_sm_bytes_per_s, units::GBps},
   };
   return f;
 }

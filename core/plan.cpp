@@ -255,6 +255,8 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   if (!(e.overlap >= 0 && e.overlap <= 1)) c.add(ErrorCode::OutOfRange, E + "overlap", "must be in [0, 1]");
   if (!(e.kernel_floor_s >= 0 && e.kernel_floor_s <= 1e-3))
     c.add(ErrorCode::OutOfRange, E + "kernel_floor_us", "must be between 0 and 1,000 µs");
+  if (!(e.deepep_sm_bytes_per_s >= 1e8 && e.deepep_sm_bytes_per_s <= 1e12))
+    c.add(ErrorCode::OutOfRange, E + "deepep_sm_GBps", "must be between 0.1 and 1,000 GB/s per SM");
 }
 
 // Every axis in [1, 2^20] (etp ≥ 0); false when one is not, so the rules below are meaningless.

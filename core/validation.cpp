@@ -329,6 +329,9 @@ const std::vector<CalibrationParam>& calibration_params() {
   // - nvlink, scaleout: NCCL bus bandwidth 0.5–0.95 of the link (nccl-tests): 0.80 ± 0.1.
   // - overlap: a fraction of the window: 0.8 ± 0.2.
   // - kernel floor: 1–8 µs per kernel (launch, ramp-up, tail; Gray 2019): 3 ± 2 µs.
+  // - deepep_sm_GBps: what one of DeepEP's 20 SMs copies. DeepSeek-V3 §3.2.2: 20 SMs saturate an H800's
+  //   InfiniBand (50 GB/s) and NVLink (160 GB/s), about 8–10 GB/s per SM; DeepEP's README measures
+  //   153–158 GB/s intranode on H800: 8 ± 4 GB/s, bounds 3–30.
   static const std::vector<CalibrationParam> p = {
       {"gemm", &Efficiencies::gemm, 0.50, 0.95, 0.70, 0.08},
       {"gemm_fp8", &Efficiencies::gemm_fp8, 0.40, 0.95, 0.92, 0.05, &Efficiencies::gemm},
@@ -339,6 +342,7 @@ const std::vector<CalibrationParam>& calibration_params() {
       {"scaleout", &Efficiencies::scaleout, 0.50, 0.95, 0.80, 0.10},
       {"overlap", &Efficiencies::overlap, 0.0, 1.0, 0.8, 0.2},
       {"kernel_floor_us", &Efficiencies::kernel_floor_s, 1e-6, 8e-6, 3e-6, 2e-6, nullptr, 1e-6, "kernel_floor_s"},
+      {"deepep_sm_GBps", &Efficiencies::deepep_sm_bytes_per_s, 3e9, 30e9, 8e9, 4e9, nullptr, 1e9, "deepep_sm_bytes_per_s"},
   };
   return p;
 }
@@ -350,7 +354,7 @@ const std::vector<FamilyFit>& family_fits() {
   // overlaps communication (overlap).
   static const std::vector<FamilyFit> f = {
       {"a100", {"gemm", "gemm_half_dim", "hbm", "scaleout", "kernel_floor_us"}},
-      {"h100", {"gemm", "gemm_fp8", "gemm_half_dim", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us"}},
+      {"h100", {"gemm", "gemm_fp8", "gemm_half_dim", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us", "deepep_sm_GBps"}},
       {"h100-gt", {"gemm", "gemm_fp8", "gemm_half_dim", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us"}},
   };
   return f;

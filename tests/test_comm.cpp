@@ -102,8 +102,10 @@ TEST_CASE("node-limited routing lowers the expected remote nodes a token reaches
 }
 
 TEST_CASE("DeepEP sends one copy per reached node; the plain all-to-all sends every copy", "[comm]") {
-  // EP 64 over 8 nodes of the H800 cluster, S = all top-8 copies of 4,096 tokens of h = 7168 in bf16.
-  const Cluster c = *find_cluster_preset("hgx-h800");
+  // EP 64 over 8 nodes of the H800 cluster, S = all top-8 copies of 4,096 tokens of h = 7168 in bf16;
+  // DeepEP's SMs fast enough not to bind (the next test prices them).
+  Cluster c = *find_cluster_preset("hgx-h800");
+  c.efficiency.deepep_sm_bytes_per_s = 1e12;
   const double Bs = c.scaleout_bytes_per_s * c.efficiency.scaleout, Bn = c.nvlink_bytes_per_s * c.efficiency.nvlink;
   const double S = 2.0 * 4096 * 8 * 7168, n = 64, k = 8;
   const GroupInfo g = group(64, 8);
@@ -113,4 +115,19 @@ TEST_CASE("DeepEP sends one copy per reached node; the plain all-to-all sends ev
   // The plain all-to-all ignores the routing: (n − k)/n of S leaves through the NIC.
   REQUIRE_THAT(collective_time_s(Collective::AllToAll, S, g, c),
                WithinRel(std::max((k - 1) / n * S / Bn, (n - k) / n * S / Bs) + c.scaleout_latency_s, 1e-12));
+}
+
+TEST_CASE("DeepEP's 20 SMs copy every byte: inside a node at 20 × the per-SM rate when that is below NVLink", "[comm]") {
+  // EP 8 inside one H100 node, S = 128 MiB: NVLink at 450 GB/s · 0.8 = 360 GB/s would take 7/8 · S / 360e9;
+  // 20 SMs at 5 GB/s copy 100 GB/s: 7/8 · 134,217,728 / 100e9 = 1.174 ms (+ the NVLink latency).
+  Cluster c = *find_cluster_preset("dgx-h100");
+  c.efficiency.deepep_sm_bytes_per_s = 5e9;
+  GroupInfo g;
+  g.size = 8, g.members_per_node = 8, g.nodes_spanned = 1, g.link = Link::NVLink;
+  const Routing r{8, 128, 0, 0};
+  const double S = 134217728.0;
+  REQUIRE_THAT(deduplicated_all_to_all_time_s(S, r, g, c), WithinRel(7.0 / 8 * S / 100e9 + c.nvlink_latency_s, 1e-9));
+  // A fast copy engine leaves NCCL's all-to-all time.
+  c.efficiency.deepep_sm_bytes_per_s = 100e9;
+  REQUIRE_THAT(deduplicated_all_to_all_time_s(S, r, g, c), WithinRel(collective_time_s(Collective::AllToAll, S, g, c), 1e-12));
 }

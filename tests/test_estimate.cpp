@@ -227,7 +227,10 @@ TEST_CASE("DeepEP counts the nodes a DeepSeek-V3 token reaches under node-limite
   const Cluster& h = c.cluster;
   const double Bs = h.scaleout_bytes_per_s * h.efficiency.scaleout, Bn = h.nvlink_bytes_per_s * h.efficiency.nvlink;
   const double S = 2.0 * 4096 * 8 * 7168;
-  const double one = std::max(S / 8 * 3.17538 / Bs, 63.0 / 64 * S / Bn) + h.scaleout_latency_s;
+  // DeepEP's 20 SMs copy both the scale-out and the NVLink bytes.
+  const double copy = 20 * h.efficiency.deepep_sm_bytes_per_s;
+  const double one = std::max({S / 8 * 3.17538 / Bs, 63.0 / 64 * S / Bn, (S / 8 * 3.17538 + 63.0 / 64 * S) / copy}) +
+                     h.scaleout_latency_s;
   for (const CommOp& op : e.comm)
     if (op.axis == Axis::EP) REQUIRE_THAT(op.time_s / op.calls, WithinRel(one, 1e-5));
 }
@@ -252,12 +255,15 @@ TEST_CASE("fp8 dispatch sends 1 byte per value plus a scale per 128; the combine
   REQUIRE_THAT(ep[1].message_bytes, WithinRel(469762048.0, 1e-12));
   REQUIRE(ep[0].calls == 118);
   REQUIRE(ep[1].calls == 118);
-  // Each call's time is DeepEP's: max(S/8 · 3.17538 / B_so, 63/64 · S / B_nv) + α, S the row's message.
+  // Each call's time is DeepEP's: max(S/8 · 3.17538 / B_so, 63/64 · S / B_nv, both through 20 SMs) + α,
+  // S the row's message.
   const Cluster& h = r.value.cluster;
   const double Bs = h.scaleout_bytes_per_s * h.efficiency.scaleout, Bn = h.nvlink_bytes_per_s * h.efficiency.nvlink;
+  const double copy = 20 * h.efficiency.deepep_sm_bytes_per_s;
   for (const CommOp& op : ep) {
     const double S = op.message_bytes;
-    REQUIRE_THAT(op.time_s / op.calls, WithinRel(std::max(S / 8 * 3.17538 / Bs, 63.0 / 64 * S / Bn) + h.scaleout_latency_s, 1e-5));
+    const double want = std::max({S / 8 * 3.17538 / Bs, 63.0 / 64 * S / Bn, (S / 8 * 3.17538 + 63.0 / 64 * S) / copy});
+    REQUIRE_THAT(op.time_s / op.calls, WithinRel(want + h.scaleout_latency_s, 1e-5));
   }
   REQUIRE_THAT(e.breakdown.ep_exposed_s, WithinRel(ep[0].exposed_s + ep[1].exposed_s, 1e-12));
 }
@@ -267,7 +273,9 @@ TEST_CASE("DualPipe hides both directions' all-to-alls behind the pair's compute
   // hidden. Per MoE layer and micro-batch here EP F ≈ EP B ≈ 7.7 ms against F + B + W ≈ 29 ms of
   // compute: 15.4 ms < η_overlap · 29 ms = 19 ms, nothing stalls. What remains exposed is DeepEP's
   // 20 SMs slowing the compute beside the hidden all-to-alls: 20/(132 − 20) = 0.178571 of the EP time.
-  const Result<Config> r = config_from_json(nlohmann::json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+  // (DeepEP's copy rate set high, so the links set the EP time.)
+  const Result<Config> r = config_from_json(nlohmann::json::parse(R"({"model": "deepseek-v3",
+    "cluster": {"preset": "hgx-h800", "efficiency": {"deepep_sm_GBps": 1000}},
     "plan": {"pp": 2, "ep": 64, "dp": 1, "schedule": "dualpipe", "recompute": "selective", "ep_dispatcher": "deepep",
              "ep_dispatch_dtype": "fp8"},
     "workload": {"seq_len": 4096, "global_batch": 512, "dtype": "fp8"}})"));
