@@ -60,13 +60,17 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   // activation gradient before MoE down-projections" like the dispatched activations and keeps "both
   // the forward and backward combine components" in BF16: every dispatch-shaped send (forward,
   // backward, recomputed forward) takes the dispatch size, every combine-shaped one 2 bytes.
-  const double copies = (s * b / ts) * m.top_k * h;  // values sent per all-to-all
+  // The EP group waits for its hottest rank: each all-to-all takes as long as that rank's receive
+  // side (dispatch) or send side (combine), moe_load(plan).recv × the balanced copies (imbalance, or
+  // the capacity when padded or dropping); the messages below are that rank's.
+  const double load = moe_load(plan).recv;
+  const double copies = (s * b / ts) * m.top_k * h * load;  // values sent per all-to-all
   z.ep_combine_message = 2.0 * copies;
   z.ep_dispatch_message = plan.ep_dispatch_dtype == EpDispatchDtype::FP8 ? copies * (1.0 + 4.0 / 128.0) : 2.0 * copies;
   // ETP under folding (Liu et al. 2025, MoE Parallel Folding): after the all-to-all an expert-TP group
   // all-gathers the token copies its experts received and reduce-scatters their outputs: the stage's
   // s·b tokens spread over its GPUs, etp/(tp) of them per group, k copies each.
-  z.etp_message = 2.0 * s * b * m.top_k * h * (plan.etp > 0 ? double(plan.etp) : t) / t;
+  z.etp_message = 2.0 * s * b * m.top_k * h * (plan.etp > 0 ? double(plan.etp) : t) / t * load;
   // PP: one activation tensor per micro-batch per boundary. Each TP rank sends 1/t of it: with SP
   // it is already scattered; without, Megatron's scatter/gather optimisation (Narayanan et al.
   // 2021 §4.1) splits it and all-gathers it over NVLink on arrival.

@@ -313,3 +313,59 @@ TEST_CASE("Llama 3 405B on PP 16 × VP 8 with the embedding and the loss as pipe
   REQUIRE(std::isfinite(e.step_s));
   REQUIRE(e.step_s > 0);
 }
+
+namespace {
+std::vector<CommOp> ep_rows(const TrainingEstimate& e) {
+  std::vector<CommOp> ep;
+  for (const CommOp& op : e.comm)
+    if (op.axis == Axis::EP) ep.push_back(op);
+  return ep;
+}
+}  // namespace
+
+TEST_CASE("the EP group waits for its hottest rank: imbalance and capacity scale the all-to-alls", "[estimate]") {
+  // Mixtral 8x22B (h 6144, top-2) at EP 8 on one DGX H100, s 4096, b 1, TP 1: each GPU sends
+  // 4096 · 2 · 6144 = 50,331,648 values per all-to-all, 100,663,296 bytes in bf16. The hottest rank
+  // receives (dispatch) and sends back (combine) imbalance × that, and every all-to-all lasts as long
+  // as its part: the rows report the hottest rank's message and its alpha-beta time.
+  Config c = test::config("mixtral-8x22b", "dgx-h100", 1, 1, 1, 4096, 64);
+  c.plan.ep = 8;
+  const TrainingEstimate balanced = run(c);
+  REQUIRE(ep_rows(balanced).size() == 2);
+  REQUIRE(ep_rows(balanced)[0].message_bytes == 100663296.0);
+  auto check = [&](double load) {
+    const TrainingEstimate e = run(c);
+    const std::vector<CommOp> ep = ep_rows(e);
+    REQUIRE(ep.size() == 2);
+    const GroupInfo* g = find_group(e.placement, Axis::EP);
+    REQUIRE(g);
+    for (size_t i = 0; i < 2; ++i) {
+      REQUIRE_THAT(ep[i].message_bytes, WithinRel(load * 100663296.0, 1e-12));
+      REQUIRE(ep[i].calls == ep_rows(balanced)[i].calls);
+      REQUIRE_THAT(ep[i].time_s / ep[i].calls,
+                   WithinRel(collective_time_s(Collective::AllToAll, load * 100663296.0, *g, c.cluster), 1e-12));
+    }
+    // The hottest rank's expert GEMMs are longer too, and the step with them.
+    REQUIRE(e.breakdown.compute_s > balanced.breakdown.compute_s);
+    REQUIRE(e.step_s > balanced.step_s);
+    const TimeBreakdown& b = e.breakdown;
+    REQUIRE_THAT(b.compute_s + b.recompute_s + b.tp_exposed_s + b.cp_exposed_s + b.ep_exposed_s + b.pp_bubble_s + b.dp_exposed_s +
+                     b.optimizer_s,
+                 WithinRel(e.step_s, 1e-9));
+  };
+  SECTION("dropless, imbalance 1.5") {
+    c.plan.moe_imbalance = 1.5;
+    check(1.5);
+  }
+  SECTION("padded to capacity factor 1.25, whatever the imbalance") {
+    c.plan.moe_capacity_factor = 1.25;
+    c.plan.moe_pad_to_capacity = true;
+    c.plan.moe_imbalance = 3;
+    check(1.25);
+  }
+  SECTION("capacity factor 1.25 without padding caps an imbalance of 3: the rest is dropped") {
+    c.plan.moe_capacity_factor = 1.25;
+    c.plan.moe_imbalance = 3;
+    check(1.25);
+  }
+}
