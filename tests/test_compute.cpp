@@ -258,3 +258,20 @@ TEST_CASE("the hottest EP rank's token copies set an MoE layer's expert work", "
     REQUIRE_THAT(op(ops(), "expert down projection").m, WithinRel(1126.4, 1e-12));  // below capacity: 1.1 · 1024
   }
 }
+
+TEST_CASE("a layer's shared-expert time is the sum of its shared-expert ops", "[compute][ops]") {
+  // What moe_shared_expert_overlap hides the EP all-to-alls behind: the shared expert's two GEMMs and
+  // its activation, forward, backward and weight gradient; the dense layer has none.
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 64);
+  c.plan.ep = 8;
+  const Resolved r = test::resolved(c);
+  PassTimes sum;
+  for (const LayerOp& op : layer_ops(r, true))
+    if (op.name.rfind("shared expert", 0) == 0) sum.f_s += op.f_s, sum.b_s += op.b_s, sum.w_s += op.w_s;
+  const LayerTimes lt = layer_times(r, true);
+  REQUIRE(sum.f_s > 0);
+  REQUIRE_THAT(lt.shared_experts.f_s, WithinRel(sum.f_s, 1e-12));
+  REQUIRE_THAT(lt.shared_experts.b_s, WithinRel(sum.b_s, 1e-12));
+  REQUIRE_THAT(lt.shared_experts.w_s, WithinRel(sum.w_s, 1e-12));
+  REQUIRE(layer_times(r, false).shared_experts.f_s == 0);
+}
