@@ -53,8 +53,9 @@ struct Plan {
   // force-balance the routing; capped at the capacity factor when one is set (moe_load()).
   double moe_imbalance = 1;
   // The shared experts' forward (and backward) run beside the same layer's dispatch and combine
-  // all-to-alls (Megatron-Core moe_shared_expert_overlap; DeepSeek-V3 §3.2.1's DualPipe overlaps the
-  // shared expert with the all-to-all), hiding η_overlap × their compute of the EP time.
+  // all-to-alls (Megatron-Core moe_shared_expert_overlap: a side stream during the token
+  // dispatcher's communication), hiding η_overlap × their compute of the EP time. Under DualPipe
+  // the pair's window already holds the shared experts (estimate.cpp layer_comm).
   bool moe_shared_expert_overlap = false;
   std::vector<int> layers_per_stage;  // empty: even split, first and last stages take the remainder's shortfall
   // Megatron-Core account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split
