@@ -27,6 +27,7 @@ LayerTimes layer_times(const std::vector<LayerOp>& ops, unsigned recompute_mask)
     if (op.weights) add(lt.weight_gemms, op);
     if (op.core_attention) add(lt.core_attention, op);
     if (op.modules & recompute_mask) add(lt.recomputed, op);
+    if (op.modules & module_bit(RecomputeModule::SharedExperts)) add(lt.shared_experts, op);
   }
   return lt;
 }

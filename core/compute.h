@@ -25,6 +25,7 @@ struct LayerTimes {
   PassTimes weight_gemms;    // GEMMs with weights: the window TP communication overlaps with
   PassTimes core_attention;  // scores, softmax, values: what CP's ring steps overlap with
   PassTimes recomputed;      // ops of the plan's selective recompute modules: their forward is re-run in the backward
+  PassTimes shared_experts;  // the shared experts' GEMMs and activation: what moe_shared_expert_overlap hides EP behind
   double f_s() const { return all.f_s; }
   double b_s() const { return all.b_s; }
   double w_s() const { return all.w_s; }

@@ -60,13 +60,17 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   // activation gradient before MoE down-projections" like the dispatched activations and keeps "both
   // the forward and backward combine components" in BF16: every dispatch-shaped send (forward,
   // backward, recomputed forward) takes the dispatch size, every combine-shaped one 2 bytes.
-  const double copies = (s * b / ts) * m.top_k * h;  // values sent per all-to-all
+  // The EP group waits for its hottest rank: each all-to-all takes as long as that rank's receive
+  // side (dispatch) or send side (combine), moe_load(plan).recv × the balanced copies (imbalance, or
+  // the capacity when padded or dropping); the messages below are that rank's.
+  const double load = moe_load(plan).recv;
+  const double copies = (s * b / ts) * m.top_k * h * load;  // values sent per all-to-all
   z.ep_combine_message = 2.0 * copies;
   z.ep_dispatch_message = plan.ep_dispatch_dtype == EpDispatchDtype::FP8 ? copies * (1.0 + 4.0 / 128.0) : 2.0 * copies;
   // ETP under folding (Liu et al. 2025, MoE Parallel Folding): after the all-to-all an expert-TP group
   // all-gathers the token copies its experts received and reduce-scatters their outputs: the stage's
   // s·b tokens spread over its GPUs, etp/(tp) of them per group, k copies each.
-  z.etp_message = 2.0 * s * b * m.top_k * h * (plan.etp > 0 ? double(plan.etp) : t) / t;
+  z.etp_message = 2.0 * s * b * m.top_k * h * (plan.etp > 0 ? double(plan.etp) : t) / t * load;
   // PP: one activation tensor per micro-batch per boundary. Each TP rank sends 1/t of it: with SP
   // it is already scattered; without, Megatron's scatter/gather optimisation (Narayanan et al.
   // 2021 §4.1) splits it and all-gathers it over NVLink on arrival.
@@ -122,6 +126,18 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
     lc.ep_b = z.ep_calls_bwd / 2.0 * (dispatch + combine);
     lc.ep_dispatch = (1.0 + z.ep_calls_bwd / 2.0) * dispatch;
     lc.ep_combine = (1.0 + z.ep_calls_bwd / 2.0) * combine;
+    // Shared experts beside the all-to-alls (moe_shared_expert_overlap; Megatron-Core runs them on a
+    // side stream during dispatch and combine): first, each direction's EP time hides behind η_overlap
+    // × the same layer's shared-expert compute of that direction (forward F; backward B + W). The
+    // compute so used, hidden/η, is no longer a window for the rules below.
+    double ep_f = lc.ep_f, ep_b = lc.ep_b, hidden_f = 0, hidden_b = 0, used_f = 0, used_b = 0;
+    if (plan.moe_shared_expert_overlap && ov > 0) {
+      const PassTimes& sh = lt.shared_experts;
+      hidden_f = std::min(ep_f, ov * sh.f_s), hidden_b = std::min(ep_b, ov * (sh.b_s + sh.w_s));
+      ep_f -= hidden_f, ep_b -= hidden_b, used_f = hidden_f / ov, used_b = hidden_b / ov;
+    }
+    // What is left of each direction's compute (the backward's input-gradient part, conservatively).
+    const double win_f = std::max(0.0, lt.f_s() - used_f), win_b = std::max(0.0, lt.b_s() - used_b);
     if (plan.schedule == Schedule::DualPipe) {
       // DualPipe pairs a forward chunk with a backward chunk and interleaves their components
       // (DeepSeek-V3 §3.2.1, Figure 4: the forward's attention, dispatch, MLP, combine beside the
@@ -129,27 +145,32 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
       // run on one communication timeline hidden behind the pair's whole compute, F + B + W; the
       // paper reports both all-to-alls fully hidden. What exceeds η_overlap of it is exposed, shared
       // between the directions in proportion to their communication.
-      const double pair = lc.ep_f + lc.ep_b, exposed = std::max(0.0, pair - ov * (lt.f_s() + lt.b_s() + lt.w_s()));
-      lc.ep_f_exposed = pair > 0 ? exposed * lc.ep_f / pair : 0.0;
-      lc.ep_b_exposed = pair > 0 ? exposed * lc.ep_b / pair : 0.0;
+      const double pair = ep_f + ep_b;
+      const double exposed = std::max(0.0, pair - ov * std::max(0.0, (lt.f_s() + lt.b_s() + lt.w_s()) - used_f - used_b));
+      lc.ep_f_exposed = pair > 0 ? exposed * ep_f / pair : 0.0;
+      lc.ep_b_exposed = pair > 0 ? exposed * ep_b / pair : 0.0;
     } else if (plan.ep_comm_overlap) {
       // Megatron-Core's EP overlap in 1F1B and interleaved schedules pairs one micro-batch's forward
       // with another's backward (--overlap-moe-expert-parallel-comm, after DualPipe); each direction's
       // all-to-alls hide behind the other direction's compute.
-      lc.ep_f_exposed = std::max(0.0, lc.ep_f - ov * lt.b_s());
-      lc.ep_b_exposed = std::max(0.0, lc.ep_b - ov * lt.f_s());
+      lc.ep_f_exposed = std::max(0.0, ep_f - ov * win_b);
+      lc.ep_b_exposed = std::max(0.0, ep_b - ov * win_f);
     } else {
-      lc.ep_f_exposed = lc.ep_f;
-      lc.ep_b_exposed = lc.ep_b;
+      lc.ep_f_exposed = ep_f;
+      lc.ep_b_exposed = ep_b;
     }
-    if ((plan.schedule == Schedule::DualPipe || plan.ep_comm_overlap) && plan.ep_dispatcher == EpDispatcher::DeepEp &&
-        c.sms > kDeepEpSms) {
+    if (plan.ep_dispatcher == EpDispatcher::DeepEp && c.sms > kDeepEpSms) {
       // DeepEP's kernels hold 20 SMs while they run (DeepSeek-V3 §3.2.2: 20 of the H800's 132 SMs;
       // DeepEP's Buffer default): the compute they overlap runs on the other SMs, sms/(sms − 20)
       // times longer. The extra time is charged as exposed communication.
+      // The shared experts beside the all-to-alls are slowed the same way.
       const double slow = kDeepEpSms / (c.sms - kDeepEpSms);
-      lc.ep_f_exposed += slow * std::min(lc.ep_f - lc.ep_f_exposed, lt.b_s());
-      lc.ep_b_exposed += slow * std::min(lc.ep_b - lc.ep_b_exposed, lt.f_s());
+      if (plan.schedule == Schedule::DualPipe || plan.ep_comm_overlap) {
+        lc.ep_f_exposed += slow * std::min(ep_f - lc.ep_f_exposed, win_b);
+        lc.ep_b_exposed += slow * std::min(ep_b - lc.ep_b_exposed, win_f);
+      }
+      lc.ep_f_exposed += slow * hidden_f;
+      lc.ep_b_exposed += slow * hidden_b;
     }
   }
   return lc;

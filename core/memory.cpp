@@ -114,10 +114,11 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
   // (= s·b·k without folding, where etp = tp). Each keeps its permuted input (the first expert
   // GEMM's input) and its MLP activations over the expert TP group. The routing probabilities
   // scale the activation's output inside the experts (Megatron-Core experts.py,
-  // weighted_bias_swiglu_impl), so the combine keeps no expert output.
+  // weighted_bias_swiglu_impl), so the combine keeps no expert output. The hottest EP rank holds
+  // moe_load(plan).recv × those copies (imbalance, or the capacity when padded or dropping).
   const double k = m.top_k, fe = m.expert_ffn_hidden;
   const bool act_again = again(RecomputeModule::MoeAct);
-  bytes += s * b * mesh.etp / t * k * (gemm_in * h + mlp_bytes(fe / mesh.etp, act_again));
+  bytes += s * b * mesh.etp / t * k * moe_load(plan).recv * (gemm_in * h + mlp_bytes(fe / mesh.etp, act_again));
   if (!again(RecomputeModule::SharedExperts)) bytes += s * b * mlp_bytes(fe * m.shared_experts / t, act_again);
   bytes += 4.0 * s * b * m.experts;  // fp32 router logits
   return bytes;

@@ -198,10 +198,13 @@ void mlp_ops(OpList& L, bool moe) {
   // Tokens this GPU routes: its sequence shard with SP (Megatron routes the sharded tokens).
   const double M_send = M / z.ts;
   // Tokens reaching this GPU's experts: the stage's tokens spread over its GPUs, s·b·etp/(tp·cp)
-  // (expert TP ranks share tokens, attention TP ranks split them); per local expert, balanced routing
-  // (the published MoE benchmarks force-balance the routing).
-  const double M_moe = M * L.r.mesh.etp / t;
-  const double M_e = M_moe * k / local_experts;
+  // (expert TP ranks share tokens, attention TP ranks split them); per local expert, the balanced
+  // mean (the published MoE benchmarks force-balance the routing) times the load of the hottest EP
+  // rank, which the EP group waits for (moe_load: imbalance, capacity factor, padding); the copies
+  // this GPU sends scale by its send load (padded or dropped at the source).
+  const MoeLoad load = moe_load(plan);
+  const double M_moe = M * L.r.mesh.etp / t * load.recv;
+  const double M_e = M_moe * k / local_experts, k_send = k * load.send;
   const double fe = double(m.expert_ffn_hidden) / L.r.mesh.etp;
   const unsigned moe_bit = module_bit(RecomputeModule::Moe), act = module_bit(RecomputeModule::MoeAct);
   L.gemm("router", M_send, m.experts, h, 1, true, false).modules = moe_bit;  // bf16/fp32 in Megatron, not fp8
@@ -213,7 +216,7 @@ void mlp_ops(OpList& L, bool moe) {
   // the all-to-all sort the received rows by local expert (read and write each); combine: the
   // reverse, and the sum of the k copies (Megatron-Core moe/token_dispatcher.py: permute,
   // sort_chunks_by_idxs, unpermute). A permutation's backward moves the same bytes.
-  if (LayerOp* op = L.memory("token permute and sort (dispatch)", 2.0 * h * (M_send * (1.0 + k) + 2.0 * M_moe * k), 3, 1.0))
+  if (LayerOp* op = L.memory("token permute and sort (dispatch)", 2.0 * h * (M_send * (1.0 + k_send) + 2.0 * M_moe * k), 3, 1.0))
     op->modules = moe_bit;
   L.gemm(m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h, local_experts).modules = moe_bit;
   L.gemm("expert down projection", M_e, h, fe, local_experts).modules = moe_bit;
@@ -221,7 +224,7 @@ void mlp_ops(OpList& L, bool moe) {
   // weighted_bias_swiglu_impl / activation_func_with_probs), so the combine needs no expert output.
   L.activation(m.gated_mlp ? "expert activation (SwiGLU, weighted)" : "expert activation (GeLU, weighted)", M_e * local_experts * fe,
                moe_bit | act);
-  if (LayerOp* op = L.memory("token unsort and unpermute (combine)", 2.0 * h * (2.0 * M_moe * k + M_send * (k + 1.0)), 3, 1.0))
+  if (LayerOp* op = L.memory("token unsort and unpermute (combine)", 2.0 * h * (2.0 * M_moe * k + M_send * (k_send + 1.0)), 3, 1.0))
     op->modules = moe_bit;
   if (m.shared_experts > 0) {
     const double fs = double(m.shared_experts) * m.expert_ffn_hidden / t;

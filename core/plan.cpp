@@ -39,6 +39,13 @@ bool rank_order_axes(const std::string& order, std::array<Axis, 5>& out) {
 
 int effective_zero(const Plan& p) { return std::max(p.zero, p.distributed_optimizer ? 1 : 0); }
 
+MoeLoad moe_load(const Plan& p) {
+  const double cf = p.moe_capacity_factor;
+  if (!(cf > 0)) return {p.moe_imbalance, 1.0};  // dropless: the hottest rank takes all it is sent
+  if (p.moe_pad_to_capacity) return {cf, cf};    // every expert computes (and is sent) its full capacity
+  return {std::min(p.moe_imbalance, cf), std::min(1.0, cf)};
+}
+
 Mesh derive_mesh(const Plan& p, const Workload& w) {
   // Products in double: absurd axes (rejected by validate()) must not overflow an int on the way.
   // A mesh beyond 2^31 GPUs reads as 0 GPUs.
@@ -286,6 +293,47 @@ bool validate_axes(const Plan& p, Checker& c) {
   return axes_ok;
 }
 
+// The routing load of an MoE model (Plan::moe_capacity_factor, moe_pad_to_capacity, moe_imbalance,
+// moe_shared_expert_overlap): training only.
+void validate_moe_load(const ModelSpec& m, const Plan& p, const Workload& w, Checker& c) {
+  const std::string P = "/plan/";
+  if (w.mode == Mode::Infer) {
+    const Plan d;
+    for (const auto& [key, set] : {std::pair{"moe_capacity_factor", p.moe_capacity_factor != d.moe_capacity_factor},
+                                   {"moe_pad_to_capacity", p.moe_pad_to_capacity},
+                                   {"moe_imbalance", p.moe_imbalance != d.moe_imbalance},
+                                   {"moe_shared_expert_overlap", p.moe_shared_expert_overlap}})
+      if (set) c.add(ErrorCode::Incompatible, P + key, std::string(key) + " is modelled for training only; leave it out to serve");
+    return;
+  }
+  const double k = m.top_k, E = m.experts;
+  c.non_negative(P + "moe_capacity_factor", p.moe_capacity_factor);
+  // An expert receives at most every token once: capacity cf·T·k/E ≤ T.
+  if (k > 0 && p.moe_capacity_factor > E / k)
+    c.add(ErrorCode::OutOfRange, P + "moe_capacity_factor",
+          c.fmt(p.moe_capacity_factor) + " exceeds experts / top_k = " + c.fmt(E / k) +
+              ": a capacity above every token routed cannot fill (0 means dropless)");
+  // Megatron-Core (transformer_config.py): padding to capacity needs a capacity factor.
+  if (p.moe_pad_to_capacity && !(p.moe_capacity_factor > 0))
+    c.add(ErrorCode::Incompatible, P + "moe_pad_to_capacity",
+          "padding to capacity needs moe_capacity_factor > 0 (Megatron-Core refuses moe_pad_expert_input_to_capacity without "
+          "moe_expert_capacity_factor)");
+  if (!(p.moe_imbalance >= 1)) {
+    c.add(ErrorCode::OutOfRange, P + "moe_imbalance",
+          "must be ≥ 1 (the hottest EP rank's tokens over the mean; 1 is balanced), got " + c.fmt(p.moe_imbalance));
+  } else if (p.ep >= 1 && k > 0 && E > 0) {
+    // The hottest rank receives at most min(top_k, local experts) copies of every token: ep ·
+    // min(k, E/ep)/k times the mean (1 with ep = 1: one rank holds every expert).
+    const double most = p.ep * std::min(k, E / p.ep) / k;
+    if (p.moe_imbalance > most)
+      c.add(ErrorCode::OutOfRange, P + "moe_imbalance",
+            c.fmt(p.moe_imbalance) + " exceeds " + c.fmt(most) + ", the load of an EP rank that every token sends min(top_k, " +
+                "experts/ep) copies to (ep = " + c.fmt(p.ep) + ")");
+  }
+  if (p.moe_shared_expert_overlap && m.shared_experts <= 0)
+    c.add(ErrorCode::Incompatible, P + "moe_shared_expert_overlap", "the model has no shared expert to overlap with the all-to-alls");
+}
+
 // The mesh covers the cluster; TP splits heads, KV heads and the MLP evenly; EP splits the experts.
 void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const Workload& w, const Mesh& mesh, Checker& c) {
   const std::string P = "/plan/";
@@ -308,6 +356,14 @@ void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
   if (!is_moe(m)) {
     if (p.ep > 1) c.add(ErrorCode::Incompatible, P + "ep", "ep = " + c.fmt(p.ep) + " but the model has no experts");
     if (p.etp > 0) c.add(ErrorCode::Incompatible, P + "etp", "etp is set but the model has no experts");
+    const Plan d;
+    if (p.moe_capacity_factor != d.moe_capacity_factor)
+      c.add(ErrorCode::Incompatible, P + "moe_capacity_factor", "moe_capacity_factor is set but the model has no experts");
+    if (p.moe_pad_to_capacity) c.add(ErrorCode::Incompatible, P + "moe_pad_to_capacity", "the model has no experts to pad");
+    if (p.moe_imbalance != d.moe_imbalance)
+      c.add(ErrorCode::Incompatible, P + "moe_imbalance", "moe_imbalance is set but the model has no experts");
+    if (p.moe_shared_expert_overlap)
+      c.add(ErrorCode::Incompatible, P + "moe_shared_expert_overlap", "the model has no experts (and no shared expert)");
   } else {
     // Megatron-LM (training/arguments.py): "When using expert parallelism and tensor parallelism,
     // sequence parallelism must be used."
@@ -318,6 +374,7 @@ void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
     if (m.expert_ffn_hidden > 0 && m.expert_ffn_hidden % mesh.etp != 0)
       c.add(ErrorCode::Incompatible, P + (p.etp > 0 ? "etp" : "tp"),
             "expert tensor parallel " + c.fmt(mesh.etp) + " does not divide expert_ffn_hidden = " + c.fmt(m.expert_ffn_hidden));
+    validate_moe_load(m, p, w, c);
     std::array<Axis, 5> order{};
     if (p.etp > 0 && rank_order_axes(p.rank_order, order) && order.back() != Axis::PP)
       c.add(ErrorCode::Incompatible, P + "rank_order",

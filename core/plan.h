@@ -40,6 +40,23 @@ struct Plan {
   EpDispatchDtype ep_dispatch_dtype = EpDispatchDtype::BF16;  // fp8: needs workload.dtype fp8
   bool ep_comm_overlap = false;                               // EP all-to-alls of one micro-batch overlapped with another's compute
                                                               // (Megatron-Core --overlap-moe-expert-parallel-comm, moe_a2a_overlap)
+  // Routing load of the MoE layers (training). Capacity factor (GShard, Lepikhin et al. 2020 §2.2;
+  // Switch Transformer, Fedus et al. 2021 §2.2; Megatron-Core moe_expert_capacity_factor): each
+  // expert takes at most cf · tokens · top_k / experts token copies and drops the rest; 0: dropless.
+  // With moe_pad_to_capacity (Megatron-Core moe_pad_expert_input_to_capacity) every expert computes
+  // exactly its capacity, padded: expert GEMMs, all-to-all volume and routed activations scale by cf.
+  double moe_capacity_factor = 0;
+  bool moe_pad_to_capacity = false;
+  // Dropless load imbalance: the hottest EP rank receives moe_imbalance × the mean token copies, and
+  // the EP group waits for it (its expert GEMMs, permutes and all-to-all receive side set the layer's
+  // time; its routed activations the memory peak). 1: balanced, as the published benchmarks
+  // force-balance the routing; capped at the capacity factor when one is set (moe_load()).
+  double moe_imbalance = 1;
+  // The shared experts' forward (and backward) run beside the same layer's dispatch and combine
+  // all-to-alls (Megatron-Core moe_shared_expert_overlap: a side stream during the token
+  // dispatcher's communication), hiding η_overlap × their compute of the EP time. Under DualPipe
+  // the pair's window already holds the shared experts (estimate.cpp layer_comm).
+  bool moe_shared_expert_overlap = false;
   std::vector<int> layers_per_stage;  // empty: even split, first and last stages take the remainder's shortfall
   // Megatron-Core account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split
   // (megatron/core/transformer/transformer_block.py get_num_layers_to_build): the input embedding
@@ -101,6 +118,15 @@ bool rank_order_axes(const std::string& order, std::array<Axis, 5>& out);
 // The recompute modules re-run in the backward as module_bit()s: plan.recompute_modules with
 // recompute "selective", none otherwise (full recompute re-runs everything, per-op SAC its own list).
 unsigned recompute_mask(const Plan& plan);
+// Token copies an MoE layer's GPU handles, as multiples of the balanced, dropless mean
+// (Plan::moe_capacity_factor, moe_pad_to_capacity, moe_imbalance):
+//   recv: what the hottest EP rank's experts compute and receive (it sets the layer's time):
+//         dropless imbalance; padded cf; otherwise min(imbalance, cf) (copies above capacity drop);
+//   send: what each GPU sends (its own tokens): 1 dropless; padded cf; otherwise min(1, cf).
+struct MoeLoad {
+  double recv = 1, send = 1;
+};
+MoeLoad moe_load(const Plan& plan);
 // ZeRO stage in effect: Megatron's distributed optimizer shards optimizer state over DP (ZeRO-1).
 int effective_zero(const Plan& plan);
 

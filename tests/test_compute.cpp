@@ -213,3 +213,65 @@ TEST_CASE("fine-grained MoE: a smaller micro-batch costs more per token", "[comp
   const double one = per_token(1), eight = per_token(8);
   REQUIRE(one > 1.2 * eight);
 }
+
+TEST_CASE("the hottest EP rank's token copies set an MoE layer's expert work", "[compute][ops]") {
+  // DeepSeek-V3 (h 7168, 256 routed experts of 2048, top-8) at EP 8, s 4096, b 1, TP 1: balanced,
+  // each of the 32 local experts gets 4096 · 8 / 32 = 1024 token copies (M of the expert GEMMs).
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 64);
+  c.plan.ep = 8;
+  ideal(c);
+  auto op = [](const std::vector<LayerOp>& ops, std::string_view name) {
+    const auto it = std::find_if(ops.begin(), ops.end(), [&](const LayerOp& o) { return o.name == name; });
+    REQUIRE(it != ops.end());
+    return *it;
+  };
+  auto ops = [&] { return layer_ops(test::resolved(c), true); };
+  const std::vector<LayerOp> balanced = ops();
+  REQUIRE(op(balanced, "expert down projection").m == 1024);
+  // Dispatch permute bytes, 2·h·(M_send·(1 + k) + 2·M_moe·k) = 2 · 7168 · (4096 · 9 + 2 · 4096 · 8)
+  // = 2 · 7168 · 102,400 = 1,468,006,400.
+  REQUIRE(op(balanced, "token permute and sort (dispatch)").bytes == 1468006400.0);
+  SECTION("dropless with imbalance 1.5: the hottest rank computes and receives 1.5× the copies") {
+    c.plan.moe_imbalance = 1.5;
+    const std::vector<LayerOp> hot = ops();
+    REQUIRE(op(hot, "expert down projection").m == 1536);  // 1024 · 1.5
+    REQUIRE_THAT(op(hot, "expert down projection").flops, WithinRel(1.5 * op(balanced, "expert down projection").flops, 1e-12));
+    // Its own tokens are sent as before; the received side 1.5×: 2 · 7168 · (36,864 + 98,304) = 1,937,768,448.
+    REQUIRE(op(hot, "token permute and sort (dispatch)").bytes == 1937768448.0);
+    // Attention, router and the shared expert do not change.
+    REQUIRE(op(hot, "shared expert down projection").flops == op(balanced, "shared expert down projection").flops);
+    REQUIRE(op(hot, "router").flops == op(balanced, "router").flops);
+  }
+  SECTION("padded to capacity factor 1.25: every expert computes 1.25× the mean, and sends padded copies") {
+    c.plan.moe_capacity_factor = 1.25;
+    c.plan.moe_pad_to_capacity = true;
+    const std::vector<LayerOp> padded = ops();
+    REQUIRE(op(padded, "expert gate and up projection").m == 1280);  // 1024 · 1.25
+    // 2 · 7168 · (4096 · (1 + 8 · 1.25) + 2 · 4096 · 8 · 1.25) = 2 · 7168 · (45,056 + 81,920) = 1,820,327,936.
+    REQUIRE(op(padded, "token permute and sort (dispatch)").bytes == 1820327936.0);
+  }
+  SECTION("capacity factor without padding caps the imbalance: copies above capacity drop") {
+    c.plan.moe_capacity_factor = 1.25;
+    c.plan.moe_imbalance = 2.0;
+    REQUIRE(op(ops(), "expert down projection").m == 1280);  // min(2, 1.25) · 1024
+    c.plan.moe_imbalance = 1.1;
+    REQUIRE_THAT(op(ops(), "expert down projection").m, WithinRel(1126.4, 1e-12));  // below capacity: 1.1 · 1024
+  }
+}
+
+TEST_CASE("a layer's shared-expert time is the sum of its shared-expert ops", "[compute][ops]") {
+  // What moe_shared_expert_overlap hides the EP all-to-alls behind: the shared expert's two GEMMs and
+  // its activation, forward, backward and weight gradient; the dense layer has none.
+  Config c = test::config("deepseek-v3", "hgx-h800", 1, 16, 2, 4096, 64);
+  c.plan.ep = 8;
+  const Resolved r = test::resolved(c);
+  PassTimes sum;
+  for (const LayerOp& op : layer_ops(r, true))
+    if (op.name.rfind("shared expert", 0) == 0) sum.f_s += op.f_s, sum.b_s += op.b_s, sum.w_s += op.w_s;
+  const LayerTimes lt = layer_times(r, true);
+  REQUIRE(sum.f_s > 0);
+  REQUIRE_THAT(lt.shared_experts.f_s, WithinRel(sum.f_s, 1e-12));
+  REQUIRE_THAT(lt.shared_experts.b_s, WithinRel(sum.b_s, 1e-12));
+  REQUIRE_THAT(lt.shared_experts.w_s, WithinRel(sum.w_s, 1e-12));
+  REQUIRE(layer_times(r, false).shared_experts.f_s == 0);
+}

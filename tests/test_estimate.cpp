@@ -321,3 +321,104 @@ TEST_CASE("Llama 3 405B on PP 16 × VP 8 with the embedding and the loss as pipe
   REQUIRE(std::isfinite(e.step_s));
   REQUIRE(e.step_s > 0);
 }
+
+namespace {
+std::vector<CommOp> ep_rows(const TrainingEstimate& e) {
+  std::vector<CommOp> ep;
+  for (const CommOp& op : e.comm)
+    if (op.axis == Axis::EP) ep.push_back(op);
+  return ep;
+}
+}  // namespace
+
+TEST_CASE("the EP group waits for its hottest rank: imbalance and capacity scale the all-to-alls", "[estimate]") {
+  // Mixtral 8x22B (h 6144, top-2) at EP 8 on one DGX H100, s 4096, b 1, TP 1: each GPU sends
+  // 4096 · 2 · 6144 = 50,331,648 values per all-to-all, 100,663,296 bytes in bf16. The hottest rank
+  // receives (dispatch) and sends back (combine) imbalance × that, and every all-to-all lasts as long
+  // as its part: the rows report the hottest rank's message and its alpha-beta time.
+  Config c = test::config("mixtral-8x22b", "dgx-h100", 1, 1, 1, 4096, 64);
+  c.plan.ep = 8;
+  const TrainingEstimate balanced = run(c);
+  REQUIRE(ep_rows(balanced).size() == 2);
+  REQUIRE(ep_rows(balanced)[0].message_bytes == 100663296.0);
+  auto check = [&](double load) {
+    const TrainingEstimate e = run(c);
+    const std::vector<CommOp> ep = ep_rows(e);
+    REQUIRE(ep.size() == 2);
+    const GroupInfo* g = find_group(e.placement, Axis::EP);
+    REQUIRE(g);
+    for (size_t i = 0; i < 2; ++i) {
+      REQUIRE_THAT(ep[i].message_bytes, WithinRel(load * 100663296.0, 1e-12));
+      REQUIRE(ep[i].calls == ep_rows(balanced)[i].calls);
+      REQUIRE_THAT(ep[i].time_s / ep[i].calls,
+                   WithinRel(collective_time_s(Collective::AllToAll, load * 100663296.0, *g, c.cluster), 1e-12));
+    }
+    // The hottest rank's expert GEMMs are longer too, and the step with them.
+    REQUIRE(e.breakdown.compute_s > balanced.breakdown.compute_s);
+    REQUIRE(e.step_s > balanced.step_s);
+    const TimeBreakdown& b = e.breakdown;
+    REQUIRE_THAT(b.compute_s + b.recompute_s + b.tp_exposed_s + b.cp_exposed_s + b.ep_exposed_s + b.pp_bubble_s + b.dp_exposed_s +
+                     b.optimizer_s,
+                 WithinRel(e.step_s, 1e-9));
+  };
+  SECTION("dropless, imbalance 1.5") {
+    c.plan.moe_imbalance = 1.5;
+    check(1.5);
+  }
+  SECTION("padded to capacity factor 1.25, whatever the imbalance") {
+    c.plan.moe_capacity_factor = 1.25;
+    c.plan.moe_pad_to_capacity = true;
+    c.plan.moe_imbalance = 3;
+    check(1.25);
+  }
+  SECTION("capacity factor 1.25 without padding caps an imbalance of 3: the rest is dropped") {
+    c.plan.moe_capacity_factor = 1.25;
+    c.plan.moe_imbalance = 3;
+    check(1.25);
+  }
+}
+
+TEST_CASE("shared experts overlapped with dispatch hide the EP all-to-alls behind their compute", "[estimate]") {
+  // Qwen2-57B-A14B (28 MoE layers, 64 experts top-8, 8 shared experts of 2560 = 20480) at EP 8 on
+  // one DGX H100, no recompute: per MoE layer and micro-batch EP_f = EP_b = dispatch + combine.
+  // With moe_shared_expert_overlap the exposed EP time of a layer is
+  //   max(0, EP_f − η·S_f) + max(0, EP_b − η·(S_b + S_w)),
+  // S the shared expert's forward, input-gradient and weight-gradient times, η = efficiency.overlap;
+  // 8 micro-batches × 28 layers of it per step.
+  Config c = test::config("qwen2-57b-a14b", "dgx-h100", 1, 1, 1, 4096, 64);
+  c.plan.ep = 8;
+  const TrainingEstimate off = run(c);
+  std::vector<CommOp> ep = ep_rows(off);
+  REQUIRE(ep.size() == 2);
+  const double passes = off.mesh.num_micro_batches, layers = 28;
+  REQUIRE(passes == 8);
+  const double ep_f = (ep[0].time_s + ep[1].time_s) / (2.0 * passes * layers);
+  REQUIRE_THAT(off.breakdown.ep_exposed_s, WithinRel(2.0 * passes * layers * ep_f, 1e-12));  // all exposed without it
+  c.plan.moe_shared_expert_overlap = true;
+  const TrainingEstimate on = run(c);
+  const LayerTimes lt = layer_times(test::resolved(c), true);
+  const double eta = c.cluster.efficiency.overlap;
+  const double per_layer = std::max(0.0, ep_f - eta * lt.shared_experts.f_s) +
+                           std::max(0.0, ep_f - eta * (lt.shared_experts.b_s + lt.shared_experts.w_s));
+  REQUIRE(per_layer < 2.0 * ep_f);
+  REQUIRE_THAT(on.breakdown.ep_exposed_s, WithinRel(passes * layers * per_layer, 1e-9));
+  REQUIRE(on.step_s < off.step_s);
+  // The collectives themselves are unchanged; only their exposed part.
+  REQUIRE(ep_rows(on)[0].time_s == ep[0].time_s);
+}
+
+TEST_CASE("under DualPipe the shared expert is already part of the pair's window: overlapping it changes nothing", "[estimate]") {
+  // DualPipe hides both directions' all-to-alls behind the pair's F + B + W; the shared expert's
+  // compute is part of it. Hiding EP behind the shared expert first and then behind the rest of the
+  // window (F + B + W − the shared compute used) exposes the same time: the compute is counted once.
+  const Result<Config> r = config_from_json(nlohmann::json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
+    "plan": {"pp": 2, "ep": 64, "dp": 1, "schedule": "dualpipe", "recompute": "selective"},
+    "workload": {"seq_len": 4096, "global_batch": 512}})"));
+  REQUIRE(r.ok());
+  Config c = r.value;
+  c.cluster.efficiency.overlap = 0.2;  // a small window, so that some EP time stays exposed
+  const TrainingEstimate off = run(c);
+  REQUIRE(off.breakdown.ep_exposed_s > 0);
+  c.plan.moe_shared_expert_overlap = true;
+  REQUIRE_THAT(run(c).breakdown.ep_exposed_s, WithinRel(off.breakdown.ep_exposed_s, 1e-9));
+}

@@ -213,3 +213,41 @@ TEST_CASE("the dispatch precision is a named choice of the plan", "[json]") {
   REQUIRE(bf16.ok());
   REQUIRE(has(resolve(bf16.value).errors, "/plan/ep_dispatch_dtype", ErrorCode::Incompatible));
 }
+
+TEST_CASE("the MoE routing load is read from the plan and written back", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({"model": "qwen2-57b-a14b", "cluster": "dgx-h100",
+    "plan": {"ep": 8, "moe_capacity_factor": 1.25, "moe_pad_to_capacity": true, "moe_imbalance": 1.3,
+             "moe_shared_expert_overlap": true}, "workload": {"global_batch": 64}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.plan.moe_capacity_factor == 1.25);
+  REQUIRE(r.value.plan.moe_pad_to_capacity);
+  REQUIRE(r.value.plan.moe_imbalance == 1.3);
+  REQUIRE(r.value.plan.moe_shared_expert_overlap);
+  const json back = to_json(r.value)["plan"];
+  REQUIRE(back["moe_capacity_factor"] == 1.25);
+  REQUIRE(back["moe_imbalance"] == 1.3);
+  REQUIRE(back["moe_pad_to_capacity"] == true);
+  REQUIRE(back["moe_shared_expert_overlap"] == true);
+  REQUIRE(resolve(r.value).ok());
+  // Defaults: dropless, balanced, no overlap.
+  const json d = to_json(Plan{});
+  REQUIRE(d["moe_capacity_factor"] == 0);
+  REQUIRE(d["moe_imbalance"] == 1);
+  // Wrong types and broken rules, each at its path.
+  const Result<Config> typed = config_from_json(json::parse(R"({"model": "qwen2-57b-a14b", "cluster": "dgx-h100",
+    "plan": {"ep": 8, "moe_imbalance": "high", "moe_pad_to_capacity": 1}, "workload": {"global_batch": 64}})"));
+  REQUIRE(has(typed.errors, "/plan/moe_imbalance", ErrorCode::WrongType));
+  REQUIRE(has(typed.errors, "/plan/moe_pad_to_capacity", ErrorCode::WrongType));
+  const Result<Config> ruled = config_from_json(json::parse(R"({"model": "llama3-8b", "cluster": "dgx-h100",
+    "plan": {"moe_imbalance": 0.5, "moe_capacity_factor": -1}, "workload": {"global_batch": 64}})"));
+  REQUIRE(ruled.ok());
+  const Errors e = resolve(ruled.value).errors;
+  REQUIRE(has(e, "/plan/moe_imbalance", ErrorCode::Incompatible));  // a dense model
+  REQUIRE(has(e, "/plan/moe_capacity_factor", ErrorCode::Incompatible));
+  const Result<Config> neg = config_from_json(json::parse(R"({"model": "qwen2-57b-a14b", "cluster": "dgx-h100",
+    "plan": {"ep": 8, "moe_imbalance": 0.5, "moe_capacity_factor": -1}, "workload": {"global_batch": 64}})"));
+  REQUIRE(neg.ok());
+  const Errors n = resolve(neg.value).errors;
+  REQUIRE(has(n, "/plan/moe_imbalance", ErrorCode::OutOfRange));
+  REQUIRE(has(n, "/plan/moe_capacity_factor", ErrorCode::OutOfRange));
+}

@@ -281,3 +281,25 @@ TEST_CASE("the allocator's reserve is a fraction of the allocated bytes", "[memo
   c.cluster.allocator_fragmentation = 1.5;
   REQUIRE_FALSE(validate(c.model, c.cluster, c.plan, c.workload).empty());
 }
+
+TEST_CASE("the hottest EP rank holds imbalance × the routed tokens' activations", "[memory]") {
+  // Mixtral 8x22B at TP 1, EP 8, s 4096, b 1 (as above): the routed part is s·b·k·(2h + 6·f_e) =
+  // 4096 · 2 · (12,288 + 98,304) = 905,969,664 bytes per layer. Imbalance 1.5 adds half of it,
+  // 452,984,832; padding to capacity factor 1.25 a quarter, 226,492,416. Attention, the router
+  // logits and the layer input do not change.
+  Config c = test::config("mixtral-8x22b", "dgx-h100", 1, 1, 8, 4096, 64);
+  c.plan.ep = 8;
+  c.plan.dp = 1;
+  const Mesh mesh = derive_mesh(c.plan, c.workload);
+  const Plan even = c.plan;
+  const double balanced = layer_activation_bytes(c.model, c.plan, c.workload, mesh, true);
+  c.plan.moe_imbalance = 1.5;
+  REQUIRE_THAT(layer_activation_bytes(c.model, c.plan, c.workload, mesh, true) - balanced, WithinRel(452984832.0, 1e-12));
+  c.plan.moe_imbalance = 1;
+  c.plan.moe_capacity_factor = 1.25;
+  c.plan.moe_pad_to_capacity = true;
+  REQUIRE_THAT(layer_activation_bytes(c.model, c.plan, c.workload, mesh, true) - balanced, WithinRel(226492416.0, 1e-12));
+  // A dense layer has no routed tokens.
+  REQUIRE(layer_activation_bytes(c.model, c.plan, c.workload, mesh, false) ==
+          layer_activation_bytes(c.model, even, c.workload, mesh, false));
+}

@@ -253,3 +253,79 @@ TEST_CASE("ZeRO-2 and ZeRO-3 are refused with pipeline parallelism", "[plan]") {
   c.workload.mode = Mode::Infer;  // serving holds no optimizer state: no rule
   REQUIRE_FALSE(has_error(check(c), "/plan/zero"));
 }
+
+TEST_CASE("the routing load of an MoE plan: capacity factor, padding, imbalance, shared-expert overlap", "[plan]") {
+  // Mixtral 8x22B (8 experts, top-2, no shared expert) at EP 8.
+  Config c = test::config("mixtral-8x22b", "dgx-h100", 1, 1, 1, 4096, 64);
+  c.plan.ep = 8;
+  REQUIRE(check(c).empty());
+  SECTION("valid values") {
+    c.plan.moe_capacity_factor = 1.25;
+    c.plan.moe_pad_to_capacity = true;
+    c.plan.moe_imbalance = 1.3;
+    REQUIRE(check(c).empty());
+  }
+  SECTION("a negative capacity factor") {
+    c.plan.moe_capacity_factor = -1;
+    REQUIRE(has_error(check(c), "/plan/moe_capacity_factor"));
+  }
+  SECTION("a capacity above every token: cf > experts / top_k = 4") {
+    c.plan.moe_capacity_factor = 4.5;
+    REQUIRE(has_error(check(c), "/plan/moe_capacity_factor"));
+  }
+  SECTION("padding needs a capacity factor") {
+    c.plan.moe_pad_to_capacity = true;
+    REQUIRE(has_error(check(c), "/plan/moe_pad_to_capacity"));
+  }
+  SECTION("imbalance below 1") {
+    c.plan.moe_imbalance = 0.9;
+    REQUIRE(has_error(check(c), "/plan/moe_imbalance"));
+  }
+  SECTION("imbalance above what one rank can receive: ep · min(k, E/ep)/k = 8 · 1/2 = 4") {
+    c.plan.moe_imbalance = 4;
+    REQUIRE(check(c).empty());
+    c.plan.moe_imbalance = 4.5;
+    REQUIRE(has_error(check(c), "/plan/moe_imbalance"));
+    c.plan.moe_imbalance = 1.2;  // one EP rank holds every expert: nothing to be hotter than
+    c.plan.ep = 1;
+    c.plan.dp = 1;
+    REQUIRE(has_error(check(c), "/plan/moe_imbalance"));
+  }
+  SECTION("shared-expert overlap needs a shared expert") {
+    c.plan.moe_shared_expert_overlap = true;
+    REQUIRE(has_error(check(c), "/plan/moe_shared_expert_overlap"));
+    Config q = test::config("qwen2-57b-a14b", "dgx-h100", 1, 1, 1, 4096, 64);
+    q.plan.ep = 8;
+    q.plan.moe_shared_expert_overlap = true;
+    REQUIRE(check(q).empty());
+  }
+  SECTION("a dense model has no routing to load") {
+    Config d = test::config("llama3-70b", "dgx-h100", 8, 2, 4, 8192, 64);
+    d.plan.moe_imbalance = 1.2;
+    d.plan.moe_capacity_factor = 1;
+    d.plan.moe_pad_to_capacity = true;
+    d.plan.moe_shared_expert_overlap = true;
+    const Errors e = check(d);
+    for (const char* key : {"moe_imbalance", "moe_capacity_factor", "moe_pad_to_capacity", "moe_shared_expert_overlap"})
+      REQUIRE(has_error(e, std::string("/plan/") + key));
+  }
+  SECTION("serving refuses them") {
+    c.workload.mode = Mode::Infer;
+    c.plan.moe_capacity_factor = 1.25;
+    REQUIRE(has_error(check(c), "/plan/moe_capacity_factor"));
+  }
+}
+
+TEST_CASE("moe_load: dropless imbalance, padded capacity, capacity capping the imbalance", "[plan]") {
+  Plan p;
+  REQUIRE((moe_load(p).recv == 1 && moe_load(p).send == 1));
+  p.moe_imbalance = 1.4;
+  REQUIRE((moe_load(p).recv == 1.4 && moe_load(p).send == 1));
+  p.moe_capacity_factor = 1.25;
+  REQUIRE((moe_load(p).recv == 1.25 && moe_load(p).send == 1));  // copies above capacity drop
+  p.moe_capacity_factor = 0.8;
+  REQUIRE((moe_load(p).recv == 0.8 && moe_load(p).send == 0.8));  // below 1 even a balanced rank drops
+  p.moe_pad_to_capacity = true;
+  p.moe_capacity_factor = 1.5;
+  REQUIRE((moe_load(p).recv == 1.5 && moe_load(p).send == 1.5));  // padded: exactly the capacity, sent and received
+}
