@@ -315,6 +315,11 @@ bool resolve_section(const json& j, const char* section, Find find, bool models,
   return true;
 }
 
+// The dense MLP width a model gets when it names none: 4h (GPT-2, GPT-3). Computed in 64 bits from
+// h clamped to the range validate() allows (1 ≤ h ≤ 2^20), so an absurd h is reported once, at
+// /model/hidden, and never overflows an int here.
+int default_ffn_hidden(int hidden) { return static_cast<int>(4LL * std::clamp(hidden, 0, 1 << 20)); }
+
 // A Hugging Face config.json (transformers' LlamaConfig, MixtralConfig, Qwen2MoeConfig,
 // DeepseekV3Config, GPT-2/NeoX style names) read into a ModelSpec. Keys the model does not need are
 // ignored, since HF configs carry many; the ones it needs are required, with their paths.
@@ -346,7 +351,7 @@ void read_hf_config(const json& hf, const std::string& path, ModelSpec& m, Error
   m.kv_heads = get({"num_key_value_heads"}, m.heads, false);
   m.vocab = get({"vocab_size"}, 0, true);
   m.head_dim = get({"head_dim", "qk_nope_head_dim"}, m.heads > 0 ? m.hidden / m.heads : 0, false);
-  m.ffn_hidden = get({"intermediate_size", "n_inner", "ffn_dim"}, 4 * m.hidden, false);
+  m.ffn_hidden = get({"intermediate_size", "n_inner", "ffn_dim"}, default_ffn_hidden(m.hidden), false);
   const std::string act = hf.contains("hidden_act") && hf["hidden_act"].is_string() ? hf["hidden_act"].get<std::string>() : "";
   m.gated_mlp = act == "silu" || act == "swiglu" || act == "geglu";
   m.tied_embeddings = hf.contains("tie_word_embeddings") && hf["tie_word_embeddings"].is_boolean()
@@ -410,7 +415,7 @@ void read_model_section(const json& section, ModelSpec& model, Errors& errors) {
     if (!o->contains("preset")) {
       if (!o->contains("kv_heads")) model.kv_heads = model.heads;
       if (!o->contains("head_dim") && model.heads > 0) model.head_dim = model.hidden / model.heads;
-      if (!o->contains("ffn_hidden") && !o->contains("experts")) model.ffn_hidden = 4 * model.hidden;
+      if (!o->contains("ffn_hidden") && !o->contains("experts")) model.ffn_hidden = default_ffn_hidden(model.hidden);
     }
   }
 }
