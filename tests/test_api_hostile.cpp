@@ -405,3 +405,32 @@ TEST_CASE("a serving context too long is reported at the longer of prompt_len an
   c["workload"] = {{"mode", "infer"}, {"batch", 1}, {"prompt_len", 100000000}, {"output_len", 16}};
   CHECK(error_paths(cutlab::api::evaluate_json(c.dump())) == std::vector<std::string>{"/workload/prompt_len"});
 }
+
+TEST_CASE("strict JSON: a NUL byte, a key twice or nesting too deep is a parse error with a path", "[api][hostile][json]") {
+  const std::string ok = kBase.dump();
+  REQUIRE(is_ok(cutlab::api::evaluate_json(ok)));
+  const std::string nul = ok + std::string(1, '\0') + "GARBAGE{{{";
+  for (const std::string& out : {cutlab::api::evaluate_json(nul), cutlab::api::schedule_json(nul), cutlab::api::search_json(nul, 3),
+                                 cutlab::api::options_json(nul), cutlab::api::timeline_json(nul, 800, 0)}) {
+    INFO(out.substr(0, 300));
+    REQUIRE(error_paths(out) == std::vector<std::string>{""});
+    CHECK(message_at(out, "").find("NUL byte at offset " + std::to_string(ok.size())) != std::string::npos);
+  }
+  CHECK_FALSE(is_ok(cutlab::api::evaluate_json(ok + " x")));  // trailing bytes
+  // the second of two equal keys, at its JSON pointer (RFC 6901 escapes)
+  std::string dup = ok;
+  dup.replace(dup.find("\"tp\":8"), 6, "\"tp\":8,\"tp\":4");
+  CHECK(error_paths(cutlab::api::evaluate_json(dup)) == std::vector<std::string>{"/plan/tp"});
+  CHECK(error_paths(cutlab::api::evaluate_json(R"({"model": {"hf_config": {"a/b": [0, {"x~": 1, "x~": 2}]}}})")) ==
+        std::vector<std::string>{"/model/hf_config/a~1b/1/x~0"});
+  // the same key in two objects is fine
+  CHECK(is_ok(cutlab::api::evaluate_json(R"({"model": {"preset": "llama3-8b"}, "cluster": {"preset": "dgx-h100", "gpus": 8},
+      "plan": {"tp": 8}, "workload": {"seq_len": 4096, "global_batch": 8}})")));
+  // nesting: 64 levels are read (and rejected by the reader), 65 are a parse error
+  const std::string deep64 = "{\"model\": " + deep(63, "[", "]") + "}";
+  const std::string deep65 = "{\"model\": " + deep(64, "[", "]") + "}";
+  const std::vector<std::string> p64 = error_paths(cutlab::api::evaluate_json(deep64));
+  CHECK(std::find(p64.begin(), p64.end(), "/model") != p64.end());
+  const std::string out65 = cutlab::api::evaluate_json(deep65);
+  CHECK(message_at(out65, error_paths(out65).at(0)).find("nested deeper than 64") != std::string::npos);
+}
