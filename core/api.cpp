@@ -45,11 +45,8 @@ Answer<T> failed(Errors errors, std::optional<Config> config = std::nullopt) {
 
 Answer<Config> read(const std::string& text) {
   Answer<Config> a;
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) {
-    a.result.errors.push_back({ErrorCode::ParseError, "", "the input is not valid JSON"});
-    return a;
-  }
+  const json j = parse_strict(text, a.result.errors);
+  if (j.is_discarded()) return a;
   a.result = config_from_json(j);
   if (a.result.ok() || sections_resolved(a.result.errors)) a.config = a.result.value;
   return a;

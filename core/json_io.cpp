@@ -320,6 +320,11 @@ bool resolve_section(const json& j, const char* section, Find find, bool models,
   return true;
 }
 
+// The dense MLP width a model gets when it names none: 4h (GPT-2, GPT-3). Computed in 64 bits from
+// h clamped to the range validate() allows (1 ≤ h ≤ 2^20), so an absurd h is reported once, at
+// /model/hidden, and never overflows an int here.
+int default_ffn_hidden(int hidden) { return static_cast<int>(4LL * std::clamp(hidden, 0, 1 << 20)); }
+
 // A Hugging Face config.json (transformers' LlamaConfig, MixtralConfig, Qwen2MoeConfig,
 // DeepseekV3Config, GPT-2/NeoX style names) read into a ModelSpec. Keys the model does not need are
 // ignored, since HF configs carry many; the ones it needs are required, with their paths.
@@ -351,7 +356,7 @@ void read_hf_config(const json& hf, const std::string& path, ModelSpec& m, Error
   m.kv_heads = get({"num_key_value_heads"}, m.heads, false);
   m.vocab = get({"vocab_size"}, 0, true);
   m.head_dim = get({"head_dim", "qk_nope_head_dim"}, m.heads > 0 ? m.hidden / m.heads : 0, false);
-  m.ffn_hidden = get({"intermediate_size", "n_inner", "ffn_dim"}, 4 * m.hidden, false);
+  m.ffn_hidden = get({"intermediate_size", "n_inner", "ffn_dim"}, default_ffn_hidden(m.hidden), false);
   const std::string act = hf.contains("hidden_act") && hf["hidden_act"].is_string() ? hf["hidden_act"].get<std::string>() : "";
   m.gated_mlp = act == "silu" || act == "swiglu" || act == "geglu";
   m.tied_embeddings = hf.contains("tie_word_embeddings") && hf["tie_word_embeddings"].is_boolean()
@@ -415,7 +420,7 @@ void read_model_section(const json& section, ModelSpec& model, Errors& errors) {
     if (!o->contains("preset")) {
       if (!o->contains("kv_heads")) model.kv_heads = model.heads;
       if (!o->contains("head_dim") && model.heads > 0) model.head_dim = model.hidden / model.heads;
-      if (!o->contains("ffn_hidden") && !o->contains("experts")) model.ffn_hidden = 4 * model.hidden;
+      if (!o->contains("ffn_hidden") && !o->contains("experts")) model.ffn_hidden = default_ffn_hidden(model.hidden);
     }
   }
 }
@@ -479,6 +484,88 @@ void list_rule_errors(const Config& c, Errors& errors) {
 }
 
 }  // namespace
+
+namespace {
+
+// A JSON pointer token (RFC 6901): "~" → "~0", "/" → "~1".
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char ch : key) {
+    if (ch == '~') out += "~0";
+    else if (ch == '/') out += "~1";
+    else out += ch;
+  }
+  return out;
+}
+
+}  // namespace
+
+json parse_strict(const std::string& text, Errors& errors) {
+  const std::size_t nul = text.find('\0');
+  if (nul != std::string::npos) {
+    errors.push_back(
+        {ErrorCode::ParseError, "", "the input holds a NUL byte at offset " + std::to_string(nul) + ": not one JSON document"});
+    return json(json::value_t::discarded);
+  }
+  // Where the parser is: one frame per open object or array (its keys so far, or the index of its
+  // last element), so a duplicate key is reported with its JSON pointer.
+  struct Frame {
+    bool object = false;
+    std::vector<std::string> keys;
+    long long index = -1;
+  };
+  std::vector<Frame> open;
+  bool too_deep = false, duplicate = false;
+  auto pointer = [&]() {
+    std::string path;
+    for (const Frame& f : open)
+      path += "/" + (f.object ? (f.keys.empty() ? "" : pointer_token(f.keys.back())) : std::to_string(f.index));
+    return path;
+  };
+  auto element = [&]() {
+    if (!open.empty() && !open.back().object) ++open.back().index;
+  };
+  const json j = json::parse(
+      text,
+      [&](int depth, json::parse_event_t event, json& parsed) {
+        if (too_deep || duplicate) return false;
+        switch (event) {
+          case json::parse_event_t::object_start:
+          case json::parse_event_t::array_start:
+            element();
+            if (depth >= k_max_json_depth) {
+              too_deep = true;
+              errors.push_back(
+                  {ErrorCode::ParseError, pointer(), "nested deeper than " + std::to_string(k_max_json_depth) + " levels"});
+              return false;
+            }
+            open.push_back({event == json::parse_event_t::object_start, {}, -1});
+            break;
+          case json::parse_event_t::key: {
+            const std::string key = parsed.get<std::string>();
+            Frame& f = open.back();
+            if (std::find(f.keys.begin(), f.keys.end(), key) != f.keys.end()) {
+              f.keys.push_back(key);
+              duplicate = true;
+              errors.push_back({ErrorCode::ParseError, pointer(), "the key '" + key + "' appears twice in one object"});
+              return false;
+            }
+            f.keys.push_back(key);
+            break;
+          }
+          case json::parse_event_t::object_end:
+          case json::parse_event_t::array_end:
+            if (!open.empty()) open.pop_back();
+            break;
+          case json::parse_event_t::value: element(); break;
+        }
+        return true;
+      },
+      false);
+  if (too_deep || duplicate) return json(json::value_t::discarded);
+  if (j.is_discarded()) errors.push_back({ErrorCode::ParseError, "", "the input is not valid JSON"});
+  return j;
+}
 
 Result<Config> config_from_json(const json& j) {
   Result<Config> r;

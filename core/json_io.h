@@ -14,6 +14,12 @@ namespace cutlab {
 
 Result<Config> config_from_json(const nlohmann::json& j);
 
+// Strict JSON: the whole text is one document (a NUL byte is an error, not its end), no object
+// names a key twice (the error's path is the second one's), nesting at most k_max_json_depth
+// deep. On any error returns a discarded value and appends the errors (ParseError).
+inline constexpr int k_max_json_depth = 64;
+nlohmann::json parse_strict(const std::string& text, Errors& errors);
+
 // True when these reading errors left the model and the cluster resolved (no missing or unknown
 // preset, no malformed section): the rest of the config is then meaningful beside the errors.
 bool sections_resolved(const Errors& reading_errors);

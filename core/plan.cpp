@@ -1,9 +1,11 @@
 #include "core/plan.h"
 
 #include "core/schedule.h"
+#include "core/units.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace cutlab {
@@ -140,13 +142,26 @@ struct Checker {
   void fraction(const std::string& path, double v) {
     if (!(v > 0 && v <= 1)) add(ErrorCode::OutOfRange, path, "must be in (0, 1], got " + fmt(v));
   }
+  // A quantity held in SI (`v`) and written in the unit `scale` (GiB, GB/s, …): lo ≤ v/scale ≤ hi.
+  // The bounds keep every product of the model finite and reject denormals, which would turn a
+  // duration into inf deep inside the simulation.
+  void between(const std::string& path, double v, double scale, double lo, double hi, const char* unit) {
+    if (!(v >= lo * scale && v <= hi * scale))
+      add(ErrorCode::OutOfRange, path, "must be between " + fmt(lo) + " and " + fmt(hi) + " " + unit + ", got " + fmt(v / scale));
+  }
   void non_negative(const std::string& path, double v) {
     if (!(v >= 0)) add(ErrorCode::OutOfRange, path, "must be ≥ 0, got " + fmt(v));
   }
   static std::string fmt(double v) {
     if (v < 1e15 && v > -1e15 && v == static_cast<double>(static_cast<long long>(v))) return std::to_string(static_cast<long long>(v));
+    if (!std::isfinite(v) || std::fabs(v) >= 1e15 || (v != 0 && std::fabs(v) < 1e-4)) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.6g", v);  // 1e+308, 4.94066e-324, inf, nan
+      return buf;
+    }
     std::string s = std::to_string(v);
     while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
     return s;
   }
 };
@@ -235,25 +250,27 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.at_most(P + "gpus_per_node", cl.gpus_per_node, 576, "largest NVLink domain built is 576 GPUs");
   c.non_negative(P + "sms", cl.sms);
   c.at_most(P + "sms", cl.sms, 1024, "no GPU has more than 1,024 streaming multiprocessors");
-  c.positive(P + "hbm_GiB", cl.hbm_bytes);
-  c.positive(P + "hbm_GBps", cl.hbm_bytes_per_s);
-  c.positive(P + "bf16_TFLOPs", cl.bf16_flops_per_s);
-  c.non_negative(P + "fp8_TFLOPs", cl.fp8_flops_per_s);
-  c.positive(P + "nvlink_GBps", cl.nvlink_bytes_per_s);
-  c.positive(P + "scaleout_GBps", cl.scaleout_bytes_per_s);
-  c.non_negative(P + "nvlink_latency_us", cl.nvlink_latency_s);
-  c.non_negative(P + "scaleout_latency_us", cl.scaleout_latency_s);
-  c.non_negative(P + "reserved_GiB", cl.reserved_bytes);
+  // Documented ranges (README, "Input ranges"): wide enough for any accelerator, narrow enough
+  // that no product overflows and no denormal divides.
+  c.between(P + "hbm_GiB", cl.hbm_bytes, units::GiB, 1e-3, 1e6, "GiB");
+  c.between(P + "hbm_GBps", cl.hbm_bytes_per_s, units::GBps, 1e-3, 1e7, "GB/s");
+  c.between(P + "bf16_TFLOPs", cl.bf16_flops_per_s, units::TFLOPs, 1e-3, 1e7, "TFLOP/s");
+  if (cl.fp8_flops_per_s != 0) c.between(P + "fp8_TFLOPs", cl.fp8_flops_per_s, units::TFLOPs, 1e-3, 1e7, "TFLOP/s (or 0: none)");
+  c.between(P + "nvlink_GBps", cl.nvlink_bytes_per_s, units::GBps, 1e-3, 1e7, "GB/s");
+  c.between(P + "scaleout_GBps", cl.scaleout_bytes_per_s, units::GBps, 1e-3, 1e7, "GB/s");
+  c.between(P + "nvlink_latency_us", cl.nvlink_latency_s, units::us, 0, 1e6, "µs");
+  c.between(P + "scaleout_latency_us", cl.scaleout_latency_s, units::us, 0, 1e6, "µs");
+  c.between(P + "reserved_GiB", cl.reserved_bytes, units::GiB, 0, 1e6, "GiB");
   if (!(cl.allocator_fragmentation >= 0 && cl.allocator_fragmentation <= 1))
     c.add(ErrorCode::OutOfRange, P + "allocator_fragmentation", "must be in [0, 1] (a fraction of the allocated bytes)");
-  if (cl.reserved_bytes >= cl.hbm_bytes && cl.hbm_bytes > 0)
+  if (cl.reserved_bytes >= cl.hbm_bytes && cl.hbm_bytes >= 1e-3 * units::GiB && cl.reserved_bytes <= 1e6 * units::GiB)
     c.add(ErrorCode::Incompatible, P + "reserved_GiB", "reserved memory must be smaller than hbm_GiB");
   if (cl.gpus < 0) c.add(ErrorCode::OutOfRange, P + "gpus", "must be positive");
   const std::string E = P + "efficiency/";
   const Efficiencies& e = cl.efficiency;
   c.fraction(E + "gemm", e.gemm);
   c.fraction(E + "gemm_fp8", e.gemm_fp8);
-  c.non_negative(E + "gemm_half_dim", e.gemm_half_dim);
+  c.between(E + "gemm_half_dim", e.gemm_half_dim, 1, 0, 1 << 20, "elements");
   c.fraction(E + "attention", e.attention);
   c.fraction(E + "hbm", e.hbm);
   c.fraction(E + "hbm_stream", e.hbm_stream);
@@ -500,7 +517,9 @@ void validate_workload(const Workload& w, Checker& c) {
     c.at_most(P + "batch", w.batch, 1 << 20, "more than a million concurrent sequences");
     c.positive(P + "prompt_len", w.prompt_len);
     c.positive(P + "output_len", w.output_len);
-    c.at_most(P + "prompt_len", double(w.prompt_len) + w.output_len, 1 << 24, "context longer than 16M tokens");
+    // the longer of the two is the one to shorten
+    c.at_most(P + (w.output_len > w.prompt_len ? "output_len" : "prompt_len"), double(w.prompt_len) + w.output_len, 1 << 24,
+              "prompt_len + output_len: context longer than 16M tokens");
     return;
   }
   c.positive(P + "seq_len", w.seq_len);

@@ -40,8 +40,15 @@ constexpr const char* k_path_stages = "/plan/pp";
 constexpr const char* k_path_chunks = "/plan/vpp";
 constexpr const char* k_path_micro_batches = "/workload/global_batch";
 
-// Upper bound on p * v * m, so a typo cannot ask for gigabytes of ops (WASM has little memory).
-constexpr long long k_max_pairs = 1LL << 22;
+// Upper bound on p * v * m, so a typo cannot ask for gigabytes of ops (schedule.h).
+constexpr long long k_max_pairs = k_max_schedule_pairs;
+
+// The limit's message, shared by the plan's rules and the simulation's own check.
+std::string too_many_pairs(long long p, long long v, long long m) {
+  return "pp × chunks × micro-batches = " + std::to_string(p) + " × " + std::to_string(v) + " × " + std::to_string(m) +
+         " exceeds the limit of " + std::to_string(k_max_pairs) +
+         " (micro-batch, chunk) pairs one step may simulate: lower global_batch or raise micro_batch";
+}
 
 // Appends one stage's ops, untimed, in issue order. The ops array is the result's (no copy); `split_w`
 // runs beside it: for a B op, whether its W is a separate later op (then the B lasts b, not b + w, and
@@ -497,9 +504,7 @@ Errors validate(const ScheduleInput& in, Schedule kind) {
   }
 
   if (sizes_ok && static_cast<double>(p) * v * m > static_cast<double>(k_max_pairs))  // double: no overflow
-    add(ErrorCode::OutOfRange, k_path_micro_batches,
-        "pp * vpp * micro-batches exceeds " + std::to_string(k_max_pairs) + " (pp = " + std::to_string(p) +
-            ", vpp = " + std::to_string(v) + ", micro-batches = " + std::to_string(m) + ")");
+    add(ErrorCode::OutOfRange, k_path_micro_batches, too_many_pairs(p, v, m));
   if (sizes_ok && static_cast<long long>(in.times.size()) != static_cast<long long>(p) * v)
     add(ErrorCode::Incompatible, k_path_stages,
         "times has " + std::to_string(in.times.size()) +
@@ -543,6 +548,10 @@ Errors schedule_rules(Schedule s, int pp, int vpp, long long m) {
       add(k_path_micro_batches,
           "dualpipe needs an even number of micro-batches per step, at least 2 × pp = " + n(2LL * pp) + ", got " + n(m));
   }
+  const long long chunks = s == Schedule::DualPipe ? 2 : std::max(vpp, 1);
+  if (m > 0 && pp > 0 &&
+      static_cast<double>(pp) * static_cast<double>(chunks) * static_cast<double>(m) > static_cast<double>(k_max_pairs))
+    errors.push_back({ErrorCode::OutOfRange, k_path_micro_batches, too_many_pairs(pp, chunks, m)});
   return errors;
 }
 

@@ -73,6 +73,14 @@ Result<ScheduleResult> simulate_schedule(const ScheduleInput& input);
 // DualPipe's two directions are not counted), m micro-batches per step (m ≤ 0: not known yet).
 // Megatron's interleaved 1F1B runs micro-batches in groups of pp; DualPipe feeds both ends with half
 // of them (DeepSeek-V3 §3.2.1; deepseek-ai/DualPipe needs m ≥ 2·pp). Paths are the plan's.
+// Also bounds the work: pp × chunks × m ≤ k_max_schedule_pairs (error at /workload/global_batch).
 Errors schedule_rules(Schedule schedule, int pp, int vpp, long long m);
+
+// The most (micro-batch, chunk) pairs per stage summed over the stages (pp × chunks × micro-batches)
+// one step may simulate. At the limit (measured on 2 cores, every schedule): evaluate 0.05–0.1 s and
+// ≤ 41 MB natively; `schedule --json` 1.2–3.2 s and ≤ 440 MB; the timeline scene ≤ 4 rects per pair
+// (≤ 524,288), 2.5–4.9 s in WASM. The largest published run among validation/cases.json (Megatron's
+// 1T, pp 64 × 2 chunks × 512 micro-batches) holds 65,536.
+inline constexpr long long k_max_schedule_pairs = 1LL << 17;
 
 }  // namespace cutlab

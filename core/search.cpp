@@ -26,6 +26,12 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
         {ErrorCode::Incompatible, "/workload/mode", "search ranks training plans; serving plans are evaluated one by one"});
     return out;
   }
+  // Without a global batch every plan fails validation: say so once rather than "0 valid".
+  if (base.workload.global_batch <= 0) {
+    out.errors.push_back({ErrorCode::MissingKey, "/workload/global_batch",
+                          "search needs the global batch (workload.global_batch, sequences per step) to rank training plans"});
+    return out;
+  }
   if (opt.top < 1 || !(opt.max_memory_fraction > 0 && opt.max_memory_fraction <= 1)) {
     out.errors.push_back({ErrorCode::OutOfRange, "/search", "top must be ≥ 1 and max_memory_fraction in (0, 1]"});
     return out;

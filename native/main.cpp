@@ -373,7 +373,8 @@ bool load_text(const Args& a, std::string& out, int& rc) {
       rc = kUsage;
       return false;
     }
-    cfg = json::parse(text, nullptr, false);
+    Errors strict;  // NUL bytes, duplicate keys, deep nesting: the façade reports them too
+    cfg = parse_strict(text, strict);
     if (cfg.is_discarded()) {  // the façade reports it, as it would to the page
       out = text;
       return true;

@@ -4,6 +4,7 @@
 // test; every call must instead answer JSON with "ok" and, when not ok, a list of errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "core/api.h"
+#include "core/schedule.h"
 #include "core/validation.h"
 #include "tests/helpers.h"
 
@@ -278,4 +280,157 @@ TEST_CASE("the validation-cases reader answers hostile files with errors", "[val
     if (in.empty() || in[0] != '{') CHECK_FALSE(r.ok());
     for (const cutlab::Error& e : r.errors) CHECK_FALSE(e.message.empty());
   }
+}
+
+// ---- issue 15: each reproducer, with the error at the path of the field the user wrote ----------
+
+namespace {
+
+// The paths of the errors of a failed answer ({} when it succeeded).
+std::vector<std::string> error_paths(const std::string& out) {
+  const json j = json::parse(out, nullptr, false);
+  std::vector<std::string> paths;
+  if (j.is_object() && j.contains("errors"))
+    for (const json& e : j["errors"]) paths.push_back(e["path"].get<std::string>());
+  return paths;
+}
+
+// The message of the first error at `path` ("" when none).
+std::string message_at(const std::string& out, const std::string& path) {
+  const json j = json::parse(out, nullptr, false);
+  if (j.is_object() && j.contains("errors"))
+    for (const json& e : j["errors"])
+      if (e["path"] == path) return e["message"].get<std::string>();
+  return "";
+}
+
+bool is_ok(const std::string& out) { return json::parse(out, nullptr, false).value("ok", false); }
+
+}  // namespace
+
+TEST_CASE("a global batch that would simulate more pairs than the limit is an error at /workload/global_batch",
+          "[api][hostile][limits]") {
+  json c = kBase;
+  c["cluster"]["gpus"] = 16;
+  c["plan"] = {{"tp", 8}, {"pp", 2}};
+  // pp 2 × 1 chunk × 65,536 micro-batches = 131,072 pairs: the limit itself is accepted
+  c["workload"]["global_batch"] = 65536;
+  REQUIRE(is_ok(cutlab::api::evaluate_json(c.dump())));
+  for (long long gb : {65538LL, 1000000LL, 2000000000LL}) {
+    c["workload"]["global_batch"] = gb;
+    const std::string out = cutlab::api::evaluate_json(c.dump());
+    INFO(out.substr(0, 400));
+    REQUIRE(error_paths(out) == std::vector<std::string>{"/workload/global_batch"});
+    CHECK(message_at(out, "/workload/global_batch").find(std::to_string(cutlab::k_max_schedule_pairs)) != std::string::npos);
+    CHECK(error_paths(cutlab::api::timeline_json(c.dump(), 800, 0)) == std::vector<std::string>{"/workload/global_batch"});
+    CHECK(error_paths(cutlab::api::schedule_json(c.dump())) == std::vector<std::string>{"/workload/global_batch"});
+  }
+  // DualPipe counts its two directions as chunks
+  c["plan"] = {{"tp", 8}, {"pp", 2}, {"schedule", "dualpipe"}};
+  c["workload"]["global_batch"] = 65536 + 2;
+  CHECK(error_paths(cutlab::api::evaluate_json(c.dump())) == std::vector<std::string>{"/workload/global_batch"});
+}
+
+TEST_CASE("search without a global batch says so, at /workload/global_batch", "[api][hostile][search]") {
+  json c = kBase;
+  c["workload"].erase("global_batch");
+  const std::string out = cutlab::api::search_json(c.dump(), 10);
+  REQUIRE(error_paths(out) == std::vector<std::string>{"/workload/global_batch"});
+  CHECK(message_at(out, "/workload/global_batch").find("search needs the global batch") != std::string::npos);
+}
+
+TEST_CASE("a huge hidden size is one error at /model/hidden, never an int overflow of 4h", "[api][hostile][ub]") {
+  json hf = {{"hidden_act", "silu"},    {"hidden_size", 1073741824}, {"num_attention_heads", 32},
+             {"num_hidden_layers", 32}, {"num_key_value_heads", 8},  {"vocab_size", 128256}};
+  json c = kBase;
+  c["model"] = {{"hf_config", hf}};
+  CHECK(error_paths(cutlab::api::evaluate_json(c.dump())) == std::vector<std::string>{"/model/hidden"});
+  c["model"] = {{"layers", 32}, {"hidden", 1900000000}, {"heads", 32}, {"vocab", 1000}};
+  CHECK(error_paths(cutlab::api::evaluate_json(c.dump())) == std::vector<std::string>{"/model/hidden"});
+}
+
+TEST_CASE("integers beyond 2^31 are errors at their path, never wrapped", "[api][hostile][ub]") {
+  json c = kBase;
+  c["plan"]["zero"] = 4294967297LL;
+  CHECK(error_paths(cutlab::api::evaluate_json(c.dump())) == std::vector<std::string>{"/plan/zero"});
+  c = kBase;
+  c["cluster"]["gpus"] = 16;
+  c["plan"] = {{"tp", 8}, {"pp", 2}, {"layers_per_stage", {4294967336LL, 40}}};
+  const std::vector<std::string> lps = error_paths(cutlab::api::evaluate_json(c.dump()));
+  CHECK(std::find(lps.begin(), lps.end(), "/plan/layers_per_stage/0") != lps.end());
+  json hf = {{"hidden_act", "silu"},
+             {"hidden_size", 4096},
+             {"intermediate_size", 14336},
+             {"num_attention_heads", 32},
+             {"num_hidden_layers", 4294967328LL},
+             {"num_key_value_heads", 8},
+             {"vocab_size", 128256}};
+  c = kBase;
+  c["model"] = {{"hf_config", hf}};
+  CHECK(error_paths(cutlab::api::evaluate_json(c.dump())) == std::vector<std::string>{"/model/hf_config/num_hidden_layers"});
+}
+
+TEST_CASE("every cluster quantity outside its documented range is an error at its own path", "[api][hostile][ranges]") {
+  const char* fields[] = {"hbm_GiB", "hbm_GBps", "bf16_TFLOPs", "fp8_TFLOPs", "nvlink_GBps", "scaleout_GBps"};
+  for (const char* f : fields)
+    for (double v : {5e-324, 1e-320, 1e-6, -1.0, -1e308, 1e290, 1e308}) {
+      json c = kBase;
+      c["cluster"][f] = v;
+      const std::string out = cutlab::api::evaluate_json(c.dump());
+      INFO(f << " = " << v << ": " << out.substr(out.find("\"errors\""), 300));
+      CHECK(error_paths(out) == std::vector<std::string>{std::string("/cluster/") + f});
+    }
+  for (const char* f : {"nvlink_latency_us", "scaleout_latency_us", "reserved_GiB"})
+    for (double v : {-1e-3, -1.0, 1e290}) {  // (-1e-320 µs is -0 s: accepted, harmless)
+      json c = kBase;
+      c["cluster"][f] = v;
+      const std::string out = cutlab::api::evaluate_json(c.dump());
+      INFO(f << " = " << v);
+      CHECK(error_paths(out) == std::vector<std::string>{std::string("/cluster/") + f});
+    }
+  // in range, the answer is finite everywhere (check_answer: no null from NaN or inf)
+  for (const char* f : fields)
+    for (double v : {1e-3, 1e6}) {
+      json c = kBase;
+      c["cluster"][f] = v;
+      const std::string out = cutlab::api::evaluate_json(c.dump());
+      check_answer(out, c.dump());
+    }
+}
+
+TEST_CASE("a serving context too long is reported at the longer of prompt_len and output_len", "[api][hostile]") {
+  json c = kBase;
+  c["workload"] = {{"mode", "infer"}, {"batch", 1}, {"prompt_len", 1024}, {"output_len", 1e9}};
+  CHECK(error_paths(cutlab::api::evaluate_json(c.dump())) == std::vector<std::string>{"/workload/output_len"});
+  c["workload"] = {{"mode", "infer"}, {"batch", 1}, {"prompt_len", 100000000}, {"output_len", 16}};
+  CHECK(error_paths(cutlab::api::evaluate_json(c.dump())) == std::vector<std::string>{"/workload/prompt_len"});
+}
+
+TEST_CASE("strict JSON: a NUL byte, a key twice or nesting too deep is a parse error with a path", "[api][hostile][json]") {
+  const std::string ok = kBase.dump();
+  REQUIRE(is_ok(cutlab::api::evaluate_json(ok)));
+  const std::string nul = ok + std::string(1, '\0') + "GARBAGE{{{";
+  for (const std::string& out : {cutlab::api::evaluate_json(nul), cutlab::api::schedule_json(nul), cutlab::api::search_json(nul, 3),
+                                 cutlab::api::options_json(nul), cutlab::api::timeline_json(nul, 800, 0)}) {
+    INFO(out.substr(0, 300));
+    REQUIRE(error_paths(out) == std::vector<std::string>{""});
+    CHECK(message_at(out, "").find("NUL byte at offset " + std::to_string(ok.size())) != std::string::npos);
+  }
+  CHECK_FALSE(is_ok(cutlab::api::evaluate_json(ok + " x")));  // trailing bytes
+  // the second of two equal keys, at its JSON pointer (RFC 6901 escapes)
+  std::string dup = ok;
+  dup.replace(dup.find("\"tp\":8"), 6, "\"tp\":8,\"tp\":4");
+  CHECK(error_paths(cutlab::api::evaluate_json(dup)) == std::vector<std::string>{"/plan/tp"});
+  CHECK(error_paths(cutlab::api::evaluate_json(R"({"model": {"hf_config": {"a/b": [0, {"x~": 1, "x~": 2}]}}})")) ==
+        std::vector<std::string>{"/model/hf_config/a~1b/1/x~0"});
+  // the same key in two objects is fine
+  CHECK(is_ok(cutlab::api::evaluate_json(R"({"model": {"preset": "llama3-8b"}, "cluster": {"preset": "dgx-h100", "gpus": 8},
+      "plan": {"tp": 8}, "workload": {"seq_len": 4096, "global_batch": 8}})")));
+  // nesting: 64 levels are read (and rejected by the reader), 65 are a parse error
+  const std::string deep64 = "{\"model\": " + deep(63, "[", "]") + "}";
+  const std::string deep65 = "{\"model\": " + deep(64, "[", "]") + "}";
+  const std::vector<std::string> p64 = error_paths(cutlab::api::evaluate_json(deep64));
+  CHECK(std::find(p64.begin(), p64.end(), "/model") != p64.end());
+  const std::string out65 = cutlab::api::evaluate_json(deep65);
+  CHECK(message_at(out65, error_paths(out65).at(0)).find("nested deeper than 64") != std::string::npos);
 }

@@ -129,7 +129,7 @@
       perf.change.tablesFrameMs = perf.workMs;   // the frame after: the tables of that change
       perf.change.changeToTablesMs = t2 - perf.change.at;
     }
-    $('foot').innerHTML = footer(d);
+    renderFooter(d);
   }
 
   function currentView() { return EMBED_VIEW && EMBED_VIEW !== 'tables' ? EMBED_VIEW : state.view; }
@@ -156,12 +156,21 @@
     view.draw(ctx, g, { w: width, h }, u, hits);
   }
 
-  function footer(d) {
-    const f = CL.fmt;
-    if (EMBED_VIEW) return '<a href="' + location.pathname + CL.state.toQuery(state) + '" target="_blank" rel="noopener">Open in the cutlab explorer ↗</a> · every number from the cutlab core';
-    return 'Every number on this page comes from the cutlab core (C++ compiled to WebAssembly); the page only formats and draws. ' +
-      '<span class="perf">core ' + f.fixed(perf.deriveMs, 1) + ' ms · draw ' + f.fixed(perf.drawMs, 1) + ' ms' +
-      (d.good && d.good.r ? ' · ' + d.good.r.config.workload.mode + ' · ' + d.good.r.config.model.name + ' on ' + f.int(d.good.r.gpus) + ' × ' + d.good.r.config.cluster.gpu : '') + '</span>';
+  // The footer names the model and the GPU of the config, which a link or a pasted config.json
+  // sets: built as text nodes, never as HTML.
+  function renderFooter(d) {
+    const f = CL.fmt, foot = $('foot');
+    if (EMBED_VIEW) {
+      const a = Object.assign(document.createElement('a'), { href: location.pathname + CL.state.toQuery(state), target: '_blank', rel: 'noopener',
+        textContent: 'Open in the cutlab explorer ↗' });
+      foot.replaceChildren(a, ' · every number from the cutlab core');
+      return;
+    }
+    const c = d.good && d.good.r ? d.good.r.config : null;
+    const span = Object.assign(document.createElement('span'), { className: 'perf',
+      textContent: 'core ' + f.fixed(perf.deriveMs, 1) + ' ms · draw ' + f.fixed(perf.drawMs, 1) + ' ms' +
+        (c ? ' · ' + c.workload.mode + ' · ' + c.model.name + ' on ' + f.int(d.good.r.gpus) + ' × ' + c.cluster.gpu : '') });
+    foot.replaceChildren('Every number on this page comes from the cutlab core (C++ compiled to WebAssembly); the page only formats and draws. ', span);
   }
 
   function renderGeneralErrors(list, d) {
@@ -197,7 +206,7 @@
   function renderGpuPanel(d) {
     const panel = $('gpu-panel');
     const g = d.good;
-    if (state.gpu == null || !g || state.gpu >= g.r.gpus || !g.gpu) { panel.hidden = true; return; }
+    if (!Number.isInteger(state.gpu) || !g || state.gpu >= g.r.gpus || !g.gpu) { panel.hidden = true; return; }
     const key = g.text + '|' + state.gpu;
     if (panel.dataset.key === key && !panel.hidden) return;
     panel.dataset.key = key;

@@ -85,7 +85,7 @@
     const t = (ax, v) => '<span class="term" style="--c:' + P.axis[ax] + '"><small>' + ax.toUpperCase() + '</small>' + (typeof v === 'number' ? F.int(v) : '?') + '</span>';
     const x = '<span class="op">×</span>';
     const folding = plan.etp > 0;
-    let html = '<span class="gpus"><small>GPUs</small>' + (typeof gpus === 'number' ? F.int(gpus) : gpus) + '</span><span class="op">=</span>';
+    let html = '<span class="gpus"><small>GPUs</small>' + (typeof gpus === 'number' ? F.int(gpus) : '?') + '</span><span class="op">=</span>';
     if (!folding) html += [t('tp', plan.tp), t('pp', plan.pp), t('cp', plan.cp), t('ep', plan.ep), t('dp', dp)].join(x);
     else {
       html += [t('tp', plan.tp), t('cp', plan.cp), t('dp', dp), t('pp', plan.pp)].join(x);

@@ -76,10 +76,10 @@
   function gpuPanel(d, rank) {
     const r = d.r;
     const g = d.gpu(rank);
-    if (!g) return '<button class="close" aria-label="close">×</button>GPU ' + rank + ': no data';
-    const mem = r.memory.per_stage[g.pp];
     const e = F.escape;
-    let h = '<button class="close" aria-label="close">×</button><h4>GPU ' + rank + ' <span class="muted">· what it holds, its memory and its traffic</span></h4><div class="cols"><div>' +
+    if (!g) return '<button class="close" aria-label="close">×</button>GPU ' + e(rank) + ': no data';
+    const mem = r.memory.per_stage[g.pp];
+    let h = '<button class="close" aria-label="close">×</button><h4>GPU ' + e(rank) + ' <span class="muted">· what it holds, its memory and its traffic</span></h4><div class="cols"><div>' +
       '<table class="t"><tbody>' + gpuLines(d, rank).map((l) => '<tr><th>' + l[0] + '</th><td>' + e(l[1]) + '</td></tr>').join('') + '</tbody></table></div><div>' +
       CL.tables.memoryBar(mem, r) + '<table class="t"><tbody>';
     for (const [k, l, c] of CL.tables.kindsOf(r)) h += '<tr><th><i class="sw" style="--c:' + P.state[c] + '"></i>' + l + '</th><td class="num">' + F.gib(mem[k], 2) + ' GiB</td></tr>';
