@@ -56,6 +56,14 @@
         'Keep the activation function’s input in fp8 for its backward (Megatron activation_func_fp8_input_store; DeepSeek-V3)'),
       sel('/workload/moment_dtype', 'Adam moments', 'moment_dtype', { title: 'bf16 moments: 4 bytes per parameter less (DeepSeek-V3)' }),
       sel('/workload/ema', 'Weight EMA', 'ema', { title: 'An fp32 moving average of the weights: on the GPU it costs 4 bytes per parameter' })] },
+    { title: 'Experts', only: 'train', moe: true, rows: [
+      sel('/plan/ep_dispatcher', 'Dispatcher', 'ep_dispatcher', { title: 'Megatron’s all-to-all sends every copy of a token; DeepEP one per remote node' }),
+      sel('/plan/ep_dispatch_dtype', 'Dispatch dtype', 'ep_dispatch_dtype', { title: 'fp8 dispatch with bf16 combine (DeepSeek-V3), fp8 training only' }),
+      check('/plan/ep_comm_overlap', 'Overlap EP all-to-alls', 'One micro-batch’s dispatch and combine behind another’s compute (Megatron --overlap-moe-expert-parallel-comm)'),
+      check('/plan/moe_shared_expert_overlap', 'Shared expert hides dispatch', 'The shared expert runs while the tokens travel (Megatron moe_shared_expert_overlap)'),
+      num('/plan/moe_capacity_factor', 'Capacity factor', { step: 'any', title: '0: dropless; else each expert takes at most cf × its fair share and drops the rest' }),
+      check('/plan/moe_pad_to_capacity', 'Pad to capacity', 'Every expert computes its full capacity (needs a capacity factor)'),
+      num('/plan/moe_imbalance', 'Load imbalance', { step: 'any', title: 'Tokens of the hottest EP rank ÷ the mean (1: balanced, as the published benchmarks force)' })] },
     { title: 'Pipeline', only: 'train', rows: [
       sel('/plan/schedule', 'Schedule', 'schedule'),
       axis('vpp', 'VPP', 'Virtual stages (model chunks) per GPU, interleaved schedule'),
@@ -101,7 +109,13 @@
     const [, sec, key] = path.split('/');
     const n = CL.state.clone(s);
     n.example = null;
-    if (path === '/model') { n.model = v; n.modelOver = {}; n.hf = null; n.layer = null; n.gpu = null; return n; }
+    if (path === '/model') {
+      n.model = v; n.modelOver = {}; n.hf = null; n.layer = null; n.gpu = null;
+      // A dense model has no experts: the experts' settings (rejected for it by the core) go with the old model.
+      const preset = CL.presets && CL.presets.models.find((m) => m.name === v);
+      if (preset && !(preset.experts > 0)) for (const k of MOE_KEYS) delete n.plan[k];
+      return n;
+    }
     if (path === '/model/hf_config') { n.hf = v; n.modelOver = {}; n.layer = null; n.gpu = null; return n; }
     if (path === '/cluster') { n.cluster = v; n.clusterOver = {}; n.gpu = null; return n; }
     if (path === '/cluster/gpus') { n.gpus = v; delete n.plan.dp; n.gpu = null; return n; }
@@ -128,6 +142,9 @@
     return n;
   }
 
+  // The rows of the Experts section: plan keys that only an MoE model reads.
+  const MOE_KEYS = TABLE.find((sec) => sec.moe).rows.map((r) => r.path.split('/')[2]);
+
   // ---- DOM -----------------------------------------------------------------------------------
   const els = new Map();   // path → {row, input, err, def}
 
@@ -135,7 +152,7 @@
     form.innerHTML = '';
     for (const sec of TABLE) {
       const fs = document.createElement('fieldset');
-      fs.className = 'sec' + (sec.grid ? ' grid' : '') + (sec.only ? ' only-' + sec.only : '');
+      fs.className = 'sec' + (sec.grid ? ' grid' : '') + (sec.only ? ' only-' + sec.only : '') + (sec.moe ? ' moe-only' : '');
       fs.innerHTML = '<legend>' + sec.title + '</legend>';
       const addRows = (rows, parent) => {
         for (const def of rows) parent.appendChild(control(def, presets, onEdit));

@@ -155,6 +155,20 @@ async function levers(k) {
     k.check(await page.$eval(row, (r) => r.hidden), 'full recompute hides the modules');
     const c = await peak();
     k.check(c.ok, 'full recompute drops the module list (the plan stays valid)');
+    // The experts' section: shown for an MoE model with the example's dispatcher; a load imbalance slows the step.
+    const shown = await page.$eval('[data-path="/plan/ep_dispatcher"]', (r) => getComputedStyle(r.closest('fieldset')).display !== 'none');
+    const disp = await page.$eval('[data-path="/plan/ep_dispatcher"] select', (e) => e.value);
+    const dt = await page.$eval('[data-path="/plan/ep_dispatch_dtype"] select', (e) => e.value);
+    k.check(shown && disp === 'deepep' && dt === 'fp8', 'the Experts section shows DeepEP with fp8 dispatch (' + disp + ', ' + dt + ')');
+    const step0 = await page.evaluate(() => window.__cutlab.derived.good.r.time.step_s);
+    await fill(page, '/plan/moe_imbalance', 1.5);
+    const step1 = await page.evaluate(() => window.__cutlab.derived.good.r.time.step_s);
+    k.check(step1 > step0 * 1.05, 'load imbalance 1.5 slows the step (' + step0.toFixed(2) + ' → ' + step1.toFixed(2) + ' s)');
+    await select(page, '/model', 'llama3-8b');
+    const hidden = await page.$eval('[data-path="/plan/ep_dispatcher"]', (r) => getComputedStyle(r.closest('fieldset')).display === 'none');
+    const plan = await page.evaluate(() => window.__cutlab.derived.cfg.plan);
+    k.check(hidden && !('moe_imbalance' in plan) && !('ep_dispatcher' in plan),
+      'a dense model hides the Experts section and drops its settings (' + JSON.stringify(plan) + ')');
     k.noErrors(errors, 'DeepSeek-V3 levers');
   });
 }
