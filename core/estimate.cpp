@@ -352,11 +352,18 @@ void add_dp_group(const Resolved& r, const PerStage& ps, const GroupInfo* g, dou
     d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " updated weights", weights, 1, *g, ag, xa));
     d.exposed_s += xa;
   } else {
-    // ZeRO-3 / FSDP: weights gathered before each forward and each backward (prefetched).
-    const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) + std::max(0.0, ag - ov * bw) : 2 * ag;
-    d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " weights, forward and backward of every micro-batch", weights, 2.0 * mb,
-                            *g, 2.0 * mb * ag, mb * xa));
-    d.exposed_s += mb * xa;
+    // ZeRO-3 / FSDP: weights gathered before each forward and each backward (prefetched); without
+    // reshard_after_forward (FSDP2) the forward's gathered weights stay for the backward: one
+    // all-gather per micro-batch, hidden behind the forward only.
+    const bool again = plan.reshard_after_forward;
+    const double xf = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) : ag;
+    const double xb = !again ? 0.0 : plan.overlap_param_gather ? std::max(0.0, ag - ov * bw) : ag;
+    const double calls = again ? 2.0 : 1.0;
+    d.ops.push_back(make_op(axis, Collective::AllGather,
+                            w_ + (again ? " weights, forward and backward of every micro-batch"
+                                        : " weights, forward of every micro-batch (kept for the backward)"),
+                            weights, calls * mb, *g, calls * mb * ag, mb * (xf + xb)));
+    d.exposed_s += mb * (xf + xb);
   }
 }
 

@@ -117,6 +117,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"rank_order", &Plan::rank_order},
       {"overlap_grad_reduce", &Plan::overlap_grad_reduce},
       {"overlap_param_gather", &Plan::overlap_param_gather},
+      {"reshard_after_forward", &Plan::reshard_after_forward},
       {"tp_comm_overlap", &Plan::tp_comm_overlap},
       {"ep_comm_overlap", &Plan::ep_comm_overlap},
       {"ep_dispatcher", &Plan::ep_dispatcher},

@@ -192,7 +192,10 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
                                             (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp
                                       : attention_params_per_gpu(dl, m, t) + dl.dense_mlp / t);
       const double root = sp.embedding + (st.output && !(m.tied_embeddings && st.embedding) ? V * h / t : 0.0) + (st.output ? h : 0.0);
-      sm.weights_bytes += 2.0 * (std::max(layer, root) + layer);
+      // reshard_after_forward false (FSDP2; torchtitan's fsdp_reshard_after_forward "never"): no unit
+      // frees its gathered weights after its forward, so at the end of the forward every unit of the
+      // stage is unsharded in 16 bits, dense and expert weights alike (each is freed after its backward).
+      sm.weights_bytes += plan.reshard_after_forward ? 2.0 * (std::max(layer, root) + layer) : 2.0 * (sp.dense + sp.experts);
       sm.grads_bytes += (2.0 + (w.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0)) * layer;
     }
     sm.optimizer_bytes = sm.dense_params * dense_b.optimizer + sm.expert_params * expert_b.optimizer;

@@ -17,9 +17,15 @@ namespace cutlab {
 
 struct Plan {
   int tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
-  int etp = 0;                         // 0: no folding (experts use TP = tp); ≥ 1: folding, GPUs = tp·cp·dp·pp
-  bool sp = false;                     // sequence parallel (Korthikanti et al. 2022)
-  int zero = 0;                        // 0–3 (ZeRO stage; "fsdp" in JSON = 3)
+  int etp = 0;      // 0: no folding (experts use TP = tp); ≥ 1: folding, GPUs = tp·cp·dp·pp
+  bool sp = false;  // sequence parallel (Korthikanti et al. 2022)
+  int zero = 0;     // 0–3 (ZeRO stage; "fsdp" in JSON = 3)
+  // ZeRO-3 / FSDP: free each unit's gathered weights after its forward and gather them again for its
+  // backward (FSDP2 fully_shard reshard_after_forward, torchtitan's default for every block but the
+  // last); false keeps every unit's gathered weights from the forward to the backward of a
+  // micro-batch: one all-gather per micro-batch instead of two, all of a stage's weights unsharded at
+  // the end of the forward. Read with ZeRO-3 only.
+  bool reshard_after_forward = true;
   bool distributed_optimizer = false;  // Megatron's: shards optimizer state over DP (= ZeRO-1)
   int vpp = 1;                         // virtual pipeline chunks per stage
   Schedule schedule = Schedule::OneFOneB;

@@ -99,6 +99,38 @@ TEST_CASE("data-parallel traffic of ZeRO-3 exceeds ZeRO-1's", "[estimate]") {
   // ZeRO-1: reduce-scatter 4Ψ + all-gather 2Ψ; ZeRO-3 with m = 4 micro-batches:
   // 4 × reduce-scatter 4Ψ + 8 × all-gather 2Ψ.
   REQUIRE_THAT(z3 / z1, WithinRel((4 * 4.0 + 8 * 2.0) / 6.0, 1e-9));
+  // FSDP2 reshard_after_forward false: the forward's gather serves the backward, 4 × all-gather 2Ψ.
+  c.plan.reshard_after_forward = false;
+  REQUIRE_THAT(dp_bytes(run(c)) / z1, WithinRel((4 * 4.0 + 4 * 2.0) / 6.0, 1e-9));
+}
+
+TEST_CASE("without reshard_after_forward each micro-batch gathers the weights once, behind its forward", "[estimate]") {
+  // Llama 3 8B, FSDP over 64 GPUs (8 nodes), 4 micro-batches, no overlap: the all-gather row is
+  // 8 calls of 2Ψ (the gathered weights) resharding, 4 without, and its time and exposed time halve.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 64, 4096, 256);
+  c.plan.zero = 3;
+  c.plan.overlap_param_gather = false;
+  auto gather = [](const TrainingEstimate& e) {
+    for (const CommOp& op : e.comm)
+      if (op.axis == Axis::DP && op.collective == Collective::AllGather) return op;
+    return CommOp{};
+  };
+  const TrainingEstimate twice = run(c);
+  c.plan.reshard_after_forward = false;
+  const TrainingEstimate once = run(c);
+  const CommOp a = gather(twice), b = gather(once);
+  REQUIRE(a.calls == 8.0);
+  REQUIRE(b.calls == 4.0);
+  REQUIRE(a.message_bytes == b.message_bytes);
+  REQUIRE_THAT(b.time_s, WithinRel(a.time_s / 2, 1e-12));
+  REQUIRE_THAT(b.exposed_s, WithinRel(a.exposed_s / 2, 1e-12));
+  REQUIRE_THAT(twice.breakdown.dp_exposed_s - once.breakdown.dp_exposed_s, WithinRel(a.exposed_s / 2, 1e-9));
+  // With overlap the kept gather hides behind the forward only: exposed max(0, ag − η·F) per micro-batch.
+  c.plan.overlap_param_gather = true;
+  const TrainingEstimate hidden = run(c);
+  const CommOp h = gather(hidden);
+  const double ag = h.time_s / 4, f = hidden.stages[0].f_s, ov = c.cluster.efficiency.overlap;
+  REQUIRE_THAT(h.exposed_s, WithinAbs(4 * std::max(0.0, ag - ov * f), 1e-12));
 }
 
 TEST_CASE("every schedule's breakdown adds up and its busiest stage does each micro-batch once", "[estimate]") {

@@ -267,6 +267,25 @@ TEST_CASE("ZeRO-3 gathers the largest unit with the next layer and holds one lay
   REQUIRE_THAT(sm.grads_bytes, WithinRel(4.0 * sm.dense_params / 8 + (2.0 + 4.0) * layer, 1e-9));
 }
 
+TEST_CASE("ZeRO-3 without reshard_after_forward holds every unit of the stage gathered", "[memory]") {
+  // Llama 3 8B, FSDP over 8 GPUs, PP 1: reshard_after_forward false keeps all 32 layers and the root
+  // unit unsharded at the end of the forward, 2 bytes per parameter of the stage (8.03B · 2 = 16.1 GB)
+  // beside the 1/8 shard; the gradient buffers of one layer are unchanged.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 16);
+  c.plan.zero = 3;
+  const StageMemory resharded = memory_per_stage(test::resolved(c)).per_stage[0];
+  c.plan.reshard_after_forward = false;
+  const StageMemory kept = memory_per_stage(test::resolved(c)).per_stage[0];
+  REQUIRE_THAT(kept.weights_bytes, WithinRel(2.0 * kept.dense_params / 8 + 2.0 * kept.dense_params, 1e-12));
+  REQUIRE(kept.grads_bytes == resharded.grads_bytes);
+  REQUIRE(kept.weights_bytes > resharded.weights_bytes + 10e9);
+  // Below ZeRO-3 the key changes nothing.
+  c.plan.zero = 1;
+  const double z1 = memory_per_stage(test::resolved(c)).per_stage[0].total_bytes;
+  c.plan.reshard_after_forward = true;
+  REQUIRE(memory_per_stage(test::resolved(c)).per_stage[0].total_bytes == z1);
+}
+
 TEST_CASE("the allocator's reserve is a fraction of the allocated bytes", "[memory]") {
   Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 16);
   c.cluster.allocator_fragmentation = 0.0;
