@@ -20,7 +20,8 @@ namespace {
 template <class T>
 using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*, Schedule T::*,
                             Recompute T::*, std::vector<RecomputeModule> T::*, MomentDtype T::*, Ema T::*, EpDispatcher T::*,
-                            EpDispatchDtype T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*, Optimizer T::*>;
+                            EpDispatchDtype T::*, CpComm T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*,
+                            Optimizer T::*>;
 
 template <class T>
 struct Field {
@@ -105,6 +106,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"dp", &Plan::dp},
       {"etp", &Plan::etp},
       {"sp", &Plan::sp},
+      {"cp_comm", &Plan::cp_comm},
       {"distributed_optimizer", &Plan::distributed_optimizer},
       {"vpp", &Plan::vpp},
       {"schedule", &Plan::schedule},
@@ -973,6 +975,7 @@ json choices_json() {
   add_choices(out, w.mode);
   add_choices(out, plan.schedule);
   add_choices(out, plan.recompute);
+  add_choices(out, plan.cp_comm);
   add_choices(out, plan.ep_dispatcher);
   add_choices(out, plan.ep_dispatch_dtype);
   add_choices(out, w.dtype);

@@ -124,6 +124,13 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
   return bytes;
 }
 
+double cp_kv_sequence_bytes(const ModelSpec& m, const Plan& plan, const Workload& w) {
+  const double s = w.seq_len, b = plan.micro_batch, t = plan.tp;
+  const double g_gpu = std::max(1.0, double(m.kv_heads) / t), a_gpu = double(m.heads) / t;
+  const double kv_width = (is_mla(m) ? a_gpu : g_gpu) * (qk_head_dim(m) + v_head_dim_of(m));
+  return 2.0 * s * b * kv_width;
+}
+
 double in_flight_micro_batches(const Plan& plan, int m, int i) {
   const double p = plan.pp;
   if (plan.schedule == Schedule::GPipe) return m;
@@ -167,6 +174,14 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
   const double act_rematerialised = plan.recompute == Recompute::Full    ? full_layer
                                     : plan.recompute == Recompute::OpSac ? std::max(0.0, full_layer - act_dense)
                                                                          : 0.0;
+  // CP with all-gathered K/V (Transformer Engine AttnFuncWithCPAndKVAllGather, Megatron-Core
+  // cp_comm_type "all_gather"): the forward saves only the local K and V chunks and the backward
+  // all-gathers them again, so the gathered K and V are transient, alive during one layer's attention;
+  // its backward adds the gradients dK, dV of the whole sequence (16-bit) before their
+  // reduce-scatter: 2 × the gathered K/V at the peak, one layer at a time. Llama 3 (arXiv:2407.21783
+  // §3.3.2) does not say what its backward keeps; TE's choice is taken. The ring's two K/V chunks in
+  // flight are not counted.
+  const double cp_gathered = plan.cp > 1 && plan.cp_comm == CpComm::AllGather ? 2.0 * cp_kv_sequence_bytes(m, plan, w) : 0.0;
   const double capacity = c.hbm_bytes - c.reserved_bytes;
 
   for (const StageInfo& st : r.placement.stages) {
@@ -203,7 +218,7 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
     sm.in_flight_micro_batches = static_cast<size_t>(st.stage) < in_flight.size()
                                      ? in_flight[st.stage]
                                      : in_flight_micro_batches(plan, mesh.num_micro_batches, st.stage);
-    sm.activations_bytes = sm.in_flight_micro_batches * sm.activation_bytes_per_micro_batch + act_rematerialised;
+    sm.activations_bytes = sm.in_flight_micro_batches * sm.activation_bytes_per_micro_batch + act_rematerialised + cp_gathered;
     if (st.output) {
       // Output layer and loss of the micro-batch in flight, over this rank's vocabulary slice, plus
       // the final norm's input and output (4·s·b·h). Fused (Megatron's vocab-parallel cross entropy,

@@ -5,6 +5,8 @@
 // Activations: Korthikanti et al. 2022 (arXiv:2205.05198) Table 2, generalised by counting the
 // stored tensors for GQA, MLA, gated MLPs, MoE, CP, SP and recompute, times in-flight micro-batches.
 // Output layer and loss: fp32 logit buffers, fused (Megatron) or unfused (PyTorch cross entropy).
+// Context parallel with all-gathered K/V: the gathered K, V and their gradients of the layer in its
+// backward (transient, one layer).
 // ZeRO-3 / FSDP: the gathered units and one layer's unsharded gradients. The caching allocator's
 // reserve: total = allocated × (1 + cluster.allocator_fragmentation).
 // Ignores: NCCL buffers and the CUDA context (cluster.reserved_GiB covers them), temporary buffers of
@@ -51,6 +53,12 @@ StageBlocks stage_blocks(const ModelSpec& m, const StageInfo& stage);
 // Stored activations of one transformer layer for one micro-batch on one GPU, bytes.
 // `moe` selects an MoE layer (routed experts replace the dense MLP).
 double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, const Mesh& mesh, bool moe);
+
+// K and V of the whole sequence of one micro-batch on one GPU, 16-bit, bytes: what context
+// parallelism's all-gather (plan.cp_comm "allgather") delivers, 2·s·b·kv_width with kv_width the
+// K and V widths of this TP rank's KV heads, g/t·(d_qk + d_v) (MLA: decompressed per query head,
+// a/t·(d_qk + d_v)); a ring step passes 1/cp of it.
+double cp_kv_sequence_bytes(const ModelSpec& m, const Plan& plan, const Workload& w);
 
 // Micro-batches whose activations a stage holds at peak, in units of the stage's full layers,
 // from the schedule's closed form (Narayanan et al. 2021 §2.2; replaced by the simulated count when available).

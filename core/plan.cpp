@@ -463,6 +463,20 @@ void validate_pipeline(const ModelSpec& m, const Plan& p, const Workload& w, con
     // Context parallel: the load-balanced causal split gives each rank 2 chunks of s/(2·cp).
     if (p.cp > 1 && w.seq_len > 0 && w.seq_len % (2 * p.cp) != 0)
       c.add(ErrorCode::Incompatible, P + "cp", "seq_len = " + c.fmt(w.seq_len) + " is not divisible by 2 × cp = " + c.fmt(2.0 * p.cp));
+    // Ulysses splits each TP rank's heads over the CP group: Transformer Engine's
+    // AttnFuncWithCPAndQKVOA2A requires the query and the key/value heads divisible by the CP size
+    // ("The number of attention heads needs to be divisible by CP size!"). MLA's K and V are per query head.
+    if (p.cp > 1 && p.cp_comm == CpComm::AllToAll && m.heads > 0 && p.tp > 0) {
+      const long long split = static_cast<long long>(p.tp) * p.cp;
+      if (m.heads % split != 0)
+        c.add(ErrorCode::Incompatible, P + "cp_comm",
+              "a2a (Ulysses) splits heads over tp × cp = " + c.fmt(double(split)) +
+                  ", which does not divide heads = " + c.fmt(m.heads));
+      else if (!is_mla(m) && m.kv_heads > 0 && m.kv_heads % split != 0)
+        c.add(ErrorCode::Incompatible, P + "cp_comm",
+              "a2a (Ulysses) splits KV heads over tp × cp = " + c.fmt(double(split)) +
+                  ", which does not divide kv_heads = " + c.fmt(m.kv_heads) + " (use ring or allgather)");
+    }
     if (w.global_batch > 0 && w.global_batch % per_step != 0)
       c.add(ErrorCode::Incompatible, "/workload/global_batch",
             "global_batch = " + c.fmt(w.global_batch) +

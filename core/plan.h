@@ -17,9 +17,10 @@ namespace cutlab {
 
 struct Plan {
   int tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
-  int etp = 0;      // 0: no folding (experts use TP = tp); ≥ 1: folding, GPUs = tp·cp·dp·pp
-  bool sp = false;  // sequence parallel (Korthikanti et al. 2022)
-  int zero = 0;     // 0–3 (ZeRO stage; "fsdp" in JSON = 3)
+  int etp = 0;                    // 0: no folding (experts use TP = tp); ≥ 1: folding, GPUs = tp·cp·dp·pp
+  bool sp = false;                // sequence parallel (Korthikanti et al. 2022)
+  CpComm cp_comm = CpComm::Ring;  // how context-parallel attention exchanges K/V (core/choices.h)
+  int zero = 0;                   // 0–3 (ZeRO stage; "fsdp" in JSON = 3)
   // ZeRO-3 / FSDP: free each unit's gathered weights after its forward and gather them again for its
   // backward (FSDP2 fully_shard reshard_after_forward, torchtitan's default for every block but the
   // last); false keeps every unit's gathered weights from the forward to the backward of a

@@ -51,7 +51,7 @@ evaluate options:
   --require-fit               exit 3 when the plan does not fit in memory
   --max-memory-fraction F     with --require-fit: peak must stay under F × usable HBM
   --model NAME --cluster NAME --gpus N
-  --tp N --pp N --cp N --ep N --dp N --etp N --vpp N --micro-batch N
+  --tp N --pp N --cp N --ep N --dp N --etp N --vpp N --micro-batch N --cp-comm ring|allgather|a2a
   --zero 0-3|fsdp --sp --distributed-optimizer --recompute none|selective|full|op_sac
   --schedule gpipe|1f1b|interleaved|zb-h1|dualpipe --rank-order tp-cp-ep-dp-pp
   --seq-len N --global-batch N --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
@@ -98,6 +98,7 @@ bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
                                                                                     {"--micro-batch", {"plan", "micro_batch"}},
                                                                                     {"--zero", {"plan", "zero"}},
                                                                                     {"--recompute", {"plan", "recompute"}},
+                                                                                    {"--cp-comm", {"plan", "cp_comm"}},
                                                                                     {"--schedule", {"plan", "schedule"}},
                                                                                     {"--rank-order", {"plan", "rank_order"}},
                                                                                     {"--seq-len", {"workload", "seq_len"}},

@@ -453,4 +453,76 @@ TEST_CASE("under DualPipe the shared expert is already part of the pair's window
   REQUIRE(off.breakdown.ep_exposed_s > 0);
   c.plan.moe_shared_expert_overlap = true;
   REQUIRE_THAT(run(c).breakdown.ep_exposed_s, WithinRel(off.breakdown.ep_exposed_s, 1e-9));
+
+std::vector<CommOp> cp_ops(const TrainingEstimate& e) {
+  std::vector<CommOp> out;
+  for (const CommOp& op : e.comm)
+    if (op.axis == Axis::CP) out.push_back(op);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("CP with all-gathered K/V: one exposed all-gather forward, an all-gather and a reduce-scatter backward", "[estimate]") {
+  // Llama 3 8B (32 layers, 8 KV heads of 128), CP 4 × DP 4 on 16 H100, seq 64k, one micro-batch.
+  // K and V of the whole sequence: 2 bytes · 65,536 tokens · 8 heads · (128 + 128) = 256 MiB. Ring
+  // all-gather inside a node (H100 preset: NVLink 450 GB/s × 0.8, α 1.5 µs): 3/4 · S/B + 3α.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 4, 65536, 4);
+  c.plan.cp = 4;
+  c.plan.recompute = Recompute::Selective;
+  c.plan.cp_comm = CpComm::AllGather;
+  const double S = 268435456.0, ag = 0.75 * S / 360e9 + 3 * 1.5e-6;
+  const TrainingEstimate e = run(c);
+  const std::vector<CommOp> ops = cp_ops(e);
+  REQUIRE(ops.size() == 2);
+  REQUIRE(ops[0].collective == Collective::AllGather);
+  REQUIRE(ops[0].message_bytes == S);
+  REQUIRE(ops[0].calls == 64.0);  // 32 layers × (forward + backward)
+  REQUIRE_THAT(ops[0].time_s, WithinRel(64 * ag, 1e-9));
+  REQUIRE(ops[0].exposed_s == ops[0].time_s);  // Llama 3 §3.3.2: exposed
+  REQUIRE(ops[1].collective == Collective::ReduceScatter);
+  REQUIRE(ops[1].calls == 32.0);
+  REQUIRE_THAT(ops[1].time_s, WithinRel(32 * ag, 1e-9));  // same size and ring cost as the all-gather
+  REQUIRE_THAT(e.breakdown.cp_exposed_s, WithinRel(96 * ag, 1e-9));
+  REQUIRE_THAT(e.breakdown.total_s(), WithinRel(e.step_s, 1e-9));
+  // The ring passes the same bytes in 3 steps of 64 MiB per pass, hidden behind attention.
+  c.plan.cp_comm = CpComm::Ring;
+  const TrainingEstimate ring = run(c);
+  REQUIRE(cp_ops(ring)[0].message_bytes == S / 4);
+  REQUIRE(ring.breakdown.cp_exposed_s < e.breakdown.cp_exposed_s);
+  // Full recompute re-gathers K/V for the recomputed forward: 3 all-gathers per layer, 1 reduce-scatter.
+  c.plan.cp_comm = CpComm::AllGather;
+  c.plan.recompute = Recompute::Full;
+  const std::vector<CommOp> full = cp_ops(run(c));
+  REQUIRE(full[0].calls == 96.0);
+  REQUIRE(full[1].calls == 32.0);
+}
+
+TEST_CASE("CP as Ulysses all-to-alls moves Q, K, V and the output, exposed", "[estimate]") {
+  // Same plan: per GPU 16,384 tokens; Q, K, V = 2 · 16,384 · (32·128 + 8·256) = 192 MiB, O = 2 ·
+  // 16,384 · 4,096 = 128 MiB. All-to-all of 4 GPUs in a node: 3/4 · S/B + α (grouped sends).
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 4, 65536, 4);
+  c.plan.cp = 4;
+  c.plan.recompute = Recompute::Selective;
+  c.plan.cp_comm = CpComm::AllToAll;
+  const TrainingEstimate e = run(c);
+  const std::vector<CommOp> ops = cp_ops(e);
+  REQUIRE(ops.size() == 2);
+  const double qkv = 201326592.0, out = 134217728.0;
+  REQUIRE(ops[0].message_bytes == qkv);
+  REQUIRE(ops[1].message_bytes == out);
+  REQUIRE(ops[0].calls == 64.0);
+  REQUIRE_THAT(ops[0].time_s, WithinRel(64 * (0.75 * qkv / 360e9 + 1.5e-6), 1e-9));
+  REQUIRE_THAT(ops[1].time_s, WithinRel(64 * (0.75 * out / 360e9 + 1.5e-6), 1e-9));
+  REQUIRE_THAT(e.breakdown.cp_exposed_s, WithinRel(ops[0].time_s + ops[1].time_s, 1e-9));
+  // Attention over the whole sequence with 32/4 heads: the FLOPs of the ring's s/cp queries × s keys.
+  c.plan.cp_comm = CpComm::Ring;
+  const TrainingEstimate ring = run(c);
+  auto attention = [](const TrainingEstimate& t) {
+    for (const LayerOp& op : t.dense_layer_ops)
+      if (op.op_class == OpClass::Attention) return op;
+    return LayerOp{};
+  };
+  REQUIRE_THAT(attention(e).flops, WithinRel(attention(ring).flops, 1e-12));
+  // Ulysses reads K and V of its 2 KV heads over 64k tokens, the ring of all 8 heads.
+  REQUIRE(attention(e).bytes < attention(ring).bytes);
 }

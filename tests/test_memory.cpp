@@ -321,4 +321,21 @@ TEST_CASE("the hottest EP rank holds imbalance × the routed tokens' activations
   // A dense layer has no routed tokens.
   REQUIRE(layer_activation_bytes(c.model, c.plan, c.workload, mesh, false) ==
           layer_activation_bytes(c.model, even, c.workload, mesh, false));
+
+TEST_CASE("CP with all-gathered K/V holds the gathered K, V and their gradients of one layer", "[memory]") {
+  // Llama 3 8B, CP 4, seq 64k: K and V of the whole sequence are 256 MiB; the backward of one layer
+  // holds them and dK, dV (TE re-gathers K/V in the backward): 512 MiB more than the ring, once per
+  // stage. The stored activations per micro-batch are the same (local K/V chunks only).
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 4, 65536, 4);
+  c.plan.cp = 4;
+  c.plan.recompute = Recompute::Selective;
+  const StageMemory ring = memory_per_stage(test::resolved(c)).per_stage[0];
+  c.plan.cp_comm = CpComm::AllGather;
+  REQUIRE(cp_kv_sequence_bytes(c.model, c.plan, c.workload) == 268435456.0);
+  const StageMemory gathered = memory_per_stage(test::resolved(c)).per_stage[0];
+  REQUIRE(gathered.activation_bytes_per_micro_batch == ring.activation_bytes_per_micro_batch);
+  REQUIRE_THAT(gathered.activations_bytes - ring.activations_bytes, WithinRel(2 * 268435456.0, 1e-9));
+  // Ulysses keeps the same tensors (whole sequence × 1/cp of the heads = s/cp × all heads).
+  c.plan.cp_comm = CpComm::AllToAll;
+  REQUIRE(memory_per_stage(test::resolved(c)).per_stage[0].activations_bytes == ring.activations_bytes);
 }
