@@ -245,6 +245,7 @@ struct LayerCosts {
   Sizes z;
   LayerCompute compute;  // dense, MoE and output-layer times, once per evaluation
   LayerComm lc_dense, lc_moe;
+  double act_dense = 0, act_moe = 0;  // stored activations of one layer per micro-batch (with activation offload only)
 };
 
 LayerCosts layer_costs(const Resolved& r) {
@@ -256,6 +257,10 @@ LayerCosts layer_costs(const Resolved& r) {
   k.compute = layer_compute(r);
   k.lc_dense = layer_comm(m, c, plan, r.placement, k.z, k.compute.dense, false);
   k.lc_moe = is_moe(m) ? layer_comm(m, c, plan, r.placement, k.z, k.compute.moe, true) : LayerComm{};
+  if (plan.activation_offload_layers > 0) {
+    k.act_dense = layer_activation_bytes(m, plan, r.config.workload, r.mesh, false);
+    k.act_moe = is_moe(m) ? layer_activation_bytes(m, plan, r.config.workload, r.mesh, true) : 0.0;
+  }
   return k;
 }
 
@@ -265,6 +270,7 @@ struct PerStage {
   double tp_exposed = 0, cp_exposed = 0, ep_exposed = 0;  // per micro-batch (tp_exposed includes ETP)
   double tp = 0, cp = 0, ep = 0, etp = 0;                 // per micro-batch, total
   double ep_dispatch = 0, ep_combine = 0;                 // ep split by shape
+  double offload = 0, offload_exposed = 0;                // activation copies to and from host memory, per micro-batch
   int dense_layers = 0, moe_layers = 0;
 };
 
@@ -281,18 +287,33 @@ ScheduleInput pipeline_input(const Resolved& r, const LayerCosts& k, std::vector
   const GroupInfo* pp_group = find_group(r.placement, Axis::PP);
   sin.p2p_s = p > 1 && pp_group ? collective_time_s(Collective::SendRecv, k.z.pp_message, *pp_group, r.config.cluster) : 0.0;
   const LayerComm &d = k.lc_dense, &e = k.lc_moe;
+  const Cluster& cl_ = r.config.cluster;
+  const double host_bps = cl_.host_link_bytes_per_s * cl_.efficiency.host_link, ov = cl_.efficiency.overlap;
   per.assign(p, PerStage{});
   for (int s = 0; s < p; ++s) {
     const StageInfo& st = r.placement.stages[s];
     PerStage& ps = per[s];
     ps.compute.stage = s;
+    double offload_left = r.config.plan.activation_offload_layers;  // the stage's first layers, chunk by chunk
     for (int c = 0; c < chunks; ++c) {
       const size_t chunk = std::min<size_t>(c, st.chunks.size() - 1);
       const StageCompute ch = chunk_compute(r, k.compute, st, chunk);
       const ChunkLayers cl = chunk_layers(r.config.model, st, chunk);
       const double ne = cl.moe, nd = cl.dense;
-      const double f_exp = nd * d.f_exposed() + ne * e.f_exposed();
-      const double b_exp = nd * d.b_exposed() + ne * e.b_exposed();
+      double f_exp = nd * d.f_exposed() + ne * e.f_exposed();
+      double b_exp = nd * d.b_exposed() + ne * e.b_exposed();
+      if (offload_left > 0 && host_bps > 0) {
+        // Activation offload: the chunk's offloaded layers' activations go to host memory during its
+        // forward and come back during its backward, each copy overlapped with that pass's compute
+        // (TE's offload handler runs the copies on their own stream): exposed max(0, copy − η·compute).
+        const double copy_s = offloaded_activations(offload_left, nd, ne, k.act_dense, k.act_moe).bytes / host_bps;
+        const double out_exp = std::max(0.0, copy_s - ov * ch.f_s), in_exp = std::max(0.0, copy_s - ov * (ch.b_s + ch.w_s));
+        f_exp += out_exp;
+        b_exp += in_exp;
+        ps.offload += 2.0 * copy_s;
+        ps.offload_exposed += out_exp + in_exp;
+        offload_left -= nd + ne;
+      }
       sin.times.push_back({ch.f_s + f_exp, ch.b_s + b_exp, ch.w_s});
       ps.compute.f_s += ch.f_s;
       ps.compute.b_s += ch.b_s;
@@ -470,6 +491,7 @@ void time_breakdown(const Resolved& r, const PerStage& b, double tail_end, doubl
   br.tp_exposed_s = passes * b.tp_exposed;
   br.cp_exposed_s = passes * b.cp_exposed;
   br.ep_exposed_s = passes * b.ep_exposed;
+  br.offload_exposed_s = passes * b.offload_exposed;
   // The makespan is never below a stage's busy time but by rounding (−1e-16 when there is no pipeline).
   br.pp_bubble_s = std::max(0.0, makespan - e.stages[e.comm_stage].busy_s);
   br.dp_exposed_s = tail_end - makespan;

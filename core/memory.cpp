@@ -131,6 +131,14 @@ double cp_kv_sequence_bytes(const ModelSpec& m, const Plan& plan, const Workload
   return 2.0 * s * b * kv_width;
 }
 
+OffloadedActivations offloaded_activations(double n, double dense, double moe, double act_dense, double act_moe) {
+  OffloadedActivations o;
+  const double n_dense = std::clamp(n, 0.0, dense), n_moe = std::clamp(n - n_dense, 0.0, moe);
+  o.bytes = n_dense * act_dense + n_moe * act_moe;
+  o.largest_layer_bytes = std::max(n_dense > 0 ? act_dense : 0.0, n_moe > 0 ? act_moe : 0.0);
+  return o;
+}
+
 double in_flight_micro_batches(const Plan& plan, int m, int i) {
   const double p = plan.pp;
   if (plan.schedule == Schedule::GPipe) return m;
@@ -218,7 +226,20 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
     sm.in_flight_micro_batches = static_cast<size_t>(st.stage) < in_flight.size()
                                      ? in_flight[st.stage]
                                      : in_flight_micro_batches(plan, mesh.num_micro_batches, st.stage);
-    sm.activations_bytes = sm.in_flight_micro_batches * sm.activation_bytes_per_micro_batch + act_rematerialised + cp_gathered;
+    // Activation offload (Megatron-Core cpu_offloading_num_layers; Transformer Engine's CPU offload
+    // handler copies a layer's saved tensors to pinned host memory after its forward and reloads
+    // them before its backward): the first activation_offload_layers layers of the stage keep
+    // nothing in HBM between their forward and backward, except the one layer whose tensors are
+    // being copied out (forward) or were prefetched (backward).
+    double offload_buffer = 0;
+    if (plan.activation_offload_layers > 0) {
+      const OffloadedActivations off = offloaded_activations(plan.activation_offload_layers, n_dense, n_moe, act_dense, act_moe);
+      sm.activation_bytes_per_micro_batch -= off.bytes;
+      sm.offloaded_activations_bytes = sm.in_flight_micro_batches * off.bytes;
+      offload_buffer = off.largest_layer_bytes;
+    }
+    sm.activations_bytes = sm.in_flight_micro_batches * sm.activation_bytes_per_micro_batch + act_rematerialised + cp_gathered +
+                           offload_buffer;
     if (st.output) {
       // Output layer and loss of the micro-batch in flight, over this rank's vocabulary slice, plus
       // the final norm's input and output (4·s·b·h). Fused (Megatron's vocab-parallel cross entropy,

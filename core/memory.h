@@ -5,6 +5,7 @@
 // Activations: Korthikanti et al. 2022 (arXiv:2205.05198) Table 2, generalised by counting the
 // stored tensors for GQA, MLA, gated MLPs, MoE, CP, SP and recompute, times in-flight micro-batches.
 // Output layer and loss: fp32 logit buffers, fused (Megatron) or unfused (PyTorch cross entropy).
+// Activation offload: the offloaded layers' activations leave HBM but for one layer's in flight.
 // Context parallel with all-gathered K/V: the gathered K, V and their gradients of the layer in its
 // backward (transient, one layer).
 // ZeRO-3 / FSDP: the gathered units and one layer's unsharded gradients. The caching allocator's
@@ -60,6 +61,15 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
 // a/t·(d_qk + d_v)); a ring step passes 1/cp of it.
 double cp_kv_sequence_bytes(const ModelSpec& m, const Plan& plan, const Workload& w);
 
+// Activation offload (Plan::activation_offload_layers): of `dense` then `moe` layers (dense layers come
+// first in the models), the stored activations of the first `n` for one micro-batch, bytes, and the
+// largest single layer's among them (what stays in HBM while it is copied out or back in).
+struct OffloadedActivations {
+  double bytes = 0;
+  double largest_layer_bytes = 0;
+};
+OffloadedActivations offloaded_activations(double n, double dense, double moe, double act_dense, double act_moe);
+
 // Micro-batches whose activations a stage holds at peak, in units of the stage's full layers,
 // from the schedule's closed form (Narayanan et al. 2021 §2.2; replaced by the simulated count when available).
 double in_flight_micro_batches(const Plan& plan, int num_micro_batches, int stage);
@@ -74,8 +84,9 @@ struct StageMemory {
   double kv_cache_bytes = 0;     // serving: for `batch` sequences of prompt_len + output_len tokens
   double activations_bytes = 0;  // serving: workspace of one layer's prefill, and the logits
   double in_flight_micro_batches = 0;
-  double activation_bytes_per_micro_batch = 0;
-  double allocator_bytes = 0;  // training: reserved beyond the tensors (Cluster::allocator_fragmentation × the rest)
+  double activation_bytes_per_micro_batch = 0;  // kept in HBM (without the offloaded layers')
+  double offloaded_activations_bytes = 0;       // in host memory: the offloaded layers' of the micro-batches in flight
+  double allocator_bytes = 0;                   // training: reserved beyond the tensors (Cluster::allocator_fragmentation × the rest)
   double total_bytes = 0;
   double capacity_bytes = 0;  // HBM minus cluster.reserved_GiB
   bool fits = true;

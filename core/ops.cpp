@@ -157,8 +157,10 @@ void attention_ops(OpList& L) {
   const double s_k = z.s * plan.cp;  // keys each query attends to (all chunks of the sequence)
   // Context parallel (plan.cp_comm): the ring and the all-gather attend with this rank's s/cp
   // queries and all heads of its TP rank; the all-to-all (Ulysses) with the whole sequence and
-  // 1/cp of those heads, the same FLOPs. Key length of one kernel call: a ring step's key chunk of
-  // s/cp; the gathered keys of the whole sequence (allgather), or the whole sequence (a2a).
+  // 1/cp of those heads, the same FLOPs. Key length of one kernel call (attention_efficiency): a ring
+  // step's key chunk of s/cp; s for allgather and a2a. A causal kernel over s keys loops over s/2 keys
+  // per query tile on average, and so do the all-gather's two calls (chunks i and 2cp−1−i against
+  // their causal prefixes of the gathered keys: (2cp + 1)/(4cp)·s), so both read the curve at s.
   const bool ulysses = plan.cp > 1 && plan.cp_comm == CpComm::AllToAll;
   const double s_q = ulysses ? s_k : z.s, heads = ulysses ? a_gpu / plan.cp : a_gpu;
   const double key_len = plan.cp_comm == CpComm::Ring ? z.s : s_k;

@@ -261,6 +261,7 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.between(P + "nvlink_latency_us", cl.nvlink_latency_s, units::us, 0, 1e6, "µs");
   c.between(P + "scaleout_latency_us", cl.scaleout_latency_s, units::us, 0, 1e6, "µs");
   c.between(P + "reserved_GiB", cl.reserved_bytes, units::GiB, 0, 1e6, "GiB");
+  c.between(P + "host_link_GBps", cl.host_link_bytes_per_s, units::GBps, 0, 1e7, "GB/s (or 0: none)");
   if (!(cl.allocator_fragmentation >= 0 && cl.allocator_fragmentation <= 1))
     c.add(ErrorCode::OutOfRange, P + "allocator_fragmentation", "must be in [0, 1] (a fraction of the allocated bytes)");
   if (cl.reserved_bytes >= cl.hbm_bytes && cl.hbm_bytes >= 1e-3 * units::GiB && cl.reserved_bytes <= 1e6 * units::GiB)
@@ -277,6 +278,7 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.fraction(E + "nvlink", e.nvlink);
   c.fraction(E + "scaleout", e.scaleout);
   if (!(e.overlap >= 0 && e.overlap <= 1)) c.add(ErrorCode::OutOfRange, E + "overlap", "must be in [0, 1]");
+  c.fraction(E + "host_link", e.host_link);
   if (!(e.kernel_floor_s >= 0 && e.kernel_floor_s <= 1e-3))
     c.add(ErrorCode::OutOfRange, E + "kernel_floor_us", "must be between 0 and 1,000 µs");
   if (!(e.deepep_sm_bytes_per_s >= 1e8 && e.deepep_sm_bytes_per_s <= 1e12))

@@ -37,6 +37,11 @@ struct Plan {
   // The activation function's input kept in fp8 for its backward (Megatron-Core
   // activation_func_fp8_input_store; DeepSeek-V3 §3.3.2 caches the SwiGLU inputs of its experts in fp8).
   bool activation_func_fp8_input_store = false;
+  // Layers of each stage whose stored activations wait in host memory between their forward and
+  // their backward: copied out as the forward runs, back in ahead of the backward, over the cluster's
+  // host link (Megatron-Core cpu_offloading, cpu_offloading_num_layers, cpu_offloading_activations;
+  // Transformer Engine's CPU offload context). The first layers of each stage; 0: none.
+  int activation_offload_layers = 0;
   bool flash_attention = true;                // the s×s score matrix is never stored
   bool fused_cross_entropy = true;            // Megatron's in-place vocab-parallel loss; false: PyTorch's on fp32 logits
   std::string rank_order = "tp-cp-ep-dp-pp";  // innermost first (Megatron-Core default)

@@ -526,3 +526,48 @@ TEST_CASE("CP as Ulysses all-to-alls moves Q, K, V and the output, exposed", "[e
   // Ulysses reads K and V of its 2 KV heads over 64k tokens, the ring of all 8 heads.
   REQUIRE(attention(e).bytes < attention(ring).bytes);
 }
+
+TEST_CASE("activation offload copies out in the forward and back in the backward, hidden behind compute", "[estimate]") {
+  // Llama 3 8B, DP 8, one micro-batch of 8k tokens, 16 layers offloaded: 16 · 34·s·b·h = 18.25 GB
+  // each way over PCIe Gen5 (64 GB/s × 0.8) = 0.3565 s. With no overlap both copies are exposed.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 8);
+  c.plan.recompute = Recompute::Selective;
+  c.cluster.efficiency.overlap = 0;
+  const TrainingEstimate base = run(c);
+  c.plan.activation_offload_layers = 16;
+  const TrainingEstimate off = run(c);
+  const double copy_s = 16 * 34.0 * 8192 * 4096 / (64e9 * 0.8);
+  REQUIRE(c.cluster.host_link_bytes_per_s == 64e9);
+  REQUIRE(base.breakdown.offload_exposed_s == 0.0);
+  REQUIRE_THAT(off.breakdown.offload_exposed_s, WithinRel(2 * copy_s, 1e-9));
+  REQUIRE_THAT(off.step_s - base.step_s, WithinRel(2 * copy_s, 1e-9));
+  REQUIRE_THAT(off.breakdown.total_s(), WithinRel(off.step_s, 1e-9));
+  // The preset's overlap hides each copy behind its pass: exposed max(0, copy − η·F) + max(0, copy − η·(B + W)).
+  c.cluster.efficiency.overlap = find_cluster_preset("dgx-h100")->efficiency.overlap;
+  const TrainingEstimate hidden = run(c);
+  const double ov = c.cluster.efficiency.overlap, f = base.stages[0].f_s, bw = base.stages[0].b_s + base.stages[0].w_s;
+  REQUIRE_THAT(hidden.breakdown.offload_exposed_s, WithinAbs(std::max(0.0, copy_s - ov * f) + std::max(0.0, copy_s - ov * bw), 1e-9));
+  // Over NVLink-C2C (GB200's 450 GB/s) the copies hide entirely.
+  c.cluster.host_link_bytes_per_s = 450e9;
+  REQUIRE(run(c).breakdown.offload_exposed_s == 0.0);
+}
+
+TEST_CASE("activation offload is checked against each stage's layers and the host link", "[estimate]") {
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 2, 4, 8192, 8);
+  c.plan.activation_offload_layers = 17;  // 16 layers per stage
+  auto has = [](const Errors& errors, const std::string& path) {
+    for (const Error& e : errors)
+      if (e.path == path) return true;
+    return false;
+  };
+  REQUIRE(has(validate(c.model, c.cluster, c.plan, c.workload), "/plan/activation_offload_layers"));
+  c.plan.activation_offload_layers = 16;
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).empty());
+  c.plan.activation_offload_layers = -1;
+  REQUIRE(has(validate(c.model, c.cluster, c.plan, c.workload), "/plan/activation_offload_layers"));
+  c.plan.activation_offload_layers = 4;
+  c.cluster.host_link_bytes_per_s = 0;
+  REQUIRE(has(validate(c.model, c.cluster, c.plan, c.workload), "/cluster/host_link_GBps"));
+  REQUIRE(find_cluster_preset("gb200-nvl72")->host_link_bytes_per_s == 450e9);
+  REQUIRE(find_cluster_preset("dgx-a100")->host_link_bytes_per_s == 32e9);
+}

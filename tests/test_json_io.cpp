@@ -271,3 +271,21 @@ TEST_CASE("the CP communication is a named choice of the plan; Ulysses needs hea
   ok.plan.tp = 1;
   REQUIRE(resolve(ok).errors.empty());
 }
+
+TEST_CASE("activation offload reads its plan count and the cluster's host link", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({"model": "llama3-8b",
+    "cluster": {"preset": "dgx-h100", "host_link_GBps": 32, "efficiency": {"host_link": 0.7}},
+    "plan": {"dp": 8, "activation_offload_layers": 8, "reshard_after_forward": false}, "workload": {"global_batch": 8}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.cluster.host_link_bytes_per_s == 32e9);
+  REQUIRE(r.value.cluster.efficiency.host_link == 0.7);
+  REQUIRE(r.value.plan.activation_offload_layers == 8);
+  REQUIRE_FALSE(r.value.plan.reshard_after_forward);
+  const json back = to_json(r.value);
+  REQUIRE(back["cluster"]["host_link_GBps"] == 32.0);
+  REQUIRE(back["plan"]["activation_offload_layers"] == 8);
+  const Result<Config> bad = config_from_json(json::parse(R"({"model": "llama3-8b", "cluster": "dgx-h100",
+    "plan": {"dp": 8, "activation_offload_layers": "all"}, "workload": {"global_batch": 8}})"));
+  REQUIRE_FALSE(bad.errors.empty());
+  REQUIRE(bad.errors[0].path == "/plan/activation_offload_layers");
+}

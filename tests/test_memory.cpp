@@ -339,3 +339,27 @@ TEST_CASE("CP with all-gathered K/V holds the gathered K, V and their gradients 
   c.plan.cp_comm = CpComm::AllToAll;
   REQUIRE(memory_per_stage(test::resolved(c)).per_stage[0].activations_bytes == ring.activations_bytes);
 }
+
+TEST_CASE("offloaded layers' activations leave HBM but for one layer in flight", "[memory]") {
+  // Llama 3 8B on one GPU per replica (DP 8), 8k tokens, selective recompute: a layer keeps
+  // 34·s·b·h bytes (norm inputs 4sbh, norm outputs 4sbh, Q 2·4096, K and V 2·2·1024, O 2·4096,
+  // SwiGLU 6·14,336 per token = 139,264·s·b = 34·s·b·h): 1.14 GB. Offloading 16 of 32 layers with
+  // one micro-batch in flight: 16 layers in host memory, 15 fewer in HBM (one stays as the buffer).
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 8);
+  c.plan.recompute = Recompute::Selective;
+  const double a = 34.0 * 8192 * 4096;
+  const Resolved r0 = test::resolved(c);
+  REQUIRE(layer_activation_bytes(c.model, c.plan, c.workload, r0.mesh, false) == a);
+  const StageMemory kept = memory_per_stage(r0).per_stage[0];
+  c.plan.activation_offload_layers = 16;
+  const StageMemory off = memory_per_stage(test::resolved(c)).per_stage[0];
+  REQUIRE(kept.in_flight_micro_batches == 1.0);
+  REQUIRE(kept.offloaded_activations_bytes == 0.0);
+  REQUIRE_THAT(off.offloaded_activations_bytes, WithinRel(16 * a, 1e-12));
+  REQUIRE_THAT(kept.activations_bytes - off.activations_bytes, WithinRel(15 * a, 1e-12));
+  REQUIRE_THAT(kept.activation_bytes_per_micro_batch - off.activation_bytes_per_micro_batch, WithinRel(16 * a, 1e-12));
+  // DeepSeek-style stages offload dense layers first: of 3 dense then MoE layers, the first 4 are 3 + 1.
+  const OffloadedActivations o = offloaded_activations(4, 3, 58, 10.0, 100.0);
+  REQUIRE(o.bytes == 3 * 10.0 + 100.0);
+  REQUIRE(o.largest_layer_bytes == 100.0);
+}
