@@ -459,6 +459,22 @@ void validate_pipeline(const ModelSpec& m, const Plan& p, const Workload& w, con
       c.add(ErrorCode::Incompatible, P + "layers_per_stage",
             "sums to " + c.fmt(double(sum)) + " but the model has " + c.fmt(m.layers) + " layers");
   }
+  // Activation offload: a count of each stage's layers (Megatron-Core requires
+  // 0 ≤ cpu_offloading_num_layers < num_layers and refuses it with pipeline parallelism; cutlab
+  // allows pp > 1 and counts per stage), over a host link the cluster gives.
+  if (p.activation_offload_layers < 0)
+    c.add(ErrorCode::OutOfRange, P + "activation_offload_layers", "must be ≥ 0, got " + c.fmt(p.activation_offload_layers));
+  if (p.activation_offload_layers > 0) {
+    if (w.mode == Mode::Infer)
+      c.add(ErrorCode::Incompatible, P + "activation_offload_layers", "activation offload is modelled for training only");
+    const std::vector<int> per_stage = stage_layers(m, p);
+    int fewest = m.layers;
+    for (int n : per_stage) fewest = std::min(fewest, n);
+    if (p.activation_offload_layers > fewest)
+      c.add(ErrorCode::OutOfRange, P + "activation_offload_layers",
+            c.fmt(p.activation_offload_layers) + " layers to offload, but a stage holds only " + c.fmt(fewest) +
+                " (the count is per pipeline stage)");
+  }
   if (w.mode == Mode::Infer && p.cp > 1)
     c.add(ErrorCode::Incompatible, P + "cp", "context parallel is modelled for training only; use cp = 1 to serve");
   if (w.mode == Mode::Train) {
@@ -550,6 +566,10 @@ Errors validate_all(const ModelSpec& m, const Cluster& cl, const Plan& p, const 
   validate_cluster(cl, c);
   validate_workload(w, c);
   validate_plan(m, cl, p, w, mesh, c);
+  if (p.activation_offload_layers > 0 && !(cl.host_link_bytes_per_s > 0))
+    c.add(ErrorCode::Incompatible, "/cluster/host_link_GBps",
+          "plan.activation_offload_layers = " + c.fmt(p.activation_offload_layers) +
+              " copies activations to host memory: the cluster needs host_link_GBps > 0 (PCIe Gen5 x16: 64)");
   if (w.dtype == Dtype::FP8 && !(cl.fp8_flops_per_s > 0))
     c.add(ErrorCode::Incompatible, "/workload/dtype", "dtype fp8 but the GPU has no fp8 peak (fp8_TFLOPs = 0)");
   // fp8 dispatch quantises the tokens for the experts' fp8 GEMMs (DeepSeek-V3 §3.3.2): only in fp8 training.

@@ -453,7 +453,9 @@ TEST_CASE("under DualPipe the shared expert is already part of the pair's window
   REQUIRE(off.breakdown.ep_exposed_s > 0);
   c.plan.moe_shared_expert_overlap = true;
   REQUIRE_THAT(run(c).breakdown.ep_exposed_s, WithinRel(off.breakdown.ep_exposed_s, 1e-9));
+}
 
+namespace {
 std::vector<CommOp> cp_ops(const TrainingEstimate& e) {
   std::vector<CommOp> out;
   for (const CommOp& op : e.comm)

@@ -250,6 +250,7 @@ TEST_CASE("the MoE routing load is read from the plan and written back", "[json]
   const Errors n = resolve(neg.value).errors;
   REQUIRE(has(n, "/plan/moe_imbalance", ErrorCode::OutOfRange));
   REQUIRE(has(n, "/plan/moe_capacity_factor", ErrorCode::OutOfRange));
+}
 
 TEST_CASE("the CP communication is a named choice of the plan; Ulysses needs heads divisible by tp × cp", "[json]") {
   const Result<Config> r = config_from_json(json::parse(R"({"model": "llama3-8b", "cluster": "dgx-h100",

@@ -321,6 +321,7 @@ TEST_CASE("the hottest EP rank holds imbalance × the routed tokens' activations
   // A dense layer has no routed tokens.
   REQUIRE(layer_activation_bytes(c.model, c.plan, c.workload, mesh, false) ==
           layer_activation_bytes(c.model, even, c.workload, mesh, false));
+}
 
 TEST_CASE("CP with all-gathered K/V holds the gathered K, V and their gradients of one layer", "[memory]") {
   // Llama 3 8B, CP 4, seq 64k: K and V of the whole sequence are 256 MiB; the backward of one layer
