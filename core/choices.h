@@ -40,6 +40,13 @@ enum class EpDispatcher { AllToAll, DeepEp };
 // Precision of the tokens sent by the MoE dispatch: bf16, or fp8 with one fp32 scale per 128 values
 // (DeepSeek-V3 §3.3.2 "Low-Precision Communication"; DeepEP's fp8 dispatch). The combine stays bf16.
 enum class EpDispatchDtype { BF16, FP8 };
+// How context-parallel attention moves K and V (Megatron-Core cp_comm_type, Transformer Engine
+// context_parallel.py): ring (p2p: Liu et al. 2023 ring attention; each of the cp − 1 steps passes a
+// K/V chunk, overlapped with the attention of the chunk already received), allgather (Llama 3,
+// arXiv:2407.21783 §3.3.2: K and V of the whole sequence all-gathered, then attention of the local
+// query chunks; not overlapped) or a2a (DeepSpeed-Ulysses, Jacobs et al. 2023, arXiv:2309.14509: Q, K,
+// V all-to-all from sequence shards to head shards and the output back; not overlapped).
+enum class CpComm { Ring, AllGather, AllToAll };
 enum class Dtype { BF16, FP8 };              // GEMM precision of training
 enum class GradDtype { FP32, BF16, FP16 };   // gradient buffer (Megatron main_grad fp32; ZeRO paper fp16)
 enum class WeightDtype { BF16, FP8, INT4 };  // serving weights
@@ -86,6 +93,9 @@ CUTLAB_CHOICES(EpDispatcher, "ep_dispatcher", {EpDispatcher::AllToAll, "alltoall
                {EpDispatcher::DeepEp, "deepep", "DeepEP (one copy per node)"})
 CUTLAB_CHOICES(EpDispatchDtype, "ep_dispatch_dtype", {EpDispatchDtype::BF16, "bf16", "bf16"},
                {EpDispatchDtype::FP8, "fp8", "fp8 (1×128 scales; combine bf16)"})
+CUTLAB_CHOICES(CpComm, "cp_comm", {CpComm::Ring, "ring", "ring (p2p, overlapped)"},
+               {CpComm::AllGather, "allgather", "all-gather K/V (Llama 3)"},
+               {CpComm::AllToAll, "a2a", "all-to-all of heads (Ulysses)"})
 CUTLAB_CHOICES(Dtype, "dtype", {Dtype::BF16, "bf16", "bf16"}, {Dtype::FP8, "fp8", "fp8"})
 CUTLAB_CHOICES(GradDtype, "grad_dtype", {GradDtype::FP32, "fp32", "fp32 (Megatron)"}, {GradDtype::BF16, "bf16", "bf16"},
                {GradDtype::FP16, "fp16", "fp16"})

@@ -22,6 +22,9 @@ struct LayerComm {
 struct Sizes {
   double tp_message = 0;           // bytes of one TP collective (a layer's output activations)
   double cp_message = 0;           // bytes of one K/V chunk sent per ring step
+  double cp_kv_sequence = 0;       // bytes of K and V of the whole sequence (cp_comm allgather: the all-gather's output)
+  double cp_a2a_qkv = 0;           // bytes of this rank's Q, K, V sent to head shards (cp_comm a2a), per GPU
+  double cp_a2a_out = 0;           // bytes of this rank's attention output returned to sequence shards (cp_comm a2a)
   double ep_dispatch_message = 0;  // bytes each GPU sends in one dispatch-shaped all-to-all (tokens to their experts)
   double ep_combine_message = 0;   // bytes each GPU sends in one combine-shaped all-to-all (expert outputs back)
   double etp_message = 0;          // bytes of one expert-TP collective under folding (the tokens of an ETP group's experts)
@@ -52,6 +55,14 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   const double g_gpu = std::max(1.0, double(m.kv_heads) / t), a_gpu = double(m.heads) / t;
   const double kv_width = is_mla(m) ? a_gpu * (qk_head_dim(m) + v_head_dim_of(m)) : g_gpu * (qk_head_dim(m) + v_head_dim_of(m));
   z.cp_message = 2.0 * s * b * kv_width;
+  // CP all-gather (Llama 3 §3.3.2): K and V of the whole sequence, cp × the ring's chunk
+  // (core/memory.h cp_kv_sequence_bytes); the backward reduce-scatters dK and dV of the same size.
+  z.cp_kv_sequence = cp_kv_sequence_bytes(m, plan, w);
+  // CP all-to-all (DeepSpeed-Ulysses, Jacobs et al. 2023 §3): this rank's s/cp tokens of Q, K and V
+  // go to the ranks of their heads before attention and the output O comes back after it, 16-bit;
+  // the backward sends dO and returns dQ, dK, dV (the same sizes).
+  z.cp_a2a_qkv = 2.0 * s * b * (a_gpu * qk_head_dim(m) + kv_width);
+  z.cp_a2a_out = 2.0 * s * b * a_gpu * v_head_dim_of(m);
   // EP: every token's hidden state goes to its k experts and comes back (dispatch + combine), in bf16;
   // with fp8 dispatch one byte per value plus one fp32 scale per 128 values (DeepSeek-V3 §3.3.2:
   // 1×128 tile-wise quantisation, §3.3.1), the combine in bf16. The backward runs the transposes:
@@ -108,12 +119,43 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
     lc.etp_b = 0.5 * z.tp_calls_bwd * one + (mlp_again ? one : 0.0);
   }
   if (const GroupInfo* cp = find_group(pl, Axis::CP); cp && cp->size > 1) {
-    const double step = collective_time_s(Collective::SendRecv, z.cp_message, *cp, c);
-    lc.cp_f = (cp->size - 1) * step;
-    lc.cp_b = z.cp_passes_bwd * lc.cp_f;  // K/V again and their gradients (and the recomputed forward's)
-    // Each ring step overlaps with the attention of the chunk already received.
-    lc.cp_f_exposed = std::max(0.0, lc.cp_f - ov * lt.core_attention.f_s);
-    lc.cp_b_exposed = std::max(0.0, lc.cp_b - ov * lt.core_attention.b_s);
+    // Backward passes beyond the backward's own (the recomputed forward's under full recompute).
+    const double again = z.cp_passes_bwd - 2.0;
+    switch (plan.cp_comm) {
+      case CpComm::Ring: {
+        const double step = collective_time_s(Collective::SendRecv, z.cp_message, *cp, c);
+        lc.cp_f = (cp->size - 1) * step;
+        lc.cp_b = z.cp_passes_bwd * lc.cp_f;  // K/V again and their gradients (and the recomputed forward's)
+        // Each ring step overlaps with the attention of the chunk already received.
+        lc.cp_f_exposed = std::max(0.0, lc.cp_f - ov * lt.core_attention.f_s);
+        lc.cp_b_exposed = std::max(0.0, lc.cp_b - ov * lt.core_attention.b_s);
+        break;
+      }
+      case CpComm::AllGather: {
+        // Forward: one all-gather of K, V; backward: K, V gathered again (TE saves the local chunks)
+        // and dK, dV reduce-scattered (Transformer Engine AttnFuncWithCPAndKVAllGather). Exposed:
+        // Llama 3 §3.3.2 puts the all-gather on the critical path ("the all-gather communication
+        // latency is exposed"), small against attention at long context since K, V are GQA-narrow.
+        const double ag = collective_time_s(Collective::AllGather, z.cp_kv_sequence, *cp, c);
+        const double rs = collective_time_s(Collective::ReduceScatter, z.cp_kv_sequence, *cp, c);
+        lc.cp_f = ag;
+        lc.cp_b = (1.0 + again) * ag + rs;
+        lc.cp_f_exposed = lc.cp_f;
+        lc.cp_b_exposed = lc.cp_b;
+        break;
+      }
+      case CpComm::AllToAll: {
+        // Forward: Q, K, V to head shards and O back; backward: dO out, dQ, dK, dV back. Ulysses'
+        // all-to-alls sit between the projections and attention, which waits for them: exposed.
+        const double qkv = collective_time_s(Collective::AllToAll, z.cp_a2a_qkv, *cp, c);
+        const double out = collective_time_s(Collective::AllToAll, z.cp_a2a_out, *cp, c);
+        lc.cp_f = qkv + out;
+        lc.cp_b = (1.0 + again) * (qkv + out);
+        lc.cp_f_exposed = lc.cp_f;
+        lc.cp_b_exposed = lc.cp_b;
+        break;
+      }
+    }
   }
   if (const GroupInfo* ep = find_group(pl, Axis::EP); moe && ep && ep->size > 1) {
     auto one = [&](double S) {
@@ -203,6 +245,7 @@ struct LayerCosts {
   Sizes z;
   LayerCompute compute;  // dense, MoE and output-layer times, once per evaluation
   LayerComm lc_dense, lc_moe;
+  double act_dense = 0, act_moe = 0;  // stored activations of one layer per micro-batch (with activation offload only)
 };
 
 LayerCosts layer_costs(const Resolved& r) {
@@ -214,6 +257,10 @@ LayerCosts layer_costs(const Resolved& r) {
   k.compute = layer_compute(r);
   k.lc_dense = layer_comm(m, c, plan, r.placement, k.z, k.compute.dense, false);
   k.lc_moe = is_moe(m) ? layer_comm(m, c, plan, r.placement, k.z, k.compute.moe, true) : LayerComm{};
+  if (plan.activation_offload_layers > 0) {
+    k.act_dense = layer_activation_bytes(m, plan, r.config.workload, r.mesh, false);
+    k.act_moe = is_moe(m) ? layer_activation_bytes(m, plan, r.config.workload, r.mesh, true) : 0.0;
+  }
   return k;
 }
 
@@ -223,6 +270,7 @@ struct PerStage {
   double tp_exposed = 0, cp_exposed = 0, ep_exposed = 0;  // per micro-batch (tp_exposed includes ETP)
   double tp = 0, cp = 0, ep = 0, etp = 0;                 // per micro-batch, total
   double ep_dispatch = 0, ep_combine = 0;                 // ep split by shape
+  double offload = 0, offload_exposed = 0;                // activation copies to and from host memory, per micro-batch
   int dense_layers = 0, moe_layers = 0;
 };
 
@@ -239,18 +287,33 @@ ScheduleInput pipeline_input(const Resolved& r, const LayerCosts& k, std::vector
   const GroupInfo* pp_group = find_group(r.placement, Axis::PP);
   sin.p2p_s = p > 1 && pp_group ? collective_time_s(Collective::SendRecv, k.z.pp_message, *pp_group, r.config.cluster) : 0.0;
   const LayerComm &d = k.lc_dense, &e = k.lc_moe;
+  const Cluster& cl_ = r.config.cluster;
+  const double host_bps = cl_.host_link_bytes_per_s * cl_.efficiency.host_link, ov = cl_.efficiency.overlap;
   per.assign(p, PerStage{});
   for (int s = 0; s < p; ++s) {
     const StageInfo& st = r.placement.stages[s];
     PerStage& ps = per[s];
     ps.compute.stage = s;
+    double offload_left = r.config.plan.activation_offload_layers;  // the stage's first layers, chunk by chunk
     for (int c = 0; c < chunks; ++c) {
       const size_t chunk = std::min<size_t>(c, st.chunks.size() - 1);
       const StageCompute ch = chunk_compute(r, k.compute, st, chunk);
       const ChunkLayers cl = chunk_layers(r.config.model, st, chunk);
       const double ne = cl.moe, nd = cl.dense;
-      const double f_exp = nd * d.f_exposed() + ne * e.f_exposed();
-      const double b_exp = nd * d.b_exposed() + ne * e.b_exposed();
+      double f_exp = nd * d.f_exposed() + ne * e.f_exposed();
+      double b_exp = nd * d.b_exposed() + ne * e.b_exposed();
+      if (offload_left > 0 && host_bps > 0) {
+        // Activation offload: the chunk's offloaded layers' activations go to host memory during its
+        // forward and come back during its backward, each copy overlapped with that pass's compute
+        // (TE's offload handler runs the copies on their own stream): exposed max(0, copy − η·compute).
+        const double copy_s = offloaded_activations(offload_left, nd, ne, k.act_dense, k.act_moe).bytes / host_bps;
+        const double out_exp = std::max(0.0, copy_s - ov * ch.f_s), in_exp = std::max(0.0, copy_s - ov * (ch.b_s + ch.w_s));
+        f_exp += out_exp;
+        b_exp += in_exp;
+        ps.offload += 2.0 * copy_s;
+        ps.offload_exposed += out_exp + in_exp;
+        offload_left -= nd + ne;
+      }
       sin.times.push_back({ch.f_s + f_exp, ch.b_s + b_exp, ch.w_s});
       ps.compute.f_s += ch.f_s;
       ps.compute.b_s += ch.b_s;
@@ -352,11 +415,18 @@ void add_dp_group(const Resolved& r, const PerStage& ps, const GroupInfo* g, dou
     d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " updated weights", weights, 1, *g, ag, xa));
     d.exposed_s += xa;
   } else {
-    // ZeRO-3 / FSDP: weights gathered before each forward and each backward (prefetched).
-    const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) + std::max(0.0, ag - ov * bw) : 2 * ag;
-    d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " weights, forward and backward of every micro-batch", weights, 2.0 * mb,
-                            *g, 2.0 * mb * ag, mb * xa));
-    d.exposed_s += mb * xa;
+    // ZeRO-3 / FSDP: weights gathered before each forward and each backward (prefetched); without
+    // reshard_after_forward (FSDP2) the forward's gathered weights stay for the backward: one
+    // all-gather per micro-batch, hidden behind the forward only.
+    const bool again = plan.reshard_after_forward;
+    const double xf = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) : ag;
+    const double xb = !again ? 0.0 : plan.overlap_param_gather ? std::max(0.0, ag - ov * bw) : ag;
+    const double calls = again ? 2.0 : 1.0;
+    d.ops.push_back(make_op(axis, Collective::AllGather,
+                            w_ + (again ? " weights, forward and backward of every micro-batch"
+                                        : " weights, forward of every micro-batch (kept for the backward)"),
+                            weights, calls * mb, *g, calls * mb * ag, mb * (xf + xb)));
+    d.exposed_s += mb * (xf + xb);
   }
 }
 
@@ -421,6 +491,7 @@ void time_breakdown(const Resolved& r, const PerStage& b, double tail_end, doubl
   br.tp_exposed_s = passes * b.tp_exposed;
   br.cp_exposed_s = passes * b.cp_exposed;
   br.ep_exposed_s = passes * b.ep_exposed;
+  br.offload_exposed_s = passes * b.offload_exposed;
   // The makespan is never below a stage's busy time but by rounding (−1e-16 when there is no pipeline).
   br.pp_bubble_s = std::max(0.0, makespan - e.stages[e.comm_stage].busy_s);
   br.dp_exposed_s = tail_end - makespan;
@@ -457,12 +528,41 @@ void comm_table(const Resolved& r, const LayerCosts& k, const PerStage& b, doubl
     e.comm.push_back(
         make_op(Axis::ETP, Collective::ReduceScatter, what, z.etp_message, calls, *g, passes * b.etp / 2, passes * b.etp / 2));
   }
-  if (const GroupInfo* g = find_group(r.placement, Axis::CP); g && g->size > 1)
-    e.comm.push_back(make_op(Axis::CP, Collective::SendRecv,
-                             z.cp_passes_bwd > 2 ? "K/V chunks around the ring (forward; three times in backward with full recompute)"
-                                                 : "K/V chunks around the ring (forward; twice in backward)",
-                             z.cp_message, passes * (nd + ne) * (1.0 + z.cp_passes_bwd) * (g->size - 1), *g, passes * b.cp,
-                             passes * b.cp_exposed));
+  if (const GroupInfo* g = find_group(r.placement, Axis::CP); g && g->size > 1) {
+    const bool full = z.cp_passes_bwd > 2;
+    const double layers = passes * (nd + ne), fwd = 1.0 + (full ? 1.0 : 0.0);  // forward passes, the recomputed one included
+    const Cluster& cl = r.config.cluster;
+    if (plan.cp_comm == CpComm::Ring) {
+      e.comm.push_back(make_op(Axis::CP, Collective::SendRecv,
+                               full ? "K/V chunks around the ring (forward; three times in backward with full recompute)"
+                                    : "K/V chunks around the ring (forward; twice in backward)",
+                               z.cp_message, layers * (1.0 + z.cp_passes_bwd) * (g->size - 1), *g, passes * b.cp,
+                               passes * b.cp_exposed));
+    } else if (plan.cp_comm == CpComm::AllGather) {
+      // Not overlapped: every row's exposed time is its time (layer_comm).
+      const double ag = collective_time_s(Collective::AllGather, z.cp_kv_sequence, *g, cl);
+      const double rs = collective_time_s(Collective::ReduceScatter, z.cp_kv_sequence, *g, cl);
+      const double ag_calls = layers * (fwd + 1.0), rs_calls = layers;
+      e.comm.push_back(make_op(Axis::CP, Collective::AllGather,
+                               full ? "K/V of the whole sequence (forward, recomputed forward, backward)"
+                                    : "K/V of the whole sequence (forward; again in backward)",
+                               z.cp_kv_sequence, ag_calls, *g, ag_calls * ag, ag_calls * ag));
+      e.comm.push_back(make_op(Axis::CP, Collective::ReduceScatter, "dK/dV of the whole sequence (backward)", z.cp_kv_sequence,
+                               rs_calls, *g, rs_calls * rs, rs_calls * rs));
+    } else {
+      const double qkv = collective_time_s(Collective::AllToAll, z.cp_a2a_qkv, *g, cl);
+      const double out = collective_time_s(Collective::AllToAll, z.cp_a2a_out, *g, cl);
+      const double calls = layers * (fwd + 1.0);
+      e.comm.push_back(make_op(Axis::CP, Collective::AllToAll,
+                               full ? "Q, K, V to head shards (forward, recomputed forward), dQ, dK, dV back (backward)"
+                                    : "Q, K, V to head shards (forward), dQ, dK, dV back (backward)",
+                               z.cp_a2a_qkv, calls, *g, calls * qkv, calls * qkv));
+      e.comm.push_back(make_op(Axis::CP, Collective::AllToAll,
+                               full ? "attention output to sequence shards (forward, recomputed forward), dO back (backward)"
+                                    : "attention output to sequence shards (forward), dO back (backward)",
+                               z.cp_a2a_out, calls, *g, calls * out, calls * out));
+    }
+  }
   if (const GroupInfo* g = find_group(r.placement, Axis::EP); g && g->size > 1 && ne > 0) {
     // Dispatch-shaped and combine-shaped all-to-alls, one row each; the exposed part is shared in
     // proportion to their times.

@@ -20,6 +20,8 @@ struct Efficiencies {
   double nvlink = 0.8;                 // NCCL bus bandwidth / link peak inside the NVLink domain
   double scaleout = 0.8;               // same across the scale-out network
   double overlap = 0.9;                // fraction of an overlappable window that really hides communication
+  double host_link = 0.8;              // copies between HBM and pinned host memory, fraction of host_link_GBps; not
+                                       // fitted (no published run in validation/ offloads activations)
   double deepep_sm_bytes_per_s = 8e9;  // bytes one SM moves in DeepEP/HybridEP's dispatch and combine kernels,
                                        // which run on 20 SMs (core/comm.h deduplicated_all_to_all_time_s)
   double kernel_floor_s = 3e-6;        // least time of one kernel: launch, ramp-up and tail, a few µs per kernel
@@ -41,6 +43,10 @@ struct Cluster {
   double nvlink_latency_s = 0;
   double scaleout_bytes_per_s = 0;  // per GPU per direction (one NIC per GPU)
   double scaleout_latency_s = 0;
+  // GPU ↔ host memory, per GPU per direction (activation offload, Plan::activation_offload_layers):
+  // PCIe x16 to the CPU, or NVLink-C2C on Grace superchips (docs/hardware-sources.md); 0: not given.
+  // Ignores PCIe switches shared by two GPUs and the host's memory bandwidth.
+  double host_link_bytes_per_s = 0;
   double reserved_bytes = 0;  // CUDA context, NCCL buffers: not usable by the model
   // Training memory the caching allocator reserves beyond the tensors it holds, as a fraction of
   // them (reserved = allocated × (1 + f)): block rounding, cached free segments, fragmentation.

@@ -20,7 +20,8 @@ namespace {
 template <class T>
 using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*, Schedule T::*,
                             Recompute T::*, std::vector<RecomputeModule> T::*, MomentDtype T::*, Ema T::*, EpDispatcher T::*,
-                            EpDispatchDtype T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*, Optimizer T::*>;
+                            EpDispatchDtype T::*, CpComm T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*,
+                            Optimizer T::*>;
 
 template <class T>
 struct Field {
@@ -73,6 +74,7 @@ const std::vector<Field<Cluster>>& cluster_fields() {
       {"nvlink_latency_us", &Cluster::nvlink_latency_s, units::us},
       {"scaleout_GBps", &Cluster::scaleout_bytes_per_s, units::GBps},
       {"scaleout_latency_us", &Cluster::scaleout_latency_s, units::us},
+      {"host_link_GBps", &Cluster::host_link_bytes_per_s, units::GBps},
       {"reserved_GiB", &Cluster::reserved_bytes, units::GiB},
       {"allocator_fragmentation", &Cluster::allocator_fragmentation},
   };
@@ -90,6 +92,7 @@ const std::vector<Field<Efficiencies>>& efficiency_fields() {
       {"nvlink", &Efficiencies::nvlink},
       {"scaleout", &Efficiencies::scaleout},
       {"overlap", &Efficiencies::overlap},
+      {"host_link", &Efficiencies::host_link},
       {"kernel_floor_us", &Efficiencies::kernel_floor_s, units::us},
       {"deepep_sm_GBps", &Efficiencies::deepep_sm_bytes_per_s, units::GBps},
   };
@@ -105,6 +108,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"dp", &Plan::dp},
       {"etp", &Plan::etp},
       {"sp", &Plan::sp},
+      {"cp_comm", &Plan::cp_comm},
       {"distributed_optimizer", &Plan::distributed_optimizer},
       {"vpp", &Plan::vpp},
       {"schedule", &Plan::schedule},
@@ -117,6 +121,8 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"rank_order", &Plan::rank_order},
       {"overlap_grad_reduce", &Plan::overlap_grad_reduce},
       {"overlap_param_gather", &Plan::overlap_param_gather},
+      {"reshard_after_forward", &Plan::reshard_after_forward},
+      {"activation_offload_layers", &Plan::activation_offload_layers},
       {"tp_comm_overlap", &Plan::tp_comm_overlap},
       {"ep_comm_overlap", &Plan::ep_comm_overlap},
       {"ep_dispatcher", &Plan::ep_dispatcher},
@@ -745,6 +751,7 @@ json memory_json(const MemoryResult& mem, Mode mode) {
       st["grads_bytes"] = s.grads_bytes;
       st["optimizer_bytes"] = s.optimizer_bytes;
       st["activation_bytes_per_micro_batch"] = s.activation_bytes_per_micro_batch;
+      st["offloaded_activations_bytes"] = s.offloaded_activations_bytes;
       st["in_flight_micro_batches"] = s.in_flight_micro_batches;
       st["allocator_bytes"] = s.allocator_bytes;
     } else {
@@ -827,6 +834,7 @@ json time_json(const TrainingEstimate& e) {
             {"tp_exposed", b.tp_exposed_s / step},
             {"cp_exposed", b.cp_exposed_s / step},
             {"ep_exposed", b.ep_exposed_s / step},
+            {"offload_exposed", b.offload_exposed_s / step},
             {"pp_bubble", b.pp_bubble_s / step},
             {"dp_exposed", b.dp_exposed_s / step},
             {"optimizer", b.optimizer_s / step}}},
@@ -836,6 +844,7 @@ json time_json(const TrainingEstimate& e) {
             {"tp_exposed_s", b.tp_exposed_s},
             {"cp_exposed_s", b.cp_exposed_s},
             {"ep_exposed_s", b.ep_exposed_s},
+            {"offload_exposed_s", b.offload_exposed_s},
             {"pp_bubble_s", b.pp_bubble_s},
             {"dp_exposed_s", b.dp_exposed_s},
             {"optimizer_s", b.optimizer_s}}},
@@ -972,6 +981,7 @@ json choices_json() {
   add_choices(out, w.mode);
   add_choices(out, plan.schedule);
   add_choices(out, plan.recompute);
+  add_choices(out, plan.cp_comm);
   add_choices(out, plan.ep_dispatcher);
   add_choices(out, plan.ep_dispatch_dtype);
   add_choices(out, w.dtype);

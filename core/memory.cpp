@@ -124,6 +124,21 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
   return bytes;
 }
 
+double cp_kv_sequence_bytes(const ModelSpec& m, const Plan& plan, const Workload& w) {
+  const double s = w.seq_len, b = plan.micro_batch, t = plan.tp;
+  const double g_gpu = std::max(1.0, double(m.kv_heads) / t), a_gpu = double(m.heads) / t;
+  const double kv_width = (is_mla(m) ? a_gpu : g_gpu) * (qk_head_dim(m) + v_head_dim_of(m));
+  return 2.0 * s * b * kv_width;
+}
+
+OffloadedActivations offloaded_activations(double n, double dense, double moe, double act_dense, double act_moe) {
+  OffloadedActivations o;
+  const double n_dense = std::clamp(n, 0.0, dense), n_moe = std::clamp(n - n_dense, 0.0, moe);
+  o.bytes = n_dense * act_dense + n_moe * act_moe;
+  o.largest_layer_bytes = std::max(n_dense > 0 ? act_dense : 0.0, n_moe > 0 ? act_moe : 0.0);
+  return o;
+}
+
 double in_flight_micro_batches(const Plan& plan, int m, int i) {
   const double p = plan.pp;
   if (plan.schedule == Schedule::GPipe) return m;
@@ -167,6 +182,14 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
   const double act_rematerialised = plan.recompute == Recompute::Full    ? full_layer
                                     : plan.recompute == Recompute::OpSac ? std::max(0.0, full_layer - act_dense)
                                                                          : 0.0;
+  // CP with all-gathered K/V (Transformer Engine AttnFuncWithCPAndKVAllGather, Megatron-Core
+  // cp_comm_type "all_gather"): the forward saves only the local K and V chunks and the backward
+  // all-gathers them again, so the gathered K and V are transient, alive during one layer's attention;
+  // its backward adds the gradients dK, dV of the whole sequence (16-bit) before their
+  // reduce-scatter: 2 × the gathered K/V at the peak, one layer at a time. Llama 3 (arXiv:2407.21783
+  // §3.3.2) does not say what its backward keeps; TE's choice is taken. The ring's two K/V chunks in
+  // flight are not counted.
+  const double cp_gathered = plan.cp > 1 && plan.cp_comm == CpComm::AllGather ? 2.0 * cp_kv_sequence_bytes(m, plan, w) : 0.0;
   const double capacity = c.hbm_bytes - c.reserved_bytes;
 
   for (const StageInfo& st : r.placement.stages) {
@@ -192,7 +215,10 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
                                             (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp
                                       : attention_params_per_gpu(dl, m, t) + dl.dense_mlp / t);
       const double root = sp.embedding + (st.output && !(m.tied_embeddings && st.embedding) ? V * h / t : 0.0) + (st.output ? h : 0.0);
-      sm.weights_bytes += 2.0 * (std::max(layer, root) + layer);
+      // reshard_after_forward false (FSDP2; torchtitan's fsdp_reshard_after_forward "never"): no unit
+      // frees its gathered weights after its forward, so at the end of the forward every unit of the
+      // stage is unsharded in 16 bits, dense and expert weights alike (each is freed after its backward).
+      sm.weights_bytes += plan.reshard_after_forward ? 2.0 * (std::max(layer, root) + layer) : 2.0 * (sp.dense + sp.experts);
       sm.grads_bytes += (2.0 + (w.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0)) * layer;
     }
     sm.optimizer_bytes = sm.dense_params * dense_b.optimizer + sm.expert_params * expert_b.optimizer;
@@ -200,7 +226,20 @@ MemoryResult memory_per_stage(const Resolved& r, const std::vector<double>& in_f
     sm.in_flight_micro_batches = static_cast<size_t>(st.stage) < in_flight.size()
                                      ? in_flight[st.stage]
                                      : in_flight_micro_batches(plan, mesh.num_micro_batches, st.stage);
-    sm.activations_bytes = sm.in_flight_micro_batches * sm.activation_bytes_per_micro_batch + act_rematerialised;
+    // Activation offload (Megatron-Core cpu_offloading_num_layers; Transformer Engine's CPU offload
+    // handler copies a layer's saved tensors to pinned host memory after its forward and reloads
+    // them before its backward): the first activation_offload_layers layers of the stage keep
+    // nothing in HBM between their forward and backward, except the one layer whose tensors are
+    // being copied out (forward) or were prefetched (backward).
+    double offload_buffer = 0;
+    if (plan.activation_offload_layers > 0) {
+      const OffloadedActivations off = offloaded_activations(plan.activation_offload_layers, n_dense, n_moe, act_dense, act_moe);
+      sm.activation_bytes_per_micro_batch -= off.bytes;
+      sm.offloaded_activations_bytes = sm.in_flight_micro_batches * off.bytes;
+      offload_buffer = off.largest_layer_bytes;
+    }
+    sm.activations_bytes = sm.in_flight_micro_batches * sm.activation_bytes_per_micro_batch + act_rematerialised + cp_gathered +
+                           offload_buffer;
     if (st.output) {
       // Output layer and loss of the micro-batch in flight, over this rank's vocabulary slice, plus
       // the final norm's input and output (4·s·b·h). Fused (Megatron's vocab-parallel cross entropy,

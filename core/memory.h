@@ -5,6 +5,9 @@
 // Activations: Korthikanti et al. 2022 (arXiv:2205.05198) Table 2, generalised by counting the
 // stored tensors for GQA, MLA, gated MLPs, MoE, CP, SP and recompute, times in-flight micro-batches.
 // Output layer and loss: fp32 logit buffers, fused (Megatron) or unfused (PyTorch cross entropy).
+// Activation offload: the offloaded layers' activations leave HBM but for one layer's in flight.
+// Context parallel with all-gathered K/V: the gathered K, V and their gradients of the layer in its
+// backward (transient, one layer).
 // ZeRO-3 / FSDP: the gathered units and one layer's unsharded gradients. The caching allocator's
 // reserve: total = allocated × (1 + cluster.allocator_fragmentation).
 // Ignores: NCCL buffers and the CUDA context (cluster.reserved_GiB covers them), temporary buffers of
@@ -52,6 +55,21 @@ StageBlocks stage_blocks(const ModelSpec& m, const StageInfo& stage);
 // `moe` selects an MoE layer (routed experts replace the dense MLP).
 double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Workload& w, const Mesh& mesh, bool moe);
 
+// K and V of the whole sequence of one micro-batch on one GPU, 16-bit, bytes: what context
+// parallelism's all-gather (plan.cp_comm "allgather") delivers, 2·s·b·kv_width with kv_width the
+// K and V widths of this TP rank's KV heads, g/t·(d_qk + d_v) (MLA: decompressed per query head,
+// a/t·(d_qk + d_v)); a ring step passes 1/cp of it.
+double cp_kv_sequence_bytes(const ModelSpec& m, const Plan& plan, const Workload& w);
+
+// Activation offload (Plan::activation_offload_layers): of `dense` then `moe` layers (dense layers come
+// first in the models), the stored activations of the first `n` for one micro-batch, bytes, and the
+// largest single layer's among them (what stays in HBM while it is copied out or back in).
+struct OffloadedActivations {
+  double bytes = 0;
+  double largest_layer_bytes = 0;
+};
+OffloadedActivations offloaded_activations(double n, double dense, double moe, double act_dense, double act_moe);
+
 // Micro-batches whose activations a stage holds at peak, in units of the stage's full layers,
 // from the schedule's closed form (Narayanan et al. 2021 §2.2; replaced by the simulated count when available).
 double in_flight_micro_batches(const Plan& plan, int num_micro_batches, int stage);
@@ -66,8 +84,9 @@ struct StageMemory {
   double kv_cache_bytes = 0;     // serving: for `batch` sequences of prompt_len + output_len tokens
   double activations_bytes = 0;  // serving: workspace of one layer's prefill, and the logits
   double in_flight_micro_batches = 0;
-  double activation_bytes_per_micro_batch = 0;
-  double allocator_bytes = 0;  // training: reserved beyond the tensors (Cluster::allocator_fragmentation × the rest)
+  double activation_bytes_per_micro_batch = 0;  // kept in HBM (without the offloaded layers')
+  double offloaded_activations_bytes = 0;       // in host memory: the offloaded layers' of the micro-batches in flight
+  double allocator_bytes = 0;                   // training: reserved beyond the tensors (Cluster::allocator_fragmentation × the rest)
   double total_bytes = 0;
   double capacity_bytes = 0;  // HBM minus cluster.reserved_GiB
   bool fits = true;

@@ -155,25 +155,34 @@ void attention_ops(OpList& L) {
     L.gemm("QKV projection", M, a_gpu * d + 2.0 * g_gpu * d, h);
   }
   const double s_k = z.s * plan.cp;  // keys each query attends to (all chunks of the sequence)
+  // Context parallel (plan.cp_comm): the ring and the all-gather attend with this rank's s/cp
+  // queries and all heads of its TP rank; the all-to-all (Ulysses) with the whole sequence and
+  // 1/cp of those heads, the same FLOPs. Key length of one kernel call (attention_efficiency): a ring
+  // step's key chunk of s/cp; s for allgather and a2a. A causal kernel over s keys loops over s/2 keys
+  // per query tile on average, and so do the all-gather's two calls (chunks i and 2cp−1−i against
+  // their causal prefixes of the gathered keys: (2cp + 1)/(4cp)·s), so both read the curve at s.
+  const bool ulysses = plan.cp > 1 && plan.cp_comm == CpComm::AllToAll;
+  const double s_q = ulysses ? s_k : z.s, heads = ulysses ? a_gpu / plan.cp : a_gpu;
+  const double key_len = plan.cp_comm == CpComm::Ring ? z.s : s_k;
   if (plan.flash_attention) {
     // Scores and values: 2·b·s_q·s_k·a·(d_qk + d_v), the causal half only. Bytes: Q and O of this
     // rank's tokens, K and V of every token it attends to (read once). Each CP ring step is one call
     // on a key chunk of s/cp.
-    const double kv_heads = is_mla(m) ? a_gpu : g_gpu;
-    const double flops = 0.5 * 2.0 * z.b * z.s * s_k * a_gpu * (d_qk + d_v);
-    const double bytes = 2.0 * z.b * (z.s * a_gpu * (d_qk + d_v) + s_k * kv_heads * (d_qk + d_v));
-    L.flash_attention("attention scores and values (flash, causal half)", flops, bytes, d_qk, z.s);
+    const double kv_heads = (is_mla(m) ? a_gpu : g_gpu) / (ulysses ? plan.cp : 1.0);
+    const double flops = 0.5 * 2.0 * z.b * s_q * s_k * heads * (d_qk + d_v);
+    const double bytes = 2.0 * z.b * (s_q * heads * (d_qk + d_v) + s_k * kv_heads * (d_qk + d_v));
+    L.flash_attention("attention scores and values (flash, causal half)", flops, bytes, d_qk, key_len);
   } else {
     // Unfused (Megatron before flash attention): per sequence and head, the scores Q·Kᵀ (s×d_qk by
     // d_qk×s_k) and the values P·V (s×s_k by s_k×d_v) as batched GEMMs over the full s×s_k matrix,
     // and the softmax (read and write the scores, again for the dropout mask).
-    const double batch = z.b * a_gpu;
+    const double batch = z.b * heads;
     const unsigned core = module_bit(RecomputeModule::CoreAttn);
-    LayerOp& qk = L.gemm("attention scores Q·Kᵀ (batched)", z.s, s_k, d_qk, batch, false, false);
+    LayerOp& qk = L.gemm("attention scores Q·Kᵀ (batched)", s_q, s_k, d_qk, batch, false, false);
     qk.core_attention = true, qk.modules = core;
-    if (LayerOp* op = L.memory("softmax (unfused)", M * 2.0 * 2.0 * a_gpu * s_k * (m.dropout ? 2.0 : 1.0), m.dropout ? 2 : 1))
+    if (LayerOp* op = L.memory("softmax (unfused)", z.b * s_q * 2.0 * 2.0 * heads * s_k * (m.dropout ? 2.0 : 1.0), m.dropout ? 2 : 1))
       op->core_attention = true, op->modules = core;
-    LayerOp& pv = L.gemm("attention values P·V (batched)", z.s, d_v, s_k, batch, false, false);
+    LayerOp& pv = L.gemm("attention values P·V (batched)", s_q, d_v, s_k, batch, false, false);
     pv.core_attention = true, pv.modules = core;
   }
   L.gemm("attention output projection", M, h, a_gpu * d_v);

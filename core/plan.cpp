@@ -261,6 +261,7 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.between(P + "nvlink_latency_us", cl.nvlink_latency_s, units::us, 0, 1e6, "µs");
   c.between(P + "scaleout_latency_us", cl.scaleout_latency_s, units::us, 0, 1e6, "µs");
   c.between(P + "reserved_GiB", cl.reserved_bytes, units::GiB, 0, 1e6, "GiB");
+  c.between(P + "host_link_GBps", cl.host_link_bytes_per_s, units::GBps, 0, 1e7, "GB/s (or 0: none)");
   if (!(cl.allocator_fragmentation >= 0 && cl.allocator_fragmentation <= 1))
     c.add(ErrorCode::OutOfRange, P + "allocator_fragmentation", "must be in [0, 1] (a fraction of the allocated bytes)");
   if (cl.reserved_bytes >= cl.hbm_bytes && cl.hbm_bytes >= 1e-3 * units::GiB && cl.reserved_bytes <= 1e6 * units::GiB)
@@ -277,6 +278,7 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.fraction(E + "nvlink", e.nvlink);
   c.fraction(E + "scaleout", e.scaleout);
   if (!(e.overlap >= 0 && e.overlap <= 1)) c.add(ErrorCode::OutOfRange, E + "overlap", "must be in [0, 1]");
+  c.fraction(E + "host_link", e.host_link);
   if (!(e.kernel_floor_s >= 0 && e.kernel_floor_s <= 1e-3))
     c.add(ErrorCode::OutOfRange, E + "kernel_floor_us", "must be between 0 and 1,000 µs");
   if (!(e.deepep_sm_bytes_per_s >= 1e8 && e.deepep_sm_bytes_per_s <= 1e12))
@@ -457,12 +459,42 @@ void validate_pipeline(const ModelSpec& m, const Plan& p, const Workload& w, con
       c.add(ErrorCode::Incompatible, P + "layers_per_stage",
             "sums to " + c.fmt(double(sum)) + " but the model has " + c.fmt(m.layers) + " layers");
   }
+  // Activation offload: a count of each stage's layers (Megatron-Core requires
+  // 0 ≤ cpu_offloading_num_layers < num_layers and refuses it with pipeline parallelism; cutlab
+  // allows pp > 1 and counts per stage), over a host link the cluster gives.
+  if (p.activation_offload_layers < 0)
+    c.add(ErrorCode::OutOfRange, P + "activation_offload_layers", "must be ≥ 0, got " + c.fmt(p.activation_offload_layers));
+  if (p.activation_offload_layers > 0) {
+    if (w.mode == Mode::Infer)
+      c.add(ErrorCode::Incompatible, P + "activation_offload_layers", "activation offload is modelled for training only");
+    const std::vector<int> per_stage = stage_layers(m, p);
+    int fewest = m.layers;
+    for (int n : per_stage) fewest = std::min(fewest, n);
+    if (p.activation_offload_layers > fewest)
+      c.add(ErrorCode::OutOfRange, P + "activation_offload_layers",
+            c.fmt(p.activation_offload_layers) + " layers to offload, but a stage holds only " + c.fmt(fewest) +
+                " (the count is per pipeline stage)");
+  }
   if (w.mode == Mode::Infer && p.cp > 1)
     c.add(ErrorCode::Incompatible, P + "cp", "context parallel is modelled for training only; use cp = 1 to serve");
   if (w.mode == Mode::Train) {
     // Context parallel: the load-balanced causal split gives each rank 2 chunks of s/(2·cp).
     if (p.cp > 1 && w.seq_len > 0 && w.seq_len % (2 * p.cp) != 0)
       c.add(ErrorCode::Incompatible, P + "cp", "seq_len = " + c.fmt(w.seq_len) + " is not divisible by 2 × cp = " + c.fmt(2.0 * p.cp));
+    // Ulysses splits each TP rank's heads over the CP group: Transformer Engine's
+    // AttnFuncWithCPAndQKVOA2A requires the query and the key/value heads divisible by the CP size
+    // ("The number of attention heads needs to be divisible by CP size!"). MLA's K and V are per query head.
+    if (p.cp > 1 && p.cp_comm == CpComm::AllToAll && m.heads > 0 && p.tp > 0) {
+      const long long split = static_cast<long long>(p.tp) * p.cp;
+      if (m.heads % split != 0)
+        c.add(ErrorCode::Incompatible, P + "cp_comm",
+              "a2a (Ulysses) splits heads over tp × cp = " + c.fmt(double(split)) +
+                  ", which does not divide heads = " + c.fmt(m.heads));
+      else if (!is_mla(m) && m.kv_heads > 0 && m.kv_heads % split != 0)
+        c.add(ErrorCode::Incompatible, P + "cp_comm",
+              "a2a (Ulysses) splits KV heads over tp × cp = " + c.fmt(double(split)) +
+                  ", which does not divide kv_heads = " + c.fmt(m.kv_heads) + " (use ring or allgather)");
+    }
     if (w.global_batch > 0 && w.global_batch % per_step != 0)
       c.add(ErrorCode::Incompatible, "/workload/global_batch",
             "global_batch = " + c.fmt(w.global_batch) +
@@ -534,6 +566,10 @@ Errors validate_all(const ModelSpec& m, const Cluster& cl, const Plan& p, const 
   validate_cluster(cl, c);
   validate_workload(w, c);
   validate_plan(m, cl, p, w, mesh, c);
+  if (p.activation_offload_layers > 0 && !(cl.host_link_bytes_per_s > 0))
+    c.add(ErrorCode::Incompatible, "/cluster/host_link_GBps",
+          "plan.activation_offload_layers = " + c.fmt(p.activation_offload_layers) +
+              " copies activations to host memory: the cluster needs host_link_GBps > 0 (PCIe Gen5 x16: 64)");
   if (w.dtype == Dtype::FP8 && !(cl.fp8_flops_per_s > 0))
     c.add(ErrorCode::Incompatible, "/workload/dtype", "dtype fp8 but the GPU has no fp8 peak (fp8_TFLOPs = 0)");
   // fp8 dispatch quantises the tokens for the experts' fp8 GEMMs (DeepSeek-V3 §3.3.2): only in fp8 training.

@@ -17,9 +17,16 @@ namespace cutlab {
 
 struct Plan {
   int tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
-  int etp = 0;                         // 0: no folding (experts use TP = tp); ≥ 1: folding, GPUs = tp·cp·dp·pp
-  bool sp = false;                     // sequence parallel (Korthikanti et al. 2022)
-  int zero = 0;                        // 0–3 (ZeRO stage; "fsdp" in JSON = 3)
+  int etp = 0;                    // 0: no folding (experts use TP = tp); ≥ 1: folding, GPUs = tp·cp·dp·pp
+  bool sp = false;                // sequence parallel (Korthikanti et al. 2022)
+  CpComm cp_comm = CpComm::Ring;  // how context-parallel attention exchanges K/V (core/choices.h)
+  int zero = 0;                   // 0–3 (ZeRO stage; "fsdp" in JSON = 3)
+  // ZeRO-3 / FSDP: free each unit's gathered weights after its forward and gather them again for its
+  // backward (FSDP2 fully_shard reshard_after_forward, torchtitan's default for every block but the
+  // last); false keeps every unit's gathered weights from the forward to the backward of a
+  // micro-batch: one all-gather per micro-batch instead of two, all of a stage's weights unsharded at
+  // the end of the forward. Read with ZeRO-3 only.
+  bool reshard_after_forward = true;
   bool distributed_optimizer = false;  // Megatron's: shards optimizer state over DP (= ZeRO-1)
   int vpp = 1;                         // virtual pipeline chunks per stage
   Schedule schedule = Schedule::OneFOneB;
@@ -30,6 +37,11 @@ struct Plan {
   // The activation function's input kept in fp8 for its backward (Megatron-Core
   // activation_func_fp8_input_store; DeepSeek-V3 §3.3.2 caches the SwiGLU inputs of its experts in fp8).
   bool activation_func_fp8_input_store = false;
+  // Layers of each stage whose stored activations wait in host memory between their forward and
+  // their backward: copied out as the forward runs, back in ahead of the backward, over the cluster's
+  // host link (Megatron-Core cpu_offloading, cpu_offloading_num_layers, cpu_offloading_activations;
+  // Transformer Engine's CPU offload context). The first layers of each stage; 0: none.
+  int activation_offload_layers = 0;
   bool flash_attention = true;                // the s×s score matrix is never stored
   bool fused_cross_entropy = true;            // Megatron's in-place vocab-parallel loss; false: PyTorch's on fp32 logits
   std::string rank_order = "tp-cp-ep-dp-pp";  // innermost first (Megatron-Core default)

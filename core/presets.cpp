@@ -82,8 +82,9 @@ std::vector<ModelPreset> make_models() {
 }
 
 Cluster node(const char* name, const char* gpu, int per_node, double hbm_GiB, double hbm_GBps, double bf16, double fp8,
-             double nvlink_GBps, double scaleout_GBps, int sms) {
+             double nvlink_GBps, double scaleout_GBps, int sms, double host_GBps) {
   Cluster c;
+  c.host_link_bytes_per_s = host_GBps * units::GBps;
   c.sms = sms;
   c.name = name;
   c.gpu = gpu;
@@ -183,23 +184,28 @@ Cluster calibrated(Cluster c, const Efficiencies& e) {
 
 std::vector<ClusterPreset> make_clusters() {
   std::vector<ClusterPreset> v;
+  // Host link per GPU per direction (activation offload): PCIe Gen4 x16 32 GB/s on A100 (datasheet:
+  // "PCIe Gen4 64 GB/s", both directions), PCIe Gen5 x16 64 GB/s on H100, H800, H200 and B200
+  // ("PCIe Gen5 128 GB/s"), NVLink-C2C 450 GB/s on GB200 (900 GB/s both directions, as the GH200
+  // datasheet gives it; docs/hardware-sources.md).
   // SMs: A100 108, H100/H800/H200 SXM 132 (NVIDIA A100 and H100 architecture whitepapers); B200 148
   // (2 dies × 74, as CUDA's multiProcessorCount reports; the datasheet does not list SMs).
   const char* sheet = "NVIDIA datasheets (dense peaks; docs/hardware-sources.md)";
-  v.push_back({calibrated(node("dgx-a100", "A100 SXM 80GB", 8, 80, 2039, 312, 0, 300, 25, 108), a100_fitted()),
+  v.push_back({calibrated(node("dgx-a100", "A100 SXM 80GB", 8, 80, 2039, 312, 0, 300, 25, 108, 32), a100_fitted()),
                std::string(sheet) + "; NVLink 3 600 GB/s total; 8× HDR 200 Gb/s IB per node"});
-  v.push_back({calibrated(node("dgx-h100", "H100 SXM", 8, 79.6, 3350, 989, 1979, 450, 50, 132), h100_fitted()),
+  v.push_back({calibrated(node("dgx-h100", "H100 SXM", 8, 79.6, 3350, 989, 1979, 450, 50, 132, 64), h100_fitted()),
                std::string(sheet) + "; 81,559 MiB usable; NVLink 4 900 GB/s total; 8× NDR 400 Gb/s per node"});
-  v.push_back({calibrated(node("grand-teton-h100", "H100 96GB HBM2e (500 W)", 8, 95.5, 2400, 989, 1979, 450, 50, 132), gt_fitted()),
-               std::string(sheet) + "; Meta Grand Teton (torchtitan benchmarks): 96 GB HBM2e at 2.4 TB/s, 500 W power limit, "
-                                    "NVLink 4, 400 Gb/s RDMA per GPU"});
-  v.push_back({calibrated(node("hgx-h800", "H800 SXM", 8, 79.6, 3350, 989, 1979, 200, 50, 132), h100_fitted()),
+  v.push_back(
+      {calibrated(node("grand-teton-h100", "H100 96GB HBM2e (500 W)", 8, 95.5, 2400, 989, 1979, 450, 50, 132, 64), gt_fitted()),
+       std::string(sheet) + "; Meta Grand Teton (torchtitan benchmarks): 96 GB HBM2e at 2.4 TB/s, 500 W power limit, "
+                            "NVLink 4, 400 Gb/s RDMA per GPU"});
+  v.push_back({calibrated(node("hgx-h800", "H800 SXM", 8, 79.6, 3350, 989, 1979, 200, 50, 132, 64), h100_fitted()),
                std::string(sheet) + "; NVLink 400 GB/s total (DeepSeek-V3 §3.2.2: ~160 GB/s achievable), 400 Gb/s IB"});
-  v.push_back({calibrated(node("hgx-h200", "H200 SXM", 8, 140.4, 4800, 989, 1979, 450, 50, 132), h100_fitted()),
+  v.push_back({calibrated(node("hgx-h200", "H200 SXM", 8, 140.4, 4800, 989, 1979, 450, 50, 132, 64), h100_fitted()),
                std::string(sheet) + "; 141 GB HBM3e (143,771 MiB usable); NVLink 4; 400 Gb/s per GPU"});
-  v.push_back({calibrated(node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50, 148), h100_fitted()),
+  v.push_back({calibrated(node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50, 148, 64), h100_fitted()),
                std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU"});
-  v.push_back({calibrated(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148), h100_fitted()),
+  v.push_back({calibrated(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148, 450), h100_fitted()),
                std::string(sheet) + "; 186 GB HBM3e; 72 GPUs in one NVLink 5 domain; 400 Gb/s per GPU scale-out"});
   return v;
 }

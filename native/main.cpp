@@ -2,6 +2,7 @@
 //   cutlab evaluate [CONFIG.json|-] [flags] [--json] [--require-fit] [--max-memory-fraction F]
 //   cutlab presets [--json]
 // Exit codes: 0 ok, 1 usage or I/O error, 2 invalid input, 3 does not fit (with --require-fit).
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -51,7 +52,7 @@ evaluate options:
   --require-fit               exit 3 when the plan does not fit in memory
   --max-memory-fraction F     with --require-fit: peak must stay under F × usable HBM
   --model NAME --cluster NAME --gpus N
-  --tp N --pp N --cp N --ep N --dp N --etp N --vpp N --micro-batch N
+  --tp N --pp N --cp N --ep N --dp N --etp N --vpp N --micro-batch N --cp-comm ring|allgather|a2a
   --zero 0-3|fsdp --sp --distributed-optimizer --recompute none|selective|full|op_sac
   --schedule gpipe|1f1b|interleaved|zb-h1|dualpipe --rank-order tp-cp-ep-dp-pp
   --seq-len N --global-batch N --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
@@ -98,6 +99,7 @@ bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
                                                                                     {"--micro-batch", {"plan", "micro_batch"}},
                                                                                     {"--zero", {"plan", "zero"}},
                                                                                     {"--recompute", {"plan", "recompute"}},
+                                                                                    {"--cp-comm", {"plan", "cp_comm"}},
                                                                                     {"--schedule", {"plan", "schedule"}},
                                                                                     {"--rank-order", {"plan", "rank_order"}},
                                                                                     {"--seq-len", {"workload", "seq_len"}},
@@ -266,6 +268,12 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
     std::cout << " fits: peak " << gib(e.memory.per_stage[e.memory.peak_stage].total_bytes) << " of "
               << gib(e.memory.per_stage[0].capacity_bytes) << " GiB usable\n\n";
   else std::cout << " DOES NOT FIT: stage " << e.memory.peak_stage << " overflows by " << gib(e.memory.overflow_bytes) << " GiB\n\n";
+  if (p.activation_offload_layers > 0) {
+    double host = 0;
+    for (const StageMemory& s : e.memory.per_stage) host = std::max(host, s.offloaded_activations_bytes);
+    std::cout << " activations of " << p.activation_offload_layers << " layer(s) per stage in host memory: up to " << gib(host)
+              << " GiB per GPU\n\n";
+  }
 
   Table comm{{"axis", "collective", "group", "link", "message", "calls", "bytes", "time", "exposed"}, {}};
   for (const CommOp& op : e.comm)
@@ -291,6 +299,7 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
   row("TP exposed", b.tp_exposed_s);
   row("CP exposed", b.cp_exposed_s);
   row("EP exposed", b.ep_exposed_s);
+  row("offload exposed", b.offload_exposed_s);
   row("pipeline bubble + p2p", b.pp_bubble_s);
   row("DP exposed", b.dp_exposed_s);
   row("optimizer step", b.optimizer_s);

@@ -99,6 +99,38 @@ TEST_CASE("data-parallel traffic of ZeRO-3 exceeds ZeRO-1's", "[estimate]") {
   // ZeRO-1: reduce-scatter 4Ψ + all-gather 2Ψ; ZeRO-3 with m = 4 micro-batches:
   // 4 × reduce-scatter 4Ψ + 8 × all-gather 2Ψ.
   REQUIRE_THAT(z3 / z1, WithinRel((4 * 4.0 + 8 * 2.0) / 6.0, 1e-9));
+  // FSDP2 reshard_after_forward false: the forward's gather serves the backward, 4 × all-gather 2Ψ.
+  c.plan.reshard_after_forward = false;
+  REQUIRE_THAT(dp_bytes(run(c)) / z1, WithinRel((4 * 4.0 + 4 * 2.0) / 6.0, 1e-9));
+}
+
+TEST_CASE("without reshard_after_forward each micro-batch gathers the weights once, behind its forward", "[estimate]") {
+  // Llama 3 8B, FSDP over 64 GPUs (8 nodes), 4 micro-batches, no overlap: the all-gather row is
+  // 8 calls of 2Ψ (the gathered weights) resharding, 4 without, and its time and exposed time halve.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 64, 4096, 256);
+  c.plan.zero = 3;
+  c.plan.overlap_param_gather = false;
+  auto gather = [](const TrainingEstimate& e) {
+    for (const CommOp& op : e.comm)
+      if (op.axis == Axis::DP && op.collective == Collective::AllGather) return op;
+    return CommOp{};
+  };
+  const TrainingEstimate twice = run(c);
+  c.plan.reshard_after_forward = false;
+  const TrainingEstimate once = run(c);
+  const CommOp a = gather(twice), b = gather(once);
+  REQUIRE(a.calls == 8.0);
+  REQUIRE(b.calls == 4.0);
+  REQUIRE(a.message_bytes == b.message_bytes);
+  REQUIRE_THAT(b.time_s, WithinRel(a.time_s / 2, 1e-12));
+  REQUIRE_THAT(b.exposed_s, WithinRel(a.exposed_s / 2, 1e-12));
+  REQUIRE_THAT(twice.breakdown.dp_exposed_s - once.breakdown.dp_exposed_s, WithinRel(a.exposed_s / 2, 1e-9));
+  // With overlap the kept gather hides behind the forward only: exposed max(0, ag − η·F) per micro-batch.
+  c.plan.overlap_param_gather = true;
+  const TrainingEstimate hidden = run(c);
+  const CommOp h = gather(hidden);
+  const double ag = h.time_s / 4, f = hidden.stages[0].f_s, ov = c.cluster.efficiency.overlap;
+  REQUIRE_THAT(h.exposed_s, WithinAbs(4 * std::max(0.0, ag - ov * f), 1e-12));
 }
 
 TEST_CASE("every schedule's breakdown adds up and its busiest stage does each micro-batch once", "[estimate]") {
@@ -421,4 +453,123 @@ TEST_CASE("under DualPipe the shared expert is already part of the pair's window
   REQUIRE(off.breakdown.ep_exposed_s > 0);
   c.plan.moe_shared_expert_overlap = true;
   REQUIRE_THAT(run(c).breakdown.ep_exposed_s, WithinRel(off.breakdown.ep_exposed_s, 1e-9));
+}
+
+namespace {
+std::vector<CommOp> cp_ops(const TrainingEstimate& e) {
+  std::vector<CommOp> out;
+  for (const CommOp& op : e.comm)
+    if (op.axis == Axis::CP) out.push_back(op);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("CP with all-gathered K/V: one exposed all-gather forward, an all-gather and a reduce-scatter backward", "[estimate]") {
+  // Llama 3 8B (32 layers, 8 KV heads of 128), CP 4 × DP 4 on 16 H100, seq 64k, one micro-batch.
+  // K and V of the whole sequence: 2 bytes · 65,536 tokens · 8 heads · (128 + 128) = 256 MiB. Ring
+  // all-gather inside a node (H100 preset: NVLink 450 GB/s × 0.8, α 1.5 µs): 3/4 · S/B + 3α.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 4, 65536, 4);
+  c.plan.cp = 4;
+  c.plan.recompute = Recompute::Selective;
+  c.plan.cp_comm = CpComm::AllGather;
+  const double S = 268435456.0, ag = 0.75 * S / 360e9 + 3 * 1.5e-6;
+  const TrainingEstimate e = run(c);
+  const std::vector<CommOp> ops = cp_ops(e);
+  REQUIRE(ops.size() == 2);
+  REQUIRE(ops[0].collective == Collective::AllGather);
+  REQUIRE(ops[0].message_bytes == S);
+  REQUIRE(ops[0].calls == 64.0);  // 32 layers × (forward + backward)
+  REQUIRE_THAT(ops[0].time_s, WithinRel(64 * ag, 1e-9));
+  REQUIRE(ops[0].exposed_s == ops[0].time_s);  // Llama 3 §3.3.2: exposed
+  REQUIRE(ops[1].collective == Collective::ReduceScatter);
+  REQUIRE(ops[1].calls == 32.0);
+  REQUIRE_THAT(ops[1].time_s, WithinRel(32 * ag, 1e-9));  // same size and ring cost as the all-gather
+  REQUIRE_THAT(e.breakdown.cp_exposed_s, WithinRel(96 * ag, 1e-9));
+  REQUIRE_THAT(e.breakdown.total_s(), WithinRel(e.step_s, 1e-9));
+  // The ring passes the same bytes in 3 steps of 64 MiB per pass, hidden behind attention.
+  c.plan.cp_comm = CpComm::Ring;
+  const TrainingEstimate ring = run(c);
+  REQUIRE(cp_ops(ring)[0].message_bytes == S / 4);
+  REQUIRE(ring.breakdown.cp_exposed_s < e.breakdown.cp_exposed_s);
+  // Full recompute re-gathers K/V for the recomputed forward: 3 all-gathers per layer, 1 reduce-scatter.
+  c.plan.cp_comm = CpComm::AllGather;
+  c.plan.recompute = Recompute::Full;
+  const std::vector<CommOp> full = cp_ops(run(c));
+  REQUIRE(full[0].calls == 96.0);
+  REQUIRE(full[1].calls == 32.0);
+}
+
+TEST_CASE("CP as Ulysses all-to-alls moves Q, K, V and the output, exposed", "[estimate]") {
+  // Same plan: per GPU 16,384 tokens; Q, K, V = 2 · 16,384 · (32·128 + 8·256) = 192 MiB, O = 2 ·
+  // 16,384 · 4,096 = 128 MiB. All-to-all of 4 GPUs in a node: 3/4 · S/B + α (grouped sends).
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 4, 65536, 4);
+  c.plan.cp = 4;
+  c.plan.recompute = Recompute::Selective;
+  c.plan.cp_comm = CpComm::AllToAll;
+  const TrainingEstimate e = run(c);
+  const std::vector<CommOp> ops = cp_ops(e);
+  REQUIRE(ops.size() == 2);
+  const double qkv = 201326592.0, out = 134217728.0;
+  REQUIRE(ops[0].message_bytes == qkv);
+  REQUIRE(ops[1].message_bytes == out);
+  REQUIRE(ops[0].calls == 64.0);
+  REQUIRE_THAT(ops[0].time_s, WithinRel(64 * (0.75 * qkv / 360e9 + 1.5e-6), 1e-9));
+  REQUIRE_THAT(ops[1].time_s, WithinRel(64 * (0.75 * out / 360e9 + 1.5e-6), 1e-9));
+  REQUIRE_THAT(e.breakdown.cp_exposed_s, WithinRel(ops[0].time_s + ops[1].time_s, 1e-9));
+  // Attention over the whole sequence with 32/4 heads: the FLOPs of the ring's s/cp queries × s keys.
+  c.plan.cp_comm = CpComm::Ring;
+  const TrainingEstimate ring = run(c);
+  auto attention = [](const TrainingEstimate& t) {
+    for (const LayerOp& op : t.dense_layer_ops)
+      if (op.op_class == OpClass::Attention) return op;
+    return LayerOp{};
+  };
+  REQUIRE_THAT(attention(e).flops, WithinRel(attention(ring).flops, 1e-12));
+  // Ulysses reads K and V of its 2 KV heads over 64k tokens, the ring of all 8 heads.
+  REQUIRE(attention(e).bytes < attention(ring).bytes);
+}
+
+TEST_CASE("activation offload copies out in the forward and back in the backward, hidden behind compute", "[estimate]") {
+  // Llama 3 8B, DP 8, one micro-batch of 8k tokens, 16 layers offloaded: 16 · 34·s·b·h = 18.25 GB
+  // each way over PCIe Gen5 (64 GB/s × 0.8) = 0.3565 s. With no overlap both copies are exposed.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 8);
+  c.plan.recompute = Recompute::Selective;
+  c.cluster.efficiency.overlap = 0;
+  const TrainingEstimate base = run(c);
+  c.plan.activation_offload_layers = 16;
+  const TrainingEstimate off = run(c);
+  const double copy_s = 16 * 34.0 * 8192 * 4096 / (64e9 * 0.8);
+  REQUIRE(c.cluster.host_link_bytes_per_s == 64e9);
+  REQUIRE(base.breakdown.offload_exposed_s == 0.0);
+  REQUIRE_THAT(off.breakdown.offload_exposed_s, WithinRel(2 * copy_s, 1e-9));
+  REQUIRE_THAT(off.step_s - base.step_s, WithinRel(2 * copy_s, 1e-9));
+  REQUIRE_THAT(off.breakdown.total_s(), WithinRel(off.step_s, 1e-9));
+  // The preset's overlap hides each copy behind its pass: exposed max(0, copy − η·F) + max(0, copy − η·(B + W)).
+  c.cluster.efficiency.overlap = find_cluster_preset("dgx-h100")->efficiency.overlap;
+  const TrainingEstimate hidden = run(c);
+  const double ov = c.cluster.efficiency.overlap, f = base.stages[0].f_s, bw = base.stages[0].b_s + base.stages[0].w_s;
+  REQUIRE_THAT(hidden.breakdown.offload_exposed_s, WithinAbs(std::max(0.0, copy_s - ov * f) + std::max(0.0, copy_s - ov * bw), 1e-9));
+  // Over NVLink-C2C (GB200's 450 GB/s) the copies hide entirely.
+  c.cluster.host_link_bytes_per_s = 450e9;
+  REQUIRE(run(c).breakdown.offload_exposed_s == 0.0);
+}
+
+TEST_CASE("activation offload is checked against each stage's layers and the host link", "[estimate]") {
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 2, 4, 8192, 8);
+  c.plan.activation_offload_layers = 17;  // 16 layers per stage
+  auto has = [](const Errors& errors, const std::string& path) {
+    for (const Error& e : errors)
+      if (e.path == path) return true;
+    return false;
+  };
+  REQUIRE(has(validate(c.model, c.cluster, c.plan, c.workload), "/plan/activation_offload_layers"));
+  c.plan.activation_offload_layers = 16;
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).empty());
+  c.plan.activation_offload_layers = -1;
+  REQUIRE(has(validate(c.model, c.cluster, c.plan, c.workload), "/plan/activation_offload_layers"));
+  c.plan.activation_offload_layers = 4;
+  c.cluster.host_link_bytes_per_s = 0;
+  REQUIRE(has(validate(c.model, c.cluster, c.plan, c.workload), "/cluster/host_link_GBps"));
+  REQUIRE(find_cluster_preset("gb200-nvl72")->host_link_bytes_per_s == 450e9);
+  REQUIRE(find_cluster_preset("dgx-a100")->host_link_bytes_per_s == 32e9);
 }

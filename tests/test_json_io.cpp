@@ -251,3 +251,42 @@ TEST_CASE("the MoE routing load is read from the plan and written back", "[json]
   REQUIRE(has(n, "/plan/moe_imbalance", ErrorCode::OutOfRange));
   REQUIRE(has(n, "/plan/moe_capacity_factor", ErrorCode::OutOfRange));
 }
+
+TEST_CASE("the CP communication is a named choice of the plan; Ulysses needs heads divisible by tp × cp", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({"model": "llama3-8b", "cluster": "dgx-h100",
+    "plan": {"cp": 4, "dp": 4, "cp_comm": "allgather"}, "workload": {"seq_len": 65536, "global_batch": 4}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.plan.cp_comm == CpComm::AllGather);
+  REQUIRE(to_json(r.value)["plan"]["cp_comm"] == "allgather");
+  REQUIRE(choices_json()["cp_comm"].size() == 3);
+  const Result<Config> bad = config_from_json(json::parse(R"({"model": "llama3-8b", "cluster": "dgx-h100",
+    "plan": {"cp": 4, "dp": 4, "cp_comm": "p2p"}, "workload": {"seq_len": 65536, "global_batch": 4}})"));
+  REQUIRE_FALSE(bad.errors.empty());
+  REQUIRE(bad.errors[0].path == "/plan/cp_comm");
+  // Llama 3 8B has 8 KV heads: a2a with tp 2 × cp 8 = 16 cannot split them (ring and allgather can).
+  const Result<Config> ulysses = config_from_json(json::parse(R"({"model": "llama3-8b", "cluster": "dgx-h100",
+    "plan": {"tp": 2, "cp": 8, "cp_comm": "a2a"}, "workload": {"seq_len": 65536, "global_batch": 1}})"));
+  REQUIRE(ulysses.ok());
+  REQUIRE(has(resolve(ulysses.value).errors, "/plan/cp_comm", ErrorCode::Incompatible));
+  Config ok = ulysses.value;
+  ok.plan.tp = 1;
+  REQUIRE(resolve(ok).errors.empty());
+}
+
+TEST_CASE("activation offload reads its plan count and the cluster's host link", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({"model": "llama3-8b",
+    "cluster": {"preset": "dgx-h100", "host_link_GBps": 32, "efficiency": {"host_link": 0.7}},
+    "plan": {"dp": 8, "activation_offload_layers": 8, "reshard_after_forward": false}, "workload": {"global_batch": 8}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.cluster.host_link_bytes_per_s == 32e9);
+  REQUIRE(r.value.cluster.efficiency.host_link == 0.7);
+  REQUIRE(r.value.plan.activation_offload_layers == 8);
+  REQUIRE_FALSE(r.value.plan.reshard_after_forward);
+  const json back = to_json(r.value);
+  REQUIRE(back["cluster"]["host_link_GBps"] == 32.0);
+  REQUIRE(back["plan"]["activation_offload_layers"] == 8);
+  const Result<Config> bad = config_from_json(json::parse(R"({"model": "llama3-8b", "cluster": "dgx-h100",
+    "plan": {"dp": 8, "activation_offload_layers": "all"}, "workload": {"global_batch": 8}})"));
+  REQUIRE_FALSE(bad.errors.empty());
+  REQUIRE(bad.errors[0].path == "/plan/activation_offload_layers");
+}

@@ -267,6 +267,25 @@ TEST_CASE("ZeRO-3 gathers the largest unit with the next layer and holds one lay
   REQUIRE_THAT(sm.grads_bytes, WithinRel(4.0 * sm.dense_params / 8 + (2.0 + 4.0) * layer, 1e-9));
 }
 
+TEST_CASE("ZeRO-3 without reshard_after_forward holds every unit of the stage gathered", "[memory]") {
+  // Llama 3 8B, FSDP over 8 GPUs, PP 1: reshard_after_forward false keeps all 32 layers and the root
+  // unit unsharded at the end of the forward, 2 bytes per parameter of the stage (8.03B · 2 = 16.1 GB)
+  // beside the 1/8 shard; the gradient buffers of one layer are unchanged.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 16);
+  c.plan.zero = 3;
+  const StageMemory resharded = memory_per_stage(test::resolved(c)).per_stage[0];
+  c.plan.reshard_after_forward = false;
+  const StageMemory kept = memory_per_stage(test::resolved(c)).per_stage[0];
+  REQUIRE_THAT(kept.weights_bytes, WithinRel(2.0 * kept.dense_params / 8 + 2.0 * kept.dense_params, 1e-12));
+  REQUIRE(kept.grads_bytes == resharded.grads_bytes);
+  REQUIRE(kept.weights_bytes > resharded.weights_bytes + 10e9);
+  // Below ZeRO-3 the key changes nothing.
+  c.plan.zero = 1;
+  const double z1 = memory_per_stage(test::resolved(c)).per_stage[0].total_bytes;
+  c.plan.reshard_after_forward = true;
+  REQUIRE(memory_per_stage(test::resolved(c)).per_stage[0].total_bytes == z1);
+}
+
 TEST_CASE("the allocator's reserve is a fraction of the allocated bytes", "[memory]") {
   Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 16);
   c.cluster.allocator_fragmentation = 0.0;
@@ -302,4 +321,46 @@ TEST_CASE("the hottest EP rank holds imbalance × the routed tokens' activations
   // A dense layer has no routed tokens.
   REQUIRE(layer_activation_bytes(c.model, c.plan, c.workload, mesh, false) ==
           layer_activation_bytes(c.model, even, c.workload, mesh, false));
+}
+
+TEST_CASE("CP with all-gathered K/V holds the gathered K, V and their gradients of one layer", "[memory]") {
+  // Llama 3 8B, CP 4, seq 64k: K and V of the whole sequence are 256 MiB; the backward of one layer
+  // holds them and dK, dV (TE re-gathers K/V in the backward): 512 MiB more than the ring, once per
+  // stage. The stored activations per micro-batch are the same (local K/V chunks only).
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 4, 65536, 4);
+  c.plan.cp = 4;
+  c.plan.recompute = Recompute::Selective;
+  const StageMemory ring = memory_per_stage(test::resolved(c)).per_stage[0];
+  c.plan.cp_comm = CpComm::AllGather;
+  REQUIRE(cp_kv_sequence_bytes(c.model, c.plan, c.workload) == 268435456.0);
+  const StageMemory gathered = memory_per_stage(test::resolved(c)).per_stage[0];
+  REQUIRE(gathered.activation_bytes_per_micro_batch == ring.activation_bytes_per_micro_batch);
+  REQUIRE_THAT(gathered.activations_bytes - ring.activations_bytes, WithinRel(2 * 268435456.0, 1e-9));
+  // Ulysses keeps the same tensors (whole sequence × 1/cp of the heads = s/cp × all heads).
+  c.plan.cp_comm = CpComm::AllToAll;
+  REQUIRE(memory_per_stage(test::resolved(c)).per_stage[0].activations_bytes == ring.activations_bytes);
+}
+
+TEST_CASE("offloaded layers' activations leave HBM but for one layer in flight", "[memory]") {
+  // Llama 3 8B on one GPU per replica (DP 8), 8k tokens, selective recompute: a layer keeps
+  // 34·s·b·h bytes (norm inputs 4sbh, norm outputs 4sbh, Q 2·4096, K and V 2·2·1024, O 2·4096,
+  // SwiGLU 6·14,336 per token = 139,264·s·b = 34·s·b·h): 1.14 GB. Offloading 16 of 32 layers with
+  // one micro-batch in flight: 16 layers in host memory, 15 fewer in HBM (one stays as the buffer).
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 8);
+  c.plan.recompute = Recompute::Selective;
+  const double a = 34.0 * 8192 * 4096;
+  const Resolved r0 = test::resolved(c);
+  REQUIRE(layer_activation_bytes(c.model, c.plan, c.workload, r0.mesh, false) == a);
+  const StageMemory kept = memory_per_stage(r0).per_stage[0];
+  c.plan.activation_offload_layers = 16;
+  const StageMemory off = memory_per_stage(test::resolved(c)).per_stage[0];
+  REQUIRE(kept.in_flight_micro_batches == 1.0);
+  REQUIRE(kept.offloaded_activations_bytes == 0.0);
+  REQUIRE_THAT(off.offloaded_activations_bytes, WithinRel(16 * a, 1e-12));
+  REQUIRE_THAT(kept.activations_bytes - off.activations_bytes, WithinRel(15 * a, 1e-12));
+  REQUIRE_THAT(kept.activation_bytes_per_micro_batch - off.activation_bytes_per_micro_batch, WithinRel(16 * a, 1e-12));
+  // DeepSeek-style stages offload dense layers first: of 3 dense then MoE layers, the first 4 are 3 + 1.
+  const OffloadedActivations o = offloaded_activations(4, 3, 58, 10.0, 100.0);
+  REQUIRE(o.bytes == 3 * 10.0 + 100.0);
+  REQUIRE(o.largest_layer_bytes == 100.0);
 }
