@@ -46,7 +46,10 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   z.tp_calls_bwd = plan.recompute == Recompute::Full ? 4 : 2;  // the recomputed forward repeats its two
   // Per-op SAC keeps the reduce-scatter outputs (torchtitan's _save_list) and re-runs the all-gathers.
   if (plan.recompute == Recompute::OpSac) z.tp_calls_bwd = 3;
-  z.cp_passes_bwd = plan.recompute == Recompute::Full ? 3 : 2;
+  // Recomputing core attention (full recompute, or selective with core_attn) re-runs its CP exchange too.
+  const bool attention_again =
+      plan.recompute == Recompute::Full || (recompute_mask(plan) & module_bit(RecomputeModule::CoreAttn)) != 0;
+  z.cp_passes_bwd = attention_again ? 3 : 2;
   // Recomputing the MoE block (selective module "moe") re-runs its dispatch and combine as well.
   const bool moe_again = plan.recompute == Recompute::Full || (recompute_mask(plan) & module_bit(RecomputeModule::Moe)) != 0;
   z.ep_calls_bwd = moe_again ? 4 : 2;
@@ -534,7 +537,7 @@ void comm_table(const Resolved& r, const LayerCosts& k, const PerStage& b, doubl
     const Cluster& cl = r.config.cluster;
     if (plan.cp_comm == CpComm::Ring) {
       e.comm.push_back(make_op(Axis::CP, Collective::SendRecv,
-                               full ? "K/V chunks around the ring (forward; three times in backward with full recompute)"
+                               full ? "K/V chunks around the ring (forward; three times in backward with recomputed attention)"
                                     : "K/V chunks around the ring (forward; twice in backward)",
                                z.cp_message, layers * (1.0 + z.cp_passes_bwd) * (g->size - 1), *g, passes * b.cp,
                                passes * b.cp_exposed));

@@ -460,13 +460,17 @@ void validate_pipeline(const ModelSpec& m, const Plan& p, const Workload& w, con
             "sums to " + c.fmt(double(sum)) + " but the model has " + c.fmt(m.layers) + " layers");
   }
   // Activation offload: a count of each stage's layers (Megatron-Core requires
-  // 0 ≤ cpu_offloading_num_layers < num_layers and refuses it with pipeline parallelism; cutlab
-  // allows pp > 1 and counts per stage), over a host link the cluster gives.
+  // 0 ≤ cpu_offloading_num_layers < num_layers and refuses it with pipeline parallelism,
+  // TransformerConfig: "no support for Pipeline parallelism with CPU offloading"), over a host link
+  // the cluster gives.
   if (p.activation_offload_layers < 0)
     c.add(ErrorCode::OutOfRange, P + "activation_offload_layers", "must be ≥ 0, got " + c.fmt(p.activation_offload_layers));
   if (p.activation_offload_layers > 0) {
     if (w.mode == Mode::Infer)
       c.add(ErrorCode::Incompatible, P + "activation_offload_layers", "activation offload is modelled for training only");
+    if (p.pp > 1)
+      c.add(ErrorCode::Incompatible, P + "activation_offload_layers",
+            "Megatron-Core's CPU offloading does not run with pipeline parallelism (pp = " + c.fmt(p.pp) + ")");
     const std::vector<int> per_stage = stage_layers(m, p);
     int fewest = m.layers;
     for (int n : per_stage) fewest = std::min(fewest, n);

@@ -31,11 +31,12 @@
       id: 'llama3-405b-cp', title: 'Llama 3 405B at 131k context', sub: 'TP8 · CP16 · PP16 · DP8',
       quote: 'Llama 3 added a fourth dimension, CP, when they went from 8k to 131k, and they replaced data-parallel replicas with context-parallel shards so the per-GPU batch did not collapse.',
       state: { model: 'llama3-405b', cluster: 'dgx-h100', gpus: 16384,
-        plan: { tp: 8, pp: 16, cp: 16, sp: true, distributed_optimizer: true, recompute: 'none', schedule: 'interleaved', vpp: 8,
+        // §3.3.2: CP all-gathers K and V (not a ring), its latency exposed.
+        plan: { tp: 8, pp: 16, cp: 16, cp_comm: 'allgather', sp: true, distributed_optimizer: true, recompute: 'none', schedule: 'interleaved', vpp: 8,
           embedding_in_pipeline_split: true, loss_in_pipeline_split: true },
         workload: { seq_len: 131072, global_batch: 128, grad_dtype: 'bf16' }, view: 'cuts' },
       published: { metric: 'mfu', value: 0.38, source: 'Llama 3 (arXiv:2407.21783) Table 4: TP8 · CP16 · PP16 · DP8, 131k, 380 TFLOP/s',
-        unstated: 'activation recompute (none here); cutlab\'s CP is a ring with each step overlapped, Llama 3 all-gathers K/V' },
+        unstated: 'activation recompute (none here). The gap is open: no long-context run is in cutlab\'s validation, so its attention over 131k keys is unchecked' },
     },
     {
       id: 'deepseek-v3', title: 'DeepSeek-V3: PP16 × EP64, ZeRO-1, no TP', sub: '2,048 H800 · DualPipe · fp8',
