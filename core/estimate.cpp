@@ -47,8 +47,8 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   // Per-op SAC keeps the reduce-scatter outputs (torchtitan's _save_list) and re-runs the all-gathers.
   if (plan.recompute == Recompute::OpSac) z.tp_calls_bwd = 3;
   // Recomputing core attention (full recompute, or selective with core_attn) re-runs its CP exchange too.
-  const bool attention_again =
-      plan.recompute == Recompute::Full || (recompute_mask(plan) & module_bit(RecomputeModule::CoreAttn)) != 0;
+  const bool attention_again = plan.recompute == Recompute::Full ||
+                               (recompute_mask(plan) & module_bit(RecomputeModule::CoreAttn)) != 0;
   z.cp_passes_bwd = attention_again ? 3 : 2;
   // Recomputing the MoE block (selective module "moe") re-runs its dispatch and combine as well.
   const bool moe_again = plan.recompute == Recompute::Full || (recompute_mask(plan) & module_bit(RecomputeModule::Moe)) != 0;
