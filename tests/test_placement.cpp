@@ -148,7 +148,8 @@ TEST_CASE("a group over several axes is judged on its worst group, not rank 0's"
   REQUIRE(dp->members_per_node == 1);
   // The estimate's dense-gradient reduction runs on that group's link.
   c.workload.global_batch = 64;
-  const TrainingEstimate* e = test::training(evaluate(c));
+  const auto estimate = evaluate(c);  // kept alive: test::training points into it
+  const TrainingEstimate* e = test::training(estimate);
   REQUIRE(e != nullptr);
   bool dp_rows = false;
   for (const CommOp& op : e->comm)
