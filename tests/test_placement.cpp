@@ -162,7 +162,8 @@ TEST_CASE("a group over several axes is judged on its worst group, not rank 0's"
   // (b + {0, 4} on one node since b ≡ t mod 8, t ≤ 3).
   Config d = c;
   d.cluster = *find_cluster_preset("dgx-h100");
-  const GroupInfo* h = find_group(placed(d), Axis::DPGrad);
+  const Placement pd = placed(d);  // find_group points into it: keep it alive
+  const GroupInfo* h = find_group(pd, Axis::DPGrad);
   REQUIRE(h->nodes_spanned == 4);
   REQUIRE(h->members_per_node == 2);
 }
