@@ -126,6 +126,15 @@ Answer<SearchResult> search(const std::string& text, const SearchOptions& option
   return a;
 }
 
+Answer<StageBalance> balance(const std::string& text, const StageBalanceOptions& options) {
+  const Answer<Config> cfg = read(text);
+  if (!cfg.ok()) return failed<StageBalance>(cfg);
+  Answer<StageBalance> a;
+  a.config = cfg.config;
+  a.result = balance_stages(cfg.result.value, options);
+  return a;
+}
+
 Scene timeline(const Evaluated& e, const TimelineLayout& layout) {
   if (const auto* s = std::get_if<ServingEstimate>(&e.estimate)) return decode_walk_scene(s->serving.decode_stage_s, 3, layout);
   const auto* t = std::get_if<TrainingEstimate>(&e.estimate);
@@ -154,6 +163,11 @@ std::string to_json_text(const Answer<std::vector<GpuPlacement>>& a) {
 }
 
 std::string to_json_text(const Answer<SearchResult>& a) {
+  if (!a.ok()) return failure(a);
+  return success(to_json(a.result.value));
+}
+
+std::string to_json_text(const Answer<StageBalance>& a) {
   if (!a.ok()) return failure(a);
   return success(to_json(a.result.value));
 }
@@ -202,6 +216,8 @@ std::string search_json(const std::string& text, int top) {
   options.top = top;
   return to_json_text(search(text, options));
 }
+
+std::string balance_json(const std::string& text) { return to_json_text(balance(text, StageBalanceOptions{})); }
 
 std::string options_json(const std::string& text) {
   const Answer<Config> cfg = read(text);

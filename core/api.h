@@ -14,6 +14,7 @@
 #include "core/placement.h"
 #include "core/scene.h"
 #include "core/search.h"
+#include "core/stage_balance.h"
 
 namespace cutlab::api {
 
@@ -40,6 +41,7 @@ std::size_t evaluations();  // evaluations run so far on this thread (tests, the
 // What GPUs first … first + count − 1 hold (count ≤ 4,096).
 Answer<std::vector<GpuPlacement>> gpus(const std::string& config_text, int first, int count);
 Answer<SearchResult> search(const std::string& config_text, const SearchOptions& options);
+Answer<StageBalance> balance(const std::string& config_text, const StageBalanceOptions& options);
 
 // Scenes (core/scene.h). Training: the simulated schedule with each stage's DP tail and optimizer
 // step; serving: three decode steps walking the stages.
@@ -50,6 +52,7 @@ std::string to_json_text(const Answer<Evaluated>& a);
 std::string schedule_json_text(const Answer<Evaluated>& a);
 std::string to_json_text(const Answer<std::vector<GpuPlacement>>& a);
 std::string to_json_text(const Answer<SearchResult>& a);
+std::string to_json_text(const Answer<StageBalance>& a);
 
 // JSON text in, JSON text out (the WASM module binds these).
 std::string evaluate_json(const std::string& config_text);  // result: the estimate (README schema)
@@ -60,6 +63,8 @@ std::string gpus_json(const std::string& config_text, int first, int count);
 std::string gpu_json(const std::string& config_text, int rank);  // result: what one GPU holds
 // result: the fastest plans that fit for the config's model, cluster.gpus and workload (search.h).
 std::string search_json(const std::string& config_text, int top);
+// result: a split of the layers over the stages that shortens the step and fits (stage_balance.h).
+std::string balance_json(const std::string& config_text);
 std::string options_json(const std::string& config_text);  // result: valid values per axis
 std::string presets_json();                                // result: models and clusters
 // result: the Placement view's figure (core/figure.h, core/scene_placement.h) laid out for `width`

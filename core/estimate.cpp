@@ -15,8 +15,9 @@ struct LayerComm {
   double ep_f = 0, ep_b = 0, ep_f_exposed = 0, ep_b_exposed = 0;
   double ep_dispatch = 0, ep_combine = 0;  // ep_f + ep_b split by shape (dispatch-shaped and combine-shaped all-to-alls)
   double etp_f = 0, etp_b = 0;             // expert-TP collectives under folding (not overlapped)
-  double f_exposed() const { return tp_f_exposed + cp_f_exposed + ep_f_exposed + etp_f; }
-  double b_exposed() const { return tp_b_exposed + cp_b_exposed + ep_b_exposed + etp_b; }
+  double ep_sm_f = 0, ep_sm_b = 0;         // compute slowed while DeepEP's kernels hold SMs (the all-to-all itself hidden)
+  double f_exposed() const { return tp_f_exposed + cp_f_exposed + ep_f_exposed + etp_f + ep_sm_f; }
+  double b_exposed() const { return tp_b_exposed + cp_b_exposed + ep_b_exposed + etp_b + ep_sm_b; }
 };
 
 struct Sizes {
@@ -47,11 +48,10 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   // Per-op SAC keeps the reduce-scatter outputs (torchtitan's _save_list) and re-runs the all-gathers.
   if (plan.recompute == Recompute::OpSac) z.tp_calls_bwd = 3;
   // Recomputing core attention (full recompute, or selective with core_attn) re-runs its CP exchange too.
-  const bool attention_again = plan.recompute == Recompute::Full ||
-                               (recompute_mask(plan) & module_bit(RecomputeModule::CoreAttn)) != 0;
+  const bool attention_again = plan.recompute == Recompute::Full || recomputes(plan, RecomputeModule::CoreAttn);
   z.cp_passes_bwd = attention_again ? 3 : 2;
   // Recomputing the MoE block (selective module "moe") re-runs its dispatch and combine as well.
-  const bool moe_again = plan.recompute == Recompute::Full || (recompute_mask(plan) & module_bit(RecomputeModule::Moe)) != 0;
+  const bool moe_again = plan.recompute == Recompute::Full || recomputes(plan, RecomputeModule::Moe);
   z.ep_calls_bwd = moe_again ? 4 : 2;
   // CP (ring attention, Liu et al. 2023; Megatron-Core CP): each of the cp − 1 steps passes this
   // rank's K and V chunk; MLA passes decompressed per-head K and V.
@@ -104,7 +104,7 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
   const double ov = c.efficiency.overlap;
   const double tp_share = folded_moe(plan, moe) ? 0.5 : 1.0;  // attention's pair only
   // A recomputed MLP (selective module "mlp"; "moe" in MoE layers) re-runs its TP (or ETP) pair.
-  const bool mlp_again = (recompute_mask(plan) & module_bit(moe ? RecomputeModule::Moe : RecomputeModule::Mlp)) != 0;
+  const bool mlp_again = recomputes(plan, moe ? RecomputeModule::Moe : RecomputeModule::Mlp);
   if (const GroupInfo* tp = find_group(pl, Axis::TP); tp && tp->size > 1) {
     const double one = plan.sp ? collective_time_s(Collective::ReduceScatter, z.tp_message, *tp, c) +
                                      collective_time_s(Collective::AllGather, z.tp_message, *tp, c)
@@ -208,14 +208,16 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
       // DeepEP's kernels hold 20 SMs while they run (DeepSeek-V3 §3.2.2: 20 of the H800's 132 SMs;
       // DeepEP's Buffer default): the compute they overlap runs on the other SMs, sms/(sms − 20)
       // times longer. The extra time is charged as exposed communication.
-      // The shared experts beside the all-to-alls are slowed the same way.
+      // The shared experts beside the all-to-alls are slowed the same way. This is not exposed
+      // communication (the all-to-all is hidden, as DeepSeek reports) but slower compute: its own part
+      // of the step (TimeBreakdown::ep_sm_slowdown_s).
       const double slow = kDeepEpSms / (c.sms - kDeepEpSms);
       if (plan.schedule == Schedule::DualPipe || plan.ep_comm_overlap) {
-        lc.ep_f_exposed += slow * std::min(ep_f - lc.ep_f_exposed, win_b);
-        lc.ep_b_exposed += slow * std::min(ep_b - lc.ep_b_exposed, win_f);
+        lc.ep_sm_f += slow * std::min(ep_f - lc.ep_f_exposed, win_b);
+        lc.ep_sm_b += slow * std::min(ep_b - lc.ep_b_exposed, win_f);
       }
-      lc.ep_f_exposed += slow * hidden_f;
-      lc.ep_b_exposed += slow * hidden_b;
+      lc.ep_sm_f += slow * hidden_f;
+      lc.ep_sm_b += slow * hidden_b;
     }
   }
   return lc;
@@ -271,6 +273,7 @@ LayerCosts layer_costs(const Resolved& r) {
 struct PerStage {
   StageCompute compute;
   double tp_exposed = 0, cp_exposed = 0, ep_exposed = 0;  // per micro-batch (tp_exposed includes ETP)
+  double ep_sm = 0;                                       // compute slowed by DeepEP's SMs, per micro-batch
   double tp = 0, cp = 0, ep = 0, etp = 0;                 // per micro-batch, total
   double ep_dispatch = 0, ep_combine = 0;                 // ep split by shape
   double offload = 0, offload_exposed = 0;                // activation copies to and from host memory, per micro-batch
@@ -326,6 +329,7 @@ ScheduleInput pipeline_input(const Resolved& r, const LayerCosts& k, std::vector
       ps.etp += ne * (e.etp_f + e.etp_b);
       ps.cp_exposed += nd * (d.cp_f_exposed + d.cp_b_exposed) + ne * (e.cp_f_exposed + e.cp_b_exposed);
       ps.ep_exposed += ne * (e.ep_f_exposed + e.ep_b_exposed);
+      ps.ep_sm += ne * (e.ep_sm_f + e.ep_sm_b);
       ps.tp += nd * (d.tp_f + d.tp_b) + ne * (e.tp_f + e.tp_b);
       ps.cp += nd * (d.cp_f + d.cp_b) + ne * (e.cp_f + e.cp_b);
       ps.ep += ne * (e.ep_f + e.ep_b);
@@ -494,6 +498,7 @@ void time_breakdown(const Resolved& r, const PerStage& b, double tail_end, doubl
   br.tp_exposed_s = passes * b.tp_exposed;
   br.cp_exposed_s = passes * b.cp_exposed;
   br.ep_exposed_s = passes * b.ep_exposed;
+  br.ep_sm_slowdown_s = passes * b.ep_sm;
   br.offload_exposed_s = passes * b.offload_exposed;
   // The makespan is never below a stage's busy time but by rounding (−1e-16 when there is no pipeline).
   br.pp_bubble_s = std::max(0.0, makespan - e.stages[e.comm_stage].busy_s);
@@ -606,8 +611,7 @@ void utilisation(const Resolved& r, TrainingEstimate& e) {
   if (r.config.plan.recompute == Recompute::Selective) {
     // The recomputed modules' forward FLOPs: core attention (Korthikanti et al. 2022 §5), MLA's
     // up-projections, the dense MLPs, the MoE blocks' or only their shared experts' GEMMs.
-    const unsigned rc = recompute_mask(r.config.plan);
-    auto again = [&](RecomputeModule x) { return (rc & module_bit(x)) != 0; };
+    auto again = [&](RecomputeModule x) { return recomputes(r.config.plan, x); };
     const LayerParams d = dense_layer_params(m), x = moe_layer_params(m);
     const double blocks = m.layers + m.mtp_layers, moe_blocks = moe_layer_count(m) + (is_moe(m) ? m.mtp_layers : 0);
     const double up = m.q_lora_rank * double(m.heads) * qk_head_dim(m) +

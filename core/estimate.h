@@ -31,13 +31,14 @@ struct TimeBreakdown {
   double tp_exposed_s = 0;       // TP collectives not hidden behind GEMMs
   double cp_exposed_s = 0;       // CP K/V exchange not hidden behind attention
   double ep_exposed_s = 0;       // EP all-to-all not hidden
+  double ep_sm_slowdown_s = 0;   // compute slowed while DeepEP's kernels hold SMs (core/estimate.cpp layer_comm)
   double offload_exposed_s = 0;  // activation copies to and from host memory not hidden behind compute
   double pp_bubble_s = 0;        // pipeline fill, drain and p2p on the critical path
   double dp_exposed_s = 0;       // gradient reduction and parameter gathers after the last backward
   double optimizer_s = 0;        // the Adam step (memory-bound)
   double total_s() const {
-    return compute_s + recompute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s + offload_exposed_s + pp_bubble_s + dp_exposed_s +
-           optimizer_s;
+    return compute_s + recompute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s + ep_sm_slowdown_s + offload_exposed_s + pp_bubble_s +
+           dp_exposed_s + optimizer_s;
   }
 };
 

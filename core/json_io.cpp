@@ -690,6 +690,19 @@ json to_json(const SearchResult& s) {
   return {{"candidates", s.candidates}, {"valid", s.valid}, {"fitting", s.fitting}, {"best", best}};
 }
 
+json to_json(const StageBalance& b) {
+  auto split = [](const StageSplit& s) {
+    return json{{"layers_per_stage", s.layers_per_stage},
+                {"busy_s", s.busy_s},
+                {"memory_bytes", s.memory_bytes},
+                {"capacity_bytes", s.capacity_bytes},
+                {"step_s", s.step_s},
+                {"tokens_per_s", s.tokens_per_s},
+                {"fits", s.fits}};
+  };
+  return {{"current", split(b.current)}, {"suggested", split(b.suggested)}, {"improved", b.improved}, {"evaluations", b.evaluations}};
+}
+
 json to_json(const GpuPlacement& g) {
   json chunks = json::array();
   for (auto [a, b] : g.seq_chunks) chunks.push_back({a, b});
@@ -834,6 +847,7 @@ json time_json(const TrainingEstimate& e) {
             {"tp_exposed", b.tp_exposed_s / step},
             {"cp_exposed", b.cp_exposed_s / step},
             {"ep_exposed", b.ep_exposed_s / step},
+            {"ep_sm_slowdown", b.ep_sm_slowdown_s / step},
             {"offload_exposed", b.offload_exposed_s / step},
             {"pp_bubble", b.pp_bubble_s / step},
             {"dp_exposed", b.dp_exposed_s / step},
@@ -844,6 +858,7 @@ json time_json(const TrainingEstimate& e) {
             {"tp_exposed_s", b.tp_exposed_s},
             {"cp_exposed_s", b.cp_exposed_s},
             {"ep_exposed_s", b.ep_exposed_s},
+            {"ep_sm_slowdown_s", b.ep_sm_slowdown_s},
             {"offload_exposed_s", b.offload_exposed_s},
             {"pp_bubble_s", b.pp_bubble_s},
             {"dp_exposed_s", b.dp_exposed_s},

@@ -9,6 +9,7 @@
 #include "core/estimate.h"
 #include "core/scene.h"
 #include "core/search.h"
+#include "core/stage_balance.h"
 
 namespace cutlab {
 
@@ -43,6 +44,7 @@ nlohmann::json to_json(const ScheduleResult& s, bool with_ops);
 nlohmann::json to_json(const GpuPlacement& g);
 nlohmann::json to_json(const Scene& s);
 nlohmann::json to_json(const SearchResult& s);
+nlohmann::json to_json(const StageBalance& b);
 nlohmann::json to_json(const Errors& errors);
 nlohmann::json choices_json();  // every named choice: [{name, label}] per key
 nlohmann::json presets_json();  // models, clusters and choices

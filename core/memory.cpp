@@ -75,8 +75,7 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& plan, const Worklo
   // Engine's Linear and LayerNormLinear save the quantized input for the weight gradient): 1 byte
   // where Korthikanti counts 2. Tensors another op keeps in bf16 (the norms' and flash attention's
   // inputs and outputs) stay 2 bytes.
-  const unsigned rc = recompute_mask(plan);
-  auto again = [&](RecomputeModule x) { return (rc & module_bit(x)) != 0; };
+  auto again = [&](RecomputeModule x) { return recomputes(plan, x); };
   const double gemm_in = w.dtype == Dtype::FP8 ? 1.0 : 2.0;
   const double act_in = plan.activation_func_fp8_input_store ? 1.0 : 2.0;  // the activation's saved input
   // Residual stream: the two norms' inputs (2 bytes), the dropout masks (1 byte each).

@@ -74,6 +74,8 @@ unsigned recompute_mask(const Plan& plan) {
   return mask;
 }
 
+bool recomputes(const Plan& plan, RecomputeModule module) { return (recompute_mask(plan) & module_bit(module)) != 0; }
+
 int pipeline_split_layers(const ModelSpec& m, const Plan& plan) {
   return m.layers + (plan.embedding_in_pipeline_split ? 1 : 0) + (plan.loss_in_pipeline_split ? 1 : 0);
 }

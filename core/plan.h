@@ -130,6 +130,8 @@ bool rank_order_axes(const std::string& order, std::array<Axis, 5>& out);
 // The recompute modules re-run in the backward as module_bit()s: plan.recompute_modules with
 // recompute "selective", none otherwise (full recompute re-runs everything, per-op SAC its own list).
 unsigned recompute_mask(const Plan& plan);
+// Whether selective recompute re-runs `module` (recompute_mask has its bit).
+bool recomputes(const Plan& plan, RecomputeModule module);
 // Token copies an MoE layer's GPU handles, as multiples of the balanced, dropless mean
 // (Plan::moe_capacity_factor, moe_pad_to_capacity, moe_imbalance):
 //   recv: what the hottest EP rank's experts compute and receive (it sets the layer's time):

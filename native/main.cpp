@@ -34,6 +34,8 @@ const char* kUsageText = R"(usage:
                                                 --json (every op), --svg FILE (the figure)
   cutlab search [CONFIG.json | -] [options]     rank the plans that fit for --model, --cluster, --gpus
                                                 and the workload, fastest first (--top N, --json)
+  cutlab balance [CONFIG.json | -] [options]    a split of the layers over the pipeline stages
+                                                (layers_per_stage) that shortens the step and fits
   cutlab gpu [CONFIG.json | -] --rank N [...]   what GPU N holds: coordinates, node, layers, heads,
                                                 FFN columns, experts, sequence chunks (--json)
   cutlab ops [CONFIG.json | -] [options]        one layer as its ops: GEMMs, attention, memory-bound ops
@@ -299,6 +301,7 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
   row("TP exposed", b.tp_exposed_s);
   row("CP exposed", b.cp_exposed_s);
   row("EP exposed", b.ep_exposed_s);
+  row("slowed by EP kernels' SMs", b.ep_sm_slowdown_s);
   row("offload exposed", b.offload_exposed_s);
   row("pipeline bubble + p2p", b.pp_bubble_s);
   row("DP exposed", b.dp_exposed_s);
@@ -474,6 +477,42 @@ int cmd_search(const Args& a) {
   }
   std::cout << t.render();
   std::cout << " all with SP when TP > 1 and the distributed optimizer; rank order " << c.plan.rank_order << "\n";
+  return kOk;
+}
+
+int cmd_balance(const Args& a) {
+  std::string text;
+  int rc = kOk;
+  if (!load_text(a, text, rc)) return rc;
+  StageBalanceOptions options;
+  options.max_memory_fraction = a.max_fraction;
+  const api::Answer<StageBalance> answer = api::balance(text, options);
+  if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
+  if (a.as_json) {
+    std::cout << api::to_json_text(answer) << "\n";
+    return kOk;
+  }
+  const StageBalance& b = answer.result.value;
+  const StageSplit &now = b.current, &to = b.suggested;
+  std::cout << "Stage balance (" << b.evaluations << " splits evaluated)\n";
+  Table t{{"stage", "layers", "busy", "memory GiB", "→ layers", "busy", "memory GiB"}, {}};
+  for (size_t s = 0; s < now.layers_per_stage.size(); ++s)
+    t.rows.push_back({std::to_string(s), std::to_string(now.layers_per_stage[s]), human_time(now.busy_s[s]), gib(now.memory_bytes[s]),
+                      std::to_string(to.layers_per_stage[s]), human_time(to.busy_s[s]), gib(to.memory_bytes[s])});
+  std::cout << t.render();
+  auto line = [](const StageSplit& s) {
+    return human_time(s.step_s) + " step, " + with_commas(s.tokens_per_s) + " tokens/s, " + (s.fits ? "fits" : "does not fit");
+  };
+  std::cout << " now:       " << line(now) << "\n";
+  if (!b.improved) {
+    std::cout << " no single-layer move shortens the step" << (now.fits ? "" : " or lowers the peak memory")
+              << ": the split is balanced\n";
+    return kOk;
+  }
+  std::cout << " suggested: " << line(to) << " (" << (to.step_s <= now.step_s ? "−" : "+") << pct(std::abs(to.step_s / now.step_s - 1))
+            << " step)\n \"layers_per_stage\": [";
+  for (size_t s = 0; s < to.layers_per_stage.size(); ++s) std::cout << (s ? ", " : "") << to.layers_per_stage[s];
+  std::cout << "]\n";
   return kOk;
 }
 
@@ -666,6 +705,7 @@ int main(int argc, char** argv) {
   if (a.command == "presets") return cmd_presets(a);
   if (a.command == "schedule") return cmd_schedule(a);
   if (a.command == "search") return cmd_search(a);
+  if (a.command == "balance") return cmd_balance(a);
   if (a.command == "gpu") return cmd_gpu(a);
   if (a.command == "ops") return cmd_ops(a);
   if (a.command == "--help" || a.command == "help" || a.command == "-h") {

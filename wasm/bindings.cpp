@@ -15,6 +15,7 @@ EMSCRIPTEN_BINDINGS(cutlab) {
   emscripten::function("gpus", &gpus_json);
   emscripten::function("options", &options_json);
   emscripten::function("search", &search_json);
+  emscripten::function("balance", &balance_json);
   emscripten::function("presets", &presets_json);
   emscripten::function(
       "evaluations", +[]() { return static_cast<double>(evaluations()); });

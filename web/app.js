@@ -95,6 +95,7 @@
     if (d.good !== last.tablesD) {
       if (tablesDue || EMBED_VIEW === 'tables' || !last.tablesD) {
         $('tables').innerHTML = EMBED_VIEW ? CL.tables.embed(d, embed) : CL.tables.all(d);
+        renderBalance(d);
         last.tablesD = d.good;
         tablesDue = false;
         tablesFrame = true;
@@ -285,6 +286,40 @@
     });
   }
 
+  // ---- stage balance (a click runs the core's balance; Apply sets plan.layers_per_stage) ----------
+  const balanced = { key: null, base: null, out: null };
+  // The config text without its split: a balance answer stays good for the splits it compares.
+  const splitless = (text) => { const c = JSON.parse(text); delete c.plan.layers_per_stage; return JSON.stringify(c); };
+  function renderBalance(d) {
+    const box = $('tables').querySelector('.balance');
+    if (!box || !d.good || !balanced.out) return;
+    const g = d.good;
+    const split = g.r.config.plan.layers_per_stage || null;
+    // the answer for this config, or for the one it was asked from once its suggestion is applied
+    const applied = balanced.out.ok && JSON.stringify(split) === JSON.stringify(balanced.out.result.suggested.layers_per_stage);
+    if (balanced.key === g.text || (applied && balanced.base === splitless(g.text))) CL.tables.balanceLine(box, balanced.out, split);
+  }
+  function wireBalance() {
+    $('tables').addEventListener('click', (ev) => {
+      const g = last.d && last.d.good;
+      if (!g) return;
+      if (ev.target.closest('.balance-run')) {
+        const t0 = performance.now();
+        balanced.out = api.balance(g.text);
+        perf.balanceMs = performance.now() - t0;
+        balanced.key = g.text;
+        balanced.base = splitless(g.text);
+        renderBalance(last.d);
+      } else if (ev.target.closest('.balance-apply') && balanced.out && balanced.out.ok) {
+        const n = CL.state.clone(state);
+        n.example = null;
+        n.plan.layers_per_stage = balanced.out.result.suggested.layers_per_stage.slice();
+        changeAt = performance.now();
+        setState(n, 'push');
+      }
+    });
+  }
+
   // ---- pointer -------------------------------------------------------------------------------
   function pointer(ev) {
     const rect = $('canvas').getBoundingClientRect();
@@ -377,6 +412,7 @@
     buildExamples();
     CL.controls.build($('form'), presets, onEdit);
     wireSearch();
+    wireBalance();
     state = readUrl();
     if (EMBED_VIEW && EMBED_VIEW !== 'tables') state.view = EMBED_VIEW;
     document.querySelectorAll('#tabs [data-view]').forEach((b) => b.addEventListener('click', () => {

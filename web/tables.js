@@ -142,7 +142,33 @@
         gibCell(st.total_bytes, 'strong') + gibCell(st.capacity_bytes) + '<td class="' + (st.fits ? 'ok' : 'bad') + '">' +
         (st.fits ? 'yes' : 'no, +' + F.gib(st.total_bytes - st.capacity_bytes, 2)) + '</td></tr>';
     }
-    return h + '</tbody></table></div>';
+    h += '</tbody></table></div>';
+    // Stage balancing (core/stage_balance.h) for a training pipeline whose split is per-stage counts.
+    const plan = r.config.plan;
+    if (train && plan.pp > 1 && !plan.embedding_in_pipeline_split && !plan.loss_in_pipeline_split) {
+      h += '<p class="balance"><button type="button" class="balance-run">Balance the stages</button> <span class="muted">' +
+        'moves layers between stages, each split judged by the whole model, to shorten the step and fit</span></p>';
+    }
+    return h;
+  }
+
+  // The balance line under "Memory per stage" for the core's answer (out: balance_json; null: not run).
+  function balanceLine(box, out, current) {
+    if (!out) return;
+    const el = (tag, text, cls) => Object.assign(document.createElement(tag), { textContent: text, className: cls || '' });
+    if (!out.ok) { box.replaceChildren(el('span', 'The core could not balance this plan: ' + out.errors.map((x) => x.path + ' ' + x.message).join('; '), 'bad')); return; }
+    const b = out.result, now = b.current, to = b.suggested;
+    const n = ' (' + F.int(b.evaluations) + ' splits evaluated)';
+    if (!b.improved) {
+      box.replaceChildren(el('span', 'Balanced: no move of one layer ' + (now.fits ? 'shortens the step' : 'lowers the peak memory') + n + '.', 'muted'));
+      return;
+    }
+    const diff = to.step_s / now.step_s - 1;
+    const same = JSON.stringify(current) === JSON.stringify(to.layers_per_stage);
+    box.replaceChildren('Suggested layers per stage: ', el('b', to.layers_per_stage.join(', ')), ' · step ' + F.seconds(now.step_s) + ' → ',
+      el('b', F.seconds(to.step_s)), ' (' + (diff <= 0 ? '−' : '+') + F.pct(Math.abs(diff)) + ')', ' · ',
+      el('span', to.fits ? 'fits' : 'does not fit', to.fits ? 'ok' : 'bad'), now.fits ? '' : ' (now: does not fit)', ' ',
+      same ? el('span', 'applied', 'muted') : Object.assign(el('button', 'Apply', 'balance-apply'), { type: 'button' }), el('span', n, 'muted'));
   }
 
   // ---- communication --------------------------------------------------------------------------
@@ -170,6 +196,8 @@
     ['tp_exposed_s', 'TP exposed', P.axis.tp],
     ['cp_exposed_s', 'CP exposed', P.axis.cp],
     ['ep_exposed_s', 'EP exposed', P.axis.ep],
+    ['ep_sm_slowdown_s', 'compute slowed by EP kernels’ SMs', P.tone(P.axis.ep, 0.2)],
+    ['offload_exposed_s', 'offload exposed', P.state.activations],
     ['pp_bubble_s', 'pipeline bubble + p2p', P.axis.pp],
     ['dp_exposed_s', 'DP exposed', P.axis.dp],
     ['optimizer_s', 'optimizer step', P.state.optimizer],
@@ -355,5 +383,5 @@
     return '<div class="tcard">' + axes(g) + '</div>';
   }
 
-  CL.tables = { headline, headlineCompact, equation, all, embed, memoryBar, KINDS, KINDS_INFER, kindsOf, isInfer, PARTS, opsState };
+  CL.tables = { headline, headlineCompact, equation, all, embed, balanceLine, memoryBar, KINDS, KINDS_INFER, kindsOf, isInfer, PARTS, opsState };
 })(window.CL = window.CL || {});

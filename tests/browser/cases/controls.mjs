@@ -173,8 +173,49 @@ async function levers(k) {
   });
 }
 
+// "Balance the stages" under Memory per stage: the core's suggestion, applied with one click.
+async function balance(k) {
+  const { fileBase } = await setup();
+  const { page, errors } = await k.open(fileBase + '?model=llama3-8b&cluster=dgx-h100&gpus=8&tp=1&pp=4&recompute=none&seq_len=8192&global_batch=32');
+  await k.step('Balance the stages: a shorter step, applied as layers_per_stage', async () => {
+    await settle(page);
+    const step0 = await page.evaluate(() => window.__cutlab.derived.good.r.time.step_s);
+    await page.click('#tables .balance-run');
+    const text = await page.$eval('#tables .balance', (e) => e.textContent);
+    const out = await page.evaluate(() => window.__cutlab.api().balance(window.__cutlab.derived.good.text));
+    const want = out.ok ? out.result.suggested.layers_per_stage : [];
+    k.check(out.ok && out.result.improved && text.includes('Suggested layers per stage: ' + want.join(', ')), 'the suggestion is shown: ' + text.slice(0, 90));
+    k.check(want[3] < 8, 'the last stage (output layer and loss) gets fewer layers: ' + want.join(', '));
+    await page.click('#tables .balance-apply');
+    await settle(page);
+    const after = await page.evaluate(() => ({ step: window.__cutlab.derived.good.r.time.step_s, split: window.__cutlab.derived.good.r.config.plan.layers_per_stage }));
+    k.check(JSON.stringify(after.split) === JSON.stringify(want), 'the plan has the split: ' + JSON.stringify(after.split));
+    k.check(after.step < step0 && Math.abs(after.step / out.result.suggested.step_s - 1) < 1e-9,
+      'the step is the suggested one (' + step0.toFixed(2) + ' → ' + after.step.toFixed(2) + ' s)');
+    k.check(decodeURIComponent(page.url()).includes('layers_per_stage=' + want.join(',')), 'the URL holds the split');
+    const line = await page.$eval('#tables .balance', (e) => e.textContent);
+    k.check(line.includes('applied'), 'the line says it is applied: ' + line.slice(0, 90));
+    k.noErrors(errors, 'balance');
+  });
+}
+
+// The folding example lands within 10% of the 49.3% MFU the paper reports and shows it beside cutlab's.
+async function folding(k) {
+  const { fileBase } = await setup();
+  const { page, errors } = await k.open(fileBase + '#ex=mixtral-folding');
+  await k.step('Mixtral folding example: within 10% of the published 49.3% MFU', async () => {
+    const mfu = await page.evaluate(() => window.__cutlab.derived.good.r.mfu);
+    k.check(Math.abs(mfu / 0.493 - 1) <= 0.10, 'cutlab ' + (100 * mfu).toFixed(1) + '% against 49.3%');
+    const pub = await page.$eval('#examples .published', (e) => e.textContent);
+    k.check(pub.startsWith('Published 49.3% MFU'), 'the published figure beside cutlab\'s: ' + pub.slice(0, 60));
+    k.noErrors(errors, 'Mixtral folding');
+  });
+}
+
 export default [
   { name: 'DeepSeek-V3 example: memory levers, recompute modules', weight: 3, run: levers },
+  { name: 'Mixtral folding example: the published MFU', weight: 1, run: folding },
+  { name: 'Balance the stages: suggestion and apply', weight: 1, run: balance },
   { name: 'file: controls → tables = CLI, views, GPU 9, an invalid field, URL state', weight: 9, run: async (k) => edit(k, (await setup()).fileBase, 'file') },
   { name: 'http: controls → tables = CLI, views, GPU 9, an invalid field, URL state', weight: 9, run: async (k) => edit(k, (await setup()).httpBase, 'http') },
   { name: 'fresh loads: the default page (file://, http://), an invalid plan from a link', weight: 3, run: freshLoads },
