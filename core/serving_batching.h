@@ -37,9 +37,9 @@ struct BatchingState {
   double requests_per_step = 0;  // per micro-batch
   double tokens_per_step = 1;    // tokens a decoding sequence gains per step
   bool token_budget_bound = false;
-  StepCost step;       // one micro-batch step
-  double draft_s = 0;  // the draft head's passes in one step
-  double cycle_s = 0;  // between two steps of a micro-batch
+  StepCost step;               // one micro-batch step
+  double draft_s = 0;          // the draft head's passes in one step
+  double cycle_s = 0;          // between two steps of a micro-batch
   StepCost prefill_step;       // a step carrying one prompt's chunk (what its prefill steps cost)
   double prefill_cycle_s = 0;  // its cycle
   double ttft_s = 0, tpot_s = 0, e2e_s = 0;

@@ -64,7 +64,9 @@ double ServingSetup::ep_all_to_all(double bytes) const {
                                                     : collective_time_s(Collective::AllToAll, bytes, *ep, c);
 }
 
-double ServingSetup::pp_send(double bytes) const { return pp && pp->size > 1 ? collective_time_s(Collective::SendRecv, bytes, *pp, c) : 0.0; }
+double ServingSetup::pp_send(double bytes) const {
+  return pp && pp->size > 1 ? collective_time_s(Collective::SendRecv, bytes, *pp, c) : 0.0;
+}
 
 double StepCost::walk_s() const {
   double s = 0;

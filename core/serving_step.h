@@ -48,8 +48,8 @@ struct ServingSetup {
   const Workload& w;
   const Placement& pl;
   const Mesh& mesh;
-  double t, h;           // tp, hidden
-  double wb, kv_layer;   // bytes per weight; KV bytes per token per layer on one GPU
+  double t, h;            // tp, hidden
+  double wb, kv_layer;    // bytes per weight; KV bytes per token per layer on one GPU
   double peak, gemm_eff;  // GEMM peak of the weight dtype, and its efficiency
   // Attention replicas whose tokens reach one EP group's experts: the expert group of ep × etp GPUs
   // spans ep·etp/(tp·cp) attention replicas (attention data parallel with expert parallel, DeepSeek-V3
@@ -64,11 +64,11 @@ struct ServingSetup {
 
 // The work of one step of one micro-batch of a replica.
 struct StepLoad {
-  double decode_seqs = 0;     // sequences decoding
-  double decode_tokens = 1;   // tokens each decoding sequence runs (1; 1 + drafts verified with speculative decoding)
-  double decode_context = 0;  // mean context of a decoding sequence, tokens
-  double prefill_tokens = 0;  // prompt tokens of the chunks scheduled
-  double prefill_context = 0;  // mean context before a prefill token (causal attention over its prompt)
+  double decode_seqs = 0;        // sequences decoding
+  double decode_tokens = 1;      // tokens each decoding sequence runs (1; 1 + drafts verified with speculative decoding)
+  double decode_context = 0;     // mean context of a decoding sequence, tokens
+  double prefill_tokens = 0;     // prompt tokens of the chunks scheduled
+  double prefill_context = 0;    // mean context before a prefill token (causal attention over its prompt)
   double prefill_kv_tokens = 0;  // KV-cache tokens of earlier chunks the chunks read
   double tokens() const { return decode_seqs * decode_tokens + prefill_tokens; }
 };
