@@ -136,7 +136,8 @@ Answer<StageBalance> balance(const std::string& text, const StageBalanceOptions&
 }
 
 Scene timeline(const Evaluated& e, const TimelineLayout& layout) {
-  if (const auto* s = std::get_if<ServingEstimate>(&e.estimate)) return decode_walk_scene(s->serving.decode_stage_s, 3, layout);
+  if (const auto* s = std::get_if<ServingEstimate>(&e.estimate))
+    return serving_walk_scene(s->serving.decode_stage_s, s->serving.pp_send_s, s->serving.micro_batches, 3, layout);
   const auto* t = std::get_if<TrainingEstimate>(&e.estimate);
   if (!t) return {};
   std::vector<StageTail> tails;

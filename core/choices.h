@@ -51,7 +51,12 @@ enum class Dtype { BF16, FP8 };              // GEMM precision of training
 enum class GradDtype { FP32, BF16, FP16 };   // gradient buffer (Megatron main_grad fp32; ZeRO paper fp16)
 enum class WeightDtype { BF16, FP8, INT4 };  // serving weights
 enum class KvDtype { BF16, FP8 };            // serving KV cache
-enum class Optimizer { Adam };               // fp32 master weights and two fp32 moments
+// How a serving replica batches requests: inflight (continuous batching: iteration-level scheduling,
+// Yu et al. 2022, Orca, OSDI'22; prefill chunks beside decode tokens under a token budget per step,
+// Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310) or static (one batch prefilled, then decoded
+// to the end, before the next batch starts).
+enum class Batching { InFlight, Static };
+enum class Optimizer { Adam };  // fp32 master weights and two fp32 moments
 // Process groups: the five mesh axes, the expert mesh (etp, edp) and the group that reduces dense
 // gradients (dp_grad = DP × CP × EP without folding).
 enum class Axis { TP, CP, EP, DP, PP, ETP, EDP, DPGrad };
@@ -102,6 +107,8 @@ CUTLAB_CHOICES(GradDtype, "grad_dtype", {GradDtype::FP32, "fp32", "fp32 (Megatro
 CUTLAB_CHOICES(WeightDtype, "weight_dtype", {WeightDtype::BF16, "bf16", "bf16"}, {WeightDtype::FP8, "fp8", "fp8"},
                {WeightDtype::INT4, "int4", "int4"})
 CUTLAB_CHOICES(KvDtype, "kv_dtype", {KvDtype::BF16, "bf16", "bf16"}, {KvDtype::FP8, "fp8", "fp8"})
+CUTLAB_CHOICES(Batching, "batching", {Batching::InFlight, "inflight", "in-flight (continuous)"},
+               {Batching::Static, "static", "static batch"})
 CUTLAB_CHOICES(Optimizer, "optimizer", {Optimizer::Adam, "adam", "Adam"})
 CUTLAB_CHOICES(Axis, "axis", {Axis::TP, "tp", "TP"}, {Axis::CP, "cp", "CP"}, {Axis::EP, "ep", "EP"}, {Axis::DP, "dp", "DP"},
                {Axis::PP, "pp", "PP"}, {Axis::ETP, "etp", "ETP"}, {Axis::EDP, "edp", "EDP"}, {Axis::DPGrad, "dp_grad", "DP gradients"})

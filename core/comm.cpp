@@ -52,6 +52,10 @@ double collective_time_s(Collective kind, double S, const GroupInfo& g, const Cl
   return 0.0;
 }
 
+Routing routing_of(const ModelSpec& m) { return {double(m.top_k), double(m.experts), m.route_groups, m.route_group_limit}; }
+
+double ep_dispatch_bytes_per_value(EpDispatchDtype dtype) { return dtype == EpDispatchDtype::FP8 ? 1.0 + 4.0 / 128.0 : 2.0; }
+
 double expected_remote_nodes(const Routing& r, int nodes) {
   const int N = nodes;
   if (N <= 1 || r.top_k <= 0 || r.experts <= 0) return 0.0;

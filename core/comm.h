@@ -23,6 +23,13 @@ struct Routing {
   int groups = 0, group_limit = 0;
 };
 
+Routing routing_of(const ModelSpec& m);
+
+// Bytes per value of a dispatched token: 2 in bf16; with fp8 dispatch 1 byte plus one fp32 scale per
+// 128 values (DeepSeek-V3 §3.3.2 "Low-Precision Communication", 1×128 tile-wise quantisation
+// §3.3.1; DeepEP's fp8 dispatch). The combine stays bf16: 2.
+double ep_dispatch_bytes_per_value(EpDispatchDtype dtype);
+
 // Expected number of nodes, other than the sender's, holding at least one of a token's top_k experts
 // when the EP group spans `nodes` nodes, routing uniform (balanced load) within the rules above.
 double expected_remote_nodes(const Routing& r, int nodes);

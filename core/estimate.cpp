@@ -80,7 +80,7 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   const double load = moe_load(plan).recv;
   const double copies = (s * b / ts) * m.top_k * h * load;  // values sent per all-to-all
   z.ep_combine_message = 2.0 * copies;
-  z.ep_dispatch_message = plan.ep_dispatch_dtype == EpDispatchDtype::FP8 ? copies * (1.0 + 4.0 / 128.0) : 2.0 * copies;
+  z.ep_dispatch_message = ep_dispatch_bytes_per_value(plan.ep_dispatch_dtype) * copies;
   // ETP under folding (Liu et al. 2025, MoE Parallel Folding): after the all-to-all an expert-TP group
   // all-gathers the token copies its experts received and reduce-scatters their outputs: the stage's
   // s·b tokens spread over its GPUs, etp/(tp) of them per group, k copies each.
@@ -91,8 +91,6 @@ Sizes message_sizes(const ModelSpec& m, const Plan& plan, const Workload& w) {
   z.pp_message = 2.0 * s * b * h / t;
   return z;
 }
-
-Routing routing_of(const ModelSpec& m) { return {double(m.top_k), double(m.experts), m.route_groups, m.route_group_limit}; }
 
 // An MoE layer under folding (etp ≠ tp) runs its attention on the TP group and its experts on the
 // expert mesh: the MLP half of the layer's TP collectives is not on the TP group.

@@ -8,180 +8,182 @@
 
 namespace cutlab {
 
-double dtype_bytes(WeightDtype dtype) {
-  switch (dtype) {
-    case WeightDtype::FP8: return 1.0;
-    case WeightDtype::INT4: return 0.5;
-    case WeightDtype::BF16: break;
-  }
-  return 2.0;
-}
-
-double dtype_bytes(KvDtype dtype) { return dtype == KvDtype::FP8 ? 1.0 : 2.0; }
-
-namespace {
-
-// KV cache of one token in one layer on one GPU holding `t`-way TP shards.
-double kv_bytes_per_token_layer(const ModelSpec& m, double t, double bytes) {
-  if (is_mla(m)) return (m.kv_lora_rank + m.qk_rope_head_dim) * bytes;  // the latent is not split by TP
-  const double g_gpu = std::max(1.0, double(m.kv_heads) / t);           // replicated when t > g
-  return 2.0 * g_gpu * m.head_dim * bytes;
-}
-
-}  // namespace
-
 double kv_cache_bytes_per_token(const ModelSpec& m, KvDtype kv_dtype) {
   return m.layers * kv_bytes_per_token_layer(m, 1.0, dtype_bytes(kv_dtype));
 }
 
 namespace {
 
-// What every serving step reads from the resolved config.
-struct Serving {
-  const ModelSpec& m;
-  const Cluster& c;
-  const Plan& plan;
-  const Workload& w;
-  const Placement& pl;
-  const Mesh& mesh;
-  double t, h, V, B;    // tp, hidden, vocab, batch per replica
-  double wb, kv_layer;  // bytes per weight; KV bytes per token per layer on one GPU
-  double peak;          // GEMM peak of the weight dtype
-  const GroupInfo *tp, *ep, *pp;
-  explicit Serving(const Resolved& r)
-      : m(r.config.model),
-        c(r.config.cluster),
-        plan(r.config.plan),
-        w(r.config.workload),
-        pl(r.placement),
-        mesh(r.mesh),
-        t(plan.tp),
-        h(m.hidden),
-        V(m.vocab),
-        B(w.batch),
-        wb(dtype_bytes(w.weight_dtype)),
-        kv_layer(kv_bytes_per_token_layer(m, t, dtype_bytes(w.kv_dtype))),
-        // GEMMs run at the weight dtype's peak when the GPU has one (fp8); int4 weights are
-        // dequantised to bf16 (weight-only quantisation).
-        peak(w.weight_dtype == WeightDtype::FP8 && c.fp8_flops_per_s > 0 ? c.fp8_flops_per_s : c.bf16_flops_per_s),
-        tp(find_group(pl, Axis::TP)),
-        ep(find_group(pl, Axis::EP)),
-        pp(find_group(pl, Axis::PP)) {}
-  double tp_allreduce(double bytes) const {
-    return tp && tp->size > 1 ? collective_time_s(Collective::AllReduce, bytes, *tp, c) : 0.0;
-  }
-  double ep_alltoall(double bytes) const { return ep && ep->size > 1 ? collective_time_s(Collective::AllToAll, bytes, *ep, c) : 0.0; }
-  double pp_send(double bytes) const { return pp && pp->size > 1 ? collective_time_s(Collective::SendRecv, bytes, *pp, c) : 0.0; }
+// What a stage's memory holds besides the KV cache, and the KV cache of one sequence.
+struct StageRoom {
+  StageMemory sm;            // weights and workspace filled in
+  double kv_per_seq = 0;     // bytes of one sequence's KV cache on one GPU of the stage
+  double per_seq_extra = 0;  // static batching: fp32 logits of a sequence's last token
+  double free_bytes = 0;     // usable memory the weights and workspace leave: the KV pool
 };
 
-// Memory per stage: weights, the KV cache of the batch, a prefill workspace; and the largest batch
-// whose KV cache fits beside the weights.
-void serving_memory(const Serving& S, InferenceEstimate& r) {
+std::vector<StageRoom> stage_rooms(const ServingSetup& S) {
   const ModelSpec& m = S.m;
-  const double t = S.t, h = S.h, B = S.B;
-  const double ctx_max = double(S.w.prompt_len) + S.w.output_len;
+  const Workload& w = S.w;
+  const double t = S.t, h = S.h;
+  const bool inflight = w.batching == Batching::InFlight;
+  // Paged KV (Kwon et al. 2023): a sequence holds ⌈(ISL + OSL)/block⌉ whole blocks, reserved at
+  // admission (TensorRT-LLM's default GUARANTEED_NO_EVICT capacity scheduler).
+  const double ctx = double(w.prompt_len) + w.output_len;
+  const double ctx_held = inflight ? std::ceil(ctx / w.kv_block_tokens) * w.kv_block_tokens : ctx;
   const double capacity = S.c.hbm_bytes - S.c.reserved_bytes;
-  long long max_batch = -1;
+  std::vector<StageRoom> rooms;
   for (const StageInfo& st : S.pl.stages) {
-    StageMemory sm;
+    StageRoom room;
+    StageMemory& sm = room.sm;
     sm.stage = st.stage;
     const double n_moe = st.moe_layers, n_dense = st.layers - st.moe_layers;
     const StageParams sp = stage_params(m, S.plan, S.mesh, st);
     sm.dense_params = sp.dense;
     sm.expert_params = sp.experts;
     sm.weights_bytes = (sp.dense + sp.experts) * S.wb;
-    const double kv_per_seq = st.layers * S.kv_layer * ctx_max;
-    sm.kv_cache_bytes = B * kv_per_seq;
-    // Workspace: one layer's prefill of one sequence at a time (residual, norm, QKV, attention output,
-    // MLP intermediate, 16-bit), plus fp32 logits of the batch's last tokens on the output stage.
+    room.kv_per_seq = st.layers * S.kv_layer * ctx_held;
+    // Workspace: one layer's activations of the tokens a step runs (residual, norm, QKV, attention
+    // output, MLP intermediate, 16-bit): one prompt (static) or max_num_tokens (in-flight: TensorRT-LLM
+    // sizes its activation buffers by max_num_tokens); fp32 logits of the step's last tokens on the
+    // output stage.
     const double f_gpu = std::max(double(m.ffn_hidden) * (n_dense > 0 ? 1 : 0),
                                   n_moe > 0 ? double(m.expert_ffn_hidden) * (m.top_k + m.shared_experts) : 0.0) /
                          t;
     const double per_token = 2.0 * (3.0 * h + (m.heads / t + 2.0 * std::max(1.0, m.kv_heads / t)) * m.head_dim +
                                     (m.gated_mlp ? 3.0 : 2.0) * f_gpu);
-    const double workspace = S.w.prompt_len * per_token;
-    const double logits_per_seq = st.output ? 4.0 * S.V / t : 0.0;
-    sm.activations_bytes = workspace + B * logits_per_seq;
-    sm.total_bytes = sm.weights_bytes + sm.kv_cache_bytes + sm.activations_bytes;
+    const double logits_per_seq = st.output ? 4.0 * double(m.vocab) / t : 0.0;
+    const double step_seqs = std::min(double(w.batch), double(w.max_num_tokens));
+    const double workspace = inflight ? w.max_num_tokens * per_token + step_seqs * logits_per_seq : w.prompt_len * per_token;
+    room.per_seq_extra = inflight ? 0.0 : logits_per_seq;
+    sm.activations_bytes = workspace;
     sm.capacity_bytes = capacity;
-    sm.fits = sm.total_bytes <= capacity;
-    const double free_bytes = capacity - sm.weights_bytes - workspace;
-    const long long fit = free_bytes > 0 ? static_cast<long long>(std::floor(free_bytes / (kv_per_seq + logits_per_seq))) : 0;
-    max_batch = max_batch < 0 ? fit : std::min(max_batch, fit);
+    room.free_bytes = capacity - sm.weights_bytes - workspace;
+    rooms.push_back(room);
+  }
+  return rooms;
+}
+
+// Sequences whose KV cache fits on every stage.
+long long kv_capacity(const std::vector<StageRoom>& rooms) {
+  long long cap = -1;
+  for (const StageRoom& room : rooms) {
+    const double per = room.kv_per_seq + room.per_seq_extra;
+    const long long fit = room.free_bytes > 0 && per > 0 ? static_cast<long long>(std::min(1e15, std::floor(room.free_bytes / per)))
+                                                         : 0;
+    cap = cap < 0 ? fit : std::min(cap, fit);
+  }
+  return std::max<long long>(0, cap);
+}
+
+// The memory of `sequences` in flight per replica.
+void fill_memory(std::vector<StageRoom> rooms, double sequences, InferenceEstimate& r) {
+  double pool = 0;
+  for (StageRoom& room : rooms) {
+    StageMemory& sm = room.sm;
+    sm.kv_cache_bytes = sequences * room.kv_per_seq;
+    sm.activations_bytes += sequences * room.per_seq_extra;
+    sm.total_bytes = sm.weights_bytes + sm.kv_cache_bytes + sm.activations_bytes;
+    sm.fits = sm.total_bytes <= sm.capacity_bytes && room.free_bytes > 0;
     r.memory.per_stage.push_back(sm);
   }
   summarize_peak(r.memory);
-  r.max_batch_that_fits = std::max<long long>(0, max_batch);
+  const StageRoom& peak = rooms[static_cast<size_t>(r.memory.peak_stage)];
+  r.kv_cache_used_bytes = sequences * peak.kv_per_seq;
+  pool = peak.free_bytes;
+  r.kv_cache_occupancy = pool > 0 ? std::min(1e9, r.kv_cache_used_bytes / pool) : 0.0;
 }
 
-// Prefill: every prompt token through every stage (seq_len = prompt_len, micro-batch = batch), on
-// the same mesh and placement (serving has cp = 1, and the batch does not change the mesh).
-void serving_prefill(const Resolved& resolved, const Serving& S, InferenceEstimate& r) {
+// Static prefill: every prompt token through every stage (seq_len = prompt_len, micro-batch =
+// batch), on the same mesh and placement, costed op by op (core/ops.h).
+LatencyParts static_prefill(const Resolved& resolved, const ServingSetup& S) {
   Resolved prefill = resolved;
   prefill.config.workload.seq_len = S.w.prompt_len;
   prefill.config.workload.dtype = S.peak == S.c.fp8_flops_per_s && S.w.weight_dtype == WeightDtype::FP8 ? Dtype::FP8 : Dtype::BF16;
   prefill.config.plan.micro_batch = S.w.batch;
   prefill.config.plan.cp = 1;
-  const double prompt_tokens = S.B * S.w.prompt_len;
-  const double tp_prefill_one = S.tp_allreduce(2.0 * prompt_tokens * S.h);
-  const double ep_prefill_one = S.ep_alltoall(2.0 * prompt_tokens * std::max(1, S.m.top_k) * S.h);
+  const double prompt_tokens = double(S.w.batch) * S.w.prompt_len;
+  const double k = std::max(1, S.m.top_k);
+  const double tp_one = S.tp_allreduce(2.0 * prompt_tokens * S.h);
+  const double ep_one = S.ep_all_to_all(ep_dispatch_bytes_per_value(S.plan.ep_dispatch_dtype) * prompt_tokens * k * S.h) +
+                        S.ep_all_to_all(2.0 * prompt_tokens * k * S.h);
   const LayerCompute layers = layer_compute(prefill);
+  LatencyParts p;
   for (const StageInfo& st : S.pl.stages) {
-    for (size_t c = 0; c < st.chunks.size(); ++c) r.prefill_compute_s += chunk_compute(prefill, layers, st, c).f_s;
-    r.prefill_tp_s += st.layers * 2.0 * tp_prefill_one;
-    r.prefill_ep_s += st.moe_layers * 2.0 * ep_prefill_one;
+    for (size_t c = 0; c < st.chunks.size(); ++c) p.compute_s += chunk_compute(prefill, layers, st, c).f_s;
+    p.tp_s += st.layers * 2.0 * tp_one;
+    p.ep_s += st.moe_layers * ep_one;
   }
-  r.prefill_pp_s = (S.plan.pp - 1) * S.pp_send(2.0 * prompt_tokens * S.h);
-  r.ttft_s = r.prefill_compute_s + r.prefill_tp_s + r.prefill_ep_s + r.prefill_pp_s;
+  p.pp_s = (S.plan.pp - 1) * S.pp_send(2.0 * prompt_tokens * S.h);
+  return p;
 }
 
-// Decode: one token per sequence of the batch through every stage.
-void serving_decode(const Serving& S, InferenceEstimate& r) {
-  const ModelSpec& m = S.m;
-  const Efficiencies& e = S.c.efficiency;
-  const LayerParams el = moe_layer_params(m);
-  const double t = S.t, B = S.B, peak = S.peak;
-  const double ctx_mean = double(S.w.prompt_len) + S.w.output_len / 2.0;  // average context over the decode
-  const double local_experts = is_moe(m) ? double(m.experts) / S.plan.ep : 0.0;
-  const double hbm_bps = S.c.hbm_bytes_per_s * e.hbm_stream;
-  // Experts touched by B·k routings of uniformly routed tokens: E·(1 − (1 − 1/E)^(B·k)).
-  const double touched = is_moe(m) ? local_experts * (1.0 - std::pow(1.0 - 1.0 / m.experts, B * m.top_k)) : 0.0;
-  const double tp_decode_one = S.tp_allreduce(2.0 * B * S.h);
-  const double ep_decode_one = S.ep_alltoall(2.0 * B * std::max(1, m.top_k) * S.h);
-  for (const StageInfo& st : S.pl.stages) {
-    // Every weight shard is read once per step, except the embedding (a lookup of B rows) and the
-    // routed experts that no token of the batch chose.
-    const StageParams sp = stage_params(m, S.plan, S.mesh, st);
-    const double n_moe = st.moe_layers;
-    const double dense = sp.dense - (st.output && m.tied_embeddings ? 0.0 : sp.embedding);  // tied: the output reads it
-    const double weights = (dense + n_moe * touched * el.routed_expert / S.mesh.etp) * S.wb;
-    const double kv = B * st.layers * S.kv_layer * ctx_mean;
-    // FLOPs: 2 per weight per token for dense weights; this GPU's experts see B·k·(local/E) of the
-    // token-expert pairs; attention over the context: 2·a·(d_qk + d_v)·ctx per layer.
-    const double expert_pairs = is_moe(m) ? B * m.top_k * local_experts / m.experts : 0.0;
-    const double flops = 2.0 * B * dense + 2.0 * expert_pairs * n_moe * el.routed_expert / S.mesh.etp +
-                         B * st.layers * 2.0 * (m.heads / t) * (qk_head_dim(m) + v_head_dim_of(m)) * ctx_mean;
-    const double mem_s = (weights + kv) / hbm_bps, compute_s = flops / (peak * (peak == S.c.bf16_flops_per_s ? e.gemm : e.gemm_fp8));
-    r.decode_stage_s.push_back(std::max(mem_s, compute_s) + st.layers * 2.0 * tp_decode_one + st.moe_layers * 2.0 * ep_decode_one);
-    r.decode_weights_s += weights / hbm_bps;
-    r.decode_kv_s += kv / hbm_bps;
-    r.decode_compute_s += std::max(0.0, compute_s - mem_s);  // only what exceeds the reads
-    r.decode_tp_s += st.layers * 2.0 * tp_decode_one;
-    r.decode_ep_s += st.moe_layers * 2.0 * ep_decode_one;
-  }
-  r.decode_pp_s = (S.plan.pp - 1) * S.pp_send(2.0 * B * S.h);
-  r.tpot_s = r.decode_weights_s + r.decode_kv_s + r.decode_compute_s + r.decode_tp_s + r.decode_ep_s + r.decode_pp_s;
-  r.stage_idle_fraction = double(S.plan.pp - 1) / S.plan.pp;
-  r.tokens_per_s_per_user = 1.0 / r.tpot_s;
-  r.tokens_per_s_per_replica = B / r.tpot_s;
-  r.tokens_per_s_total = r.replicas * r.tokens_per_s_per_replica;
-  r.tokens_per_s_per_gpu = r.tokens_per_s_total / S.mesh.gpus;
+// The parts of one step of a sequence (`cycle_s`: the step with its hand-offs and waits), scaled.
+LatencyParts step_parts(const StepCost& c, double draft_s, double cycle_s, double scale) {
+  LatencyParts p;
+  p.weights_s = scale * c.weights_s, p.kv_s = scale * c.kv_s, p.compute_s = scale * c.compute_s;
+  p.tp_s = scale * c.tp_s, p.ep_s = scale * c.ep_s, p.draft_s = scale * draft_s;
+  double stages = 0;
+  for (double s : c.stage_s) stages += s;
+  p.pp_s = scale * std::max(0.0, cycle_s - stages - draft_s);
+  return p;
 }
 
-// Communication per output token, one GPU of the first stage.
-void serving_comm(const Serving& S, InferenceEstimate& r) {
+void static_batch(const Resolved& resolved, const ServingSetup& S, InferenceEstimate& r) {
+  const Workload& w = S.w;
+  const double B = w.batch;
+  r.concurrency = B;
+  r.concurrency_limit = ConcurrencyLimit::Batch;
+  r.prefill = static_prefill(resolved, S);
+  r.ttft_s = r.prefill.total_s();
+  StepLoad load;
+  load.decode_seqs = B;
+  load.decode_tokens = 1.0 + w.spec_draft_tokens;
+  load.decode_context = double(w.prompt_len) + w.output_len / 2.0;  // mean context over the decode
+  const StepCost step = step_cost(S, load);
+  const double draft_s = w.spec_draft_tokens * (w.spec_draft_tokens > 0 ? draft_pass_s(S, B, load.decode_context) : 0.0);
+  r.spec_tokens_per_step = spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
+  r.step_s = step.walk_s() + draft_s;  // one batch walks the stages
+  r.decode = step_parts(step, draft_s, r.step_s, 1.0 / r.spec_tokens_per_step);
+  r.tpot_s = r.decode.total_s();
+  r.decode_stage_s = step.stage_s;
+  r.pp_send_s = step.pp_send_s;
+  r.local_experts_read = step.local_experts_read;
+  r.decode_seqs_per_step = B;
+  r.prefill_steps = 1;
+  // A batch's B·OSL output tokens take TTFT + (OSL − 1)·TPOT: the first token comes out of the prefill.
+  r.e2e_latency_s = r.ttft_s + (w.output_len - 1.0) * r.tpot_s;
+  r.requests_per_s = r.e2e_latency_s > 0 ? B / r.e2e_latency_s : 0.0;  // per replica until scaled below
+}
+
+void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& r) {
+  const Concurrency conc = inflight_concurrency(S, kv_cap, S.w.request_rate_per_s / r.replicas);
+  r.concurrency = conc.value;
+  r.concurrency_limit = conc.limit;
+  r.saturated = conc.saturated;
+  if (!(conc.value > 0)) return;  // not even one sequence fits: a result, all rates 0
+  const BatchingState b = inflight_state(S, conc.value);
+  r.token_budget_bound = b.token_budget_bound;
+  r.decode_seqs_per_step = b.decode_seqs;
+  r.prefill_tokens_per_step = b.prefill_tokens;
+  r.prefill_steps = b.prefill_steps;
+  r.spec_tokens_per_step = b.tokens_per_step;
+  r.step_s = b.cycle_s;
+  r.local_experts_read = b.step.local_experts_read;
+  r.ttft_s = b.ttft_s;
+  r.tpot_s = b.tpot_s;
+  r.e2e_latency_s = b.e2e_s;
+  r.prefill = step_parts(b.prefill_step, b.draft_s, b.prefill_cycle_s, b.prefill_steps);
+  r.decode = step_parts(b.step, b.draft_s, b.cycle_s, 1.0 / b.tokens_per_step);
+  r.decode_stage_s = b.step.stage_s;
+  r.pp_send_s = b.step.pp_send_s;
+  r.requests_per_s = b.requests_per_s;  // per replica until scaled below
+}
+
+// Communication of one step, one GPU of the first stage.
+void serving_comm(const ServingSetup& S, double tokens, InferenceEstimate& r) {
   const StageInfo& s0 = S.pl.stages.front();
-  const double B = S.B, h = S.h, k = std::max(1, S.m.top_k);
+  const double h = S.h, k = std::max(1, S.m.top_k);
   auto op = [&](Axis axis, Collective kind, const std::string& what, double msg, double calls, const GroupInfo& g, double one) {
     CommOp o;
     o.axis = axis, o.collective = kind, o.what = what, o.message_bytes = msg, o.calls = calls, o.bytes = msg * calls;
@@ -189,30 +191,56 @@ void serving_comm(const Serving& S, InferenceEstimate& r) {
     r.comm.push_back(o);
   };
   if (S.tp && S.tp->size > 1)
-    op(Axis::TP, Collective::AllReduce, "attention and MLP outputs, 2 per layer", 2.0 * B * h, 2.0 * s0.layers, *S.tp,
-       S.tp_allreduce(2.0 * B * h));
-  if (S.ep && S.ep->size > 1 && s0.moe_layers > 0)
-    op(Axis::EP, Collective::AllToAll, "token dispatch and combine", 2.0 * B * k * h, 2.0 * s0.moe_layers, *S.ep,
-       S.ep_alltoall(2.0 * B * k * h));
+    op(Axis::TP, Collective::AllReduce, "attention and MLP outputs, 2 per layer", 2.0 * tokens * h, 2.0 * s0.layers, *S.tp,
+       S.tp_allreduce(2.0 * tokens * h));
+  if (S.ep && S.ep->size > 1 && s0.moe_layers > 0) {
+    const double dispatch = ep_dispatch_bytes_per_value(S.plan.ep_dispatch_dtype) * tokens * k * h, combine = 2.0 * tokens * k * h;
+    op(Axis::EP, Collective::AllToAll,
+       std::string("dispatch: each token's hidden state to its top-k experts (") + name_of(S.plan.ep_dispatch_dtype) + ")", dispatch,
+       s0.moe_layers, *S.ep, S.ep_all_to_all(dispatch));
+    op(Axis::EP, Collective::AllToAll, "combine: the experts' outputs back (bf16)", combine, s0.moe_layers, *S.ep,
+       S.ep_all_to_all(combine));
+  }
   if (S.pp && S.pp->size > 1)
-    op(Axis::PP, Collective::SendRecv, "hidden state to the next stage", 2.0 * B * h, 1, *S.pp, S.pp_send(2.0 * B * h));
+    op(Axis::PP, Collective::SendRecv, "hidden states to the next stage", 2.0 * tokens * h, 1, *S.pp, S.pp_send(2.0 * tokens * h));
 }
 
 }  // namespace
 
 InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp) {
   // Serving runs the model without its multi-token-prediction modules (a training objective;
-  // DeepSeek-V3 §2.2 "we discard the MTP modules" at inference).
+  // DeepSeek-V3 §2.2 "we discard the MTP modules" at inference); speculative decoding adds its
+  // draft head's cost (core/serving_step.h draft_pass_s), not its memory.
   Resolved resolved = resolved_with_mtp;
   resolved.config.model.mtp_layers = 0;
-  const Serving S(resolved);
+  const ServingSetup S(resolved);
+  const Workload& w = S.w;
   InferenceEstimate r;
+  r.batching = w.batching;
   r.replicas = S.mesh.dp_attn;
-  r.kv_cache_bytes_per_token = kv_cache_bytes_per_token(S.m, S.w.kv_dtype);
-  serving_memory(S, r);
-  serving_prefill(resolved, S, r);
-  serving_decode(S, r);
-  serving_comm(S, r);
+  const bool inflight = w.batching == Batching::InFlight;
+  r.micro_batches = inflight ? S.plan.pp : 1;
+  r.kv_cache_bytes_per_token = kv_cache_bytes_per_token(S.m, w.kv_dtype);
+  const std::vector<StageRoom> rooms = stage_rooms(S);
+  r.kv_capacity_sequences = kv_capacity(rooms);
+  r.max_batch_that_fits = r.kv_capacity_sequences / r.micro_batches;
+  if (inflight) inflight_batch(S, r.kv_capacity_sequences, r);
+  else static_batch(resolved, S, r);
+  fill_memory(rooms, r.concurrency, r);
+  // Throughput: OSL output tokens per request (the first, from the prefill, included).
+  r.output_tokens_per_s_per_user = r.tpot_s > 0 ? 1.0 / r.tpot_s : 0.0;
+  r.output_tokens_per_s_per_replica = r.requests_per_s * w.output_len;
+  r.requests_per_s *= r.replicas;
+  r.output_tokens_per_s_total = r.replicas * r.output_tokens_per_s_per_replica;
+  r.output_tokens_per_s_per_gpu = r.output_tokens_per_s_total / S.mesh.gpus;
+  // Each stage works Σ_i stage_i of every step, out of pp × the step for pp micro-batches (one batch: 1 ×).
+  double busy = 0;
+  for (double s : r.decode_stage_s) busy += s;
+  const double span = r.step_s * double(S.pl.stages.size()) / r.micro_batches;
+  r.stage_idle_fraction = span > 0 ? std::clamp(1.0 - busy / span, 0.0, 1.0) : 0.0;
+  const double step_tokens = inflight ? r.decode_seqs_per_step * (1.0 + w.spec_draft_tokens) + r.prefill_tokens_per_step
+                                      : double(w.batch) * (1.0 + w.spec_draft_tokens);
+  serving_comm(S, step_tokens, r);
   return r;
 }
 

@@ -1,14 +1,15 @@
 // inference.h: serving a model with a plan (workload.mode = "infer"); Pope et al. 2022 (arXiv:2211.05102).
-// Prefill (TTFT) is compute-bound: the prompts' GEMMs and causal attention, two TP all-reduces per
-// layer, EP all-to-alls, and a hand-off per stage boundary, stage after stage. Decode (TPOT) reads
-// every weight shard (for MoE, the experts the batch touches) and the batch's KV cache once per token:
-// max(bytes / (HBM × efficiency), FLOPs / peak) per stage, plus per-layer TP all-reduces (small
-// messages: latency-bound), EP all-to-alls and PP hand-offs; a token walks the stages in turn, so with
-// one batch in flight each stage waits (p − 1)/p of the time. DP replicas serve separate requests and
-// never talk. KV cache per token = 2·L·g·d_head·bytes (GQA; KV heads replicated when TP > g), or
-// L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA's compressed latent (DeepSeek-V2 §2.1.2).
-// Ignores: continuous batching dynamics, paged-attention fragmentation, speculative decoding,
-// prefill/decode disaggregation and chunked prefill, pipelining several batches through PP stages.
+// In-flight batching (the default, core/serving_batching.h): the steady state of each replica, its
+// running sequences bounded by pp × batch, the paged KV cache and (with a request rate) Little's law,
+// each engine step a roofline of its decode tokens and prefill chunks (core/serving_step.h), pp
+// micro-batches in flight. Static batching (workload.batching "static"): one batch prefilled (TTFT:
+// the prompts' GEMMs and causal attention, core/ops.h, two TP all-reduces per layer, EP all-to-alls, a
+// hand-off per stage boundary, stage after stage), then decoded to the end, one batch walking the
+// stages, each waiting (p − 1)/p of the time. DP replicas serve separate requests and never talk; the
+// experts of an EP group see the tokens of every replica in it. KV cache per token = 2·L·g·d_head·bytes
+// (GQA; KV heads replicated when TP > g), or L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA's
+// compressed latent (DeepSeek-V2 §2.1.2).
+// Ignores: prefill/decode disaggregation, the request-length mix, queueing before admission.
 #pragma once
 #include <vector>
 
@@ -19,37 +20,63 @@
 #include "core/placement.h"
 #include "core/plan.h"
 #include "core/resolved.h"
+#include "core/serving_batching.h"
+#include "core/serving_step.h"
 
 namespace cutlab {
-
-// Bytes per element of a weight or KV-cache dtype: bf16 2, fp8 1, int4 0.5.
-double dtype_bytes(WeightDtype dtype);
-double dtype_bytes(KvDtype dtype);
 
 // KV cache of one token for the whole model (all layers, all KV heads, unsharded).
 double kv_cache_bytes_per_token(const ModelSpec& m, KvDtype kv_dtype);
 
+// Where the time of a request goes: the parts add up to the total.
+struct LatencyParts {
+  double weights_s = 0;  // reading weight shards (memory-bound side of the roofline)
+  double kv_s = 0;       // reading the KV cache
+  double compute_s = 0;  // FLOPs beyond the reads (static prefill: all of its compute)
+  double tp_s = 0, ep_s = 0;
+  double pp_s = 0;     // hand-offs between stages, and (pp micro-batches) waiting for the slowest stage
+  double draft_s = 0;  // speculative decoding's draft head
+  double total_s() const { return weights_s + kv_s + compute_s + tp_s + ep_s + pp_s + draft_s; }
+};
+
 struct InferenceEstimate {
-  MemoryResult memory;                  // per stage: weights, KV cache, activations (workspace)
-  long long max_batch_that_fits = 0;    // per replica; 0 when not even the weights fit
+  MemoryResult memory;  // per stage: weights, KV cache, activations (workspace)
+  Batching batching = Batching::InFlight;
+  // Largest `batch` whose sequences' KV cache fits beside the weights (in-flight: pp × batch
+  // sequences of prompt_len + output_len tokens in whole KV blocks; static: batch sequences);
+  // 0 when not even the weights fit.
+  long long max_batch_that_fits = 0;
+  long long kv_capacity_sequences = 0;  // per replica
   int replicas = 1;                     // data-parallel replicas serving separate requests
+  int micro_batches = 1;                // in flight per replica (pp with in-flight batching)
   double kv_cache_bytes_per_token = 0;  // whole model
-  // Time to first token: prefill of the batch's prompts, stage after stage.
-  double ttft_s = 0;
-  double prefill_compute_s = 0, prefill_tp_s = 0, prefill_ep_s = 0, prefill_pp_s = 0;
-  // Time per output token: one decode step through every stage.
-  double tpot_s = 0;
-  double decode_weights_s = 0;  // reading weight shards (memory-bound part)
-  double decode_kv_s = 0;       // reading the KV cache
-  double decode_compute_s = 0;  // FLOPs at peak (counts where larger than the reads)
-  double decode_tp_s = 0, decode_ep_s = 0, decode_pp_s = 0;
-  double stage_idle_fraction = 0;      // (p − 1)/p: stages waiting while a token walks the pipeline
-  std::vector<double> decode_stage_s;  // one decode step on each stage (the token's walk, in order)
-  double tokens_per_s_per_user = 0;
-  double tokens_per_s_per_replica = 0;
-  double tokens_per_s_total = 0;
-  double tokens_per_s_per_gpu = 0;
-  std::vector<CommOp> comm;  // per output token, a GPU of the first stage
+  // Steady state per replica.
+  double concurrency = 0;  // sequences in flight
+  ConcurrencyLimit concurrency_limit = ConcurrencyLimit::Batch;
+  bool saturated = false;                                        // the request rate exceeds what the deployment serves
+  bool token_budget_bound = false;                               // steps full to max_num_tokens
+  double kv_cache_used_bytes = 0;                                // per GPU of the peak stage
+  double kv_cache_occupancy = 0;                                 // of the KV pool (what the weights and workspace leave)
+  double decode_seqs_per_step = 0, prefill_tokens_per_step = 0;  // one micro-batch step
+  double prefill_steps = 0;                                      // steps from admission to the first token
+  double spec_tokens_per_step = 1;                               // tokens a decoding sequence gains per step
+  double step_s = 0;                                             // between two steps of a sequence
+  double local_experts_read = 0;                                 // routed experts a GPU reads per MoE layer per step
+  // Latency of a request.
+  double ttft_s = 0;  // to the first token
+  double tpot_s = 0;  // between output tokens (inter-token latency)
+  double e2e_latency_s = 0;
+  LatencyParts prefill, decode;        // add up to ttft_s and tpot_s
+  double stage_idle_fraction = 0;      // mean over the stages of the time each waits
+  std::vector<double> decode_stage_s;  // one step on each stage (the walk, in order)
+  double pp_send_s = 0;                // one hand-off of a step
+  // Throughput: output tokens (the first included) and requests.
+  double output_tokens_per_s_per_user = 0;  // 1 / TPOT
+  double output_tokens_per_s_per_replica = 0;
+  double output_tokens_per_s_total = 0;
+  double output_tokens_per_s_per_gpu = 0;
+  double requests_per_s = 0;  // all replicas
+  std::vector<CommOp> comm;   // per step, a GPU of the first stage
 };
 
 InferenceEstimate estimate_inference(const Resolved& r);

@@ -21,7 +21,7 @@ template <class T>
 using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*, Schedule T::*,
                             Recompute T::*, std::vector<RecomputeModule> T::*, MomentDtype T::*, Ema T::*, EpDispatcher T::*,
                             EpDispatchDtype T::*, CpComm T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*,
-                            Optimizer T::*>;
+                            Optimizer T::*, Batching T::*>;
 
 template <class T>
 struct Field {
@@ -153,6 +153,12 @@ const std::vector<Field<Workload>>& workload_fields() {
       {"output_len", &Workload::output_len},
       {"weight_dtype", &Workload::weight_dtype},
       {"kv_dtype", &Workload::kv_dtype},
+      {"batching", &Workload::batching},
+      {"max_num_tokens", &Workload::max_num_tokens},
+      {"kv_block_tokens", &Workload::kv_block_tokens},
+      {"request_rate_per_s", &Workload::request_rate_per_s},
+      {"spec_draft_tokens", &Workload::spec_draft_tokens},
+      {"spec_acceptance", &Workload::spec_acceptance},
   };
   return f;
 }
@@ -866,40 +872,50 @@ json time_json(const TrainingEstimate& e) {
           {"stages", st}};
 }
 
+json latency_parts_json(const LatencyParts& p) {
+  return {{"weights_s", p.weights_s}, {"kv_cache_s", p.kv_s}, {"compute_s", p.compute_s}, {"tp_s", p.tp_s},
+          {"ep_s", p.ep_s},           {"pp_s", p.pp_s},       {"draft_s", p.draft_s}};
+}
+
+json latency_shares_json(const LatencyParts& p) {
+  const double total = p.total_s() > 0 ? p.total_s() : 1.0;
+  return {{"weights", p.weights_s / total}, {"kv_cache", p.kv_s / total}, {"compute", p.compute_s / total}, {"tp", p.tp_s / total},
+          {"ep", p.ep_s / total},           {"pp", p.pp_s / total},       {"draft", p.draft_s / total}};
+}
+
 json inference_json(const InferenceEstimate& r) {
-  json j = {{"ttft_s", r.ttft_s},
+  json j = {{"batching", name_of(r.batching)},
+            {"ttft_s", r.ttft_s},
             {"tpot_s", r.tpot_s},
-            {"tokens_per_s_per_user", r.tokens_per_s_per_user},
-            {"tokens_per_s_per_replica", r.tokens_per_s_per_replica},
-            {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
-            {"tokens_per_s_total", r.tokens_per_s_total},
+            {"e2e_latency_s", r.e2e_latency_s},
+            {"output_tokens_per_s_per_user", r.output_tokens_per_s_per_user},
+            {"output_tokens_per_s_per_replica", r.output_tokens_per_s_per_replica},
+            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+            {"output_tokens_per_s_total", r.output_tokens_per_s_total},
+            {"requests_per_s", r.requests_per_s},
+            {"concurrency", r.concurrency},
+            {"concurrency_limit", name_of(r.concurrency_limit)},
+            {"saturated", r.saturated},
+            {"token_budget_bound", r.token_budget_bound},
             {"max_batch_that_fits", r.max_batch_that_fits},
+            {"kv_capacity_sequences", r.kv_capacity_sequences},
+            {"kv_cache_used_bytes", r.kv_cache_used_bytes},
+            {"kv_cache_occupancy", r.kv_cache_occupancy},
             {"replicas", r.replicas},
+            {"micro_batches", r.micro_batches},
             {"kv_cache_bytes_per_token", r.kv_cache_bytes_per_token},
+            {"decode_seqs_per_step", r.decode_seqs_per_step},
+            {"prefill_tokens_per_step", r.prefill_tokens_per_step},
+            {"prefill_steps", r.prefill_steps},
+            {"spec_tokens_per_step", r.spec_tokens_per_step},
+            {"step_s", r.step_s},
+            {"local_experts_read", r.local_experts_read},
             {"stage_idle_fraction", r.stage_idle_fraction},
             {"decode_stage_s", r.decode_stage_s},
-            {"prefill",
-             {{"compute_s", r.prefill_compute_s}, {"tp_s", r.prefill_tp_s}, {"ep_s", r.prefill_ep_s}, {"pp_s", r.prefill_pp_s}}},
-            {"decode",
-             {{"weights_s", r.decode_weights_s},
-              {"kv_cache_s", r.decode_kv_s},
-              {"compute_s", r.decode_compute_s},
-              {"tp_s", r.decode_tp_s},
-              {"ep_s", r.decode_ep_s},
-              {"pp_s", r.decode_pp_s}}}};
-  const double ttft = r.ttft_s > 0 ? r.ttft_s : 1.0, tpot = r.tpot_s > 0 ? r.tpot_s : 1.0;
-  j["shares"] = {{"prefill",
-                  {{"compute", r.prefill_compute_s / ttft},
-                   {"tp", r.prefill_tp_s / ttft},
-                   {"ep", r.prefill_ep_s / ttft},
-                   {"pp", r.prefill_pp_s / ttft}}},
-                 {"decode",
-                  {{"weights", r.decode_weights_s / tpot},
-                   {"kv_cache", r.decode_kv_s / tpot},
-                   {"compute", r.decode_compute_s / tpot},
-                   {"tp", r.decode_tp_s / tpot},
-                   {"ep", r.decode_ep_s / tpot},
-                   {"pp", r.decode_pp_s / tpot}}}};
+            {"pp_send_s", r.pp_send_s},
+            {"prefill", latency_parts_json(r.prefill)},
+            {"decode", latency_parts_json(r.decode)}};
+  j["shares"] = {{"prefill", latency_shares_json(r.prefill)}, {"decode", latency_shares_json(r.decode)}};
   return j;
 }
 
@@ -1003,6 +1019,7 @@ json choices_json() {
   add_choices(out, w.grad_dtype);
   add_choices(out, w.weight_dtype);
   add_choices(out, w.kv_dtype);
+  add_choices(out, w.batching);
   add_choices(out, w.optimizer);
   add_choices(out, w.moment_dtype);
   add_choices(out, w.ema);

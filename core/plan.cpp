@@ -558,6 +558,26 @@ void validate_workload(const Workload& w, Checker& c) {
     // the longer of the two is the one to shorten
     c.at_most(P + (w.output_len > w.prompt_len ? "output_len" : "prompt_len"), double(w.prompt_len) + w.output_len, 1 << 24,
               "prompt_len + output_len: context longer than 16M tokens");
+    c.positive(P + "max_num_tokens", w.max_num_tokens);
+    c.at_most(P + "max_num_tokens", w.max_num_tokens, 1 << 24, "more than 16M tokens in one engine step");
+    c.positive(P + "kv_block_tokens", w.kv_block_tokens);
+    c.at_most(P + "kv_block_tokens", w.kv_block_tokens, 1 << 16, "KV blocks of more than 65,536 tokens");
+    c.non_negative(P + "request_rate_per_s", w.request_rate_per_s);
+    c.at_most(P + "request_rate_per_s", w.request_rate_per_s, 1e9, "more than a billion requests per second");
+    c.non_negative(P + "spec_draft_tokens", w.spec_draft_tokens);
+    c.at_most(P + "spec_draft_tokens", w.spec_draft_tokens, 64, "more than 64 draft tokens per step");
+    if (!(w.spec_acceptance >= 0 && w.spec_acceptance <= 1))
+      c.add(ErrorCode::OutOfRange, P + "spec_acceptance", "is a probability, between 0 and 1; got " + c.fmt(w.spec_acceptance));
+    else if (w.spec_draft_tokens == 0 && w.spec_acceptance != Workload{}.spec_acceptance)
+      c.add(ErrorCode::Incompatible, P + "spec_acceptance", "is read only with spec_draft_tokens ≥ 1 (speculative decoding)");
+    // In-flight batching runs every step under the token budget: a step must hold at least the
+    // decode tokens of one sequence (1 + drafts verified).
+    if (w.batching == Batching::InFlight && w.max_num_tokens > 0 && w.max_num_tokens < 1 + w.spec_draft_tokens)
+      c.add(ErrorCode::OutOfRange, P + "max_num_tokens",
+            "must hold one sequence's step, 1 + spec_draft_tokens = " + c.fmt(1.0 + w.spec_draft_tokens) + " tokens");
+    if (w.batching == Batching::Static && w.request_rate_per_s > 0)
+      c.add(ErrorCode::Incompatible, P + "request_rate_per_s",
+            "an arrival rate is read with batching \"inflight\"; a static batch serves `batch` sequences at once");
     return;
   }
   c.positive(P + "seq_len", w.seq_len);
@@ -579,7 +599,12 @@ Errors validate_all(const ModelSpec& m, const Cluster& cl, const Plan& p, const 
   if (w.dtype == Dtype::FP8 && !(cl.fp8_flops_per_s > 0))
     c.add(ErrorCode::Incompatible, "/workload/dtype", "dtype fp8 but the GPU has no fp8 peak (fp8_TFLOPs = 0)");
   // fp8 dispatch quantises the tokens for the experts' fp8 GEMMs (DeepSeek-V3 §3.3.2): only in fp8 training.
-  if (p.ep_dispatch_dtype == EpDispatchDtype::FP8 && w.dtype != Dtype::FP8)
+  // Serving: the experts' GEMMs run in fp8 with fp8 weights.
+  if (w.mode == Mode::Infer && p.ep_dispatch_dtype == EpDispatchDtype::FP8 && w.weight_dtype != WeightDtype::FP8)
+    c.add(ErrorCode::Incompatible, "/plan/ep_dispatch_dtype",
+          "ep_dispatch_dtype fp8 feeds the experts' fp8 GEMMs: serving needs workload.weight_dtype fp8, got " +
+              std::string(name_of(w.weight_dtype)));
+  if (w.mode == Mode::Train && p.ep_dispatch_dtype == EpDispatchDtype::FP8 && w.dtype != Dtype::FP8)
     c.add(ErrorCode::Incompatible, "/plan/ep_dispatch_dtype",
           "ep_dispatch_dtype fp8 feeds the experts' fp8 GEMMs: it needs workload.dtype fp8, got " + std::string(name_of(w.dtype)));
   return errors;

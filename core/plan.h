@@ -89,11 +89,30 @@ struct Workload {
   MomentDtype moment_dtype = MomentDtype::FP32;  // Adam's two moments
   Ema ema = Ema::None;                           // an exponential moving average of the weights
   // Serving (mode infer):
-  int batch = 1;          // concurrent sequences per data-parallel replica
-  int prompt_len = 1024;  // tokens prefilled per sequence
-  int output_len = 256;   // tokens decoded per sequence
+  Batching batching = Batching::InFlight;
+  // Most sequences in one engine step (TensorRT-LLM max_batch_size, vLLM max_num_seqs). With
+  // pipeline parallelism each of the pp micro-batches in flight holds up to `batch`, so a replica
+  // keeps pp × batch sequences (TensorRT-LLM getMaxNumSequences = max_batch_size × micro-batches;
+  // vLLM's one scheduler per virtual engine). Static batching: the batch each replica serves.
+  int batch = 1;
+  int prompt_len = 1024;  // tokens prefilled per sequence (input sequence length)
+  int output_len = 256;   // tokens generated per sequence, the first (from the prefill) included
   WeightDtype weight_dtype = WeightDtype::BF16;
   KvDtype kv_dtype = KvDtype::BF16;
+  // In-flight batching: tokens one engine step may process, decode and prefill chunks together
+  // (TensorRT-LLM max_num_tokens, vLLM max_num_batched_tokens).
+  int max_num_tokens = 8192;
+  // Paged KV cache: tokens per block (TensorRT-LLM tokens_per_block 32; vLLM block_size 16). A
+  // sequence holds whole blocks (Kwon et al. 2023, PagedAttention, SOSP'23).
+  int kv_block_tokens = 32;
+  // Requests per second arriving at the whole deployment (all replicas); 0: offline, every request
+  // queued from the start (the maximum-throughput operating point).
+  double request_rate_per_s = 0;
+  // Speculative decoding: tokens drafted per step (0: off) by a one-block draft head of the target's
+  // shape sharing its output layer (DeepSeek-V3 §2.2 MTP module; EAGLE, Li et al. 2024), each
+  // accepted with probability spec_acceptance (Leviathan et al. 2023, eq. 1).
+  int spec_draft_tokens = 0;
+  double spec_acceptance = 0.8;
 };
 
 // What is evaluated: the model, the machines, how the model is cut and what is run.

@@ -85,29 +85,47 @@ Scene timeline_scene(const ScheduleResult& s, const TimelineLayout& layout, cons
   return sc;
 }
 
-Scene decode_walk_scene(const std::vector<double>& stage_s, int tokens, const TimelineLayout& layout) {
+Scene serving_walk_scene(const std::vector<double>& stage_s, double send_s, int micro_batches, int steps,
+                         const TimelineLayout& layout) {
   Scene sc;
   TimelineLayout L = layout;
   const int stages = static_cast<int>(stage_s.size());
-  double per_token = 0;
-  for (double t : stage_s) per_token += t;
-  const double scale = frame(sc, stages, per_token * tokens, L);
-  for (int k = 0; k < tokens; ++k) {
-    double t = k * per_token;
-    for (int st = 0; st < stages; ++st) {
-      const double y = st * (L.row_height + L.row_gap);
-      if (t > k * per_token)
-        sc.rects.push_back({"idle", st, -1, 0, -1, L.label_width + k * per_token * scale, y, (t - k * per_token) * scale, L.row_height,
-                            k * per_token, t});
-      sc.rects.push_back(
-          {"decode", st, k, 0, -1, L.label_width + t * scale, y, stage_s[st] * scale, L.row_height, t, t + stage_s[st]});
-      const double after = t + stage_s[st], token_end = (k + 1) * per_token;
-      if (after < token_end * (1 - 1e-12))
-        sc.rects.push_back(
-            {"idle", st, -1, 0, -1, L.label_width + after * scale, y, (token_end - after) * scale, L.row_height, after, token_end});
-      t = after;
+  const int p = std::max(1, micro_batches);
+  // Each stage serves the micro-batches in turn; a micro-batch enters a stage when the stage is free
+  // and its hidden states have arrived from the one before; it enters stage 0 again when its last
+  // stage is done (its next token depends on the one just sampled).
+  struct Busy {
+    int stage, mb, step;
+    double a, b;
+  };
+  std::vector<Busy> busy;
+  std::vector<double> stage_free(stages, 0.0), mb_ready(p, 0.0);
+  for (int k = 0; k < steps; ++k)
+    for (int j = 0; j < p; ++j) {
+      double t = mb_ready[j];
+      for (int st = 0; st < stages; ++st) {
+        const double a = std::max(stage_free[st], t + (st > 0 ? send_s : 0.0)), b = a + stage_s[st];
+        busy.push_back({st, j, k, a, b});
+        stage_free[st] = t = b;
+      }
+      mb_ready[j] = t;
     }
+  double span = 0;
+  for (double f : stage_free) span = std::max(span, f);
+  if (!(span > 0)) span = 1;  // nothing to draw (no sequence fits): an empty frame
+  const double scale = frame(sc, stages, span, L);
+  auto rect = [&](const char* kind, int st, int mb, int step, double a, double b) {
+    sc.rects.push_back(
+        {kind, st, mb, step, -1, L.label_width + a * scale, st * (L.row_height + L.row_gap), (b - a) * scale, L.row_height, a, b});
+  };
+  std::vector<double> last(stages, 0.0);
+  for (const Busy& x : busy) {
+    if (x.a > last[x.stage] * (1 + 1e-12) + 1e-18) rect("idle", x.stage, -1, 0, last[x.stage], x.a);
+    rect("decode", x.stage, x.mb, x.step, x.a, x.b);
+    last[x.stage] = x.b;
   }
+  for (int st = 0; st < stages; ++st)
+    if (last[st] < span * (1 - 1e-12)) rect("idle", st, -1, 0, last[st], span);
   return sc;
 }
 

@@ -12,8 +12,8 @@ namespace cutlab {
 struct SceneRect {
   std::string kind;  // F, B, W, FB, idle, dp (exposed gradient reduction), optimizer, decode
   int stage = 0;
-  int micro_batch = -1;  // -1 for idle (decode: the token)
-  int chunk = 0;
+  int micro_batch = -1;           // -1 for idle (decode: the token)
+  int chunk = 0;                  // model chunk (serving: the engine step)
   int backward_micro_batch = -1;  // FB: the micro-batch of the backward half
   double x = 0, y = 0, w = 0, h = 0;
   double start_s = 0, end_s = 0;
@@ -54,8 +54,11 @@ struct StageTail {
 // units of the whole step.
 Scene timeline_scene(const ScheduleResult& s, const TimelineLayout& layout = {}, const std::vector<StageTail>& tails = {});
 
-// Serving: `tokens` decode steps walking the stages in turn (stage i busy for stage_s[i], the others
-// idle), the picture of why PP alone does not cut decode latency.
-Scene decode_walk_scene(const std::vector<double>& stage_s, int tokens, const TimelineLayout& layout = {});
+// Serving: `steps` engine steps of each of `micro_batches` micro-batches walking the stages (stage i
+// busy for stage_s[i], a hand-off of send_s between stages): one micro-batch shows why PP alone does
+// not cut decode latency; pp of them in flight keep every stage busy. Rects of kind "decode" carry the
+// micro-batch in micro_batch and the step in chunk.
+Scene serving_walk_scene(const std::vector<double>& stage_s, double send_s, int micro_batches, int steps,
+                         const TimelineLayout& layout = {});
 
 }  // namespace cutlab

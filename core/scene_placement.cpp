@@ -759,15 +759,15 @@ Between between_replicas(const Ctx& x) {
 void balancer_box(Pen& o, const Ctx& x, const Between& bt) {
   const InferenceEstimate& inf = x.e.inference;
   const int R = inf.replicas, batch = x.c.workload.batch;
-  const double per1 = inf.tokens_per_s_per_replica;
+  const double per1 = inf.output_tokens_per_s_per_replica;
   const Traffic& cross = bt.cross;
   FigureRect& lb = o.rect("balancer", kLbX, kLbY, kLbW, kLbH, "dp");
   lb.hit = "balancer", lb.name = bt.text;
   o.text("balancer_name", "load balancer", kLbX + kLbW / 2, kLbY + 14, 12, 700, "text", "middle", kLbW - 10);
   o.text("balancer_sub", "requests in", kLbX + kLbW / 2, kLbY + 27, 10.5, 400, "muted", "middle", kLbW - 10);
   const double tx = kLbX + kLbW + 14, tw = x.W - kPad - tx;
-  const std::string sum = fg::integer(R) + " replicas × " + fg::integer(per1) + " tok/s = " + fg::integer(inf.tokens_per_s_total) +
-                          " tok/s";
+  const std::string sum = fg::integer(R) + " replicas × " + fg::integer(per1) +
+                          " tok/s = " + fg::integer(inf.output_tokens_per_s_total) + " tok/s";
   const std::string total = R > 1 ? fg::first_fit({sum + (cross.bytes > 0 ? "" : "; no traffic between replicas"), sum}, tw, 12.5, 700)
                                   : "one replica: " + fg::integer(per1) + " tok/s";
   o.text("balancer_total", total, tx, kLbY + 13, 12.5, 700, "dp", "start", tw);
@@ -787,7 +787,7 @@ void balancer_box(Pen& o, const Ctx& x, const Between& bt) {
 
 // A replica's throughput (and batch) in a box `w` wide.
 std::string replica_sub(const Ctx& x, double w) {
-  const double per1 = x.e.inference.tokens_per_s_per_replica;
+  const double per1 = x.e.inference.output_tokens_per_s_per_replica;
   const int batch = x.c.workload.batch;
   return fg::first_fit({fg::integer(per1) + " tok/s · " + fg::integer(batch) + " seq", fg::integer(per1) + " tok/s",
                         fg::compact(per1) + " tok/s", fg::compact(per1)},

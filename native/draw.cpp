@@ -234,7 +234,7 @@ Figure pipeline_figure(const Resolved& resolved, const Estimate& estimate, doubl
   L.height = 440;
   Scene sc;
   if (serve) {
-    sc = decode_walk_scene(e.inference.decode_stage_s, 3, L);
+    sc = serving_walk_scene(e.inference.decode_stage_s, e.inference.pp_send_s, e.inference.micro_batches, 3, L);
   } else {
     std::vector<StageTail> tails;
     for (const StageTime& st : e.training.stages) tails.push_back({st.dp_exposed_s, st.optimizer_s});
@@ -252,9 +252,11 @@ Figure pipeline_figure(const Resolved& resolved, const Estimate& estimate, doubl
   std::string title, sub;
   if (serve) {
     const InferenceEstimate& inf = e.inference;
-    title = "Decode · one token walks " + std::to_string(p.pp) + " stage" + (p.pp > 1 ? "s" : "") + " in turn";
+    title = inf.micro_batches > 1 ? "Serving · " + std::to_string(inf.micro_batches) + " micro-batches in flight through " +
+                                        std::to_string(p.pp) + " stages"
+                                  : "Decode · one batch walks " + std::to_string(p.pp) + " stage" + (p.pp > 1 ? "s" : "") + " in turn";
     sub = "each stage idle " + pct(inf.stage_idle_fraction) + " of the time · TPOT " + fg::seconds(inf.tpot_s) + " · " +
-          fg::sig(inf.tokens_per_s_per_user) + " tokens/s per user";
+          fg::sig(inf.output_tokens_per_s_per_user) + " tokens/s per user";
   } else {
     title = std::string(name_of(e.training.schedule.name)) + " · " + std::to_string(p.pp) + " stage" + (p.pp > 1 ? "s" : "") + " × " +
             fg::integer(e.mesh.num_micro_batches) + " micro-batches" + (p.vpp > 1 ? " × " + std::to_string(p.vpp) + " chunks" : "");

@@ -59,6 +59,8 @@ evaluate options:
   --schedule gpipe|1f1b|interleaved|zb-h1|dualpipe --rank-order tp-cp-ep-dp-pp
   --seq-len N --global-batch N --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
   --mode train|infer --batch N --prompt-len N --output-len N --weight-dtype bf16|fp8|int4 --kv-dtype bf16|fp8
+  --batching inflight|static --max-num-tokens N --kv-block-tokens N --request-rate R --spec-draft-tokens N
+  --spec-acceptance A --ep-dispatch-dtype bf16|fp8 --ep-dispatcher alltoall|deepep
 A flag overrides the same field of the config file; without a file the flags are the config.
 )";
 
@@ -90,30 +92,39 @@ json parse_value(const std::string& v) {
 
 bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
   if (!cfg.is_object()) return true;  // config_from_json reports that the config must be an object
-  static const std::map<std::string, std::pair<std::string, std::string>> fields = {{"--gpus", {"cluster", "gpus"}},
-                                                                                    {"--tp", {"plan", "tp"}},
-                                                                                    {"--pp", {"plan", "pp"}},
-                                                                                    {"--cp", {"plan", "cp"}},
-                                                                                    {"--ep", {"plan", "ep"}},
-                                                                                    {"--dp", {"plan", "dp"}},
-                                                                                    {"--etp", {"plan", "etp"}},
-                                                                                    {"--vpp", {"plan", "vpp"}},
-                                                                                    {"--micro-batch", {"plan", "micro_batch"}},
-                                                                                    {"--zero", {"plan", "zero"}},
-                                                                                    {"--recompute", {"plan", "recompute"}},
-                                                                                    {"--cp-comm", {"plan", "cp_comm"}},
-                                                                                    {"--schedule", {"plan", "schedule"}},
-                                                                                    {"--rank-order", {"plan", "rank_order"}},
-                                                                                    {"--seq-len", {"workload", "seq_len"}},
-                                                                                    {"--global-batch", {"workload", "global_batch"}},
-                                                                                    {"--dtype", {"workload", "dtype"}},
-                                                                                    {"--grad-dtype", {"workload", "grad_dtype"}},
-                                                                                    {"--mode", {"workload", "mode"}},
-                                                                                    {"--batch", {"workload", "batch"}},
-                                                                                    {"--prompt-len", {"workload", "prompt_len"}},
-                                                                                    {"--output-len", {"workload", "output_len"}},
-                                                                                    {"--weight-dtype", {"workload", "weight_dtype"}},
-                                                                                    {"--kv-dtype", {"workload", "kv_dtype"}}};
+  static const std::map<std::string, std::pair<std::string, std::string>> fields = {
+      {"--gpus", {"cluster", "gpus"}},
+      {"--tp", {"plan", "tp"}},
+      {"--pp", {"plan", "pp"}},
+      {"--cp", {"plan", "cp"}},
+      {"--ep", {"plan", "ep"}},
+      {"--dp", {"plan", "dp"}},
+      {"--etp", {"plan", "etp"}},
+      {"--vpp", {"plan", "vpp"}},
+      {"--micro-batch", {"plan", "micro_batch"}},
+      {"--zero", {"plan", "zero"}},
+      {"--recompute", {"plan", "recompute"}},
+      {"--cp-comm", {"plan", "cp_comm"}},
+      {"--schedule", {"plan", "schedule"}},
+      {"--rank-order", {"plan", "rank_order"}},
+      {"--seq-len", {"workload", "seq_len"}},
+      {"--global-batch", {"workload", "global_batch"}},
+      {"--dtype", {"workload", "dtype"}},
+      {"--grad-dtype", {"workload", "grad_dtype"}},
+      {"--mode", {"workload", "mode"}},
+      {"--batch", {"workload", "batch"}},
+      {"--prompt-len", {"workload", "prompt_len"}},
+      {"--output-len", {"workload", "output_len"}},
+      {"--weight-dtype", {"workload", "weight_dtype"}},
+      {"--kv-dtype", {"workload", "kv_dtype"}},
+      {"--batching", {"workload", "batching"}},
+      {"--max-num-tokens", {"workload", "max_num_tokens"}},
+      {"--kv-block-tokens", {"workload", "kv_block_tokens"}},
+      {"--request-rate", {"workload", "request_rate_per_s"}},
+      {"--spec-draft-tokens", {"workload", "spec_draft_tokens"}},
+      {"--spec-acceptance", {"workload", "spec_acceptance"}},
+      {"--ep-dispatch-dtype", {"plan", "ep_dispatch_dtype"}},
+      {"--ep-dispatcher", {"plan", "ep_dispatcher"}}};
   for (const auto& [flag, value] : a.overrides) {
     if (flag == "--model" || flag == "--cluster") {
       const std::string section = flag.substr(2);
@@ -321,32 +332,61 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   std::cout << with_commas(e.mesh.gpus) << " GPUs = TP " << p.tp << " × PP " << p.pp << " × EP " << p.ep << " × DP " << p.dp << "  ("
             << r.replicas << (r.replicas == 1 ? " replica" : " replicas") << ", " << with_commas(e.placement.nodes)
             << (e.placement.nodes == 1 ? " node of " : " nodes of ") << e.placement.gpus_per_node << ")\n";
-  std::cout << "batch " << w.batch << " per replica · prompt " << w.prompt_len << " · output " << w.output_len << " · weights "
-            << w.weight_dtype << " · KV cache " << w.kv_dtype << " (" << human_bytes(r.kv_cache_bytes_per_token) << " per token)\n\n";
+  const bool inflight = r.batching == Batching::InFlight;
+  std::cout << (inflight ? "in-flight batching · batch " : "static batch ") << w.batch
+            << (inflight ? (r.micro_batches > 1 ? " per micro-batch × " + std::to_string(r.micro_batches) : std::string(" per step"))
+                         : std::string(" per replica"))
+            << " · prompt " << w.prompt_len << " · output " << w.output_len << " · weights " << w.weight_dtype << " · KV cache "
+            << w.kv_dtype << " (" << human_bytes(r.kv_cache_bytes_per_token) << " per token)";
+  if (inflight)
+    std::cout << "\nmax_num_tokens " << with_commas(w.max_num_tokens) << " · KV blocks of " << w.kv_block_tokens << " tokens · "
+              << (w.request_rate_per_s > 0 ? fixed(w.request_rate_per_s, 2) + " requests/s"
+                                           : std::string("offline (all requests queued)"));
+  if (w.spec_draft_tokens > 0)
+    std::cout << "\nspeculative decoding: " << w.spec_draft_tokens << " draft tokens, acceptance " << fixed(w.spec_acceptance, 2)
+              << " → " << fixed(r.spec_tokens_per_step, 2) << " tokens per step";
+  std::cout << "\n\n";
   Table mem{{"stage", "weights", "KV cache", "workspace", "total GiB", "usable", "fits"}, {}};
   for (const StageMemory& s : r.memory.per_stage)
     mem.rows.push_back({std::to_string(s.stage) + (s.stage == r.memory.peak_stage ? " *" : ""), gib(s.weights_bytes),
                         gib(s.kv_cache_bytes), gib(s.activations_bytes), gib(s.total_bytes), gib(s.capacity_bytes),
                         s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
   std::cout << "Memory per GPU, GiB (* peak stage)\n" << mem.render();
-  std::cout << " largest batch that fits: " << r.max_batch_that_fits << " sequences per replica\n\n";
+  if (!r.memory.fits)
+    std::cout << " does not fit: the largest batch that fits is " << r.max_batch_that_fits << " sequences"
+              << (inflight && r.micro_batches > 1 ? " per micro-batch" : " per replica") << "\n\n";
+  else
+    std::cout << " largest batch that fits: " << r.max_batch_that_fits << " sequences"
+              << (inflight && r.micro_batches > 1 ? " per micro-batch" : " per replica") << " · KV cache " << pct(r.kv_cache_occupancy)
+              << " occupied (" << gib(r.kv_cache_used_bytes) << " GiB of the peak stage)\n\n";
   Table comm{{"axis", "collective", "group", "link", "message", "calls", "time"}, {}};
   for (const CommOp& op : r.comm)
     comm.rows.push_back({name_of(op.axis), name_of(op.collective), std::to_string(op.group_size), name_of(op.link),
                          human_bytes(op.message_bytes), with_commas(op.calls), human_time(op.time_s)});
-  if (!comm.rows.empty()) std::cout << "Communication per output token, one GPU of stage 0\n" << comm.render() << "\n";
+  if (!comm.rows.empty()) std::cout << "Communication per step, one GPU of stage 0\n" << comm.render() << "\n";
+  if (inflight) {
+    std::cout << "Steady state per replica: " << fixed(r.concurrency, 1) << " sequences in flight (limited by "
+              << ChoiceTable<ConcurrencyLimit>::entries[static_cast<size_t>(r.concurrency_limit)].label << ")"
+              << (r.saturated ? ", saturated: requests arrive faster than they are served" : "") << "\n"
+              << " each step: " << fixed(r.decode_seqs_per_step, 1) << " decoding sequences + "
+              << with_commas(r.prefill_tokens_per_step) << " prompt tokens" << (r.token_budget_bound ? " (token budget full)" : "")
+              << " · step " << human_time(r.step_s) << " · first token after " << fixed(r.prefill_steps, 1) << " steps\n\n";
+  }
   Table t{{"part", "prefill (TTFT)", "decode (TPOT)"}, {}};
-  t.rows.push_back({"weights read", "", human_time(r.decode_weights_s)});
-  t.rows.push_back({"KV cache read", "", human_time(r.decode_kv_s)});
-  t.rows.push_back({"compute", human_time(r.prefill_compute_s), human_time(r.decode_compute_s)});
-  t.rows.push_back({"TP all-reduce", human_time(r.prefill_tp_s), human_time(r.decode_tp_s)});
-  t.rows.push_back({"EP all-to-all", human_time(r.prefill_ep_s), human_time(r.decode_ep_s)});
-  t.rows.push_back({"PP hand-offs", human_time(r.prefill_pp_s), human_time(r.decode_pp_s)});
+  const LatencyParts &pf = r.prefill, &dc = r.decode;
+  t.rows.push_back({"weights read", human_time(pf.weights_s), human_time(dc.weights_s)});
+  t.rows.push_back({"KV cache read", human_time(pf.kv_s), human_time(dc.kv_s)});
+  t.rows.push_back({"compute", human_time(pf.compute_s), human_time(dc.compute_s)});
+  t.rows.push_back({"TP all-reduce", human_time(pf.tp_s), human_time(dc.tp_s)});
+  t.rows.push_back({"EP all-to-all", human_time(pf.ep_s), human_time(dc.ep_s)});
+  t.rows.push_back({"PP hand-offs + waits", human_time(pf.pp_s), human_time(dc.pp_s)});
+  if (w.spec_draft_tokens > 0) t.rows.push_back({"draft head", human_time(pf.draft_s), human_time(dc.draft_s)});
   t.rows.push_back({"total", human_time(r.ttft_s), human_time(r.tpot_s)});
   std::cout << "Latency\n" << t.render();
-  std::cout << " " << fixed(r.tokens_per_s_per_user, 1) << " tokens/s per user · " << with_commas(r.tokens_per_s_total)
-            << " tokens/s total · " << fixed(r.tokens_per_s_per_gpu, 1) << " per GPU";
-  if (p.pp > 1) std::cout << " · each stage idle " << pct(r.stage_idle_fraction) << " of a decode step";
+  std::cout << " end to end " << human_time(r.e2e_latency_s) << " · " << fixed(r.output_tokens_per_s_per_user, 1)
+            << " output tokens/s per user · " << with_commas(r.output_tokens_per_s_total) << " total · "
+            << fixed(r.output_tokens_per_s_per_gpu, 1) << " per GPU · " << fixed(r.requests_per_s, 2) << " requests/s";
+  if (p.pp > 1) std::cout << " · each stage idle " << pct(r.stage_idle_fraction);
   std::cout << "\n";
 }
 

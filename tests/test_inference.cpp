@@ -3,6 +3,9 @@
 #include "core/estimate.h"
 #include "tests/helpers.h"
 
+#include <cmath>
+#include <set>
+
 using namespace cutlab;
 using Catch::Matchers::WithinRel;
 
@@ -36,15 +39,29 @@ TEST_CASE("TP cuts decode latency, PP does not", "[inference]") {
   const InferenceEstimate tp8 = infer(serving("llama3-70b", 8, 1, 1, 1));
   const InferenceEstimate tp4pp2 = infer(serving("llama3-70b", 4, 2, 1, 1));
   REQUIRE(tp8.tpot_s < tp4pp2.tpot_s);
-  REQUIRE(tp4pp2.stage_idle_fraction == 0.5);  // a token walks 2 stages in turn
+  Config one_batch = serving("llama3-70b", 4, 2, 1, 1);
+  one_batch.workload.batching = Batching::Static;
+  // One batch walks 2 stages in turn: each waits about half the time (the hand-off adds a little).
+  REQUIRE_THAT(infer(one_batch).stage_idle_fraction, Catch::Matchers::WithinAbs(0.5, 0.01));
 }
 
 TEST_CASE("doubling DP doubles total tokens/s and leaves TPOT unchanged", "[inference]") {
   const InferenceEstimate one = infer(serving("llama3-70b", 8, 1, 1, 16));
   const InferenceEstimate two = infer(serving("llama3-70b", 8, 1, 2, 16));
   REQUIRE(two.tpot_s == one.tpot_s);
-  REQUIRE_THAT(two.tokens_per_s_total, WithinRel(2 * one.tokens_per_s_total, 1e-12));
-  REQUIRE_THAT(one.tokens_per_s_total, WithinRel(16 / one.tpot_s, 1e-12));
+  REQUIRE_THAT(two.output_tokens_per_s_total, WithinRel(2 * one.output_tokens_per_s_total, 1e-12));
+  REQUIRE_THAT(two.output_tokens_per_s_per_gpu, WithinRel(one.output_tokens_per_s_per_gpu, 1e-12));
+}
+
+TEST_CASE("a static batch's throughput counts its prefill: B·OSL / (TTFT + (OSL − 1)·TPOT)", "[inference]") {
+  Config c = serving("llama3-70b", 8, 1, 1, 16);
+  c.workload.batching = Batching::Static;
+  const InferenceEstimate r = infer(c);
+  const double e2e = r.ttft_s + 255 * r.tpot_s;  // the first of the 256 tokens comes out of the prefill
+  REQUIRE_THAT(r.e2e_latency_s, WithinRel(e2e, 1e-12));
+  REQUIRE_THAT(r.output_tokens_per_s_total, WithinRel(16.0 * 256 / e2e, 1e-12));
+  REQUIRE_THAT(r.requests_per_s, WithinRel(16.0 / e2e, 1e-12));
+  REQUIRE(r.output_tokens_per_s_total < 16 / r.tpot_s);  // the old decode-only figure overstated it
 }
 
 TEST_CASE("KV cache per token is 2·L·g·d_head·bytes for GQA and the latent for MLA", "[inference]") {
@@ -65,6 +82,7 @@ TEST_CASE("KV heads are replicated, not split, when TP exceeds them", "[inferenc
 
 TEST_CASE("the largest batch that fits is where the KV cache fills the memory the weights leave", "[inference]") {
   Config c = serving("llama3-70b", 8, 1, 1, 1);
+  c.workload.batching = Batching::Static;
   const InferenceEstimate r = infer(c);
   // ≈ (77.6 GiB − 16.4 GiB of weights) / (320 KiB / 8 GPUs × 1,280 tokens) ≈ 1,250 sequences.
   REQUIRE(r.max_batch_that_fits > 1000);
@@ -82,7 +100,7 @@ TEST_CASE("attention TP and expert EP on the same GPUs: experts are read whole, 
   bool all_to_all = false;
   for (const CommOp& op : r.comm) all_to_all |= op.axis == Axis::EP;
   REQUIRE(all_to_all);
-  REQUIRE(r.decode_ep_s > 0);
+  REQUIRE(r.decode.ep_s > 0);
   REQUIRE(r.replicas == 1);
 }
 
@@ -92,4 +110,205 @@ TEST_CASE("serving rejects context parallel", "[inference]") {
   const Errors e = validate(c.model, c.cluster, c.plan, c.workload);
   REQUIRE(e.size() == 1);
   REQUIRE(e[0].path == "/plan/cp");
+}
+
+TEST_CASE("Llama 3 70B on 8 H100, batch 64: TP4·PP2 with micro-batches in flight serves as DP2×TP4, and waits longer", "[inference]") {
+  // Issue 12: with one batch in flight PP looked p× worse (3,672 against 7,346 tokens/s). With pp
+  // micro-batches in flight each stage stays busy: throughput near the replicas', per-user latency
+  // pays the walk through both stages and the hand-off.
+  Config pp = serving("llama3-70b", 4, 2, 1, 64), dp = serving("llama3-70b", 4, 1, 2, 64);
+  const InferenceEstimate a = infer(pp), b = infer(dp);
+  REQUIRE(a.micro_batches == 2);
+  REQUIRE(a.concurrency == 128);  // 2 micro-batches × 64, as 2 replicas × 64
+  REQUIRE(b.concurrency == 64);
+  REQUIRE_THAT(a.output_tokens_per_s_total, WithinRel(b.output_tokens_per_s_total, 0.15));
+  REQUIRE(a.tpot_s > b.tpot_s);
+  REQUIRE(a.ttft_s > b.ttft_s);
+  REQUIRE(a.e2e_latency_s > b.e2e_latency_s);
+  REQUIRE(a.stage_idle_fraction < 0.05);
+}
+
+TEST_CASE("DeepSeek-V3 EP8 decode reads nearly all local experts: every replica's tokens reach them", "[inference]") {
+  Config c = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1);
+  c.plan.ep = 8;
+  c.workload.mode = Mode::Infer;
+  c.workload.batch = 16;
+  c.workload.weight_dtype = WeightDtype::FP8;
+  c.workload.batching = Batching::Static;  // a pure decode step: 16 tokens per replica
+  const InferenceEstimate r = infer(c);
+  REQUIRE(r.replicas == 8);  // attention data parallel: 8 replicas, one EP group
+  // By hand: E = 256 experts, 32 per GPU; the EP group's tokens B_group = 8 replicas × 16 = 128, top-8:
+  // 32·(1 − (1 − 1/256)^(128·8)) = 32·(1 − 0.01817) = 31.42 (one replica's 16 tokens: 12.6).
+  const double expected = 32.0 * (1.0 - std::pow(1.0 - 1.0 / 256, 128.0 * 8));
+  REQUIRE_THAT(expected, WithinRel(31.42, 1e-3));
+  REQUIRE_THAT(r.local_experts_read, WithinRel(expected, 1e-9));
+  // In-flight steps add prompt chunks: still more tokens, all 32 experts read.
+  c.workload.batching = Batching::InFlight;
+  REQUIRE(infer(c).local_experts_read > expected);
+}
+
+TEST_CASE("attention DP with expert EP is the same layout with or without folding (DEP8)", "[inference]") {
+  Config plain = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1), folded = plain;
+  plain.plan.ep = 8;                                            // tp 1 × ep 8: 8 attention replicas
+  folded.plan.dp = 8, folded.plan.ep = 8, folded.plan.etp = 1;  // tp 1 × dp 8, experts EP 8 on the same GPUs
+  for (Config* c : {&plain, &folded}) {
+    c->workload.mode = Mode::Infer;
+    c->workload.batch = 32;
+    c->workload.weight_dtype = WeightDtype::FP8;
+  }
+  const InferenceEstimate a = infer(plain), b = infer(folded);
+  REQUIRE(b.replicas == 8);
+  REQUIRE_THAT(b.local_experts_read, WithinRel(a.local_experts_read, 1e-12));
+  REQUIRE_THAT(b.tpot_s, WithinRel(a.tpot_s, 1e-12));
+  REQUIRE_THAT(b.output_tokens_per_s_total, WithinRel(a.output_tokens_per_s_total, 1e-12));
+}
+
+TEST_CASE("wide EP across nodes sends fp8 dispatches and bf16 combines over the scale-out link", "[inference]") {
+  Config c = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1);
+  c.plan.ep = 16;  // two nodes
+  c.plan.ep_dispatch_dtype = EpDispatchDtype::FP8;
+  c.workload.mode = Mode::Infer;
+  c.workload.batch = 8;
+  c.workload.weight_dtype = WeightDtype::FP8;
+  c.workload.batching = Batching::Static;
+  const InferenceEstimate r = infer(c);
+  // A step of 8 tokens per GPU, top-8, hidden 7168: 8·8·7168 values; fp8 with a 4-byte scale per 128
+  // (DeepSeek-V3 §3.3.2): 1 + 1/32 bytes each; the combine 2 bytes each.
+  const double values = 8.0 * 8 * 7168;
+  int seen = 0;
+  for (const CommOp& op : r.comm)
+    if (op.axis == Axis::EP) {
+      REQUIRE(op.link == Link::ScaleOut);
+      REQUIRE(op.group_size == 16);
+      const bool dispatch = op.what.rfind("dispatch", 0) == 0;
+      REQUIRE_THAT(op.message_bytes, WithinRel(values * (dispatch ? 1.0 + 1.0 / 32 : 2.0), 1e-12));
+      ++seen;
+    }
+  REQUIRE(seen == 2);
+  c.plan.ep_dispatch_dtype = EpDispatchDtype::BF16;
+  REQUIRE(infer(c).decode.ep_s > r.decode.ep_s);
+}
+
+TEST_CASE("fp8 dispatch when serving needs fp8 weights", "[inference]") {
+  Config c = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1);
+  c.plan.ep = 8;
+  c.plan.ep_dispatch_dtype = EpDispatchDtype::FP8;
+  c.workload.mode = Mode::Infer;
+  const Errors e = validate(c.model, c.cluster, c.plan, c.workload);
+  REQUIRE(e.size() == 1);
+  REQUIRE(e[0].path == "/plan/ep_dispatch_dtype");
+}
+
+TEST_CASE("speculative decoding: expected tokens per step (1 − a^(n+1))/(1 − a)", "[inference]") {
+  // Leviathan et al. 2023, eq. 1: n = 3, a = 0.8 → (1 − 0.4096)/0.2 = 2.952.
+  REQUIRE_THAT(spec_tokens_per_step(3, 0.8), WithinRel(2.952, 1e-12));
+  REQUIRE(spec_tokens_per_step(3, 1.0) == 4.0);
+  REQUIRE(spec_tokens_per_step(3, 0.0) == 1.0);
+  REQUIRE(spec_tokens_per_step(0, 0.8) == 1.0);
+  // A memory-bound batch of 1: a step verifying 4 tokens costs about one plain step plus three passes
+  // of a one-layer draft head (1/80 of the layers and the output layer), and yields 2.952 tokens.
+  Config c = serving("llama3-70b", 8, 1, 1, 1);
+  c.workload.batching = Batching::Static;
+  const InferenceEstimate plain = infer(c);
+  c.workload.spec_draft_tokens = 3;
+  const InferenceEstimate spec = infer(c);
+  REQUIRE(spec.spec_tokens_per_step == spec_tokens_per_step(3, 0.8));
+  REQUIRE(spec.decode.draft_s > 0);
+  REQUIRE(spec.tpot_s < plain.tpot_s / 2.5);
+  REQUIRE(spec.tpot_s > plain.tpot_s / 2.952);
+}
+
+TEST_CASE("the paged KV cache holds whole blocks and bounds concurrency: a result, not an error", "[inference]") {
+  Config c = serving("llama3-70b", 8, 1, 1, 100000);
+  c.workload.prompt_len = 1000;
+  c.workload.output_len = 30;
+  const InferenceEstimate r = infer(c);
+  // 1,030 tokens in blocks of 32: 33 blocks = 1,056 tokens; K and V of one KV head (TP 8 of 8) of
+  // 128 dims in bf16 over 80 layers: 2·128·2·80 = 40,960 bytes a token on each GPU.
+  const double per_seq = 1056.0 * 40960;
+  const StageMemory& st = r.memory.per_stage[0];
+  const double pool = c.cluster.hbm_bytes - c.cluster.reserved_bytes - st.weights_bytes - st.activations_bytes;
+  REQUIRE(r.kv_capacity_sequences == static_cast<long long>(std::floor(pool / per_seq)));
+  REQUIRE(r.concurrency == double(r.kv_capacity_sequences));
+  REQUIRE(r.concurrency_limit == ConcurrencyLimit::KvCache);
+  REQUIRE(r.max_batch_that_fits == r.kv_capacity_sequences);
+  REQUIRE(r.memory.fits);
+  REQUIRE_THAT(r.kv_cache_used_bytes, WithinRel(r.concurrency * per_seq, 1e-12));
+  REQUIRE(r.kv_cache_occupancy <= 1.0);
+  REQUIRE(r.kv_cache_occupancy > 0.99);
+}
+
+TEST_CASE("a static batch larger than memory does not fit and names the largest that does", "[inference]") {
+  Config c = serving("llama3-70b", 8, 1, 1, 100000);
+  c.workload.batching = Batching::Static;
+  const Result<Estimate> e = evaluate(c);
+  REQUIRE(e.ok());
+  const InferenceEstimate& r = test::serving(e)->serving;
+  REQUIRE_FALSE(r.memory.fits);
+  REQUIRE(r.max_batch_that_fits > 1000);
+  REQUIRE(r.max_batch_that_fits < 100000);
+}
+
+TEST_CASE("in-flight steady state: flow balance, the token budget and Little's law", "[inference]") {
+  SECTION("offline: every slot full, each step's tokens within the budget") {
+    const InferenceEstimate r = infer(serving("llama3-70b", 8, 1, 1, 64));
+    REQUIRE(r.concurrency == 64);
+    // Per step r requests finish: r·(OSL − 1) decode sequences and r·ISL prompt tokens.
+    const double per_step = r.prefill_tokens_per_step / 1024;
+    REQUIRE_THAT(r.decode_seqs_per_step, WithinRel(per_step * 255, 1e-12));
+    REQUIRE_THAT(r.requests_per_s, WithinRel(64 / r.e2e_latency_s, 1e-12));  // Little's law
+    REQUIRE_THAT(r.requests_per_s, WithinRel(per_step / r.step_s, 0.02));    // ≈ r per mean step
+    REQUIRE_THAT(r.output_tokens_per_s_total, WithinRel(r.requests_per_s * 256, 1e-12));
+    REQUIRE(r.decode_seqs_per_step + r.prefill_tokens_per_step <= 8192);
+    REQUIRE_FALSE(r.token_budget_bound);
+  }
+  SECTION("long prompts fill every step to max_num_tokens") {
+    Config c = serving("llama3-70b", 8, 1, 1, 256);
+    c.workload.prompt_len = 8192;
+    c.workload.output_len = 128;
+    const InferenceEstimate r = infer(c);
+    REQUIRE(r.token_budget_bound);
+    REQUIRE_THAT(r.decode_seqs_per_step + r.prefill_tokens_per_step, WithinRel(8192.0, 1e-12));
+    // r = M/(ISL + OSL − 1) requests per step: 8192/8319.
+    REQUIRE_THAT(r.prefill_tokens_per_step, WithinRel(8192.0 / 8319 * 8192, 1e-12));
+    REQUIRE(r.prefill_steps > 1);
+  }
+  SECTION("a request rate below capacity: C = λ·E2E, fewer sequences in flight") {
+    Config c = serving("llama3-70b", 8, 1, 2, 64);
+    const InferenceEstimate full = infer(c);
+    c.workload.request_rate_per_s = full.requests_per_s / 4;
+    const InferenceEstimate r = infer(c);
+    REQUIRE(r.concurrency_limit == ConcurrencyLimit::RequestRate);
+    REQUIRE_FALSE(r.saturated);
+    REQUIRE_THAT(r.concurrency, WithinRel(c.workload.request_rate_per_s / 2 * r.e2e_latency_s, 1e-6));
+    REQUIRE_THAT(r.requests_per_s, WithinRel(c.workload.request_rate_per_s, 1e-6));
+    REQUIRE(r.tpot_s < full.tpot_s);
+    c.workload.request_rate_per_s = full.requests_per_s * 2;
+    const InferenceEstimate over = infer(c);
+    REQUIRE(over.saturated);
+    REQUIRE(over.concurrency == 64);
+  }
+}
+
+TEST_CASE("bad serving inputs are reported together with their JSON paths", "[inference]") {
+  Config c = serving("llama3-70b", 8, 1, 1, 1);
+  c.workload.output_len = 0;
+  c.workload.max_num_tokens = 0;
+  c.workload.kv_block_tokens = -1;
+  c.workload.request_rate_per_s = -1;
+  c.workload.spec_acceptance = 1.5;
+  c.workload.spec_draft_tokens = 2;
+  const Errors e = validate(c.model, c.cluster, c.plan, c.workload);
+  std::set<std::string> paths;
+  for (const Error& x : e) paths.insert(x.path);
+  for (const char* p : {"/workload/output_len", "/workload/max_num_tokens", "/workload/kv_block_tokens",
+                        "/workload/request_rate_per_s", "/workload/spec_acceptance"})
+    REQUIRE(paths.count(p) == 1);
+  c = serving("llama3-70b", 8, 1, 1, 1);
+  c.workload.spec_acceptance = 0.5;  // without drafts
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/spec_acceptance");
+  c = serving("llama3-70b", 8, 1, 1, 1);
+  c.workload.batching = Batching::Static;
+  c.workload.request_rate_per_s = 3;
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/request_rate_per_s");
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/api.h"
 #include "core/json_io.h"
@@ -289,4 +290,27 @@ TEST_CASE("activation offload reads its plan count and the cluster's host link",
     "plan": {"dp": 8, "activation_offload_layers": "all"}, "workload": {"global_batch": 8}})"));
   REQUIRE_FALSE(bad.errors.empty());
   REQUIRE(bad.errors[0].path == "/plan/activation_offload_layers");
+}
+
+TEST_CASE("serving fields are read, written back, and bad ones reported together", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({"model": "llama3-70b", "cluster": "dgx-h100",
+    "plan": {"tp": 8}, "workload": {"mode": "infer", "batching": "static", "max_num_tokens": 4096, "kv_block_tokens": 64,
+    "spec_draft_tokens": 2, "spec_acceptance": 0.7}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.workload.batching == Batching::Static);
+  REQUIRE(r.value.workload.max_num_tokens == 4096);
+  REQUIRE(r.value.workload.kv_block_tokens == 64);
+  REQUIRE(r.value.workload.spec_draft_tokens == 2);
+  const json back = to_json(r.value)["workload"];
+  REQUIRE(back["batching"] == "static");
+  REQUIRE(back["spec_acceptance"] == 0.7);
+  REQUIRE(Workload{}.batching == Batching::InFlight);  // the default
+  // Output length 0 and an unknown KV dtype: both paths in one answer, no estimate.
+  const json answer = json::parse(api::evaluate_json(R"({"model": "llama3-70b", "cluster": "dgx-h100", "plan": {"tp": 8},
+    "workload": {"mode": "infer", "output_len": 0, "kv_dtype": "fp6"}})"));
+  REQUIRE(answer["ok"] == false);
+  std::set<std::string> paths;
+  for (const json& e : answer["errors"]) paths.insert(e["path"].get<std::string>());
+  REQUIRE(paths.count("/workload/kv_dtype") == 1);
+  REQUIRE(paths.count("/workload/output_len") == 1);
 }

@@ -29,3 +29,23 @@ TEST_CASE("the timeline scene has a rect per op and per idle interval, scaled to
   REQUIRE(sc.height == L.axis_height + 4 * (L.row_height + L.row_gap));
   REQUIRE_FALSE(sc.grid.empty());
 }
+
+TEST_CASE("serving: pp micro-batches in flight keep the stages busy", "[scene]") {
+  // Two stages of 1 s, no hand-off time, two micro-batches, three steps each: stage 0 runs
+  // mb0, mb1, mb0, … from t = 0, stage 1 the same from t = 1; a micro-batch re-enters stage 0 when its
+  // last stage is done (t = 2 for mb0), so the only idle second is stage 1's first and stage 0's last.
+  const Scene sc = serving_walk_scene({1.0, 1.0}, 0.0, 2, 3);
+  int decode = 0;
+  double idle = 0;
+  for (const SceneRect& r : sc.rects) {
+    if (r.kind == "decode") ++decode;
+    if (r.kind == "idle") idle += r.end_s - r.start_s;
+  }
+  REQUIRE(decode == 12);
+  REQUIRE(idle == 2.0);
+  // One micro-batch: each stage waits for the other, half the time.
+  idle = 0;
+  for (const SceneRect& r : serving_walk_scene({1.0, 1.0}, 0.0, 1, 3).rects)
+    if (r.kind == "idle") idle += r.end_s - r.start_s;
+  REQUIRE(idle == 6.0);  // 3 s idle on each stage of a 6 s span
+}

@@ -192,7 +192,7 @@
     const sel = box.querySelector('select');
     const ex = state.example && CL.examples.byId(state.example);
     sel.value = ex ? ex.id : '';
-    box.querySelector('.quote').innerHTML = ex ? '“' + CL.fmt.escape(ex.quote) + '”' : '';
+    box.querySelector('.quote').innerHTML = ex ? '“' + CL.fmt.escape(ex.quote) + '”' + (ex.note ? ' <span class="note">' + CL.fmt.escape(ex.note) + '</span>' : '') : '';
     const pub = box.querySelector('.published');
     const p = ex && ex.published, m = p && PUBLISHED[p.metric];
     if (!m || !d.ok) { pub.replaceChildren(); return; }

@@ -1,5 +1,6 @@
 // examples.js: the plans that the texts this explorer illustrates talk about, as page states.
-// Each carries the sentence it illustrates; the page shows the core's numbers for it. An example
+// Each carries the sentence it illustrates (`quote`), and a `note` where the sentence leaves out what
+// the model shows (the page prints it after the quote); the page shows the core's numbers for it. An example
 // whose source published a measured figure carries it (`published`: the metric, its value, where it
 // comes from, and the settings the source leaves out); the page shows it beside cutlab's with the
 // difference.
@@ -72,7 +73,7 @@
     {
       id: 'serve-pp4', title: 'Serving with PP4: 3 of 4 GPUs wait', sub: 'Llama 3 70B · 4 GPUs · serve',
       quote: 'Each GPU is a stage holding intact layers: GPU 0 → layers 1–20, GPU 1 → 21–40, … Hatched = idle. A token visits stages in sequence, so at any instant 3 of 4 GPUs wait.',
-      state: { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 4, plan: { pp: 4 }, workload: SERVE, view: 'pipeline' },
+      state: { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 4, plan: { pp: 4 }, workload: Object.assign({ batching: 'static' }, SERVE), view: 'pipeline' },
     },
     {
       id: 'serve-tp8pp2', title: 'Serving with TP8 · PP2 on two nodes', sub: 'Llama 3 70B · 16 H100 · serve',
@@ -82,6 +83,7 @@
     {
       id: 'serve-ep8', title: 'Serving MoE with EP8: whole experts', sub: 'Mixtral 8x22B · 8 GPUs · serve',
       quote: 'An expert never spans GPUs, so in-expert math never waits on the interconnect. Communication is only the all-to-all token dispatch: a token hops to whichever GPUs host its routed experts, and no per-layer all-reduce is needed.',
+      note: 'Attention runs as 8 data-parallel copies, each with its own requests; the experts are not copied: at every MoE layer each GPU sends its tokens’ hidden states to the GPUs of their top-2 experts and gets the outputs back (dispatch and combine all-to-alls), so the eight copies share every expert and each expert sees the tokens of all eight.',
       state: { model: 'mixtral-8x22b', cluster: 'dgx-h100', gpus: 8, plan: { ep: 8 }, workload: SERVE, view: 'cuts' },
     },
     {

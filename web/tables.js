@@ -42,9 +42,11 @@
     if (isInfer(r)) {
       const inf = r.inference, w = r.config.workload;
       return [
-        m('Time to first token', F.seconds(inf.ttft_s), 'prefill of ' + F.int(w.batch) + ' × ' + F.int(w.prompt_len) + ' prompt tokens', '', 'ttft'),
-        m('Time per output token', F.seconds(inf.tpot_s), F.sig(inf.tokens_per_s_per_user) + ' tokens/s per user', '', 'tpot'),
-        m('Throughput', F.short(inf.tokens_per_s_total) + ' tokens/s', F.sig(inf.tokens_per_s_per_gpu) + ' per GPU · ' + F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''), '', 'tps'),
+        m('Time to first token', F.seconds(inf.ttft_s), inf.batching === 'static' ? 'prefill of ' + F.int(w.batch) + ' × ' + F.int(w.prompt_len) + ' prompt tokens'
+          : F.sig(inf.prefill_steps) + ' step' + (inf.prefill_steps > 1 ? 's' : '') + ' of ' + F.int(w.prompt_len) + ' prompt tokens', '', 'ttft'),
+        m('Time per output token', F.seconds(inf.tpot_s), F.sig(inf.output_tokens_per_s_per_user) + ' tokens/s per user', '', 'tpot'),
+        m('Throughput', F.short(inf.output_tokens_per_s_total) + ' tokens/s', F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU · ' + F.sig(inf.concurrency) + ' in flight × ' +
+          F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''), '', 'tps'),
         m('Peak memory · stage ' + (r.memory.peak_stage + 1), F.gib(mem.total_bytes, 1) + ' / ' + F.gib(mem.capacity_bytes, 1) + ' GiB',
           (fits ? 'fits' : F.gib(r.memory.overflow_bytes, 1) + ' GiB over') + ' · max batch ' + F.int(inf.max_batch_that_fits), fits ? 'ok' : 'bad', 'mem'),
       ].join('');
@@ -65,8 +67,8 @@
     const mem = r.memory.per_stage[r.memory.peak_stage];
     if (isInfer(r)) {
       const inf = r.inference;
-      return '<div class="compact">TTFT <b>' + F.seconds(inf.ttft_s) + '</b> · TPOT <b>' + F.seconds(inf.tpot_s) + '</b> (' + F.sig(inf.tokens_per_s_per_user) +
-        ' tokens/s per user) · <b>' + F.short(inf.tokens_per_s_total) + '</b> tokens/s · <b class="' + (r.memory.fits ? 'ok' : 'bad') + '">' + F.gib(mem.total_bytes, 1) +
+      return '<div class="compact">TTFT <b>' + F.seconds(inf.ttft_s) + '</b> · TPOT <b>' + F.seconds(inf.tpot_s) + '</b> (' + F.sig(inf.output_tokens_per_s_per_user) +
+        ' tokens/s per user) · <b>' + F.short(inf.output_tokens_per_s_total) + '</b> tokens/s · <b class="' + (r.memory.fits ? 'ok' : 'bad') + '">' + F.gib(mem.total_bytes, 1) +
         ' / ' + F.gib(mem.capacity_bytes, 1) + ' GiB</b> <span class="muted">· ' + e(r.config.model.name) + ' on ' + F.int(r.gpus) + ' × ' + e(r.config.cluster.gpu) + '</span></div>';
     }
     return '<div class="compact"><b>' + F.seconds(r.time.step_s) + '</b> step · <b>' + F.pct(r.mfu) + '</b> MFU <span class="muted">of ' + e(r.peak.name) +
@@ -115,14 +117,15 @@
       let note = '';
       if (k === 'activations_bytes' && inflight !== undefined) note = F.gib(st.activation_bytes_per_micro_batch, 2) + ' GiB × ' + F.sig(inflight) + ' in flight';
       if (k === 'weights_bytes' && st.dense_params !== undefined) note = F.short(st.dense_params + st.expert_params) + ' params' + (st.expert_params > 0 ? ' (' + F.short(st.expert_params) + ' expert)' : '');
-      if (k === 'kv_cache_bytes') note = F.int(r.config.workload.batch) + ' sequences of ' + F.int(r.config.workload.prompt_len) + ' + ' + F.int(r.config.workload.output_len) + ' tokens';
+      if (k === 'kv_cache_bytes') note = F.sig(r.inference.concurrency) + ' sequences of ' + F.int(r.config.workload.prompt_len) + ' + ' + F.int(r.config.workload.output_len) + ' tokens';
       h += '<tr data-kind="' + c + '"><th>' + sw(P.state[c]) + label + '</th>' + gibCell(st[k]) + '<td class="muted">GiB</td><td class="note">' + note + '</td></tr>';
     }
     h += '<tr class="total" data-kind="total"><th>total</th>' + gibCell(st.total_bytes) + '<td class="muted">GiB</td><td class="note">of ' +
       F.gib(st.capacity_bytes, 2) + ' GiB usable</td></tr>';
     h += '<tr class="' + (st.fits ? 'ok' : 'bad') + '"><th>' + (st.fits ? 'fits' : 'overflow') + '</th><td class="num"' + raw(r.memory.overflow_bytes) + '>' +
       (st.fits ? '✓' : '+' + F.gib(r.memory.overflow_bytes, 2)) + '</td><td class="muted">' + (st.fits ? '' : 'GiB') + '</td><td class="note">' +
-      (st.fits ? (isInfer(r) ? 'room for a batch of ' + F.int(r.inference.max_batch_that_fits) + ' per replica' : 'headroom ' + F.gib(st.capacity_bytes - st.total_bytes, 2) + ' GiB')
+      (st.fits ? (isInfer(r) ? 'room for a batch of ' + F.int(r.inference.max_batch_that_fits) + (r.inference.micro_batches > 1 ? ' per micro-batch' : ' per replica') +
+          ' · KV cache ' + F.pct(r.inference.kv_cache_occupancy) + ' occupied' : 'headroom ' + F.gib(st.capacity_bytes - st.total_bytes, 2) + ' GiB')
         : isInfer(r) ? 'more TP/PP, or fp8 weights' : 'try ZeRO, recompute, more PP/TP') + '</td></tr>';
     h += '</tbody></table>';
     void mesh;
@@ -235,9 +238,10 @@
   }
 
   // ---- serving latency ------------------------------------------------------------------------
-  const PREFILL = [['compute_s', 'prefill compute', P.op.B], ['tp_s', 'TP all-reduces', P.axis.tp], ['ep_s', 'EP all-to-all', P.axis.ep], ['pp_s', 'PP hand-offs', P.axis.pp]];
+  // The same parts for TTFT and TPOT (a static prefill has only compute and communication).
   const DECODE = [['weights_s', 'read weight shards', P.state.weights], ['kv_cache_s', 'read KV cache', P.state.kv], ['compute_s', 'compute (beyond the reads)', P.op.B],
-    ['tp_s', 'TP all-reduces', P.axis.tp], ['ep_s', 'EP all-to-all', P.axis.ep], ['pp_s', 'PP hand-offs', P.axis.pp]];
+    ['tp_s', 'TP all-reduces', P.axis.tp], ['ep_s', 'EP all-to-all', P.axis.ep], ['pp_s', 'PP hand-offs and waits', P.axis.pp], ['draft_s', 'draft head', P.op.F]];
+  const PREFILL = DECODE;
   // Shares of TTFT and TPOT come from the core (inference.shares.prefill / .decode, by part).
   function latency(r) {
     const inf = r.inference;
@@ -256,12 +260,16 @@
     h += bar('TTFT', inf.prefill, PREFILL, 'prefill') + bar('TPOT', inf.decode, DECODE, 'decode');
     h += '<table class="t time"><tbody>' + part('time to first token', inf.ttft_s, inf.prefill, PREFILL, 'ttft', 'prefill') + part('time per output token', inf.tpot_s, inf.decode, DECODE, 'tpot', 'decode');
     const row = (k, v, txt, note) => '<tr><th>' + k + '</th><td class="num"' + raw(v) + '>' + txt + '</td><td class="muted note">' + (note || '') + '</td></tr>';
-    h += row('tokens/s per user', inf.tokens_per_s_per_user, F.sig(inf.tokens_per_s_per_user));
-    h += row('tokens/s per replica', inf.tokens_per_s_per_replica, F.int(inf.tokens_per_s_per_replica), F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''));
-    h += row('tokens/s in total', inf.tokens_per_s_total, F.int(inf.tokens_per_s_total), F.sig(inf.tokens_per_s_per_gpu) + ' per GPU');
-    h += row('stage idle', inf.stage_idle_fraction, F.pct(inf.stage_idle_fraction), 'while a token walks the pipeline');
+    h += row('end to end', inf.e2e_latency_s, F.seconds(inf.e2e_latency_s), 'TTFT + (output − 1) × TPOT');
+    h += row('tokens/s per user', inf.output_tokens_per_s_per_user, F.sig(inf.output_tokens_per_s_per_user));
+    h += row('tokens/s per replica', inf.output_tokens_per_s_per_replica, F.int(inf.output_tokens_per_s_per_replica), F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''));
+    h += row('tokens/s in total', inf.output_tokens_per_s_total, F.int(inf.output_tokens_per_s_total), F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU');
+    h += row('requests/s', inf.requests_per_s, F.sig(inf.requests_per_s), inf.saturated ? 'saturated: the queue grows' : 'all replicas');
+    h += row('in flight', inf.concurrency, F.sig(inf.concurrency), 'sequences per replica, limited by ' + inf.concurrency_limit.replace('_', ' '));
+    h += row('stage idle', inf.stage_idle_fraction, F.pct(inf.stage_idle_fraction), inf.micro_batches > 1 ? inf.micro_batches + ' micro-batches in flight' : 'while a step walks the pipeline');
     h += row('KV cache per token', inf.kv_cache_bytes_per_token, F.bytes(inf.kv_cache_bytes_per_token), 'whole model');
-    h += row('max batch that fits', inf.max_batch_that_fits, F.int(inf.max_batch_that_fits), 'per replica');
+    h += row('KV cache in use', inf.kv_cache_occupancy, F.pct(inf.kv_cache_occupancy), F.gib(inf.kv_cache_used_bytes, 2) + ' GiB per GPU of the peak stage');
+    h += row('max batch that fits', inf.max_batch_that_fits, F.int(inf.max_batch_that_fits), inf.micro_batches > 1 ? 'per micro-batch' : 'per replica');
     return h + '</tbody></table>';
   }
 

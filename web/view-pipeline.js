@@ -96,8 +96,9 @@
     let title, sub;
     if (serve) {
       const inf = r.inference;
-      title = 'Decode · one token walks ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' in turn';
-      sub = 'each stage idle ' + F.pct(inf.stage_idle_fraction) + ' of the time · TPOT ' + F.seconds(inf.tpot_s) + ' · ' + F.sig(inf.tokens_per_s_per_user) + ' tokens/s per user';
+      title = inf.micro_batches > 1 ? 'Serving · ' + inf.micro_batches + ' micro-batches in flight through ' + plan.pp + ' stages'
+        : 'Decode · one batch walks ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' in turn';
+      sub = 'each stage idle ' + F.pct(inf.stage_idle_fraction) + ' of the time · TPOT ' + F.seconds(inf.tpot_s) + ' · ' + F.sig(inf.output_tokens_per_s_per_user) + ' tokens/s per user';
     } else {
       const s = sc.schedule;
       title = s.name + ' · ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' × ' + F.int(r.mesh.num_micro_batches) + ' micro-batches' +
@@ -115,7 +116,7 @@
     // right-hand column: peak micro-batches alive (training) or each stage's time per token (serving).
     const labelFont = G.font(rowH >= 16 ? 11.5 : 10, 600);
     const stageLabels = [], right = [];
-    text.push({ text: serve ? 'per token' : 'in flight', x: W - PAD, y: oy - 8, font: G.font(10, 700), color: P.ink.muted, align: 'right' });
+    text.push({ text: serve ? 'per step' : 'in flight', x: W - PAD, y: oy - 8, font: G.font(10, 700), color: P.ink.muted, align: 'right' });
     for (const l of sc.labels) {
       if (l.kind === 'stage') {
         const st = Number(/\d+/.exec(l.text)[0]);
@@ -244,9 +245,12 @@
     if (!sc || p.i >= sc.rects.count) return '';
     const R = sc.rects, i = p.i, k = R.kind[i], st = R.stage[i] + 1;
     const when = F.seconds(R.start_s[i]) + ' → ' + F.seconds(R.end_s[i]) + ' · ' + F.seconds(R.end_s[i] - R.start_s[i]);
-    if (k === 'decode') return '<b>token ' + (R.micro_batch[i] + 1) + ' on stage ' + st + '</b><br>' + when + '<br>of the ' + F.seconds(d.r.inference.tpot_s) +
-      ' per token; the other stages wait';
-    if (k === 'idle') return '<b>stage ' + st + ' · idle</b>' + (serving(d) ? ' (waiting for the token)' : ' (bubble)') + '<br>' + when;
+    if (k === 'decode') {
+      const inf = d.r.inference;
+      return '<b>' + (inf.micro_batches > 1 ? 'micro-batch ' + (R.micro_batch[i] + 1) + ', ' : '') + 'step ' + (R.chunk[i] + 1) + ' on stage ' + st + '</b><br>' + when +
+        '<br>' + (inf.micro_batches > 1 ? 'the other micro-batches use the other stages meanwhile' : 'of the ' + F.seconds(inf.step_s) + ' step; the other stages wait');
+    }
+    if (k === 'idle') return '<b>stage ' + st + ' · idle</b>' + (serving(d) ? ' (waiting for a micro-batch)' : ' (bubble)') + '<br>' + when;
     if (k === 'dp') return '<b>stage ' + st + ' · data-parallel tail</b><br>gradient reduction not hidden behind the backward<br>' + when;
     if (k === 'optimizer') return '<b>stage ' + st + ' · optimizer step</b><br>' + when;
     const mb = k === 'FB' ? 'forward of micro-batch ' + (R.micro_batch[i] + 1) + ', backward of ' + (R.backward_micro_batch[i] + 1) : 'micro-batch ' + (R.micro_batch[i] + 1);
@@ -257,8 +261,13 @@
 
   function caption(d) {
     const plan = d.r.config.plan;
-    if (serving(d)) return '<b>Serving pipeline.</b> Hatched = idle. A token visits the ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' in sequence, so at any instant ' +
-      (plan.pp - 1) + ' of ' + plan.pp + ' stages wait (one batch in flight). <span class="muted">Three consecutive tokens shown.</span>';
+    if (serving(d)) {
+      const mb = d.r.inference.micro_batches;
+      if (mb > 1) return '<b>Serving pipeline.</b> Hatched = idle. ' + mb + ' micro-batches are in flight (in-flight batching, as vLLM and TensorRT-LLM run PP): ' +
+        'while one walks the stages the others fill them, so throughput follows the slowest stage and a user still waits for the whole walk. <span class="muted">Three steps of each shown.</span>';
+      return '<b>Serving pipeline.</b> Hatched = idle. A step visits the ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' in sequence, so at any instant ' +
+        (plan.pp - 1) + ' of ' + plan.pp + ' stages wait (one batch in flight). <span class="muted">Three consecutive steps shown.</span>';
+    }
     return '<b>Pipeline timeline.</b> Rows are stages (' + plan.pp + '), bars are the F/B/W ops of each micro-batch, simulated op by op and laid out by the core ' +
       '(the figure of <code>cutlab schedule --svg</code>). <span class="muted">Hover an op to follow its micro-batch down the pipe.</span>';
   }

@@ -64,12 +64,12 @@
   function balancerTip(d, p) {
     const r = d.r, inf = r.inference;
     const seq = F.int(r.config.workload.batch) + ' concurrent sequence' + (r.config.workload.batch > 1 ? 's' : '');
-    const each = replicaShape(r) + ' · ' + seq + ' · TPOT ' + F.seconds(inf.tpot_s) + ' (' + F.sig(inf.tokens_per_s_per_user) + ' tokens/s per user)';
+    const each = replicaShape(r) + ' · ' + seq + ' · TPOT ' + F.seconds(inf.tpot_s) + ' (' + F.sig(inf.output_tokens_per_s_per_user) + ' tokens/s per user)';
     const between = p.name ? F.escape(p.name) : '';
     if (p.kind === 'balancer') return '<b>load balancer</b> · requests in, spread over ' + F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : '') + '<br>' +
-      F.int(inf.replicas) + ' × ' + F.int(inf.tokens_per_s_per_replica) + ' = <b>' + F.int(inf.tokens_per_s_total) + '</b> tokens/s' + (between ? '<br>' + between : '');
+      F.int(inf.replicas) + ' × ' + F.int(inf.output_tokens_per_s_per_replica) + ' = <b>' + F.int(inf.output_tokens_per_s_total) + '</b> tokens/s' + (between ? '<br>' + between : '');
     const head = p.kind === 'replica' ? '<b>replica ' + p.replica + '</b> of ' + F.int(inf.replicas) : '<b>each of ' + F.int(inf.replicas) + ' replicas</b>';
-    return head + '<br>' + each + '<br><b>' + F.int(inf.tokens_per_s_per_replica) + '</b> tokens/s per replica · ' + F.int(inf.tokens_per_s_total) + ' in total' +
+    return head + '<br>' + each + '<br><b>' + F.int(inf.output_tokens_per_s_per_replica) + '</b> tokens/s per replica · ' + F.int(inf.output_tokens_per_s_total) + ' in total' +
       (between ? '<br>' + between : '') + (p.kind === 'replica' ? '<br><i>its GPUs are ringed</i>' : '');
   }
 

@@ -164,22 +164,26 @@ for (const [name, cfg] of TRAIN) {
   });
 }
 
-test('timeline in serving mode: three decode steps walk the stages', () => {
+test('timeline in serving mode: three steps of each micro-batch walk the stages', () => {
   const cfg = { model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 4 }, plan: { pp: 4 }, workload: { mode: 'infer', batch: 8 } };
-  const text = JSON.stringify(cfg);
-  const sc = JSON.parse(core.timeline(text, 900, 0)).result;
-  const inf = JSON.parse(core.evaluate(text)).result.inference;
-  const R = sc.rects;
-  const dec = [];
-  for (let i = 0; i < R.count; i++) {
-    assert.ok(R.kind[i] === 'decode' || R.kind[i] === 'idle');
-    if (R.kind[i] === 'decode') dec.push([R.stage[i], R.micro_batch[i], R.end_s[i] - R.start_s[i]]);
-  }
-  assert.equal(sc.tokens, 3);
-  assert.equal(dec.length, 12);
-  for (const [st, t, dur] of dec) {
-    assert.ok(t >= 0 && t < 3);
-    assert.ok(Math.abs(dur - inf.decode_stage_s[st]) <= 1e-12);
+  for (const [batching, mbs] of [['inflight', 4], ['static', 1]]) {
+    cfg.workload.batching = batching;
+    const text = JSON.stringify(cfg);
+    const sc = JSON.parse(core.timeline(text, 900, 0)).result;
+    const inf = JSON.parse(core.evaluate(text)).result.inference;
+    assert.equal(inf.micro_batches, mbs);
+    const R = sc.rects;
+    const dec = [];
+    for (let i = 0; i < R.count; i++) {
+      assert.ok(R.kind[i] === 'decode' || R.kind[i] === 'idle');
+      if (R.kind[i] === 'decode') dec.push([R.stage[i], R.micro_batch[i], R.chunk[i], R.end_s[i] - R.start_s[i]]);
+    }
+    assert.equal(sc.tokens, 3);
+    assert.equal(dec.length, 12 * mbs);  // 4 stages × 3 steps × micro-batches
+    for (const [st, mb, step, dur] of dec) {
+      assert.ok(mb >= 0 && mb < mbs && step >= 0 && step < 3);
+      assert.ok(Math.abs(dur - inf.decode_stage_s[st]) <= 1e-12);
+    }
   }
 });
 

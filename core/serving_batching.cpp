@@ -1,0 +1,103 @@
+#include "core/serving_batching.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cutlab {
+
+double spec_tokens_per_step(int drafts, double a) {
+  if (drafts <= 0) return 1.0;
+  if (a >= 1.0) return drafts + 1.0;
+  return (1.0 - std::pow(a, drafts + 1.0)) / (1.0 - a);  // Leviathan et al. 2023, eq. 1
+}
+
+double pipeline_cycle_s(const StepCost& step, double draft_s) {
+  if (step.stage_s.empty()) return draft_s;
+  double slowest = 0;
+  for (size_t i = 0; i < step.stage_s.size(); ++i)
+    slowest = std::max(slowest, step.stage_s[i] + (i + 1 == step.stage_s.size() ? draft_s : 0.0));
+  return std::max(step.walk_s() + draft_s, double(step.stage_s.size()) * slowest);
+}
+
+BatchingState inflight_state(const ServingSetup& S, double concurrency) {
+  const Workload& w = S.w;
+  const double p = S.plan.pp, c = concurrency / p, ISL = w.prompt_len, OSL = w.output_len, M = w.max_num_tokens;
+  const double q = 1.0 + w.spec_draft_tokens;  // tokens a decoding sequence runs per step
+  BatchingState b;
+  b.concurrency = concurrency;
+  b.tokens_per_step = spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
+  const double n_dec = (OSL - 1.0) / b.tokens_per_step;  // the first token comes out of the prefill
+  // Sarathi-Serve §4.2: a prompt's chunks take the budget the decodes leave, at most c·q of it.
+  const double room = M - c * q;
+  double n_pf = room >= 1.0 ? std::ceil(ISL / room) : 0.0;
+  double r = n_pf > 0 ? c / (n_pf + n_dec) : 0.0;
+  const double r_budget = M / (ISL + q * n_dec);  // every step full: r·ISL + r·n_dec·q = M
+  if (n_pf == 0 || r > r_budget) {
+    b.token_budget_bound = true;
+    r = r_budget;
+    n_pf = std::max(1.0, c / r - n_dec);  // the admitted prompts wait in the batch for their chunks
+  }
+  b.requests_per_step = r;
+  b.prefill_steps = n_pf;
+  b.decode_seqs = r * n_dec;
+  b.prefill_tokens = r * ISL;
+  StepLoad load;
+  load.decode_seqs = b.decode_seqs;
+  load.decode_tokens = q;
+  load.decode_context = ISL + OSL / 2.0;  // mean context over a sequence's decode
+  load.prefill_tokens = b.prefill_tokens;
+  load.prefill_context = ISL / 2.0;  // causal: a prompt token attends to half the prompt on average
+  // A prompt in n chunks: chunk j reads the K/V of the j − 1 before it, ISL·(n − 1)/2 tokens in all.
+  const double chunk = std::clamp(M - b.decode_seqs * q, 1.0, ISL);
+  load.prefill_kv_tokens = r * ISL * (std::ceil(ISL / chunk) - 1.0) / 2.0;
+  b.step = step_cost(S, load);
+  b.draft_s = w.spec_draft_tokens * (w.spec_draft_tokens > 0 ? draft_pass_s(S, b.decode_seqs, load.decode_context) : 0.0);
+  b.cycle_s = pipeline_cycle_s(b.step, b.draft_s);
+  // A prompt's own steps carry its chunk, min(ISL, what the decodes leave), beside the decodes: when
+  // the mean step holds less prefill than that (not token-bound), they are heavier than the mean.
+  StepLoad own = load;
+  own.prefill_tokens = std::max(load.prefill_tokens, chunk);
+  own.prefill_kv_tokens = std::max(load.prefill_kv_tokens, ISL * (std::ceil(ISL / chunk) - 1.0) / 2.0 / n_pf);
+  b.prefill_step = own.prefill_tokens > load.prefill_tokens ? step_cost(S, own) : b.step;
+  b.prefill_cycle_s = pipeline_cycle_s(b.prefill_step, b.draft_s);
+  b.ttft_s = n_pf * b.prefill_cycle_s;
+  b.tpot_s = b.cycle_s / b.tokens_per_step;
+  b.e2e_s = b.ttft_s + (OSL - 1.0) * b.tpot_s;
+  // Little's law (Little 1961): C sequences each held for E2E finish C/E2E per second. (It counts the
+  // prompts' own, heavier, steps, which p·r/cycle at the mean step would not.)
+  b.requests_per_s = b.e2e_s > 0 ? concurrency / b.e2e_s : 0.0;
+  return b;
+}
+
+Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double lambda) {
+  Concurrency out;
+  const double asked = double(S.plan.pp) * S.w.batch;
+  if (kv_capacity_sequences < 1) {
+    out.limit = ConcurrencyLimit::Memory;
+    return out;
+  }
+  out.value = asked;
+  if (double(kv_capacity_sequences) < asked) {
+    out.value = double(kv_capacity_sequences);
+    out.limit = ConcurrencyLimit::KvCache;
+  }
+  if (!(lambda > 0)) return out;
+  // Little's law: C = λ · E2E(C). E2E grows with C, so g(C) = λ·E2E(C) − C is positive near 0; at the
+  // cap it is ≥ 0 when the replica cannot keep up (saturated), else the root lies below the cap.
+  auto g = [&](double C) { return lambda * inflight_state(S, C).e2e_s - C; };
+  const double cap = out.value;
+  if (g(cap) >= 0) {
+    out.saturated = true;
+    return out;
+  }
+  double lo = 0, hi = cap;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (g(mid) > 0 ? lo : hi) = mid;
+  }
+  out.value = hi;
+  out.limit = ConcurrencyLimit::RequestRate;
+  return out;
+}
+
+}  // namespace cutlab

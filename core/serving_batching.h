@@ -1,0 +1,70 @@
+// serving_batching.h: a serving replica at steady state under in-flight (continuous) batching.
+// Iteration-level scheduling (Yu et al. 2022, Orca, OSDI'22): a sequence joins and leaves the running
+// batch between engine steps. Chunked prefill (Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310
+// §4): each step runs one token of every decoding sequence and fills what is left of the token budget
+// (max_num_tokens) with prompt chunks. With pipeline parallelism pp micro-batches are in flight, each
+// with its own running batch (vLLM's virtual engines, TensorRT-LLM's micro-batches), so stages do not
+// wait for one another: a micro-batch steps once per max(walk, pp × slowest stage), its walk through
+// every stage being what a user waits per step. Speculative decoding: each step verifies n drafted
+// tokens and keeps (1 − a^(n+1))/(1 − a) of them on average (Leviathan et al. 2023, eq. 1).
+// Flow balance at steady state (requests finish per step as they join): with c sequences per
+// micro-batch, each spending n_pf prefill steps and n_dec = (OSL − 1)/tokens-per-step decode steps,
+// r = c/(n_pf + n_dec) requests finish per step, the step runs r·n_dec decoding sequences and r·ISL
+// prompt tokens; when those exceed the budget the step is token-bound: r = M/(ISL + q·n_dec) and the
+// admitted prompts wait inside the batch for their chunks (TTFT grows).
+// Ignores: queueing before admission (a request starts when a slot frees), preemption, the spread of
+// request lengths (every request has prompt_len and output_len), steps that are fuller or emptier
+// than the mean (the roofline is taken at the mean step).
+#pragma once
+#include "core/serving_step.h"
+
+namespace cutlab {
+
+// Expected tokens a sequence gains per step verifying `drafts` tokens each accepted with probability
+// `a` (Leviathan et al. 2023, eq. 1): (1 − a^(n+1))/(1 − a); n + 1 at a = 1; 1 without drafts.
+double spec_tokens_per_step(int drafts, double a);
+
+// One micro-batch's step time seen by its sequences: the walk through every stage and the hand-offs,
+// or pp × the slowest stage when that is longer (each stage serves pp micro-batches in turn).
+// `draft_s` (speculative decoding) runs on the last stage.
+double pipeline_cycle_s(const StepCost& step, double draft_s);
+
+struct BatchingState {
+  double concurrency = 0;        // sequences in flight per replica
+  double decode_seqs = 0;        // per micro-batch step
+  double prefill_tokens = 0;     // per micro-batch step
+  double prefill_steps = 0;      // steps from admission to the first token
+  double requests_per_step = 0;  // per micro-batch
+  double tokens_per_step = 1;    // tokens a decoding sequence gains per step
+  bool token_budget_bound = false;
+  StepCost step;               // one micro-batch step
+  double draft_s = 0;          // the draft head's passes in one step
+  double cycle_s = 0;          // between two steps of a micro-batch
+  StepCost prefill_step;       // a step carrying one prompt's chunk (what its prefill steps cost)
+  double prefill_cycle_s = 0;  // its cycle
+  double ttft_s = 0, tpot_s = 0, e2e_s = 0;
+  double requests_per_s = 0;  // per replica
+};
+
+// The steady state of a replica holding `concurrency` sequences (> 0).
+BatchingState inflight_state(const ServingSetup& S, double concurrency);
+
+// Sequences in flight per replica: pp × batch, at most the KV cache's capacity, and with a request
+// rate λ per replica Little's law C = λ · E2E(C) (Little 1961) when that is smaller.
+enum class ConcurrencyLimit { Batch, KvCache, RequestRate, Memory };
+template <>
+struct ChoiceTable<ConcurrencyLimit> {
+  static constexpr const char* key = "concurrency_limit";
+  static constexpr std::array<Named<ConcurrencyLimit>, 4> entries{{{ConcurrencyLimit::Batch, "batch", "pp × batch"},
+                                                                   {ConcurrencyLimit::KvCache, "kv_cache", "the KV cache"},
+                                                                   {ConcurrencyLimit::RequestRate, "request_rate", "the request rate"},
+                                                                   {ConcurrencyLimit::Memory, "memory", "weights fill the memory"}}};
+};
+struct Concurrency {
+  double value = 0;
+  ConcurrencyLimit limit = ConcurrencyLimit::Batch;
+  bool saturated = false;  // the request rate exceeds what the replica serves: the queue grows without bound
+};
+Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double rate_per_replica_per_s);
+
+}  // namespace cutlab

@@ -1,0 +1,101 @@
+// serving_step.h: the time of one engine step of a serving replica: the decode tokens of the
+// running sequences and the prefill chunks scheduled beside them (iteration-level scheduling, Yu et
+// al. 2022, Orca, OSDI'22; chunked prefill, Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310),
+// on each pipeline stage. A stage's time is a roofline of the mixed batch (Williams et al. 2009;
+// Pope et al. 2022, arXiv:2211.05102 §3): max(bytes / (HBM × hbm_stream), FLOPs / (peak ×
+// efficiency)), bytes = every weight shard once per step (routed experts: those the step's tokens
+// touch) + the KV cache the step's attention reads; FLOPs = 2 per weight per token + attention;
+// plus two TP all-reduces per layer and an EP dispatch and combine per MoE layer sized by the step's
+// tokens (core/comm.h). With expert parallelism the tokens of every attention replica of the EP
+// group reach each GPU's experts.
+// Ignores: kernel launch floors (engines capture decode in CUDA graphs), writes of the new K/V,
+// overlap of communication with compute, sampling.
+#pragma once
+#include <vector>
+
+#include "core/comm.h"
+#include "core/hardware.h"
+#include "core/model.h"
+#include "core/placement.h"
+#include "core/plan.h"
+#include "core/resolved.h"
+
+namespace cutlab {
+
+// Bytes per element of a weight or KV-cache dtype: bf16 2, fp8 1, int4 0.5.
+double dtype_bytes(WeightDtype dtype);
+double dtype_bytes(KvDtype dtype);
+
+// KV cache of one token in one layer on one GPU holding `t`-way TP shards: 2·g/t·d_head·bytes, KV heads
+// replicated when t > g (vLLM QKVParallelLinear); MLA's latent (kv_lora_rank + qk_rope_head_dim)·bytes,
+// not split by TP (DeepSeek-V2 §2.1.2).
+double kv_bytes_per_token_layer(const ModelSpec& m, double t, double bytes);
+
+// Dense peak FLOP/s of the serving GEMMs: the weight dtype's peak when the GPU has one (fp8 weights
+// on fp8 tensor cores); int4 weights are dequantised to bf16 (weight-only quantisation). The one
+// place a new weight dtype picks its peak.
+double serving_peak_flops_per_s(const Cluster& c, const Workload& w);
+
+// Keys a query token attends to in one layer, given its position (the context before it). The one
+// place a sliding window would cap it.
+double attended_keys(const ModelSpec& m, double context);
+
+// What every step reads from the resolved config, derived once per evaluation.
+struct ServingSetup {
+  const ModelSpec& m;
+  const Cluster& c;
+  const Plan& plan;
+  const Workload& w;
+  const Placement& pl;
+  const Mesh& mesh;
+  double t, h;            // tp, hidden
+  double wb, kv_layer;    // bytes per weight; KV bytes per token per layer on one GPU
+  double peak, gemm_eff;  // GEMM peak of the weight dtype, and its efficiency
+  // Attention replicas whose tokens reach one EP group's experts: the expert group of ep × etp GPUs
+  // spans ep·etp/(tp·cp) attention replicas (attention data parallel with expert parallel, DeepSeek-V3
+  // §3.4.2; TensorRT-LLM's "DEP"); 1 when attention TP covers the group (TensorRT-LLM's "TEP").
+  double group_replicas;
+  const GroupInfo *tp, *ep, *pp;
+  explicit ServingSetup(const Resolved& r);
+  double tp_allreduce(double bytes) const;
+  double ep_all_to_all(double bytes) const;  // Plan::ep_dispatcher: all-to-all or DeepEP's (core/comm.h)
+  double pp_send(double bytes) const;
+};
+
+// The work of one step of one micro-batch of a replica.
+struct StepLoad {
+  double decode_seqs = 0;        // sequences decoding
+  double decode_tokens = 1;      // tokens each decoding sequence runs (1; 1 + drafts verified with speculative decoding)
+  double decode_context = 0;     // mean context of a decoding sequence, tokens
+  double prefill_tokens = 0;     // prompt tokens of the chunks scheduled
+  double prefill_context = 0;    // mean context before a prefill token (causal attention over its prompt)
+  double prefill_kv_tokens = 0;  // KV-cache tokens of earlier chunks the chunks read
+  double tokens() const { return decode_seqs * decode_tokens + prefill_tokens; }
+};
+
+struct StepCost {
+  std::vector<double> stage_s;  // each stage's time for the step
+  // Parts, summed over the stages (the walk of one micro-batch): the roofline's memory side
+  // (weights, KV), the compute beyond it, and communication.
+  double weights_s = 0, kv_s = 0, compute_s = 0, tp_s = 0, ep_s = 0;
+  double pp_send_s = 0;           // one hand-off between stages
+  double local_experts_read = 0;  // routed experts of one GPU read per MoE layer
+  double walk_s() const;          // Σ stage_s + (pp − 1) hand-offs
+};
+
+// One step: every stage's layers for `load`.
+StepCost step_cost(const ServingSetup& S, const StepLoad& load);
+
+// One pass of the speculative draft head for `decode_seqs` sequences (one token each): one block of
+// the target's shape (MoE when the model is) and the output layer, on the last stage (DeepSeek-V3
+// §2.2: the MTP module shares the embedding and output head).
+double draft_pass_s(const ServingSetup& S, double decode_seqs, double decode_context);
+
+// Expected local experts read when `routings` token-expert choices land uniformly on `experts`
+// experts, `local` of them on this GPU: local·(1 − (1 − 1/E)^routings) (each expert missed by every
+// choice with probability 1 − 1/E; top-k draws without replacement give (1 − k/E)^tokens, within 0.1%
+// at DeepSeek-V3's shape). Balanced node-limited routing (DeepSeek-V3 §2.1.2) leaves each expert's
+// marginal k/E unchanged, so it holds there too.
+double experts_touched(double local, double experts, double routings);
+
+}  // namespace cutlab
