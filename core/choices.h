@@ -47,11 +47,11 @@ enum class EpDispatchDtype { BF16, FP8 };
 // query chunks; not overlapped) or a2a (DeepSpeed-Ulysses, Jacobs et al. 2023, arXiv:2309.14509: Q, K,
 // V all-to-all from sequence shards to head shards and the output back; not overlapped).
 enum class CpComm { Ring, AllGather, AllToAll };
-enum class Dtype { BF16, FP8 };              // GEMM precision of training
-enum class GradDtype { FP32, BF16, FP16 };   // gradient buffer (Megatron main_grad fp32; ZeRO paper fp16)
-enum class WeightDtype { BF16, FP8, INT4 };  // serving weights
-enum class KvDtype { BF16, FP8 };            // serving KV cache
-enum class Optimizer { Adam };               // fp32 master weights and two fp32 moments
+enum class Dtype { BF16, FP8 };                   // GEMM precision of training
+enum class GradDtype { FP32, BF16, FP16 };        // gradient buffer (Megatron main_grad fp32; ZeRO paper fp16)
+enum class WeightDtype { BF16, FP8, INT4, FP4 };  // serving weights (core/precision.h)
+enum class KvDtype { BF16, FP8 };                 // serving KV cache
+enum class Optimizer { Adam };                    // fp32 master weights and two fp32 moments
 // Process groups: the five mesh axes, the expert mesh (etp, edp) and the group that reduces dense
 // gradients (dp_grad = DP × CP × EP without folding).
 enum class Axis { TP, CP, EP, DP, PP, ETP, EDP, DPGrad };
@@ -100,7 +100,7 @@ CUTLAB_CHOICES(Dtype, "dtype", {Dtype::BF16, "bf16", "bf16"}, {Dtype::FP8, "fp8"
 CUTLAB_CHOICES(GradDtype, "grad_dtype", {GradDtype::FP32, "fp32", "fp32 (Megatron)"}, {GradDtype::BF16, "bf16", "bf16"},
                {GradDtype::FP16, "fp16", "fp16"})
 CUTLAB_CHOICES(WeightDtype, "weight_dtype", {WeightDtype::BF16, "bf16", "bf16"}, {WeightDtype::FP8, "fp8", "fp8"},
-               {WeightDtype::INT4, "int4", "int4"})
+               {WeightDtype::INT4, "int4", "int4"}, {WeightDtype::FP4, "fp4", "fp4 (NVFP4)"})
 CUTLAB_CHOICES(KvDtype, "kv_dtype", {KvDtype::BF16, "bf16", "bf16"}, {KvDtype::FP8, "fp8", "fp8"})
 CUTLAB_CHOICES(Optimizer, "optimizer", {Optimizer::Adam, "adam", "Adam"})
 CUTLAB_CHOICES(Axis, "axis", {Axis::TP, "tp", "TP"}, {Axis::CP, "cp", "CP"}, {Axis::EP, "ep", "EP"}, {Axis::DP, "dp", "DP"},

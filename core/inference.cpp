@@ -8,17 +8,6 @@
 
 namespace cutlab {
 
-double dtype_bytes(WeightDtype dtype) {
-  switch (dtype) {
-    case WeightDtype::FP8: return 1.0;
-    case WeightDtype::INT4: return 0.5;
-    case WeightDtype::BF16: break;
-  }
-  return 2.0;
-}
-
-double dtype_bytes(KvDtype dtype) { return dtype == KvDtype::FP8 ? 1.0 : 2.0; }
-
 namespace {
 
 // KV cache of one token in one layer on one GPU holding `t`-way TP shards.
@@ -61,9 +50,7 @@ struct Serving {
         B(w.batch),
         wb(dtype_bytes(w.weight_dtype)),
         kv_layer(kv_bytes_per_token_layer(m, t, dtype_bytes(w.kv_dtype))),
-        // GEMMs run at the weight dtype's peak when the GPU has one (fp8); int4 weights are
-        // dequantised to bf16 (weight-only quantisation).
-        peak(w.weight_dtype == WeightDtype::FP8 && c.fp8_flops_per_s > 0 ? c.fp8_flops_per_s : c.bf16_flops_per_s),
+        peak(serving_gemm_peak_flops_per_s(c, w)),  // core/precision.h
         tp(find_group(pl, Axis::TP)),
         ep(find_group(pl, Axis::EP)),
         pp(find_group(pl, Axis::PP)) {}
@@ -119,7 +106,7 @@ void serving_memory(const Serving& S, InferenceEstimate& r) {
 void serving_prefill(const Resolved& resolved, const Serving& S, InferenceEstimate& r) {
   Resolved prefill = resolved;
   prefill.config.workload.seq_len = S.w.prompt_len;
-  prefill.config.workload.dtype = S.peak == S.c.fp8_flops_per_s && S.w.weight_dtype == WeightDtype::FP8 ? Dtype::FP8 : Dtype::BF16;
+  use_serving_gemm_precision(prefill.config);  // core/precision.h
   prefill.config.plan.micro_batch = S.w.batch;
   prefill.config.plan.cp = 1;
   const double prompt_tokens = S.B * S.w.prompt_len;

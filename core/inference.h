@@ -18,13 +18,10 @@
 #include "core/model.h"
 #include "core/placement.h"
 #include "core/plan.h"
+#include "core/precision.h"
 #include "core/resolved.h"
 
 namespace cutlab {
-
-// Bytes per element of a weight or KV-cache dtype: bf16 2, fp8 1, int4 0.5.
-double dtype_bytes(WeightDtype dtype);
-double dtype_bytes(KvDtype dtype);
 
 // KV cache of one token for the whole model (all layers, all KV heads, unsharded).
 double kv_cache_bytes_per_token(const ModelSpec& m, KvDtype kv_dtype);
