@@ -53,8 +53,7 @@ LayerCompute layer_compute(const Resolved& r) {
 ChunkLayers chunk_layers(const ModelSpec& m, const StageInfo& st, size_t chunk) {
   ChunkLayers c;
   const auto [first_layer, last_layer] = st.chunks[chunk];
-  const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
-  c.moe = std::max(0, last_layer - std::max(first_layer, first_moe) + 1);
+  c.moe = moe_layers_between(m, first_layer, last_layer);
   c.dense = std::max(0, last_layer - first_layer + 1) - c.moe;
   c.input = static_cast<int>(chunk) == st.embedding_chunk;
   c.output = static_cast<int>(chunk) == st.output_chunk;

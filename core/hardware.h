@@ -39,6 +39,7 @@ struct Cluster {
   double hbm_bytes_per_s = 0;
   double bf16_flops_per_s = 0;    // dense peak
   double fp8_flops_per_s = 0;     // dense peak (0: not supported)
+  double fp4_flops_per_s = 0;     // dense peak of fp4 (NVFP4) tensor cores (0: none; Blackwell has them)
   double nvlink_bytes_per_s = 0;  // per GPU per direction
   double nvlink_latency_s = 0;
   double scaleout_bytes_per_s = 0;  // per GPU per direction (one NIC per GPU)

@@ -42,7 +42,7 @@ std::vector<StageRoom> stage_rooms(const ServingSetup& S) {
     sm.dense_params = sp.dense;
     sm.expert_params = sp.experts;
     sm.weights_bytes = (sp.dense + sp.experts) * S.wb;
-    room.kv_per_seq = st.layers * S.kv_layer * ctx_held;
+    room.kv_per_seq = S.kv_layer * stage_attended_keys(m, st, ctx_held, Attended::Held);
     // Workspace: one layer's activations of the tokens a step runs (residual, norm, QKV, attention
     // output, MLP intermediate, 16-bit): one prompt (static) or max_num_tokens (in-flight: TensorRT-LLM
     // sizes its activation buffers by max_num_tokens); fp32 logits of the step's last tokens on the
@@ -99,7 +99,7 @@ void fill_memory(std::vector<StageRoom> rooms, double sequences, InferenceEstima
 LatencyParts static_prefill(const Resolved& resolved, const ServingSetup& S) {
   Resolved prefill = resolved;
   prefill.config.workload.seq_len = S.w.prompt_len;
-  prefill.config.workload.dtype = S.peak == S.c.fp8_flops_per_s && S.w.weight_dtype == WeightDtype::FP8 ? Dtype::FP8 : Dtype::BF16;
+  use_serving_gemm_precision(prefill.config);  // core/precision.h
   prefill.config.plan.micro_batch = S.w.batch;
   prefill.config.plan.cp = 1;
   const double prompt_tokens = double(S.w.batch) * S.w.prompt_len;

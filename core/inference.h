@@ -19,6 +19,7 @@
 #include "core/model.h"
 #include "core/placement.h"
 #include "core/plan.h"
+#include "core/precision.h"
 #include "core/resolved.h"
 #include "core/serving_batching.h"
 #include "core/serving_step.h"

@@ -48,6 +48,7 @@ const std::vector<Field<ModelSpec>>& model_fields() {
       {"shared_experts", &ModelSpec::shared_experts},
       {"expert_ffn_hidden", &ModelSpec::expert_ffn_hidden},
       {"dense_layers", &ModelSpec::dense_layers},
+      {"moe_layer_step", &ModelSpec::moe_layer_step},
       {"route_groups", &ModelSpec::route_groups},
       {"route_group_limit", &ModelSpec::route_group_limit},
       {"q_lora_rank", &ModelSpec::q_lora_rank},
@@ -55,6 +56,9 @@ const std::vector<Field<ModelSpec>>& model_fields() {
       {"qk_rope_head_dim", &ModelSpec::qk_rope_head_dim},
       {"v_head_dim", &ModelSpec::v_head_dim},
       {"mtp_layers", &ModelSpec::mtp_layers},
+      {"attention_window", &ModelSpec::attention_window},
+      {"attention_chunked", &ModelSpec::attention_chunked},
+      {"global_attention_every", &ModelSpec::global_attention_every},
   };
   return f;
 }
@@ -70,6 +74,7 @@ const std::vector<Field<Cluster>>& cluster_fields() {
       {"hbm_GBps", &Cluster::hbm_bytes_per_s, units::GBps},
       {"bf16_TFLOPs", &Cluster::bf16_flops_per_s, units::TFLOPs},
       {"fp8_TFLOPs", &Cluster::fp8_flops_per_s, units::TFLOPs},
+      {"fp4_TFLOPs", &Cluster::fp4_flops_per_s, units::TFLOPs},
       {"nvlink_GBps", &Cluster::nvlink_bytes_per_s, units::GBps},
       {"nvlink_latency_us", &Cluster::nvlink_latency_s, units::us},
       {"scaleout_GBps", &Cluster::scaleout_bytes_per_s, units::GBps},

@@ -1,13 +1,35 @@
 #include "core/model.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cutlab {
 
 bool is_moe(const ModelSpec& m) { return m.experts > 0; }
 bool is_mla(const ModelSpec& m) { return m.kv_lora_rank > 0; }
-int moe_layer_count(const ModelSpec& m) { return is_moe(m) ? m.layers - m.dense_layers : 0; }
+int moe_layer_count(const ModelSpec& m) { return moe_layers_between(m, 0, m.layers - 1); }
 int dense_layer_count(const ModelSpec& m) { return m.layers - moe_layer_count(m); }
+
+bool is_moe_layer(const ModelSpec& m, int i) {
+  const int step = std::max(1, m.moe_layer_step);
+  return is_moe(m) && i >= m.dense_layers && (i + 1) % step == 0;
+}
+
+int moe_layers_between(const ModelSpec& m, int first, int last) {
+  // Layers i in [max(first, dense_layers), last] with (i + 1) a multiple of the step: the multiples
+  // of the step in [a + 1, last + 1].
+  const int a = std::max(first, m.dense_layers), step = std::max(1, m.moe_layer_step);
+  if (!is_moe(m) || last < a) return 0;
+  return (last + 1) / step - a / step;
+}
+
+double attended_tokens(const ModelSpec& m, int i, double context) {
+  const double W = m.attention_window;
+  const bool global = W <= 0 || (m.global_attention_every > 0 && (i + 1) % m.global_attention_every == 0);
+  if (global || context <= W) return context;
+  if (!m.attention_chunked) return W;                  // sliding window: the last W tokens
+  return context - W * std::floor((context - 1) / W);  // chunked: the query's own chunk so far
+}
 
 double qk_head_dim(const ModelSpec& m) { return is_mla(m) ? double(m.head_dim) + m.qk_rope_head_dim : double(m.head_dim); }
 double v_head_dim_of(const ModelSpec& m) { return is_mla(m) && m.v_head_dim > 0 ? double(m.v_head_dim) : double(m.head_dim); }

@@ -28,6 +28,10 @@ struct ModelSpec {
   int shared_experts = 0;     // always-active experts, each expert_ffn_hidden wide
   int expert_ffn_hidden = 0;  // f_e
   int dense_layers = 0;       // leading dense layers (DeepSeek-V3: 3)
+  // Interleaved MoE (Llama 4 Maverick; Hugging Face Llama4TextConfig interleave_moe_layer_step): after
+  // the dense_layers, layer i (0-based) has experts when (i + 1) % moe_layer_step == 0 and a dense
+  // MLP of ffn_hidden otherwise (Maverick: 2, layers 1, 3, …, 47). 1: every layer after dense_layers.
+  int moe_layer_step = 1;
   // Node-limited routing (DeepSeek-V3 §2.1.2; config.json n_group, topk_group): the routed experts
   // form route_groups equal groups and each token's top_k experts come from its best
   // route_group_limit groups. 0: unrestricted.
@@ -43,12 +47,31 @@ struct ModelSpec {
   // of [norm(h); norm(embedding of the next token)] and two norms, sharing the embedding and the
   // output layer; they run on the last pipeline stage (Megatron-Core mtp_num_layers).
   int mtp_layers = 0;
+  // Local attention (attended_tokens): attention_window > 0 limits the keys of a query in the local
+  // layers to a window of that many tokens, either a sliding window of the last W tokens (gpt-oss
+  // sliding_window 128; Mistral) or, with attention_chunked, the tokens of the query's own chunk of W
+  // (Llama 4 attention_chunk_size 8192). global_attention_every = n > 0: layers n − 1, 2n − 1, …
+  // (0-based) attend to every token (gpt-oss 2: layer_types alternate sliding and full, sliding
+  // first; Llama 4 4: the NoPE layers of no_rope_layer_interval 4); 0: every layer is local.
+  int attention_window = 0;
+  bool attention_chunked = false;
+  int global_attention_every = 0;
 };
 
 bool is_moe(const ModelSpec& m);
 bool is_mla(const ModelSpec& m);
 int moe_layer_count(const ModelSpec& m);    // layers with experts
 int dense_layer_count(const ModelSpec& m);  // layers with a dense MLP
+// Whether layer i (0-based) has experts (dense_layers, moe_layer_step), and how many of the layers
+// first..last (inclusive) do.
+bool is_moe_layer(const ModelSpec& m, int i);
+int moe_layers_between(const ModelSpec& m, int first, int last);
+
+// Keys a query attends to in layer i (0-based) when its context (itself and the tokens before it)
+// holds `context` tokens: all of them in a global layer; min(context, W) in a sliding-window layer;
+// the tokens of its own chunk, context − W·⌊(context − 1)/W⌋, in a chunked layer (attention_window,
+// attention_chunked, global_attention_every). The one place that knows which tokens a layer sees.
+double attended_tokens(const ModelSpec& m, int i, double context);
 
 // Parameter counts of one block's parts (not sharded).
 struct LayerParams {

@@ -213,7 +213,6 @@ std::vector<StageInfo> place_stages(const ModelSpec& m, const Plan& plan) {
   const int P = plan.pp;
   std::vector<int> stage_first(P, 0);
   for (int s = 1; s < P; ++s) stage_first[s] = stage_first[s - 1] + per_stage[s - 1];
-  const int first_moe = is_moe(m) ? m.dense_layers : m.layers;
   // Layers [a, a + n − 1]; the chunk runs the embedding / the output layer when it is the first /
   // last of the model (n = 0: a chunk of only those when they count as pipeline layers).
   auto add_chunk = [&](StageInfo& st, int a, int n, bool first_of_model, bool last_of_model) {
@@ -222,7 +221,7 @@ std::vector<StageInfo> place_stages(const ModelSpec& m, const Plan& plan) {
     if (last_of_model) st.output_chunk = static_cast<int>(st.chunks.size());
     st.chunks.push_back({a, b});
     st.layers += n;
-    st.moe_layers += std::max(0, b - std::max(a, first_moe) + 1);
+    st.moe_layers += moe_layers_between(m, a, b);
   };
   std::vector<StageInfo> stages;
   for (int s = 0; s < P; ++s) {

@@ -228,8 +228,12 @@ void validate_model(const ModelSpec& m, Checker& c) {
     c.non_negative(P + "shared_experts", m.shared_experts);
     if (m.dense_layers < 0 || m.dense_layers > m.layers)
       c.add(ErrorCode::OutOfRange, P + "dense_layers", "must be between 0 and layers = " + c.fmt(m.layers));
+    if (m.moe_layer_step < 1 || m.moe_layer_step > std::max(1, m.layers))
+      c.add(ErrorCode::OutOfRange, P + "moe_layer_step", "must be between 1 and layers = " + c.fmt(m.layers));
     validate_routing(m, c);
   } else {
+    if (m.moe_layer_step != 1)
+      c.add(ErrorCode::Incompatible, P + "moe_layer_step", "moe_layer_step is set but experts = 0 (a dense model)");
     for (auto [key, v] : {std::pair{"top_k", m.top_k},
                           {"shared_experts", m.shared_experts},
                           {"expert_ffn_hidden", m.expert_ffn_hidden},
@@ -240,6 +244,11 @@ void validate_model(const ModelSpec& m, Checker& c) {
   }
   if (m.kv_lora_rank < 0 || m.q_lora_rank < 0 || m.qk_rope_head_dim < 0 || m.v_head_dim < 0)
     c.add(ErrorCode::OutOfRange, P + "kv_lora_rank", "MLA ranks and head dims must be ≥ 0");
+  c.non_negative(P + "attention_window", m.attention_window);
+  c.non_negative(P + "global_attention_every", m.global_attention_every);
+  if (m.attention_window == 0 && (m.attention_chunked || m.global_attention_every != 0))
+    c.add(ErrorCode::Incompatible, m.attention_chunked ? P + "attention_chunked" : P + "global_attention_every",
+          "local attention needs attention_window > 0 (the window or chunk in tokens)");
   if (m.kv_lora_rank == 0 && (m.q_lora_rank > 0 || m.qk_rope_head_dim > 0))
     c.add(ErrorCode::Incompatible, P + "kv_lora_rank", "MLA fields are set but kv_lora_rank = 0");
   if (m.mtp_layers < 0 || m.mtp_layers > 16)
@@ -258,6 +267,7 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.between(P + "hbm_GBps", cl.hbm_bytes_per_s, units::GBps, 1e-3, 1e7, "GB/s");
   c.between(P + "bf16_TFLOPs", cl.bf16_flops_per_s, units::TFLOPs, 1e-3, 1e7, "TFLOP/s");
   if (cl.fp8_flops_per_s != 0) c.between(P + "fp8_TFLOPs", cl.fp8_flops_per_s, units::TFLOPs, 1e-3, 1e7, "TFLOP/s (or 0: none)");
+  if (cl.fp4_flops_per_s != 0) c.between(P + "fp4_TFLOPs", cl.fp4_flops_per_s, units::TFLOPs, 1e-3, 1e7, "TFLOP/s (or 0: none)");
   c.between(P + "nvlink_GBps", cl.nvlink_bytes_per_s, units::GBps, 1e-3, 1e7, "GB/s");
   c.between(P + "scaleout_GBps", cl.scaleout_bytes_per_s, units::GBps, 1e-3, 1e7, "GB/s");
   c.between(P + "nvlink_latency_us", cl.nvlink_latency_s, units::us, 0, 1e6, "µs");

@@ -69,6 +69,11 @@ std::vector<ModelPreset> make_models() {
                                                   // checkpoint's 14B includes its copies of the embedding and output layer)
     m.route_groups = 8, m.route_group_limit = 4;  // config.json n_group, topk_group; §2.1.2: at most 4 nodes per token
     v.push_back({m, "DeepSeek-V3 report (arXiv:2412.19437) §4.2 and config.json: 671B total, 37B active (+14B MTP)", 671e9});
+    // DeepSeek-R1 (and R1-0528): the V3 architecture (deepseek-ai/DeepSeek-R1 config.json:
+    // DeepseekV3ForCausalLM with V3's dimensions), trained from the V3 base (arXiv:2501.12948 §2).
+    m.name = "deepseek-r1";
+    v.push_back(
+        {m, "DeepSeek-R1 (arXiv:2501.12948): DeepSeek-V3-Base architecture, config.json as V3's; 671B total, 37B active", 671e9});
   }
   {
     ModelSpec m;  // Qwen2-57B-A14B: config.json of Qwen/Qwen2-57B-A14B (Qwen2 report arXiv:2407.10671 Table 1)
@@ -78,6 +83,59 @@ std::vector<ModelPreset> make_models() {
     m.experts = 64, m.top_k = 8, m.shared_experts = 8, m.expert_ffn_hidden = 2560;  // shared: 20480 = 8 × 2560
     v.push_back({m, "Qwen/Qwen2-57B-A14B config.json; Qwen2 report (arXiv:2407.10671): 57B total, 14B active", 57e9});
   }
+  // Qwen3 MoE (Qwen3 technical report arXiv:2505.09388 Table 2; config.json of Qwen/Qwen3-30B-A3B and
+  // Qwen/Qwen3-235B-A22B): every layer MoE, 128 SwiGLU experts, top-8, no shared expert, 4 KV heads of
+  // 128, V = 151,936, untied. QK-norm is not modelled (two small RMSNorms per layer).
+  auto qwen3_moe = [](const char* name, int layers, int hidden, int heads, int ffn, int expert_ffn) {
+    ModelSpec m;
+    m.name = name;
+    m.layers = layers, m.hidden = hidden, m.heads = heads, m.kv_heads = 4, m.head_dim = 128;
+    m.ffn_hidden = ffn, m.gated_mlp = true, m.vocab = 151936;
+    m.experts = 128, m.top_k = 8, m.expert_ffn_hidden = expert_ffn;
+    return m;
+  };
+  v.push_back({qwen3_moe("qwen3-30b-a3b", 48, 2048, 32, 6144, 768),
+               "Qwen/Qwen3-30B-A3B config.json; Qwen3 report (arXiv:2505.09388) Table 2: 30.5B total, 3.3B active", 30.5e9});
+  v.push_back({qwen3_moe("qwen3-235b-a22b", 94, 4096, 64, 12288, 1536),
+               "Qwen/Qwen3-235B-A22B config.json; Qwen3 report Table 2: 235B total, 22B active", 235e9});
+  // Llama 4 (meta-llama/Llama-4-Scout-17B-16E and -Maverick-17B-128E config.json text_config): h 5120,
+  // 40 query heads of 128, 8 KV heads, V = 202,048, untied; SwiGLU routed experts of 8,192, top-1, plus
+  // one shared expert of 8,192 in every MoE layer; Maverick interleaves dense layers (intermediate_size_mlp
+  // 16,384) with MoE layers (interleave_moe_layer_step 2). Attention: chunks of 8,192 tokens
+  // (attention_chunk_size) in three of every four layers, every fourth (the NoPE layers,
+  // no_rope_layer_interval 4) global. Not modelled: the QK L2 norm and attention temperature tuning
+  // of the NoPE layers (memory-bound, per token), the vision encoder (text serving).
+  auto llama4 = [](const char* name, int experts, int moe_step) {
+    ModelSpec m;
+    m.name = name;
+    m.layers = 48, m.hidden = 5120, m.heads = 40, m.kv_heads = 8, m.head_dim = 128;
+    m.ffn_hidden = 16384, m.gated_mlp = true, m.vocab = 202048;
+    m.experts = experts, m.top_k = 1, m.shared_experts = 1, m.expert_ffn_hidden = 8192, m.moe_layer_step = moe_step;
+    m.attention_window = 8192, m.attention_chunked = true, m.global_attention_every = 4;
+    return m;
+  };
+  v.push_back({llama4("llama4-scout-17b-16e", 16, 1),
+               "meta-llama/Llama-4-Scout-17B-16E config.json (text); Meta model card: 109B total, 17B active", 109e9});
+  v.push_back({llama4("llama4-maverick-17b-128e", 128, 2),
+               "meta-llama/Llama-4-Maverick-17B-128E config.json (text); Meta model card: 400B total, 17B active", 400e9});
+  // gpt-oss (OpenAI gpt-oss model card, arXiv:2508.10925 §2; openai/gpt-oss-120b and -20b config.json):
+  // h 2880, 64 query heads of 64, 8 KV heads, V = 201,088 (o200k_harmony), untied; SwiGLU experts of
+  // 2,880, top-4, no shared expert, every layer MoE; attention alternates a 128-token sliding window
+  // and full attention (layer_types, sliding first). Not modelled: the attention sinks (one learned
+  // logit per head) and the biases of the QKV, output, router and expert projections (0.1% of weights).
+  auto gpt_oss = [](const char* name, int layers, int experts) {
+    ModelSpec m;
+    m.name = name;
+    m.layers = layers, m.hidden = 2880, m.heads = 64, m.kv_heads = 8, m.head_dim = 64;
+    m.ffn_hidden = 2880, m.gated_mlp = true, m.vocab = 201088;
+    m.experts = experts, m.top_k = 4, m.expert_ffn_hidden = 2880;
+    m.attention_window = 128, m.global_attention_every = 2;
+    return m;
+  };
+  v.push_back(
+      {gpt_oss("gpt-oss-120b", 36, 128), "openai/gpt-oss-120b config.json; gpt-oss model card: 116.8B total, 5.1B active", 116.8e9});
+  v.push_back(
+      {gpt_oss("gpt-oss-20b", 24, 32), "openai/gpt-oss-20b config.json; gpt-oss model card: 20.9B total, 3.6B active", 20.9e9});
   return v;
 }
 
@@ -182,6 +240,12 @@ Cluster calibrated(Cluster c, const Efficiencies& e) {
   return c;
 }
 
+// The dense fp4 (NVFP4) tensor-core peak of a Blackwell GPU, TFLOP/s.
+Cluster with_fp4(Cluster c, double fp4) {
+  c.fp4_flops_per_s = fp4 * units::TFLOPs;
+  return c;
+}
+
 std::vector<ClusterPreset> make_clusters() {
   std::vector<ClusterPreset> v;
   // Host link per GPU per direction (activation offload): PCIe Gen4 x16 32 GB/s on A100 (datasheet:
@@ -203,10 +267,23 @@ std::vector<ClusterPreset> make_clusters() {
                std::string(sheet) + "; NVLink 400 GB/s total (DeepSeek-V3 §3.2.2: ~160 GB/s achievable), 400 Gb/s IB"});
   v.push_back({calibrated(node("hgx-h200", "H200 SXM", 8, 140.4, 4800, 989, 1979, 450, 50, 132, 64), h100_fitted()),
                std::string(sheet) + "; 141 GB HBM3e (143,771 MiB usable); NVLink 4; 400 Gb/s per GPU"});
-  v.push_back({calibrated(node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50, 148, 64), h100_fitted()),
+  // fp4: dense NVFP4 peaks, half the datasheets' sparse figures (HGX B200 18 PFLOPS, GB200 NVL72
+  // 1,440 PFLOPS per 72 GPUs = 20 PFLOPS per GPU).
+  v.push_back({calibrated(with_fp4(node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50, 148, 64), 9000), h100_fitted()),
                std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU"});
-  v.push_back({calibrated(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148, 450), h100_fitted()),
+  v.push_back({calibrated(with_fp4(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148, 450), 10000), h100_fitted()),
                std::string(sheet) + "; 186 GB HBM3e; 72 GPUs in one NVLink 5 domain; 400 Gb/s per GPU scale-out"});
+  // RTX PRO 6000 Blackwell Server Edition (NVIDIA datasheet): 96 GB GDDR7 at 1.6 TB/s (1,597 GB/s),
+  // 188 SMs, PCIe Gen5 x16 and no NVLink: the GPUs of a server talk over PCIe (64 GB/s per direction,
+  // in the "nvlink" tier of 8 GPUs). Peaks: the datasheet's 4,000 FP4 AI TOPS (sparse) halved for
+  // dense, and halved again per precision step as on every Blackwell tensor core (fp8 1,000, bf16 500;
+  // docs/hardware-sources.md gives the uncertainty). Usable memory 95.5 GiB (as the 96 GB H100:
+  // the share the 80 GB part exposes). Scale-out not stated; 400 Gb/s as the others (no run spans servers).
+  v.push_back({calibrated(with_fp4(node("rtx-pro-6000-server", "RTX PRO 6000 Blackwell Server Edition", 8, 95.5, 1597, 500, 1000, 64,
+                                        50, 188, 64),
+                                   2000),
+                          h100_fitted()),
+               std::string(sheet) + "; 96 GB GDDR7 at 1.6 TB/s; PCIe Gen5 x16, no NVLink (GPU to GPU over PCIe)"});
   return v;
 }
 

@@ -594,9 +594,11 @@ std::vector<fg::LegendItem> legend_items(const Ctx& x) {
 
 }  // namespace
 
-int default_cuts_layer(const ModelSpec& m) { return is_moe(m) ? std::min(m.layers - 1, m.dense_layers) : 0; }
-
-bool is_moe_layer(const ModelSpec& m, int i) { return is_moe(m) && i >= m.dense_layers; }
+int default_cuts_layer(const ModelSpec& m) {
+  // The first i ≥ dense_layers with (i + 1) a multiple of moe_layer_step (core/model.h is_moe_layer).
+  const long long step = std::max(1, m.moe_layer_step), first = (m.dense_layers + step) / step * step - 1;
+  return is_moe(m) ? static_cast<int>(std::min<long long>(m.layers - 1, first)) : 0;
+}
 
 Figure cuts_scene(const Resolved& r, const Estimate& estimate, double width, int layer) {
   const Config& c = r.config;

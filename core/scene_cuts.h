@@ -14,9 +14,6 @@ namespace cutlab {
 // The layer opened when none is chosen: the first MoE layer of an MoE model, else the first.
 int default_cuts_layer(const ModelSpec& m);
 
-// Is layer `i` (0-based) an MoE layer?
-bool is_moe_layer(const ModelSpec& m, int i);
-
 // `width` in pixels (≥ 200); `layer` the layer opened (−1 or out of range: default_cuts_layer).
 Figure cuts_scene(const Resolved& r, const Estimate& e, double width, int layer = -1);
 

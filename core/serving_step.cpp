@@ -8,28 +8,24 @@
 
 namespace cutlab {
 
-double dtype_bytes(WeightDtype dtype) {
-  switch (dtype) {
-    case WeightDtype::FP8: return 1.0;
-    case WeightDtype::INT4: return 0.5;
-    case WeightDtype::BF16: break;
-  }
-  return 2.0;
-}
-
-double dtype_bytes(KvDtype dtype) { return dtype == KvDtype::FP8 ? 1.0 : 2.0; }
-
 double kv_bytes_per_token_layer(const ModelSpec& m, double t, double bytes) {
   if (is_mla(m)) return (m.kv_lora_rank + m.qk_rope_head_dim) * bytes;  // the latent is not split by TP
   const double g_gpu = std::max(1.0, double(m.kv_heads) / t);           // replicated when t > g
   return 2.0 * g_gpu * m.head_dim * bytes;
 }
 
-double serving_peak_flops_per_s(const Cluster& c, const Workload& w) {
-  return w.weight_dtype == WeightDtype::FP8 && c.fp8_flops_per_s > 0 ? c.fp8_flops_per_s : c.bf16_flops_per_s;
+double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double context, Attended how) {
+  double keys = 0;
+  for (const auto& [first, last] : st.chunks)
+    for (int i = first; i <= last; ++i) {
+      const double full = attended_tokens(m, i, context);
+      const bool local = full < context;  // a window or chunk caps this layer
+      if (!local) keys += context;
+      else if (how == Attended::Held || !m.attention_chunked) keys += std::min(context, double(m.attention_window));
+      else keys += m.attention_window / 2.0;
+    }
+  return keys;
 }
-
-double attended_keys(const ModelSpec&, double context) { return context; }
 
 double experts_touched(double local, double experts, double routings) {
   if (!(experts > 0) || !(routings > 0)) return 0.0;
@@ -47,7 +43,7 @@ ServingSetup::ServingSetup(const Resolved& r)
       h(m.hidden),
       wb(dtype_bytes(w.weight_dtype)),
       kv_layer(kv_bytes_per_token_layer(m, t, dtype_bytes(w.kv_dtype))),
-      peak(serving_peak_flops_per_s(c, w)),
+      peak(serving_gemm_peak_flops_per_s(c, w)),  // core/precision.h
       gemm_eff(peak == c.bf16_flops_per_s ? c.efficiency.gemm : c.efficiency.gemm_fp8),
       group_replicas(std::max(1.0, double(plan.ep) * mesh.etp / (double(plan.tp) * plan.cp))),
       tp(find_group(pl, Axis::TP)),
@@ -100,14 +96,16 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double weights = (dense + n_moe * r.experts_read * el.routed_expert / S.mesh.etp) * S.wb;
   // KV cache: each decoding sequence reads its context once per step (its verified draft tokens
   // share the read); prefill chunks read the K/V of their prompt's earlier chunks.
-  const double kv = n_layers * S.kv_layer * (L.decode_seqs * L.decode_context + L.prefill_kv_tokens);
+  // (A local-attention layer reads only its window or chunk: stage_attended_keys.)
+  const double kv = S.kv_layer *
+                    (L.decode_seqs * stage_attended_keys(m, st, L.decode_context, Attended::Mean) + n_layers * L.prefill_kv_tokens);
   // FLOPs: 2 per dense weight per token; this GPU's experts take group_routings/ep token copies
   // (local/E of them), 2 FLOPs per expert weight each; attention 2·a/t·(d_qk + d_v) per key per token
   // per layer (QKᵀ and AV).
   const double gemm_flops = 2.0 * T * dense + 2.0 * (group_routings / std::max(1, S.plan.ep)) * n_moe * el.routed_expert / S.mesh.etp;
-  const double per_key = n_layers * 2.0 * (m.heads / S.t) * (qk_head_dim(m) + v_head_dim_of(m));
-  const double decode_attn = per_key * L.decode_seqs * L.decode_tokens * attended_keys(m, L.decode_context);
-  const double prefill_attn = per_key * L.prefill_tokens * attended_keys(m, L.prefill_context);
+  const double per_key = 2.0 * (m.heads / S.t) * (qk_head_dim(m) + v_head_dim_of(m));
+  const double decode_attn = per_key * L.decode_seqs * L.decode_tokens * stage_attended_keys(m, st, L.decode_context, Attended::Mean);
+  const double prefill_attn = per_key * L.prefill_tokens * stage_attended_keys(m, st, L.prefill_context, Attended::Mean);
   // Decode attention is memory-bound (a few FLOPs per KV byte) and runs at the GEMM rate here;
   // prefill attention at flash attention's efficiency for the prompt's key length (core/ops.h).
   const double prefill_key_len = std::max(1.0, 2.0 * L.prefill_context);

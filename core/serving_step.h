@@ -18,27 +18,23 @@
 #include "core/model.h"
 #include "core/placement.h"
 #include "core/plan.h"
+#include "core/precision.h"
 #include "core/resolved.h"
 
 namespace cutlab {
-
-// Bytes per element of a weight or KV-cache dtype: bf16 2, fp8 1, int4 0.5.
-double dtype_bytes(WeightDtype dtype);
-double dtype_bytes(KvDtype dtype);
 
 // KV cache of one token in one layer on one GPU holding `t`-way TP shards: 2·g/t·d_head·bytes, KV heads
 // replicated when t > g (vLLM QKVParallelLinear); MLA's latent (kv_lora_rank + qk_rope_head_dim)·bytes,
 // not split by TP (DeepSeek-V2 §2.1.2).
 double kv_bytes_per_token_layer(const ModelSpec& m, double t, double bytes);
 
-// Dense peak FLOP/s of the serving GEMMs: the weight dtype's peak when the GPU has one (fp8 weights
-// on fp8 tensor cores); int4 weights are dequantised to bf16 (weight-only quantisation). The one
-// place a new weight dtype picks its peak.
-double serving_peak_flops_per_s(const Cluster& c, const Workload& w);
-
-// Keys a query token attends to in one layer, given its position (the context before it). The one
-// place a sliding window would cap it.
-double attended_keys(const ModelSpec& m, double context);
+// Keys the layers of a stage attend to, summed over them (model.h attended_tokens, layer by layer).
+// Held: the K/V a sequence whose context holds `context` tokens keeps (a local layer at most its window
+// or chunk). Mean: what a query attends to when `context` is the mean context of many queries (a
+// chunked layer then sees half a chunk once contexts exceed a chunk: a query's place in its chunk is
+// uniform).
+enum class Attended { Held, Mean };
+double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double context, Attended how);
 
 // What every step reads from the resolved config, derived once per evaluation.
 struct ServingSetup {

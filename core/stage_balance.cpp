@@ -60,9 +60,11 @@ Result<StageBalance> balance_stages(const Config& base, const StageBalanceOption
   }
   const Plan& plan = base.plan;
   if (base.workload.mode != Mode::Train)
-    out.errors.push_back({ErrorCode::Incompatible, "/workload/mode", "stage balancing splits a training pipeline; serving is evaluated as given"});
+    out.errors.push_back(
+        {ErrorCode::Incompatible, "/workload/mode", "stage balancing splits a training pipeline; serving is evaluated as given"});
   if (plan.pp < 2)
-    out.errors.push_back({ErrorCode::Incompatible, "/plan/pp", "stage balancing needs a pipeline: pp ≥ 2, got " + std::to_string(plan.pp)});
+    out.errors.push_back(
+        {ErrorCode::Incompatible, "/plan/pp", "stage balancing needs a pipeline: pp ≥ 2, got " + std::to_string(plan.pp)});
   if (plan.embedding_in_pipeline_split || plan.loss_in_pipeline_split)
     out.errors.push_back({ErrorCode::Incompatible,
                           plan.embedding_in_pipeline_split ? "/plan/embedding_in_pipeline_split" : "/plan/loss_in_pipeline_split",

@@ -29,6 +29,10 @@ const std::vector<MetricInfo>& case_metrics() {
       {Metric::ModelStateGBPerGpu, "GB", CaseKind::Memory,
        "weights + gradients + optimizer state of num_params parameters on one GPU, 1e9 bytes"},
       {Metric::StateBytesPerParam, "bytes", CaseKind::Memory, "model-state bytes per parameter on one GPU"},
+      {Metric::OutputTokensPerSPerGpu, "tokens/s", CaseKind::Serving,
+       "output tokens per second per GPU at the engine's operating point (trtllm-bench 'Per GPU Output Throughput')"},
+      {Metric::OutputTokensPerSTotal, "tokens/s", CaseKind::Serving,
+       "output tokens per second of all GPUs together (trtllm-bench 'Total Output Throughput')"},
   };
   return m;
 }
@@ -130,19 +134,24 @@ void nest_errors(const Errors& inner, const std::string& prefix, Errors& errors)
   }
 }
 
-// A training case: its 'config' (model, cluster, plan, workload), and none of the memory case's keys.
+// A training or serving case: its 'config' (model, cluster, plan, workload), and none of the memory case's keys.
 void read_training_config(const json& j, const std::string& path, ValidationCase& c, Errors& errors) {
+  const std::string kind = name_of(c.kind);
   for (const char* k : {"plan", "workload", "num_params", "dp_shards", "resolution"})
     if (j.contains(k))
-      errors.push_back(
-          {ErrorCode::Incompatible, path + "/" + k, std::string("'") + k + "' belongs to memory cases; a training case has 'config'"});
+      errors.push_back({ErrorCode::Incompatible, path + "/" + k,
+                        std::string("'") + k + "' belongs to memory cases; a " + kind + " case has 'config'"});
   if (!j.contains("config")) {
-    errors.push_back({ErrorCode::MissingKey, path + "/config", "a training case needs 'config' (model, cluster, plan, workload)"});
+    errors.push_back({ErrorCode::MissingKey, path + "/config", "a " + kind + " case needs 'config' (model, cluster, plan, workload)"});
     return;
   }
   Result<Config> cfg = config_from_json(j["config"]);
   nest_errors(cfg.errors, path + "/config", errors);
   c.config = cfg.value;
+  if (c.kind == CaseKind::Serving && cfg.ok() && c.config.workload.mode != Mode::Infer)
+    errors.push_back({ErrorCode::Incompatible, path + "/config/workload/mode", "a serving case needs workload.mode \"infer\""});
+  if (c.kind == CaseKind::Training && cfg.ok() && c.config.workload.mode != Mode::Train)
+    errors.push_back({ErrorCode::Incompatible, path + "/config/workload/mode", "a training case needs workload.mode \"train\""});
 }
 
 // A memory case: its 'plan' and 'workload', no 'config'.
@@ -177,8 +186,8 @@ void read_case(const json& j, const std::string& path, ValidationCase& c, Errors
       errors.push_back({ErrorCode::UnknownKey, path + "/" + it.key(), "unknown key '" + it.key() + "' in a validation case"});
   const std::string kind = read_case_fields(j, path, c, errors);
   check_case_values(j, path, c, kind, errors);
-  if (c.kind == CaseKind::Training) read_training_config(j, path, c, errors);
-  else read_memory_config(j, path, c, errors);
+  if (c.kind == CaseKind::Memory) read_memory_config(j, path, c, errors);
+  else read_training_config(j, path, c, errors);
 }
 
 double training_metric(Metric metric, const TrainingEstimate& e) {
@@ -196,7 +205,41 @@ double training_metric(Metric metric, const TrainingEstimate& e) {
   return 0.0;
 }
 
+// A serving case: the config evaluated as the engine serves it (in-flight batching caps the sequences
+// in flight at what the KV cache holds: InferenceEstimate::concurrency).
+void run_serving_case(const ValidationCase& c, const Efficiencies* efficiency, CaseResult& r) {
+  Config cfg = c.config;
+  if (efficiency) cfg.cluster.efficiency = *efficiency;
+  r.model = cfg.model.name;
+  const Result<Resolved> resolved = resolve(cfg);
+  if (!resolved.ok()) {
+    r.errors = resolved.errors;
+    return;
+  }
+  const InferenceEstimate e = evaluate_serving(resolved.value).serving;
+  if (!(e.concurrency >= 1)) {
+    r.errors.push_back({ErrorCode::Incompatible, "/config/workload/batch",
+                        "cutlab: not one sequence of prompt_len + output_len fits beside the weights"});
+    return;
+  }
+  r.ok = true;
+  r.batch = static_cast<int>(std::lround(e.concurrency));
+  r.predicted = serving_metric_value(e, c.metric);
+  r.fits = e.memory.fits;
+  r.ttft_s = e.ttft_s;
+  r.tpot_s = e.tpot_s;
+}
+
 }  // namespace
+
+double serving_metric_value(const InferenceEstimate& e, Metric metric) {
+  switch (metric) {
+    case Metric::OutputTokensPerSPerGpu: return e.output_tokens_per_s_per_gpu;
+    case Metric::OutputTokensPerSTotal: return e.output_tokens_per_s_total;
+    default: break;
+  }
+  return 0.0;
+}
 
 Result<std::vector<ValidationCase>> cases_from_json(const std::string& text) {
   Result<std::vector<ValidationCase>> r;
@@ -236,7 +279,10 @@ CaseResult run_case(const ValidationCase& c, const Efficiencies* efficiency) {
   r.kind = c.kind;
   r.calibrated = c.calibrated;
   r.measured = c.measured;
-  if (c.kind == CaseKind::Memory) {
+  if (c.kind == CaseKind::Serving) {
+    run_serving_case(c, efficiency, r);
+    if (!r.ok) return r;
+  } else if (c.kind == CaseKind::Memory) {
     // ZeRO Figure 1 and Megatron's table count model states only: state_bytes_per_param.
     const StateBytesPerParam b = state_bytes_per_param(c.plan, c.workload, c.dp_shards);
     r.predicted = c.metric == Metric::ModelStateGBPerGpu ? b.total() * c.num_params / 1e9 : b.total();
@@ -275,10 +321,29 @@ ValidationSummary validate_cases(const std::vector<ValidationCase>& cases) {
       f.worst_id = r.id;
     }
   };
+  double serving_sum = 0;
+  auto add_to = [&](std::vector<FamilyError>& v, const std::string& key, const CaseResult& r, double a) {
+    auto f = std::find_if(v.begin(), v.end(), [&](const FamilyError& x) { return x.family == key; });
+    if (f == v.end()) f = v.insert(v.end(), FamilyError{key, 0, 0, 0, ""});
+    add(*f, r, a);
+  };
   for (const ValidationCase& c : cases) {
     CaseResult r = run_case(c);
     const double a = std::fabs(r.error_percent);
-    if (c.kind == CaseKind::Memory) {
+    if (c.kind == CaseKind::Serving) {
+      if (!r.ok) {
+        ++s.serving_failed_cases;
+      } else {
+        ++s.serving_cases;
+        serving_sum += a;
+        if (a > s.serving_max_abs_error_percent || s.serving_worst_id.empty()) {
+          s.serving_max_abs_error_percent = a;
+          s.serving_worst_id = r.id;
+        }
+        add_to(s.serving_models, r.model, r, a);
+        add_to(s.serving_gpus, r.family, r, a);
+      }
+    } else if (c.kind == CaseKind::Memory) {
       ++s.memory_cases;
       s.memory_exact = s.memory_exact && r.ok && r.within_resolution;
     } else if (!r.ok) {
@@ -307,6 +372,9 @@ ValidationSummary validate_cases(const std::vector<ValidationCase>& cases) {
   if (s.training_cases > 0) s.mean_abs_error_percent = sum / s.training_cases;
   for (FamilyError& f : s.families) f.mean_abs_error_percent /= f.cases;
   if (s.uncalibrated.cases > 0) s.uncalibrated.mean_abs_error_percent /= s.uncalibrated.cases;
+  if (s.serving_cases > 0) s.serving_mean_abs_error_percent = serving_sum / s.serving_cases;
+  for (std::vector<FamilyError>* v : {&s.serving_models, &s.serving_gpus})
+    for (FamilyError& f : *v) f.mean_abs_error_percent /= f.cases;
   return s;
 }
 
@@ -697,7 +765,7 @@ Result<CrossValidation> cross_validate(const std::vector<ValidationCase>& cases,
   for (const std::string& g : groups) cv.groups.push_back(CvError{g, 0, 0, 0, 0, 0, "", ""});
   for (size_t i = 0; i < cases.size(); ++i) {
     const ValidationCase& c = cases[i];
-    if (c.kind == CaseKind::Training && !training(i)) continue;
+    if (c.kind != CaseKind::Memory && !training(i)) continue;  // serving cases and runs reported apart
     CvCase x;
     x.id = c.id;
     x.family = c.family;

@@ -3,7 +3,9 @@
 // the metric it is compared with: TFLOP/s per GPU with recompute (Narayanan et al. 2021 §5.1), model
 // TFLOP/s per GPU or MFU (Megatron num_floating_point_operations), tokens/s per GPU, step time,
 // peak memory per GPU (torchtitan's logged peak), or model-state memory (ZeRO Figure 1; Megatron's
-// bytes per parameter). Calibration fits the
+// bytes per parameter). A serving case (validation/serving-cases.json) is a serving config and an
+// engine's published output tokens/s (per GPU or in total); serving cases are reported apart and
+// never fitted. Calibration fits the
 // Efficiencies of one GPU family to that family's training runs by a deterministic bounded
 // Nelder–Mead search, polished by a compass search, on the mean absolute percentage error: one set
 // of values per family, never a factor per case. Cross-validation leaves out one source (publication) at
@@ -15,10 +17,11 @@
 
 #include "core/error.h"
 #include "core/estimate.h"
+#include "core/inference.h"
 
 namespace cutlab {
 
-enum class CaseKind { Training, Memory };
+enum class CaseKind { Training, Memory, Serving };
 // What a published figure measures (its unit and meaning: case_metrics()).
 enum class Metric {
   HardwareTflopsPerGpu,
@@ -28,19 +31,22 @@ enum class Metric {
   StepTimeS,
   PeakMemoryGiB,
   ModelStateGBPerGpu,
-  StateBytesPerParam
+  StateBytesPerParam,
+  OutputTokensPerSPerGpu,
+  OutputTokensPerSTotal
 };
 
 template <>
 struct ChoiceTable<CaseKind> {
   static constexpr const char* key = "kind";
-  static constexpr std::array<Named<CaseKind>, 2> entries{
-      {{CaseKind::Training, "training", "training"}, {CaseKind::Memory, "memory", "memory"}}};
+  static constexpr std::array<Named<CaseKind>, 3> entries{{{CaseKind::Training, "training", "training"},
+                                                           {CaseKind::Memory, "memory", "memory"},
+                                                           {CaseKind::Serving, "serving", "serving"}}};
 };
 template <>
 struct ChoiceTable<Metric> {
   static constexpr const char* key = "metric";
-  static constexpr std::array<Named<Metric>, 8> entries{{
+  static constexpr std::array<Named<Metric>, 10> entries{{
       {Metric::HardwareTflopsPerGpu, "hardware_tflops_per_gpu", "TFLOP/s per GPU with recompute"},
       {Metric::ModelTflopsPerGpu, "model_tflops_per_gpu", "model TFLOP/s per GPU"},
       {Metric::MfuPercent, "mfu_percent", "MFU, %"},
@@ -49,6 +55,8 @@ struct ChoiceTable<Metric> {
       {Metric::PeakMemoryGiB, "peak_memory_GiB", "peak memory per GPU, GiB"},
       {Metric::ModelStateGBPerGpu, "model_state_GB_per_gpu", "model states per GPU, GB"},
       {Metric::StateBytesPerParam, "state_bytes_per_param", "model-state bytes per parameter"},
+      {Metric::OutputTokensPerSPerGpu, "output_tokens_per_s_per_gpu", "output tokens/s per GPU"},
+      {Metric::OutputTokensPerSTotal, "output_tokens_per_s_total", "output tokens/s in total"},
   }};
 };
 
@@ -65,7 +73,7 @@ struct ValidationCase {
   // held to the documented error limits, left out of calibrate and cross-validation until a refit sets
   // it true.
   bool calibrated = true;
-  Config config;          // training cases
+  Config config;          // training and serving cases
   Plan plan;              // memory cases: zero / distributed_optimizer
   Workload workload;      // memory cases: grad_dtype
   double num_params = 0;  // memory cases with a per-GPU metric: Ψ
@@ -97,6 +105,11 @@ struct CaseResult {
   bool fits = true;                // training cases: the plan fits in HBM according to cutlab
   Dtype dtype = Dtype::BF16;       // training cases: GEMM dtype of the workload
   double step_s = 0, mfu = 0;      // training cases, for the report
+  // Serving cases: the model, the sequences in flight per replica (InferenceEstimate::concurrency: the
+  // config's batch, or what the KV cache holds), and the latencies behind the prediction.
+  std::string model;
+  int batch = 0;
+  double ttft_s = 0, tpot_s = 0;
 };
 
 // One case; `efficiency` (optional) replaces the cluster's efficiencies (calibration).
@@ -125,7 +138,19 @@ struct ValidationSummary {
   int peak_memory_cases = 0;
   double peak_memory_max_abs_error_percent = 0;
   std::string peak_memory_worst_id;
+  // Serving cases (kind serving): none of the statistics above. Mean and largest |error| over the
+  // serving cases that evaluate, and the same per model and per GPU family (in order of first appearance).
+  int serving_cases = 0;
+  int serving_failed_cases = 0;
+  double serving_mean_abs_error_percent = 0, serving_max_abs_error_percent = 0;
+  std::string serving_worst_id;
+  std::vector<FamilyError> serving_models, serving_gpus;
 };
+
+// The value of a serving metric in an estimate: the one place that reads a serving prediction.
+// Output tokens/s per GPU and in total: InferenceEstimate::output_tokens_per_s_per_gpu and
+// output_tokens_per_s_total (the first token of each request included).
+double serving_metric_value(const InferenceEstimate& e, Metric metric);
 
 // A metric of step time (TFLOP/s, MFU, tokens/s, step time): the ones calibration fits.
 bool is_time_metric(Metric metric);
@@ -259,6 +284,15 @@ struct ValidationLimits {
   static constexpr double documented_uncalibrated_mean_percent = 139.0, documented_uncalibrated_worst_percent = 200.8;
   // Peak memory per GPU (peak_memory_GiB): every case within this |error|.
   static constexpr double peak_memory_percent = 10.0;
+};
+
+// The errors docs/validation.md §8 states for the serving cases (validation/serving-cases.json), with the
+// presets' efficiencies and no fit to them, and the margins past which `cutlab validate --check` fails.
+struct ServingLimits {
+  static constexpr double documented_mean_percent = 122.4;    // mean |error| over the serving cases
+  static constexpr double documented_worst_percent = 1442.7;  // largest |error|
+  static constexpr int documented_failed_cases = 0;           // cases that do not evaluate (or do not fit)
+  static constexpr double margin_mean_percent = 1.0, margin_worst_percent = 2.0;
 };
 
 }  // namespace cutlab

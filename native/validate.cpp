@@ -333,6 +333,81 @@ void print_cross_validation(const CrossValidation& cv) {
   std::cout << "memory cases: " << cv.memory_cases << ", independent of the efficiencies (held-out = in-sample)\n";
 }
 
+// [Serving] The serving cases (validation/serving-cases.json, docs/validation.md §8): predicted against
+// measured output tokens/s, and the errors per model and per GPU.
+json serving_json(const ValidationSummary& s, const std::vector<ValidationCase>& cases) {
+  json results = json::array();
+  for (size_t i = 0; i < s.results.size(); ++i) {
+    const CaseResult& r = s.results[i];
+    const Plan& p = cases[i].config.plan;
+    json j = {{"id", r.id},
+              {"family", r.family},
+              {"model", r.model},
+              {"metric", name_of(r.metric)},
+              {"unit", unit_of(r.metric)},
+              {"ok", r.ok},
+              {"predicted", r.predicted},
+              {"measured", r.measured},
+              {"error_percent", r.error_percent},
+              {"tp", p.tp},
+              {"pp", p.pp},
+              {"ep", p.ep},
+              {"batch", r.batch},
+              {"ttft_s", r.ttft_s},
+              {"tpot_s", r.tpot_s}};
+    if (!r.ok) j["errors"] = to_json(r.errors);
+    results.push_back(j);
+  }
+  auto groups = [](const std::vector<FamilyError>& v) {
+    json out = json::array();
+    for (const FamilyError& f : v)
+      out.push_back({{"group", f.family},
+                     {"cases", f.cases},
+                     {"mean_abs_error_percent", f.mean_abs_error_percent},
+                     {"max_abs_error_percent", f.max_abs_error_percent},
+                     {"worst_id", f.worst_id}});
+    return out;
+  };
+  return {{"results", results},
+          {"cases", s.serving_cases},
+          {"failed_cases", s.serving_failed_cases},
+          {"mean_abs_error_percent", s.serving_mean_abs_error_percent},
+          {"max_abs_error_percent", s.serving_max_abs_error_percent},
+          {"worst_id", s.serving_worst_id},
+          {"models", groups(s.serving_models)},
+          {"gpus", groups(s.serving_gpus)}};
+}
+
+void print_serving(const ValidationSummary& s, const std::vector<ValidationCase>& cases, const std::string& path) {
+  std::cout << "\nserving cases · " << path << " (not calibrated: the presets' efficiencies)\n";
+  Table t{{"case", "plan", "batch", "metric", "predicted", "measured", "error"}, {}};
+  for (size_t i = 0; i < s.results.size(); ++i) {
+    const CaseResult& r = s.results[i];
+    const Plan& p = cases[i].config.plan;
+    const std::string plan = "TP" + std::to_string(p.tp) + (p.pp > 1 ? " PP" + std::to_string(p.pp) : "") +
+                             (p.ep > 1 ? " EP" + std::to_string(p.ep) : "");
+    t.rows.push_back(
+        {r.id, plan, r.ok ? std::to_string(r.batch) : "-", name_of(r.metric), r.ok ? number(r.predicted) : "-", number(r.measured),
+         r.ok ? signed_pct(r.error_percent) : "does not evaluate: " + (r.errors.empty() ? std::string() : r.errors.front().message)});
+  }
+  std::cout << t.render() << "\n";
+  std::cout << "serving cases: " << s.serving_cases
+            << (s.serving_failed_cases ? " (+" + std::to_string(s.serving_failed_cases) + " that do not evaluate)" : "")
+            << " · mean |error| " << fixed(s.serving_mean_abs_error_percent, 1) << "% · largest "
+            << fixed(s.serving_max_abs_error_percent, 1) << "% (" << s.serving_worst_id << ")\n";
+  for (const auto* v : {&s.serving_models, &s.serving_gpus})
+    for (const FamilyError& f : *v)
+      std::cout << "  " << f.family << ": " << f.cases << " cases · mean |error| " << fixed(f.mean_abs_error_percent, 1)
+                << "% · largest " << fixed(f.max_abs_error_percent, 1) << "% (" << f.worst_id << ")\n";
+}
+
+bool serving_over_limits(const ValidationSummary& s) {
+  using L = ServingLimits;
+  return s.serving_failed_cases > L::documented_failed_cases ||
+         s.serving_mean_abs_error_percent > L::documented_mean_percent + L::margin_mean_percent ||
+         s.serving_max_abs_error_percent > L::documented_worst_percent + L::margin_worst_percent;
+}
+
 // The limits of tests/test_validation.cpp (core/validation.h ValidationLimits).
 bool over_limits(const ValidationSummary& s, const CrossValidation* cv) {
   using L = ValidationLimits;
@@ -349,9 +424,11 @@ bool over_limits(const ValidationSummary& s, const CrossValidation* cv) {
 
 std::string validate_usage() {
   using L = ValidationLimits;
-  return "usage: cutlab validate [CASES.json] [--json] [--svg OUT.svg] [--check]\n"
+  using S = ServingLimits;
+  return "usage: cutlab validate [CASES.json] [--serving SERVING.json | --no-serving] [--json] [--svg OUT.svg] [--check]\n"
          "  runs every case of CASES.json (default validation/cases.json) through the cost model and prints\n"
-         "  predicted against measured, then the leave-one-source-out cross-validation (docs/validation.md).\n"
+         "  predicted against measured, then the leave-one-source-out cross-validation (docs/validation.md),\n"
+         "  then the serving cases of SERVING.json (default: serving-cases.json beside CASES.json, when it exists).\n"
          "  --check exits 4 when the limits of tests/test_validation.cpp fail: the mean |error| over the training\n"
          "  runs exceeds " +
          fixed(L::documented_mean_percent + L::margin_mean_percent, 1) + "%, a run exceeds " +
@@ -360,7 +437,12 @@ std::string validate_usage() {
          "%,\n"
          "  a memory case misses its published figure, a peak-memory case is off by more than " +
          fixed(L::peak_memory_percent, 0) +
-         "%, or a case does not evaluate.\n"
+         "%, or a case does not evaluate;\n"
+         "  serving cases: their mean |error| exceeds " +
+         fixed(S::documented_mean_percent + S::margin_mean_percent, 1) + "%, one exceeds " +
+         fixed(S::documented_worst_percent + S::margin_worst_percent, 1) + "%, or more than " +
+         std::to_string(S::documented_failed_cases) +
+         " do not evaluate.\n"
          "  Runs with \"calibrated\": false (added after the last fit) are held to their own documented errors.\n";
 }
 
@@ -381,11 +463,13 @@ std::string calibrate_usage() {
 }  // namespace
 
 int run_validate(const std::vector<std::string>& args) {
-  std::string path = kDefaultCases, svg;
-  bool as_json = false, check = false;
+  std::string path = kDefaultCases, svg, serving_path;
+  bool as_json = false, check = false, no_serving = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") as_json = true;
+    else if (a == "--serving" && i + 1 < args.size()) serving_path = args[++i];
+    else if (a == "--no-serving") no_serving = true;
     else if (a == "--check") check = true;
     else if (a == "--svg" && i + 1 < args.size()) svg = args[++i];
     else if (a == "--help" || a == "-h") return std::cout << validate_usage(), kOk;
@@ -394,7 +478,17 @@ int run_validate(const std::vector<std::string>& args) {
   }
   std::vector<ValidationCase> cases;
   if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
+  // The serving cases: --serving FILE, else serving-cases.json beside the training cases when it exists.
+  if (no_serving && !serving_path.empty()) return std::cerr << "cutlab: --serving and --no-serving exclude each other\n", kUsage;
+  if (serving_path.empty() && !no_serving) {
+    const size_t slash = path.find_last_of('/');
+    const std::string beside = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "serving-cases.json";
+    if (std::ifstream(beside)) serving_path = beside;
+  }
+  std::vector<ValidationCase> serving_cases;
+  if (!serving_path.empty() && !read_cases(serving_path, serving_cases)) return std::ifstream(serving_path) ? kInvalid : kUsage;
   const ValidationSummary s = validate_cases(cases);
+  const ValidationSummary serving = validate_cases(serving_cases);
   const Result<CrossValidation> cv = cross_validate(cases);
   if (!cv.ok()) {
     std::cerr << "cutlab: cannot cross-validate " << path << ":\n";
@@ -412,6 +506,7 @@ int run_validate(const std::vector<std::string>& args) {
   if (as_json) {
     json j = summary_json(s);
     j["cross_validation"] = cross_validation_json(cv.value);
+    if (!serving_path.empty()) j["serving"] = serving_json(serving, serving_cases);
     std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     Table t{{"case", "metric", "predicted", "measured", "error", "note"}, {}};
@@ -448,9 +543,10 @@ int run_validate(const std::vector<std::string>& args) {
                 << fixed(s.peak_memory_max_abs_error_percent, 1) << "% (" << s.peak_memory_worst_id << "; limit "
                 << fixed(ValidationLimits::peak_memory_percent, 0) << "%)\n";
     print_cross_validation(cv.value);
+    if (!serving_path.empty()) print_serving(serving, serving_cases, serving_path);
     if (!svg.empty()) std::cout << "wrote " << svg << "\n";
   }
-  return check && over_limits(s, &cv.value) ? kOverLimit : kOk;
+  return check && (over_limits(s, &cv.value) || (!serving_path.empty() && serving_over_limits(serving))) ? kOverLimit : kOk;
 }
 
 int run_calibrate(const std::vector<std::string>& args) {

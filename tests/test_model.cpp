@@ -74,3 +74,67 @@ TEST_CASE("an MTP module adds its block, its projection and the output layer to 
   REQUIRE_THAT(model_flops_per_step(with, 8, s) - model_flops_per_step(without, 8, s), WithinRel(extra, 1e-9));
   REQUIRE(count_params(with).total == count_params(without).total);  // 671B, as DeepSeek reports
 }
+
+TEST_CASE("Llama 4 Maverick has experts in every other layer and matches its published size", "[model]") {
+  // config.json interleave_moe_layer_step 2: layers 1, 3, …, 47 (0-based) are MoE, the others dense.
+  const ModelSpec m = *find_model_preset("llama4-maverick-17b-128e");
+  REQUIRE_FALSE(is_moe_layer(m, 0));
+  REQUIRE(is_moe_layer(m, 1));
+  REQUIRE(is_moe_layer(m, 47));
+  REQUIRE(moe_layer_count(m) == 24);
+  REQUIRE(dense_layer_count(m) == 24);
+  REQUIRE(moe_layers_between(m, 0, 0) == 0);
+  REQUIRE(moe_layers_between(m, 0, 1) == 1);
+  REQUIRE(moe_layers_between(m, 2, 7) == 3);  // 3, 5, 7
+  REQUIRE(moe_layers_between(m, 24, 47) == 12);
+  // By hand: attention 48 · 5120·128·(80 + 16) = 3,019,898,880; dense MLPs 24 · 3·5120·16384 =
+  // 6,039,797,760; MoE layers 24 · (129 experts (128 routed + 1 shared) · 3·5120·8192 + router 5120·128)
+  // = 389,560,221,696; embedding and output 2 · 202,048·5120 = 2,068,971,520; norms 48·2·5120 + 5120.
+  const double total = 3019898880.0 + 6039797760.0 + 24 * (129 * 3.0 * 5120 * 8192 + 5120.0 * 128) + 2068971520.0 + 48 * 2 * 5120.0 +
+                       5120;
+  REQUIRE_THAT(count_params(m).total, WithinRel(total, 1e-12));
+  REQUIRE_THAT(count_params(m).total, WithinRel(400e9, 0.01));  // Meta: 400B total
+  // Active: 17B (Meta), one routed and the shared expert per MoE layer.
+  REQUIRE_THAT(count_params(m).active, WithinRel(17.2e9, 0.01));
+  // Scout: every layer MoE (step 1), 16 experts.
+  const ModelSpec s = *find_model_preset("llama4-scout-17b-16e");
+  REQUIRE(moe_layer_count(s) == 48);
+  // A step with leading dense layers: dense_layers 3, step 2 → MoE at 3, 5, 7 (i + 1 even and i ≥ 3).
+  ModelSpec d = s;
+  d.dense_layers = 3, d.moe_layer_step = 2, d.layers = 8;
+  REQUIRE(moe_layer_count(d) == 3);
+  REQUIRE_FALSE(is_moe_layer(d, 1));
+  REQUIRE(is_moe_layer(d, 3));
+}
+
+TEST_CASE("attended_tokens follows sliding windows, chunks and global layers", "[model]") {
+  // gpt-oss: layer_types alternate sliding (128) and full, sliding first.
+  const ModelSpec g = *find_model_preset("gpt-oss-120b");
+  REQUIRE(attended_tokens(g, 0, 100) == 100);
+  REQUIRE(attended_tokens(g, 0, 1000) == 128);
+  REQUIRE(attended_tokens(g, 1, 1000) == 1000);
+  REQUIRE(attended_tokens(g, 35, 5000) == 5000);
+  // Llama 4: 8,192-token chunks, every fourth layer (3, 7, …) global.
+  const ModelSpec l = *find_model_preset("llama4-scout-17b-16e");
+  REQUIRE(attended_tokens(l, 0, 8192) == 8192);
+  REQUIRE(attended_tokens(l, 0, 8193) == 1);      // the first token of the second chunk sees itself
+  REQUIRE(attended_tokens(l, 0, 10000) == 1808);  // 10,000 − 8,192
+  REQUIRE(attended_tokens(l, 3, 10000) == 10000);
+  // No window: every layer global.
+  const ModelSpec q = *find_model_preset("qwen3-30b-a3b");
+  REQUIRE(attended_tokens(q, 0, 32768) == 32768);
+}
+
+TEST_CASE("the serving presets match their published sizes", "[model]") {
+  // The model cards' totals: gpt-oss 116.8B and 20.9B, Qwen3 30.5B and 235B (the Qwen3 report),
+  // DeepSeek-R1 671B, Llama 4 Scout 109B (with its vision encoder, which cutlab leaves out: 107.8B).
+  for (const auto& [name, published, tolerance] : {std::tuple{"gpt-oss-120b", 116.8e9, 0.005},
+                                                   {"gpt-oss-20b", 20.9e9, 0.005},
+                                                   {"qwen3-30b-a3b", 30.5e9, 0.005},
+                                                   {"qwen3-235b-a22b", 235e9, 0.005},
+                                                   {"deepseek-r1", 671e9, 0.005},
+                                                   {"llama4-scout-17b-16e", 109e9, 0.015}}) {
+    INFO(name);
+    REQUIRE_THAT(count_params(*find_model_preset(name)).total, WithinRel(published, tolerance));
+  }
+}

@@ -93,6 +93,25 @@ TEST_CASE("MoE rules: ep divides experts; folding fits etp × ep in a stage", "[
   REQUIRE(has_error(check(c), "/plan/ep"));
 }
 
+TEST_CASE("interleaved MoE and local attention are checked at their paths", "[plan]") {
+  Config c = test::config("llama4-maverick-17b-128e", "dgx-h100", 8, 1, 1, 4096, 8);
+  REQUIRE(check(c).empty());
+  c.model.moe_layer_step = 0;
+  REQUIRE(has_error(check(c), "/model/moe_layer_step"));
+  c.model.moe_layer_step = 49;  // more than the 48 layers
+  REQUIRE(has_error(check(c), "/model/moe_layer_step"));
+  c.model.moe_layer_step = 2;
+  c.model.attention_window = -1;
+  REQUIRE(has_error(check(c), "/model/attention_window"));
+  c.model.attention_window = 0;  // chunked and global layers without a window
+  REQUIRE(has_error(check(c), "/model/attention_chunked"));
+  c.model.attention_chunked = false;
+  REQUIRE(has_error(check(c), "/model/global_attention_every"));
+  Config dense = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 4096, 8);
+  dense.model.moe_layer_step = 2;
+  REQUIRE(has_error(check(dense), "/model/moe_layer_step"));
+}
+
 TEST_CASE("uneven pipelines take the shortfall from the first and last stages", "[plan]") {
   // Llama 3 (arXiv:2407.21783 §3.3.2): 126 layers on 16 stages, one fewer on the first and last.
   const ModelSpec m = *find_model_preset("llama3-405b");

@@ -17,17 +17,15 @@ using Catch::Matchers::WithinRel;
 
 namespace {
 
-// validation/cases.json, found from this file's path (CMake compiles it by absolute path), from
+// validation/<name>, found from this file's path (CMake compiles it by absolute path), from
 // CUTLAB_SOURCE_DIR when the build defines it, or from the working directory.
-std::string cases_text() {
+std::string validation_text(const std::string& name) {
   namespace fs = std::filesystem;
-  std::vector<fs::path> candidates = {fs::path(__FILE__).parent_path().parent_path() / "validation" / "cases.json"};
+  std::vector<fs::path> candidates = {fs::path(__FILE__).parent_path().parent_path() / "validation" / name};
 #ifdef CUTLAB_SOURCE_DIR
-  candidates.insert(candidates.begin(), fs::path(CUTLAB_SOURCE_DIR) / "validation" / "cases.json");
+  candidates.insert(candidates.begin(), fs::path(CUTLAB_SOURCE_DIR) / "validation" / name);
 #endif
-  candidates.push_back("validation/cases.json");
-  candidates.push_back("../validation/cases.json");
-  candidates.push_back("../../validation/cases.json");
+  for (const char* dir : {"validation/", "../validation/", "../../validation/"}) candidates.push_back(dir + name);
   for (const fs::path& p : candidates) {
     std::ifstream in(p);
     if (!in) continue;
@@ -35,9 +33,11 @@ std::string cases_text() {
     ss << in.rdbuf();
     return ss.str();
   }
-  FAIL("validation/cases.json not found");
+  FAIL("validation/" + name + " not found");
   return "";
 }
+
+std::string cases_text() { return validation_text("cases.json"); }
 
 const std::vector<ValidationCase>& cases() {
   static const std::vector<ValidationCase> c = [] {
@@ -490,4 +490,81 @@ TEST_CASE("every family in the fit-key table names known keys in calibration ord
     CHECK(std::find(a100.begin(), a100.end(), k) == a100.end());
   }
   CHECK(fit_keys("tpu").size() == calibration_params().size());  // a family without an entry: every key
+}
+
+TEST_CASE("the serving cases load, evaluate and stay within their documented errors", "[validation][serving]") {
+  const Result<std::vector<ValidationCase>> cases = cases_from_json(validation_text("serving-cases.json"));
+  INFO((cases.errors.empty() ? std::string() : cases.errors.front().path + ": " + cases.errors.front().message));
+  REQUIRE(cases.ok());
+  REQUIRE(cases.value.size() == 308);  // every entry of validation/serving-runs.json (docs/validation.md §8)
+  for (const ValidationCase& c : cases.value) REQUIRE(c.kind == CaseKind::Serving);
+  const ValidationSummary s = validate_cases(cases.value);
+  // Serving cases stay out of the training statistics.
+  REQUIRE(s.training_cases == 0);
+  REQUIRE(s.results.size() == 308);
+  using L = ServingLimits;
+  CHECK(s.serving_failed_cases <= L::documented_failed_cases);
+  CHECK(s.serving_mean_abs_error_percent <= L::documented_mean_percent + L::margin_mean_percent);
+  CHECK(s.serving_max_abs_error_percent <= L::documented_worst_percent + L::margin_worst_percent);
+}
+
+TEST_CASE("a DEP4 FP4 serving case is the entry's engine, converted by hand", "[validation][serving]") {
+  // validation/serving-runs.json, trtllm_585c756_deepseek_r1_b200_dep4_1000_1000: TensorRT-LLM
+  // perf-overview @ 585c756, "DeepSeek R1 0528", column "B200 DEP4 (FP4)", row 1000/1000: 6,463 output
+  // tokens/s per GPU; kv_cache_config dtype fp8; DEP4 = attention data-parallel 4 with expert-parallel 4.
+  const Result<std::vector<ValidationCase>> cases = cases_from_json(validation_text("serving-cases.json"));
+  REQUIRE(cases.ok());
+  const auto it = std::find_if(cases.value.begin(), cases.value.end(),
+                               [](const ValidationCase& c) { return c.id == "trtllm_585c756_deepseek_r1_b200_dep4_1000_1000"; });
+  REQUIRE(it != cases.value.end());
+  const ValidationCase& c = *it;
+  CHECK(c.metric == Metric::OutputTokensPerSPerGpu);
+  CHECK(c.measured == 6463);
+  CHECK(c.family == "b200");
+  const Config& k = c.config;
+  CHECK(k.model.name == "deepseek-r1");
+  CHECK(k.cluster.name == "dgx-b200");
+  CHECK(k.plan.tp == 1);
+  CHECK(k.plan.pp == 1);
+  CHECK(k.plan.ep == 4);
+  CHECK(k.plan.dp == 1);
+  const Mesh mesh = derive_mesh(k.plan, k.workload);
+  CHECK(mesh.gpus == 4);
+  CHECK(mesh.dp_attn == 4);  // four attention replicas
+  CHECK(k.workload.mode == Mode::Infer);
+  CHECK(k.workload.weight_dtype == WeightDtype::FP4);
+  CHECK(k.workload.kv_dtype == KvDtype::FP8);
+  CHECK(k.workload.prompt_len == 1000);
+  CHECK(k.workload.output_len == 1000);
+  CHECK(k.workload.batch == 2048);  // TensorRT-LLM's default max_batch_size (not stated)
+  // The prediction is read through serving_metric_value, at the concurrency the KV cache allows.
+  const CaseResult r = run_case(c);
+  REQUIRE(r.ok);
+  CHECK(r.batch >= 1);
+  CHECK(r.batch <= 2048);
+  CHECK(r.model == "deepseek-r1");
+  // Per GPU = total / 4 GPUs; the total is every replica's decode rate.
+  ValidationCase total = c;
+  total.metric = Metric::OutputTokensPerSTotal;
+  CHECK_THAT(run_case(total).predicted, WithinRel(4 * r.predicted, 1e-12));
+}
+
+TEST_CASE("serving cases need a serving config and serving metrics", "[validation][serving]") {
+  auto one = [](const std::string& kind, const std::string& metric, const std::string& mode) {
+    return cases_from_json(R"({"cases": [{"id": "x", "family": "b200", "source_group": "g", "kind": ")" + kind + R"(", "metric": ")" +
+                           metric +
+                           R"(", "measured": 100, "source": "s", "settings_note": "n", "config": {"model": "qwen3-30b-a3b",
+                           "cluster": "dgx-b200", "plan": {"tp": 1}, "workload": {"mode": ")" +
+                           mode + R"(", "batch": 8, "weight_dtype": "fp4"}}}]})");
+  };
+  REQUIRE(one("serving", "output_tokens_per_s_per_gpu", "infer").ok());
+  const auto train_mode = one("serving", "output_tokens_per_s_total", "train");
+  REQUIRE(train_mode.errors.size() == 1);
+  CHECK(train_mode.errors[0].path == "/cases/0/config/workload/mode");
+  const auto wrong_metric = one("serving", "model_tflops_per_gpu", "infer");
+  REQUIRE(wrong_metric.errors.size() == 1);
+  CHECK(wrong_metric.errors[0].path == "/cases/0/metric");
+  const auto training_metric = one("training", "output_tokens_per_s_per_gpu", "infer");
+  REQUIRE_FALSE(training_metric.ok());
+  CHECK(training_metric.errors[0].path == "/cases/0/metric");
 }

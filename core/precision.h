@@ -1,0 +1,34 @@
+// precision.h: the number formats serving runs in: bytes per stored weight and KV value, and the
+// tensor-core peak its GEMMs run at. One place for the choice, so that every serving formula agrees.
+// - Weights: bf16 2 bytes, fp8 1, int4 0.5 (weight-only), fp4 NVFP4: 4-bit E2M1 values in blocks of
+//   16 sharing one fp8 (E4M3) scale, so 0.5 + 1/16 bytes per weight (NVIDIA, "Introducing NVFP4 for
+//   Efficient and Accurate Low-Precision Inference", technical blog, June 2025; the per-tensor fp32
+//   scale is negligible).
+// - GEMMs: fp4 weights on a GPU with an fp4 peak run fp4 GEMMs (activations quantized to NVFP4 too,
+//   as TensorRT-LLM's NVFP4 checkpoints do), fp8 weights on a GPU with an fp8 peak run fp8 GEMMs;
+//   otherwise the weights are dequantised and the GEMMs run in bf16 (weight-only quantisation).
+// Ignores: layers a checkpoint keeps in higher precision (attention, router, output layer), the
+// quantisation kernels of the activations.
+#pragma once
+#include "core/choices.h"
+#include "core/hardware.h"
+
+namespace cutlab {
+
+struct Workload;
+struct Config;
+
+// Bytes per element of a weight or KV-cache dtype: bf16 2, fp8 1, int4 0.5, fp4 0.5625 (NVFP4 with
+// its block scales).
+double dtype_bytes(WeightDtype dtype);
+double dtype_bytes(KvDtype dtype);
+
+// The dense tensor-core peak the serving GEMMs of `w` run at on `c` (FLOP/s; rule above).
+double serving_gemm_peak_flops_per_s(const Cluster& c, const Workload& w);
+
+// The same choice for the training ops that cost a serving prefill (core/ops.h): the quantized GEMM
+// path (workload.dtype fp8, GEMM efficiency gemm_fp8) at the serving peak when the serving GEMMs are
+// fp8 or fp4, bf16 otherwise. Rewrites config.workload.dtype and config.cluster.fp8_flops_per_s.
+void use_serving_gemm_precision(Config& config);
+
+}  // namespace cutlab

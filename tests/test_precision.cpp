@@ -1,0 +1,55 @@
+#include <catch2/catch.hpp>
+
+#include "core/inference.h"
+#include "core/precision.h"
+#include "core/presets.h"
+#include "core/units.h"
+
+using namespace cutlab;
+
+TEST_CASE("NVFP4 weights cost half a byte plus an fp8 scale per 16", "[precision]") {
+  // NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference": E2M1 values in
+  // blocks of 16 with one E4M3 scale each: 4 + 8/16 = 4.5 bits.
+  REQUIRE(dtype_bytes(WeightDtype::FP4) == 0.5625);
+  REQUIRE(dtype_bytes(WeightDtype::FP8) == 1.0);
+  REQUIRE(dtype_bytes(WeightDtype::INT4) == 0.5);
+  REQUIRE(dtype_bytes(WeightDtype::BF16) == 2.0);
+  REQUIRE(dtype_bytes(KvDtype::FP8) == 1.0);
+}
+
+TEST_CASE("serving GEMMs run at the peak of the weight dtype when the GPU has it", "[precision]") {
+  const Cluster b200 = *find_cluster_preset("dgx-b200"), h100 = *find_cluster_preset("dgx-h100");
+  Workload w;
+  w.mode = Mode::Infer;
+  w.weight_dtype = WeightDtype::FP4;
+  REQUIRE(serving_gemm_peak_flops_per_s(b200, w) == 9000 * units::TFLOPs);  // HGX B200: 18 PFLOPS fp4 sparse
+  REQUIRE(serving_gemm_peak_flops_per_s(h100, w) == 989 * units::TFLOPs);   // no fp4 tensor cores: dequantised to bf16
+  w.weight_dtype = WeightDtype::FP8;
+  REQUIRE(serving_gemm_peak_flops_per_s(b200, w) == 4500 * units::TFLOPs);
+  REQUIRE(serving_gemm_peak_flops_per_s(h100, w) == 1979 * units::TFLOPs);
+  w.weight_dtype = WeightDtype::INT4;
+  REQUIRE(serving_gemm_peak_flops_per_s(b200, w) == 2250 * units::TFLOPs);  // weight-only
+  REQUIRE(find_cluster_preset("gb200-nvl72")->fp4_flops_per_s == 10000 * units::TFLOPs);
+  REQUIRE(h100.fp4_flops_per_s == 0);
+
+  // The prefill's training ops take the quantized path at the serving peak.
+  Config c;
+  c.cluster = b200;
+  c.workload = w;
+  c.workload.weight_dtype = WeightDtype::FP4;
+  use_serving_gemm_precision(c);
+  REQUIRE(c.workload.dtype == Dtype::FP8);
+  REQUIRE(c.cluster.fp8_flops_per_s == 9000 * units::TFLOPs);
+  c.cluster = h100;
+  use_serving_gemm_precision(c);
+  REQUIRE(c.workload.dtype == Dtype::BF16);
+}
+
+TEST_CASE("the RTX PRO 6000 Blackwell preset has its datasheet memory and no NVLink", "[precision][presets]") {
+  const Cluster r = *find_cluster_preset("rtx-pro-6000-server");
+  REQUIRE(r.hbm_bytes_per_s == 1597 * units::GBps);
+  REQUIRE(r.nvlink_bytes_per_s == 64 * units::GBps);  // PCIe Gen5 x16 per direction
+  REQUIRE(r.sms == 188);
+  REQUIRE(r.fp4_flops_per_s == 2 * r.fp8_flops_per_s);
+  REQUIRE(r.fp8_flops_per_s == 2 * r.bf16_flops_per_s);
+}
