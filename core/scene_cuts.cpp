@@ -543,7 +543,11 @@ double replicas(Pen& o, const Ctx& x, double left, double y, double W) {
   if (x.serve) {  // DP divides the request stream; replicas never talk
     const InferenceEstimate& inf = x.e.inference;
     R = inf.replicas;
-    title = "Requests: DP = " + fg::integer(p.dp) + (R != p.dp ? " (" + fg::integer(R) + " replicas)" : "");
+    // Without folding, EP ranks are attention replicas too (attention data-parallel with expert-parallel
+    // MoE): R = dp × ep attention copies, each serving its own requests.
+    title = R != p.dp ? "Requests: " + fg::integer(R) + " attention replicas (DP " + fg::integer(p.dp) + " × EP " +
+                            std::to_string(p.ep) + ")"
+                      : "Requests: DP = " + fg::integer(p.dp);
     sub = "each replica serves its own batch of " + fg::integer(w.batch) + " sequence" + (w.batch > 1 ? "s" : "");
     const bool shared_experts = is_moe(x.c.model) && p.ep > 1;  // the replicas' tokens meet at the experts
     first = shared_experts ? "Attention is copied " + fg::integer(R) + "×; the experts are split over EP " + std::to_string(p.ep) +
