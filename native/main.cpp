@@ -288,16 +288,17 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
               << " GiB per GPU\n\n";
   }
 
-  Table comm{{"axis", "collective", "group", "link", "message", "calls", "bytes", "time", "exposed"}, {}};
+  Table comm{{"#", "axis", "collective", "group", "link", "message", "calls", "bytes", "time", "exposed"}, {}};
   for (const CommOp& op : e.comm)
-    comm.rows.push_back({name_of(op.axis), name_of(op.collective), std::to_string(op.group_size), name_of(op.link),
-                         human_bytes(op.message_bytes), with_commas(op.calls), human_bytes(op.bytes), human_time(op.time_s),
-                         human_time(op.exposed_s)});
+    comm.rows.push_back({std::to_string(comm.rows.size() + 1), name_of(op.axis), name_of(op.collective), std::to_string(op.group_size),
+                         name_of(op.link), human_bytes(op.message_bytes), with_commas(op.calls), human_bytes(op.bytes),
+                         human_time(op.time_s), human_time(op.exposed_s)});
   std::cout << "Communication per step, one GPU of stage " << e.comm_stage << "\n";
   if (comm.rows.empty()) {
     std::cout << " none\n\n";
   } else {
     std::cout << comm.render();
+    for (size_t i = 0; i < e.comm.size(); ++i) std::cout << " " << i + 1 << " " << e.comm[i].what << "\n";
     if (p.pp > 1) std::cout << " (pp hand-offs on the critical path are part of the simulated pipeline time)\n";
     std::cout << "\n";
   }
