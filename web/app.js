@@ -410,6 +410,8 @@
     CL.presets = presets;
     if (EMBED_VIEW) document.body.classList.add('embed');
     buildExamples();
+    // Enter in a field must not submit the form (a listener, not an inline onsubmit: strict CSP).
+    $('form').addEventListener('submit', (ev) => ev.preventDefault());
     CL.controls.build($('form'), presets, onEdit);
     wireSearch();
     wireBalance();

@@ -82,4 +82,20 @@
     },
   };
   CL.fmt = fmt;
+
+  // Inline styles under a strict Content-Security-Policy (style-src 'self'): a style attribute in
+  // markup is blocked, the CSSOM is not. Markup the page builds carries its few computed styles (a
+  // swatch's colour, a bar's width) as data-css="prop: value; …" instead, and this observer copies
+  // each into element.style as the nodes arrive (a microtask after innerHTML, before the paint).
+  function applyCss(root) {
+    if (root.nodeType !== 1) return;
+    if (root.dataset.css !== undefined) root.style.cssText = root.dataset.css;
+    for (const el of root.querySelectorAll('[data-css]')) el.style.cssText = el.dataset.css;
+  }
+  if (typeof MutationObserver === 'function' && typeof document !== 'undefined') new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === 'attributes') applyCss(r.target);
+      else for (const n of r.addedNodes) applyCss(n);
+    }
+  }).observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ['data-css'] });
 })(window.CL = window.CL || {});

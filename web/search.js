@@ -82,7 +82,7 @@
       'try more GPUs, ZeRO, or a shorter sequence.</p>';
     else if (r.fitting < r.best.length) h += '<p class="search-msg warn">Only ' + plural(r.fitting, 'plan fits', 'plans fit') + ' in memory; the rows after ' + (r.fitting === 1 ? 'it' : 'them') +
       ' are the plans closest to fitting.</p>';
-    const ax = (k, t) => '<th class="num ax" style="--c:' + P.axis[k] + '">' + t + '</th>';
+    const ax = (k, t) => '<th class="num ax" data-css="--c:' + P.axis[k] + '">' + t + '</th>';
     h += '<div class="scroll"><table class="t search' + (o.stale ? ' outdated' : '') + '"><thead><tr><th class="num">#</th>' + ax('tp', 'TP') + ax('pp', 'PP') + ax('cp', 'CP') + ax('ep', 'EP') + ax('dp', 'DP') +
       '<th>schedule</th><th class="num">micro-batch</th><th>recompute</th><th class="num">step time</th><th class="num">tokens/s</th><th class="num">MFU</th>' +
       '<th class="num">peak / usable GiB</th><th>fits</th></tr></thead><tbody>';

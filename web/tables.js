@@ -20,7 +20,7 @@
   ];
   const isInfer = (r) => CL.state.serving(r.mode);
   const kindsOf = (r) => (isInfer(r) ? KINDS_INFER : KINDS);
-  const sw = (color, hatch) => '<i class="sw' + (hatch ? ' hatch' : '') + '" style="--c:' + color + '"></i>';
+  const sw = (color, hatch) => '<i class="sw' + (hatch ? ' hatch' : '') + '" data-css="--c:' + color + '"></i>';
   const raw = (v) => ' data-v="' + v + '"';
   const gibCell = (v, cls) => '<td class="num' + (cls ? ' ' + cls : '') + '"' + raw(v) + '>' + F.gib(v, 2) + '</td>';
 
@@ -84,7 +84,7 @@
     const plan = d.ok ? r.config.plan : d.config ? d.config.plan : Object.assign({ tp: 1, pp: 1, cp: 1, ep: 1 }, s.plan);
     const gpus = d.ok ? r.gpus : (s.gpus != null ? s.gpus : '?');
     const dp = d.ok || d.config ? plan.dp : (s.plan.dp != null ? s.plan.dp : '?');
-    const t = (ax, v) => '<span class="term" style="--c:' + P.axis[ax] + '"><small>' + ax.toUpperCase() + '</small>' + (typeof v === 'number' ? F.int(v) : '?') + '</span>';
+    const t = (ax, v) => '<span class="term" data-css="--c:' + P.axis[ax] + '"><small>' + ax.toUpperCase() + '</small>' + (typeof v === 'number' ? F.int(v) : '?') + '</span>';
     const x = '<span class="op">×</span>';
     const folding = plan.etp > 0;
     let html = '<span class="gpus"><small>GPUs</small>' + (typeof gpus === 'number' ? F.int(gpus) : '?') + '</span><span class="op">=</span>';
@@ -101,8 +101,8 @@
   function memoryBar(st, r) {
     const cap = Math.max(st.capacity_bytes, st.total_bytes);
     let html = '<div class="membar" title="per GPU, stage ' + (st.stage + 1) + '">';
-    for (const [k, , c] of kindsOf(r)) html += '<span style="width:' + (100 * st[k] / cap) + '%;background:' + P.state[c] + '"></span>';
-    html += '<i class="cap" style="left:' + (100 * st.capacity_bytes / cap) + '%"></i></div>';
+    for (const [k, , c] of kindsOf(r)) html += '<span data-css="width:' + (100 * st[k] / cap) + '%;background:' + P.state[c] + '"></span>';
+    html += '<i class="cap" data-css="left:' + (100 * st.capacity_bytes / cap) + '%"></i></div>';
     return html;
   }
 
@@ -181,7 +181,7 @@
       '<div class="scroll"><table class="t comm"><thead><tr><th>axis</th><th>collective</th><th>what</th><th class="num">group</th><th>link</th>' +
       '<th class="num">message</th><th class="num">calls</th><th class="num">bytes</th><th class="num">time</th><th class="num">exposed</th></tr></thead><tbody>';
     r.comm.forEach((c, i) => {
-      h += '<tr data-i="' + i + '"><td><span class="axis" style="--c:' + (P.axis[c.axis] || P.ink.muted) + '">' + e(c.axis.toUpperCase()) + '</span></td><td>' +
+      h += '<tr data-i="' + i + '"><td><span class="axis" data-css="--c:' + (P.axis[c.axis] || P.ink.muted) + '">' + e(c.axis.toUpperCase()) + '</span></td><td>' +
         e(c.collective) + '</td><td class="what">' + e(c.what) + '</td><td class="num">' + c.group_size + '</td><td><span class="link ' + c.link + '">' +
         CL.state.choice('link', c.link).label + '</span></td><td class="num"' + raw(c.message_bytes) + '>' + F.bytes(c.message_bytes) +
         '</td><td class="num"' + raw(c.calls) + '>' + F.int(c.calls) + '</td><td class="num"' + raw(c.bytes) + '>' + F.bytes(c.bytes) +
@@ -222,7 +222,7 @@
     const parts = partsOf(b);
     let h = '<h3>Step time <span class="muted">· ' + F.seconds(step) + ', ' + F.short(r.throughput.tokens_per_s) + ' tokens/s, MFU ' + F.pct(r.mfu) + '</span></h3>';
     h += '<div class="timebar">';
-    for (const [k, l, c] of parts) if (b[k] > 0 && share(r, k) !== null) h += '<span style="width:' + (100 * share(r, k)) + '%;background:' + c + '" title="' + l + '"></span>';
+    for (const [k, l, c] of parts) if (b[k] > 0 && share(r, k) !== null) h += '<span data-css="width:' + (100 * share(r, k)) + '%;background:' + c + '" title="' + l + '"></span>';
     h += '</div><table class="t time"><tbody>';
     for (const [k, l, c] of parts) {
       if (!(b[k] > 0)) continue;
@@ -255,7 +255,7 @@
       }
       return h;
     };
-    const bar = (label, obj, list, sk) => '<div class="barrow"><span>' + label + '</span><div class="timebar">' + list.filter(([k]) => obj[k] > 0).map(([k, l, c]) => '<span style="width:' + (100 * shareOf(sk, k)) + '%;background:' + c + '" title="' + l + '"></span>').join('') + '</div></div>';
+    const bar = (label, obj, list, sk) => '<div class="barrow"><span>' + label + '</span><div class="timebar">' + list.filter(([k]) => obj[k] > 0).map(([k, l, c]) => '<span data-css="width:' + (100 * shareOf(sk, k)) + '%;background:' + c + '" title="' + l + '"></span>').join('') + '</div></div>';
     let h = '<h3>Latency <span class="muted">· TTFT ' + F.seconds(inf.ttft_s) + ', TPOT ' + F.seconds(inf.tpot_s) + '</span></h3>';
     h += bar('TTFT', inf.prefill, PREFILL, 'prefill') + bar('TPOT', inf.decode, DECODE, 'decode');
     h += '<table class="t time"><tbody>' + part('time to first token', inf.ttft_s, inf.prefill, PREFILL, 'ttft', 'prefill') + part('time per output token', inf.tpot_s, inf.decode, DECODE, 'tpot', 'decode');
@@ -294,7 +294,7 @@
     // GPU 0 (the core's gpu()): coordinate 0 on every axis, so TP rank 0, CP rank 0, EP rank 0 and ETP rank 0.
     const g0 = d.gpu(0);
     const rows = [];
-    const ax = (key, name) => '<span class="axis" style="--c:' + P.axis[key] + '">' + name + '</span>';
+    const ax = (key, name) => '<span class="axis" data-css="--c:' + P.axis[key] + '">' + name + '</span>';
     rows.push([ax('tp', 'TP' + (plan.sp ? ' + SP' : '')) + ' = ' + plan.tp,
       'every weight matrix inside every layer: ' + m.heads + ' heads, ' + m.kv_heads + ' KV heads' + (m.ffn_hidden ? ', ' + F.int(m.ffn_hidden) + ' FFN columns' : ''),
       g0 ? (plan.tp > 1 ? '1/' + plan.tp + ' slice of every matrix: ' : 'every matrix whole: ') + 'heads ' + F.span(g0.heads[0], g0.heads[1]) +
