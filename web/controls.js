@@ -283,13 +283,14 @@
       row.classList.remove('invalid');
       err.textContent = '';
       if (!text) { showJsonError(row, err, 'Paste the contents of a config.json first.'); return; }
-      let v;
-      try {
-        v = JSON.parse(text);
-      } catch (e) {
-        showJsonError(row, err, 'Not valid JSON: ' + jsonMessage(e.message, text));
+      // strict, as the core reads JSON (strict-json.js): no key twice, at most 64 levels deep
+      const parsed = CL.strictJson.parse(text);
+      if (parsed.error) {
+        showJsonError(row, err, parsed.error.path ? 'Not accepted: ' + parsed.error.message + ' (at ' + def.path + parsed.error.path + ').'
+          : 'Not valid JSON: ' + jsonMessage(parsed.error.message, text));
         return;
       }
+      const v = parsed.value;
       if (v === null || typeof v !== 'object' || Array.isArray(v)) {
         showJsonError(row, err, 'A config.json is one JSON object, { … }; this is ' + (Array.isArray(v) ? 'an array' : v === null ? 'null' : 'a ' + typeof v) + '.');
         return;

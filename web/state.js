@@ -77,13 +77,14 @@
   // The pasted config.json from the URL; a link whose JSON was damaged loses only the model.
   function parseHf(text) {
     if (!text) return null;
-    try {
-      const v = JSON.parse(text);
-      return v !== null && typeof v === 'object' ? v : null;
-    } catch (err) {
-      console.warn('cutlab: the hf parameter of the link is not JSON; using the preset model');
+    const parsed = CL.strictJson.parse(text);  // strict, as the core reads JSON (strict-json.js)
+    if (parsed.error) {
+      console.warn('cutlab: the hf parameter of the link is not accepted (' + parsed.error.message + (parsed.error.path ? ' at ' + parsed.error.path : '') +
+        '); using the preset model');
       return null;
     }
+    const v = parsed.value;
+    return v !== null && typeof v === 'object' ? v : null;
   }
 
   const RESERVED = new Set(['model', 'hf', 'cluster', 'gpus', 'view', 'layer', 'gpu', 'embed', 'ex']);

@@ -232,7 +232,7 @@ test('web/export.js: the SVG of the pipeline holds every rect of the scene, in t
   const document = { createElement: () => ({ getContext: () => ctx2d }) };
   const sandbox = { window: {}, document, URLSearchParams, performance, console };
   vm.createContext(sandbox);
-  for (const f of ['format.js', 'state.js', 'palette.js', 'gfx.js', 'tables.js', 'view-pipeline.js', 'export.js'])
+  for (const f of ['format.js', 'strict-json.js', 'state.js', 'palette.js', 'gfx.js', 'tables.js', 'view-pipeline.js', 'export.js'])
     vm.runInContext(fs.readFileSync(path.join(root, 'web', f), 'utf8'), sandbox, { filename: f });
   const CL = sandbox.window.CL;
   CL.presets = JSON.parse(core.presets()).result;  // the core's choice tables, as app.js sets them

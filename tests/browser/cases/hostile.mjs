@@ -113,7 +113,34 @@ async function hostilePaste(k, base) {
   k.noErrors(errors.filter((e) => !/x:|ERR_UNKNOWN_URL_SCHEME/.test(e)), 'hostile paste');
 }
 
+// JSON the core would refuse is refused by the page too (strict-json.js): a key named twice, with its
+// path, and nesting 50,000 levels deep (JSON.parse alone takes both), in the box and from a link.
+async function strictPaste(k, base) {
+  const { page, errors } = await k.open(base + '?' + BASE);
+  const BOX = '[data-path="/model/hf_config"]';
+  await page.click(BOX + ' summary');
+  const before = await page.evaluate(() => window.__cutlab.derived.cfg.model);
+  const paste = async (text) => {
+    await page.locator(BOX + ' textarea').fill(text);
+    await click(page, BOX + ' button.use');
+    return page.$eval(BOX + ' .err', (e) => e.textContent);
+  };
+  const dup = await paste('{"hidden_size": 4096, "rope_scaling": {"factor": 8, "factor": 2}, "num_hidden_layers": 32}');
+  k.check(/appears twice/.test(dup) && dup.includes('/model/hf_config/rope_scaling/factor'), 'a duplicate key is refused with its path: ' + dup);
+  const deep = await paste('['.repeat(50000) + ']'.repeat(50000));
+  k.check(/deeper than 64/.test(deep), 'nesting 50,000 deep is refused: ' + deep.slice(0, 80));
+  const after = await page.evaluate(() => window.__cutlab.derived.cfg.model);
+  k.check(JSON.stringify(before) === JSON.stringify(after), 'the model is unchanged');
+  // the same from a link: the page starts, with the preset model
+  await page.goto(base + '?' + BASE + '&hf=' + encodeURIComponent('{"a":' .repeat(50000) + '1' + '}'.repeat(50000)));
+  await page.waitForFunction(() => document.body.dataset.status === 'ready', null, { timeout: 30000 });
+  const m = await page.evaluate(() => window.__cutlab.derived.cfg.model);
+  k.check(m === 'llama3-8b', 'a link with hf nested 50,000 deep opens on the preset model (' + JSON.stringify(m).slice(0, 40) + ')');
+  k.noErrors(errors, 'strict paste');
+}
+
 export default [
+  { name: 'strict JSON in the page: duplicate keys and deep nesting refused', weight: 1, run: async (k) => strictPaste(k, (await setup()).fileBase) },
   { name: 'hostile URL fields: no markup from a link runs or becomes an element', weight: 4, run: async (k) => hostileUrls(k, (await setup()).httpBase) },
   { name: 'hostile pasted config.json: no markup runs or becomes an element', weight: 2, run: async (k) => hostilePaste(k, (await setup()).fileBase) },
 ];
