@@ -89,7 +89,7 @@ test('web/figure.js: the SVG of a figure holds every drawn rect and text, in the
 });
 
 test('state → URL → state round-trips, and the config is what the core reads', () => {
-  const CL = loadPageScripts('state.js');
+  const CL = loadPageScripts('strict-json.js', 'state.js');
   const s = {
     model: 'mixtral-8x22b', modelOver: { layers: 28 }, hf: null, cluster: 'dgx-h100', clusterOver: { hbm_GiB: 141 }, gpus: 64,
     plan: { tp: 2, pp: 4, ep: 8, etp: 1, sp: true, schedule: 'interleaved', vpp: 2, rank_order: 'tp-cp-ep-dp-pp' },
