@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/api.h"
+#include "core/json_io.h"
 #include "core/schedule.h"
 #include "core/validation.h"
 #include "tests/helpers.h"
@@ -163,19 +164,20 @@ TEST_CASE("the API answers documents that are not config objects with errors", "
 }
 
 TEST_CASE("the API answers a hostile value in any field of any section with errors, not an abort", "[api][hostile]") {
-  const std::vector<std::string> model_keys = words(
-      "name layers hidden heads kv_heads head_dim ffn_hidden gated_mlp vocab tied_embeddings dropout experts top_k shared_experts "
-      "expert_ffn_hidden dense_layers q_lora_rank kv_lora_rank qk_rope_head_dim v_head_dim preset hf_config bogus");
-  const std::vector<std::string> cluster_keys = words(
-      "name gpu gpus gpus_per_node hbm_GiB hbm_GBps bf16_TFLOPs fp8_TFLOPs nvlink_GBps nvlink_latency_us scaleout_GBps "
-      "scaleout_latency_us reserved_GiB efficiency preset bogus");
-  const std::vector<std::string> efficiency_keys = words(
-      "gemm gemm_fp8 gemm_half_dim attention hbm hbm_stream nvlink scaleout overlap bogus");
-  const std::vector<std::string> plan_keys = words(
-      "tp pp cp ep dp etp sp distributed_optimizer vpp schedule micro_batch recompute flash_attention rank_order overlap_grad_reduce "
-      "overlap_param_gather tp_comm_overlap layers_per_stage zero bogus");
-  const std::vector<std::string> workload_keys = words(
-      "mode seq_len global_batch dtype grad_dtype optimizer batch prompt_len output_len weight_dtype kv_dtype bogus");
+  // Every field the config reads (its JSON with the defaults, so a new field is swept as soon as it
+  // exists), plus the keys that select presets and one unknown key.
+  const json defaults = cutlab::to_json(cutlab::Config{});
+  auto keys_of = [](const json& section, std::vector<std::string> extra) {
+    for (const auto& [k, v] : section.items())
+      if (!v.is_object()) extra.push_back(k);
+    return extra;
+  };
+  const std::vector<std::string> model_keys = keys_of(defaults["model"], {"preset", "hf_config", "bogus"});
+  const std::vector<std::string> cluster_keys = keys_of(defaults["cluster"], {"preset", "efficiency", "bogus"});
+  const std::vector<std::string> efficiency_keys = keys_of(defaults["cluster"]["efficiency"], {"bogus"});
+  const std::vector<std::string> plan_keys = keys_of(defaults["plan"], {"bogus"});
+  const std::vector<std::string> workload_keys = keys_of(defaults["workload"], {"bogus"});
+  REQUIRE(plan_keys.size() > 30);  // the sweep reaches today's fields (tp … moe_shared_expert_overlap)
   const std::vector<std::string> hf_keys = words(
       "num_hidden_layers hidden_size num_attention_heads num_key_value_heads vocab_size head_dim intermediate_size hidden_act "
       "tie_word_embeddings num_local_experts num_experts_per_tok moe_intermediate_size n_shared_experts "
