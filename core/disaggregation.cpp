@@ -88,13 +88,17 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   const Workload& w = prefill.config.workload;
   // KV of one request: ISL tokens in every layer (a local layer at most its window), per stage.
   const double per_layer = kv_bytes_per_token_layer(m, 1.0, dtype_bytes(w.kv_dtype));
-  double largest_stage = 0;
-  for (const StageInfo& st : prefill.placement.stages) {
-    const double bytes = per_layer * stage_attended_keys(m, st, w.prompt_len, Attended::Held);
-    d.kv_bytes_per_request += bytes;
-    largest_stage = std::max(largest_stage, bytes);
-  }
-  d.kv_bytes_per_gpu = largest_stage / prefill.config.plan.tp;
+  // A stage's KV leaves over its tp GPUs' links and arrives over the decode stage's tp GPUs' links;
+  // the busier side sets the time.
+  auto largest_share = [&](const Resolved& r) {
+    double most = 0;
+    for (const StageInfo& st : r.placement.stages)
+      most = std::max(most, per_layer * stage_attended_keys(m, st, w.prompt_len, Attended::Held));
+    return most / r.config.plan.tp;
+  };
+  for (const StageInfo& st : prefill.placement.stages)
+    d.kv_bytes_per_request += per_layer * stage_attended_keys(m, st, w.prompt_len, Attended::Held);
+  d.kv_bytes_per_gpu = std::max(largest_share(prefill), largest_share(decode));
   GroupInfo link;
   link.axis = Axis::PP;
   link.size = 2;
@@ -103,10 +107,12 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   link.link = one_node ? Link::NVLink : Link::ScaleOut;
   d.kv_link = link.link;
   d.kv_transfer_s = collective_time_s(Collective::SendRecv, d.kv_bytes_per_gpu, link, c);
-  // Each prefill GPU's link carries its share of every request's KV.
+  // Every request's KV leaves through the prefill GPUs' links and arrives through the decode GPUs':
+  // the pool with fewer GPUs carries the most per link.
   const double link_bytes_per_s = (one_node ? c.nvlink_bytes_per_s * c.efficiency.nvlink
                                             : c.scaleout_bytes_per_s * c.efficiency.scaleout);
-  d.kv_requests_per_s = d.kv_bytes_per_request > 0 ? d.prefill.gpus * link_bytes_per_s / d.kv_bytes_per_request : 0.0;
+  const int ends = std::min(d.prefill.gpus, d.decode.gpus);
+  d.kv_requests_per_s = d.kv_bytes_per_request > 0 ? ends * link_bytes_per_s / d.kv_bytes_per_request : 0.0;
   d.requests_per_s = std::min({d.prefill.requests_per_s, d.decode.requests_per_s, d.kv_requests_per_s});
   d.bound = d.requests_per_s == d.prefill.requests_per_s  ? "prefill"
             : d.requests_per_s == d.decode.requests_per_s ? "decode"
@@ -119,9 +125,10 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   const int gpus = d.prefill.gpus + d.decode.gpus;
   d.output_tokens_per_s_per_gpu = gpus > 0 ? d.output_tokens_per_s_total / gpus : 0.0;
   d.output_tokens_per_s_per_user = d.tpot_s > 0 ? 1.0 / d.tpot_s : 0.0;
-  // Balance: the pools' rates per GPU (the transfer's is the prefill GPUs' links).
-  const double rho_p = std::min(d.prefill.requests_per_s_per_gpu, d.prefill.gpus > 0 ? d.kv_requests_per_s / d.prefill.gpus : 0.0);
-  const double rho_d = d.decode.requests_per_s_per_gpu;
+  // Balance: the pools' rates per GPU, each at most what one GPU's link carries (L / bytes).
+  const double link_rate = d.kv_bytes_per_request > 0 ? link_bytes_per_s / d.kv_bytes_per_request : 0.0;
+  const double rho_p = std::min(d.prefill.requests_per_s_per_gpu, link_rate);
+  const double rho_d = std::min(d.decode.requests_per_s_per_gpu, link_rate);
   d.balanced_prefill_fraction = balanced_prefill_fraction(rho_p, rho_d);
   d.balanced_output_tokens_per_s_per_gpu = rho_p > 0 && rho_d > 0 ? w.output_len * rho_p * rho_d / (rho_p + rho_d) : 0.0;
   const int gp = d.prefill.gpus_per_instance, gd = d.decode.gpus_per_instance;

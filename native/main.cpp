@@ -754,12 +754,13 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
   t.rows.push_back({"prefill pool", fixed(d.prefill.requests_per_s, 2), fixed(d.prefill.requests_per_s_per_gpu, 3),
                     "TTFT " + human_time(d.prefill.ttft_s)});
   t.rows.push_back({"KV transfer (" + std::string(name_of(d.kv_link)) + ")", fixed(d.kv_requests_per_s, 2),
-                    fixed(d.prefill.gpus > 0 ? d.kv_requests_per_s / d.prefill.gpus : 0.0, 3), human_time(d.kv_transfer_s)});
+                    fixed(d.kv_requests_per_s / std::max(1, std::min(d.prefill.gpus, d.decode.gpus)), 3),
+                    human_time(d.kv_transfer_s)});
   t.rows.push_back({"decode pool", fixed(d.decode.requests_per_s, 2), fixed(d.decode.requests_per_s_per_gpu, 3),
                     "TPOT " + human_time(d.decode.tpot_s)});
   std::cout << t.render();
   std::cout << " KV cache of a request: " << human_bytes(d.kv_bytes_per_request) << " (" << human_bytes(d.kv_bytes_per_gpu)
-            << " from each prefill GPU) · links " << pct(d.kv_link_utilization) << " busy\n";
+            << " per GPU at the busier end) · links " << pct(d.kv_link_utilization) << " busy\n";
   std::cout << " deployment: " << fixed(d.requests_per_s, 2) << " requests/s (bound by " << d.bound << ") · TTFT "
             << human_time(d.ttft_s) << " (prefill + transfer) · TPOT " << human_time(d.tpot_s) << " · end to end "
             << human_time(d.e2e_latency_s) << "\n";
