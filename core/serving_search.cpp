@@ -129,8 +129,10 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
           if (!pt.fits) break;  // a larger batch does not fit either
           ++r.fitting;
           all.push_back(pt);
-          // Past what the KV cache holds a larger batch runs the same sequences: the same point.
-          if (e.serving.concurrency_limit == ConcurrencyLimit::KvCache) break;
+          // Past what the KV cache holds, or what the request rate keeps in flight, a larger batch
+          // runs the same sequences: the same point.
+          if (e.serving.concurrency_limit == ConcurrencyLimit::KvCache || e.serving.concurrency_limit == ConcurrencyLimit::RequestRate)
+            break;
         }
       }
   for (ServingPoint& pt : all) {

@@ -133,6 +133,24 @@ TEST_CASE("latency limits filter the ranking and the front", "[serving_search]")
   for (size_t i = 1; i < none.best.size(); ++i) REQUIRE(none.best[i].tpot_s >= none.best[i - 1].tpot_s);
 }
 
+TEST_CASE("with a request rate, a batch past what the rate keeps in flight is not tried again", "[serving_search]") {
+  Config c = serving_config("llama3-8b", 8);
+  c.workload.request_rate_per_s = 2;
+  const ServingSearchResult s = search_serving(c).value;
+  REQUIRE(s.fitting > 0);
+  // No two points of one plan share a concurrency limited by the rate.
+  for (size_t i = 0; i < s.points.size(); ++i)
+    for (size_t j = i + 1; j < s.points.size(); ++j) {
+      const ServingPoint &a = s.points[i], &b = s.points[j];
+      const bool same_plan = a.plan.tp == b.plan.tp && a.plan.pp == b.plan.pp && a.plan.dp == b.plan.dp;
+      REQUIRE_FALSE(
+          (same_plan && a.concurrency_limit == ConcurrencyLimit::RequestRate && b.concurrency_limit == ConcurrencyLimit::RequestRate));
+    }
+  // 2 requests/s of 256 output tokens: 512 output tokens/s in all, on every plan that keeps up.
+  for (const ServingPoint& p : s.points)
+    if (p.concurrency_limit == ConcurrencyLimit::RequestRate) REQUIRE_THAT(p.output_tokens_per_s_total, WithinRel(512.0, 1e-6));
+}
+
 TEST_CASE("an MoE model's serving search tries attention DP with expert parallel (tp 1, ep n)", "[serving_search]") {
   Config c = serving_config("mixtral-8x22b", 8);
   const ServingSearchResult s = search_serving(c, {1000, 0, 0, 2048, 20000}).value;
