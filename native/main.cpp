@@ -559,7 +559,8 @@ int cmd_serving_search(const Args& a, const std::string& text) {
   std::cout << "Pareto front: output tokens/s per GPU against per user"
             << (s.front_within_limits ? "" : " (of the plans that fit; none meets the limits)") << ", most per user first\n"
             << table(s.front);
-  std::cout << " batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica\n";
+  std::cout << " batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; with EP the\n"
+               " attention replicas are EP × DP (TP 1 × EP n: attention data parallel, expert parallel)\n";
   return kOk;
 }
 

@@ -186,7 +186,7 @@
     h += '<h4 class="search-sub">Most output tokens/s per GPU' + (found.limits && (found.limits.ttft || found.limits.tpot) ? ' within the limits' : '') + '</h4>' + servingTable(r.best, 'best', o, marked);
     h += '<h4 class="search-sub">Pareto front, most tokens/s per user first</h4>' + servingTable(r.front, 'front', o, marked);
     const note = o.stale ? '' : (marked.done ? 'The highlighted row is the current plan and batch. ' : '') + 'Click a row or a point of the front to apply it.';
-    return h + '<p class="search-foot">' + note + ' <span class="muted">batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; the config\'s dtypes, lengths and token budget kept.</span></p>';
+    return h + '<p class="search-foot">' + note + ' <span class="muted">batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; with EP the attention replicas are EP × DP; the config\'s dtypes, lengths and token budget kept.</span></p>';
   }
 
   // The plot: the core's figure (core/scene_pareto.h) painted on the panel's canvas.
