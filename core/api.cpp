@@ -6,6 +6,7 @@
 #include "core/json_io.h"
 #include "core/options.h"
 #include "core/scene_cuts.h"
+#include "core/scene_pareto.h"
 #include "core/scene_placement.h"
 
 namespace cutlab::api {
@@ -135,6 +136,158 @@ Answer<StageBalance> balance(const std::string& text, const StageBalanceOptions&
   return a;
 }
 
+Answer<ServingSearchResult> serving_search(const std::string& text, const ServingSearchOptions& options) {
+  const Answer<Config> cfg = read(text);
+  if (!cfg.ok()) return failed<ServingSearchResult>(cfg);
+  Answer<ServingSearchResult> a;
+  a.config = cfg.config;
+  a.result = search_serving(cfg.result.value, options);
+  return a;
+}
+
+namespace {
+
+// The mesh axes a pool's plan sets; the config's own are dropped.
+const char* const kMeshKeys[] = {"tp", "pp", "cp", "ep", "dp", "etp", "vpp", "layers_per_stage"};
+
+// A reading error of one pool's config, moved to where the user wrote the value.
+std::string pool_path(const std::string& path, const std::string& pool, const json& spec) {
+  const std::string at = "/disaggregation/" + pool;
+  if (path == "/cluster/gpus") return at + "/gpus";
+  for (const char* key : {"batch", "max_num_tokens"})
+    if (path == std::string("/workload/") + key && spec.contains(key)) return at + "/" + key;
+  if (path.rfind("/plan/", 0) == 0) {
+    const std::string rest = path.substr(6), key = rest.substr(0, rest.find('/'));
+    const bool axis = std::find(std::begin(kMeshKeys), std::end(kMeshKeys), key) != std::end(kMeshKeys);
+    if ((spec.contains("plan") && spec["plan"].is_object() && spec["plan"].contains(key)) || axis) return at + "/plan/" + rest;
+  }
+  if (path == "/plan" && spec.contains("plan")) return at + "/plan";
+  return path;
+}
+
+void add_unique(Errors& to, const Error& e) {
+  for (const Error& x : to)
+    if (x.path == e.path && x.message == e.message) return;
+  to.push_back(e);
+}
+
+// The section's shape: {"prefill": POOL, "decode": POOL}, POOL = {"gpus", "plan", "batch", "max_num_tokens"}.
+void check_section(const json& d, Errors& errors) {
+  if (!d.is_object()) {
+    errors.push_back({ErrorCode::WrongType, "/disaggregation", "must be an object {\"prefill\": {…}, \"decode\": {…}}"});
+    return;
+  }
+  for (auto it = d.begin(); it != d.end(); ++it)
+    if (it.key() != "prefill" && it.key() != "decode")
+      errors.push_back(
+          {ErrorCode::UnknownKey, "/disaggregation/" + it.key(), "unknown key '" + it.key() + "' (known: prefill, decode)"});
+  for (const char* pool : {"prefill", "decode"}) {
+    const std::string at = std::string("/disaggregation/") + pool;
+    if (!d.contains(pool)) {
+      errors.push_back({ErrorCode::MissingKey, at, std::string("the ") + pool + " pool is missing: {\"gpus\": N, \"plan\": {…}}"});
+      continue;
+    }
+    const json& p = d[pool];
+    if (!p.is_object()) {
+      errors.push_back({ErrorCode::WrongType, at, "must be an object {\"gpus\": N, \"plan\": {…}, \"batch\": N}"});
+      continue;
+    }
+    for (auto it = p.begin(); it != p.end(); ++it)
+      if (it.key() != "gpus" && it.key() != "plan" && it.key() != "batch" && it.key() != "max_num_tokens")
+        errors.push_back(
+            {ErrorCode::UnknownKey, at + "/" + it.key(), "unknown key '" + it.key() + "' (known: gpus, plan, batch, max_num_tokens)"});
+    if (!p.contains("gpus")) errors.push_back({ErrorCode::MissingKey, at + "/gpus", "the pool's GPU count is missing"});
+    else if (!p["gpus"].is_number_integer() || p["gpus"].get<long long>() < 1 || p["gpus"].get<long long>() > (1 << 20))
+      errors.push_back({ErrorCode::OutOfRange, at + "/gpus", "must be a whole number of GPUs between 1 and 1,048,576"});
+    if (p.contains("plan") && !p["plan"].is_object()) errors.push_back({ErrorCode::WrongType, at + "/plan", "must be an object"});
+  }
+}
+
+// One pool's config: the document without the section, the pool's GPUs, plan, batch and budget.
+json pool_config(const json& base, const json& spec, bool prefill) {
+  json c = base;
+  json& cluster = c["cluster"];
+  if (cluster.is_string()) cluster = json{{"preset", cluster}};
+  if (cluster.is_object()) cluster["gpus"] = spec["gpus"];
+  json plan = c.contains("plan") && c["plan"].is_object() ? c["plan"] : json::object();
+  for (const char* key : kMeshKeys) plan.erase(key);
+  if (spec.contains("plan"))
+    for (auto it = spec["plan"].begin(); it != spec["plan"].end(); ++it) plan[it.key()] = it.value();
+  c["plan"] = plan;
+  json& w = c["workload"];
+  if (w.is_null()) w = json::object();
+  if (w.is_object()) {
+    if (!w.contains("mode")) w["mode"] = "infer";
+    for (const char* key : {"batch", "max_num_tokens"})
+      if (spec.contains(key)) w[key] = spec[key];
+    // Prefill: whole prompts filling one step's token budget, unless the pool says.
+    if (prefill && !spec.contains("batch")) {
+      const Workload d;
+      const json& m = w.contains("max_num_tokens") ? w["max_num_tokens"] : json(d.max_num_tokens);
+      const json& l = w.contains("prompt_len") ? w["prompt_len"] : json(d.prompt_len);
+      if (m.is_number_integer() && l.is_number_integer() && l.get<long long>() > 0)
+        w["batch"] = std::max<long long>(1, m.get<long long>() / l.get<long long>());
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+bool has_disaggregation(const std::string& text) {
+  Errors ignored;
+  const json j = parse_strict(text, ignored);
+  return j.is_object() && j.contains("disaggregation");
+}
+
+Answer<DisaggregationRun> disaggregate(const std::string& text) {
+  Errors errors;
+  const json j = parse_strict(text, errors);
+  if (j.is_discarded()) return failed<DisaggregationRun>(std::move(errors));
+  if (!j.is_object()) return failed<DisaggregationRun>({{ErrorCode::WrongType, "", "the config must be an object"}});
+  if (!j.contains("disaggregation"))
+    return failed<DisaggregationRun>({{ErrorCode::MissingKey, "/disaggregation",
+                                       "no disaggregation section: {\"prefill\": {\"gpus\": N, \"plan\": {…}}, \"decode\": {…}}"}});
+  const json& d = j["disaggregation"];
+  check_section(d, errors);
+  if (!errors.empty()) return failed<DisaggregationRun>(std::move(errors));
+  json base = j;
+  base.erase("disaggregation");
+  Resolved pools[2];
+  std::optional<Config> seen;
+  const char* names[] = {"prefill", "decode"};
+  for (int i = 0; i < 2; ++i) {
+    const json& spec = d[names[i]];
+    const Answer<Resolved> r = resolve(dump(pool_config(base, spec, i == 0)));
+    if (!seen && r.config) seen = r.config;
+    if (!r.ok()) {
+      for (const Error& e : r.result.errors) add_unique(errors, {e.code, pool_path(e.path, names[i], spec), e.message});
+      continue;
+    }
+    pools[i] = r.result.value;
+  }
+  if (errors.empty()) {
+    const Workload& w = pools[0].config.workload;
+    if (w.mode != Mode::Infer)
+      errors.push_back({ErrorCode::Incompatible, "/workload/mode", "disaggregation serves: workload.mode must be \"infer\""});
+    if (w.output_len < 2)
+      errors.push_back({ErrorCode::OutOfRange, "/workload/output_len",
+                        "disaggregation needs a decode phase: output_len ≥ 2 (the first token comes out of the prefill)"});
+    if (w.request_rate_per_s > 0)
+      errors.push_back({ErrorCode::Incompatible, "/workload/request_rate_per_s",
+                        "disaggregated pools are modelled offline (every request queued): leave the request rate out"});
+    if (w.batching != Batching::InFlight)
+      errors.push_back({ErrorCode::Incompatible, "/workload/batching", "disaggregated pools run in-flight batching"});
+  }
+  if (!errors.empty()) return failed<DisaggregationRun>(std::move(errors), seen);
+  Answer<DisaggregationRun> a;
+  a.config = seen;
+  a.result.value.prefill = pools[0].config;
+  a.result.value.decode = pools[1].config;
+  a.result.value.result = evaluate_disaggregated(pools[0], pools[1]);
+  return a;
+}
+
 Scene timeline(const Evaluated& e, const TimelineLayout& layout) {
   if (const auto* s = std::get_if<ServingEstimate>(&e.estimate))
     return serving_walk_scene(s->serving.decode_stage_s, s->serving.pp_send_s, s->serving.micro_batches, 3, layout);
@@ -171,6 +324,19 @@ std::string to_json_text(const Answer<SearchResult>& a) {
 std::string to_json_text(const Answer<StageBalance>& a) {
   if (!a.ok()) return failure(a);
   return success(to_json(a.result.value));
+}
+
+std::string to_json_text(const Answer<ServingSearchResult>& a) {
+  if (!a.ok()) return failure(a);
+  return success(to_json(a.result.value));
+}
+
+std::string to_json_text(const Answer<DisaggregationRun>& a) {
+  if (!a.ok()) return failure(a);
+  json out = to_json(a.result.value.result);
+  out["prefill"]["config"] = to_json(a.result.value.prefill);
+  out["decode"]["config"] = to_json(a.result.value.decode);
+  return success(std::move(out));
 }
 
 std::string evaluate_json(const std::string& text) { return to_json_text(evaluate(text)); }
@@ -217,6 +383,30 @@ std::string search_json(const std::string& text, int top) {
   options.top = top;
   return to_json_text(search(text, options));
 }
+
+std::string serving_search_json(const std::string& text, int top, double max_ttft_ms, double max_tpot_ms, double width) {
+  ServingSearchOptions options;
+  options.top = top;
+  options.max_ttft_s = max_ttft_ms / 1e3;
+  options.max_tpot_s = max_tpot_ms / 1e3;
+  if (!(width == 0 || (width >= 200 && width <= 20000)))
+    return failure(failed<ServingSearchResult>(
+        {{ErrorCode::OutOfRange, "/width", "width must be 0 (no figure) or between 200 and 20000 pixels"}}));
+  const Answer<ServingSearchResult> a = serving_search(text, options);
+  if (!a.ok()) return failure(a);
+  json out = to_json(a.result.value);
+  out["max_ttft_s"] = options.max_ttft_s;
+  out["max_tpot_s"] = options.max_tpot_s;
+  if (width > 0) {
+    const Config& c = *a.config;
+    const std::string title = c.model.name + " on " + std::to_string(c.cluster.gpus) + " × " + c.cluster.gpu + " · prompt " +
+                              std::to_string(c.workload.prompt_len) + " · output " + std::to_string(c.workload.output_len);
+    out["figure"] = to_json(pareto_scene(a.result.value, options, title, width));
+  }
+  return success(std::move(out));
+}
+
+std::string disaggregation_json(const std::string& text) { return to_json_text(disaggregate(text)); }
 
 std::string balance_json(const std::string& text) { return to_json_text(balance(text, StageBalanceOptions{})); }
 

@@ -9,11 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "core/disaggregation.h"
 #include "core/error.h"
 #include "core/estimate.h"
 #include "core/placement.h"
 #include "core/scene.h"
 #include "core/search.h"
+#include "core/serving_search.h"
 #include "core/stage_balance.h"
 
 namespace cutlab::api {
@@ -42,6 +44,21 @@ std::size_t evaluations();  // evaluations run so far on this thread (tests, the
 Answer<std::vector<GpuPlacement>> gpus(const std::string& config_text, int first, int count);
 Answer<SearchResult> search(const std::string& config_text, const SearchOptions& options);
 Answer<StageBalance> balance(const std::string& config_text, const StageBalanceOptions& options);
+// Serving plans ranked under latency limits, and their Pareto front (serving_search.h).
+Answer<ServingSearchResult> serving_search(const std::string& config_text, const ServingSearchOptions& options);
+// Prefill and decode on separate pools (disaggregation.h). The config holds a top-level section
+//   "disaggregation": {"prefill": POOL, "decode": POOL},
+//   POOL = {"gpus": N, "plan": {…}, "batch": N, "max_num_tokens": N}
+// each pool's plan merged over the config's plan without its mesh axes (tp, pp, cp, ep, dp, etp,
+// vpp, layers_per_stage), its batch and max_num_tokens over the workload's (prefill's batch
+// defaults to max(1, max_num_tokens / prompt_len): whole prompts filling one step). A problem in a
+// pool is reported at its path in the section (/disaggregation/decode/plan/tp).
+struct DisaggregationRun {
+  Disaggregated result;
+  Config prefill, decode;  // each pool's config as evaluated
+};
+Answer<DisaggregationRun> disaggregate(const std::string& config_text);
+bool has_disaggregation(const std::string& config_text);  // the text is an object with that section
 
 // Scenes (core/scene.h). Training: the simulated schedule with each stage's DP tail and optimizer
 // step; serving: three decode steps walking the stages.
@@ -53,6 +70,8 @@ std::string schedule_json_text(const Answer<Evaluated>& a);
 std::string to_json_text(const Answer<std::vector<GpuPlacement>>& a);
 std::string to_json_text(const Answer<SearchResult>& a);
 std::string to_json_text(const Answer<StageBalance>& a);
+std::string to_json_text(const Answer<ServingSearchResult>& a);
+std::string to_json_text(const Answer<DisaggregationRun>& a);
 
 // JSON text in, JSON text out (the WASM module binds these).
 std::string evaluate_json(const std::string& config_text);  // result: the estimate (README schema)
@@ -63,6 +82,12 @@ std::string gpus_json(const std::string& config_text, int first, int count);
 std::string gpu_json(const std::string& config_text, int rank);  // result: what one GPU holds
 // result: the fastest plans that fit for the config's model, cluster.gpus and workload (search.h).
 std::string search_json(const std::string& config_text, int top);
+// result: the serving search (serving_search.h) under a TTFT and a TPOT limit in milliseconds (0:
+// none), and with `width` ≥ 200 its Pareto plot laid out for that many pixels ("figure",
+// core/scene_pareto.h); `top` plans in "best".
+std::string serving_search_json(const std::string& config_text, int top, double max_ttft_ms, double max_tpot_ms, double width);
+// result: the disaggregated deployment (disaggregate() above).
+std::string disaggregation_json(const std::string& config_text);
 // result: a split of the layers over the stages that shortens the step and fits (stage_balance.h).
 std::string balance_json(const std::string& config_text);
 std::string options_json(const std::string& config_text);  // result: valid values per axis

@@ -15,6 +15,7 @@
 #include "core/api.h"
 #include "core/json_io.h"
 #include "core/presets.h"
+#include "core/scene_pareto.h"
 #include "native/draw.h"
 #include "native/format.h"
 #include "native/timeline.h"
@@ -33,7 +34,10 @@ const char* kUsageText = R"(usage:
   cutlab schedule [CONFIG.json | -] [options]   the simulated pipeline schedule: a text Gantt chart,
                                                 --json (every op), --svg FILE (the figure)
   cutlab search [CONFIG.json | -] [options]     rank the plans that fit for --model, --cluster, --gpus
-                                                and the workload, fastest first (--top N, --json)
+                                                and the workload, fastest first (--top N, --json);
+                                                serving (--mode infer): by output tokens/s per GPU under
+                                                --max-ttft-ms MS and --max-tpot-ms MS, with the Pareto
+                                                front per GPU against per user (--svg FILE: its plot)
   cutlab balance [CONFIG.json | -] [options]    a split of the layers over the pipeline stages
                                                 (layers_per_stage) that shortens the step and fits
   cutlab gpu [CONFIG.json | -] --rank N [...]   what GPU N holds: coordinates, node, layers, heads,
@@ -41,6 +45,8 @@ const char* kUsageText = R"(usage:
   cutlab ops [CONFIG.json | -] [options]        one layer as its ops: GEMMs, attention, memory-bound ops
                                                 with FLOPs, bytes, bound and F/B/W time (--json)
   cutlab presets [--json]                       list model and cluster presets
+  A config with a "disaggregation" section ({"prefill": {"gpus", "plan", "batch"}, "decode": {…}})
+  is evaluated as prefill and decode pools with the KV transfer between them (README).
   cutlab draw [CONFIG.json | -] --view cuts|placement|pipeline --svg FILE [--width PX] [--layer N] [options]
                                                 the explorer's figure of a view as SVG (--json: the figure)
   cutlab validate [CASES.json] [--json] [--svg FILE] [--check]
@@ -71,6 +77,7 @@ struct Args {
   std::string svg_path;
   int columns = 100;
   int top = 10;
+  double max_ttft_ms = 0, max_tpot_ms = 0;  // serving search limits (0: none)
   std::vector<int> ranks;
   std::vector<std::pair<std::string, std::string>> overrides;  // flag, value
 };
@@ -180,7 +187,15 @@ bool parse_args(int argc, char** argv, Args& a, std::string& problem) {
         return false;
       }
       const std::string v = argv[++i];
-      if (s == "--max-memory-fraction") {
+      if (s == "--max-ttft-ms" || s == "--max-tpot-ms") {
+        char* end = nullptr;
+        const double ms = std::strtod(v.c_str(), &end);
+        if (*end != '\0' || !(ms > 0 && ms <= 1e9)) {
+          problem = s + " must be a positive number of milliseconds";
+          return false;
+        }
+        (s == "--max-ttft-ms" ? a.max_ttft_ms : a.max_tpot_ms) = ms;
+      } else if (s == "--max-memory-fraction") {
         char* end = nullptr;
         a.max_fraction = std::strtod(v.c_str(), &end);
         if (*end != '\0' || !(a.max_fraction > 0 && a.max_fraction <= 1)) {
@@ -488,10 +503,76 @@ int cmd_schedule(const Args& a) {
   return kOk;
 }
 
+int cmd_serving_search(const Args& a, const std::string& text) {
+  ServingSearchOptions options;
+  options.top = a.top;
+  options.max_ttft_s = a.max_ttft_ms / 1e3;
+  options.max_tpot_s = a.max_tpot_ms / 1e3;
+  const api::Answer<ServingSearchResult> answer = api::serving_search(text, options);
+  if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
+  const Config& c = *answer.config;
+  const ServingSearchResult& s = answer.result.value;
+  if (!a.svg_path.empty()) {
+    const std::string title = c.model.name + " on " + std::to_string(c.cluster.gpus) + " × " + c.cluster.gpu + " · prompt " +
+                              std::to_string(c.workload.prompt_len) + " · output " + std::to_string(c.workload.output_len);
+    std::ofstream out(a.svg_path);
+    out << figure_svg(pareto_scene(s, options, title, 900));
+    if (!out) {
+      std::cerr << "cutlab: cannot write " << a.svg_path << "\n";
+      return kUsage;
+    }
+  }
+  if (a.as_json) {
+    std::cout << api::to_json_text(answer) << "\n";
+    return kOk;
+  }
+  const Workload& w = c.workload;
+  std::cout << "cutlab search · serving " << c.model.name << " on " << with_commas(c.cluster.gpus) << " × " << c.cluster.gpu
+            << " · prompt " << w.prompt_len << " · output " << w.output_len << " · weights " << w.weight_dtype << " · KV cache "
+            << w.kv_dtype << " · " << (w.batching == Batching::InFlight ? "in-flight batching" : "static batches") << "\n";
+  std::cout << "limits: TTFT " << (options.max_ttft_s > 0 ? "≤ " + human_time(options.max_ttft_s) : std::string("none")) << " · TPOT "
+            << (options.max_tpot_s > 0 ? "≤ " + human_time(options.max_tpot_s) : std::string("none")) << "\n";
+  std::cout << with_commas(double(s.candidates)) << " plan × batch points enumerated, " << with_commas(double(s.valid)) << " valid, "
+            << with_commas(double(s.fitting)) << " fit in memory, " << with_commas(double(s.within_limits)) << " within the limits"
+            << (s.truncated ? " (stopped at the search's bound)" : "") << "\n\n";
+  auto table = [](const std::vector<ServingPoint>& points) {
+    Table t{{"#", "TP", "PP", "EP", "DP", "batch", "TTFT", "TPOT", "tok/s/user", "tok/s/GPU", "total tok/s", "req/s", "in flight",
+             "peak GiB", "limits"},
+            {}};
+    int i = 0;
+    for (const ServingPoint& p : points)
+      t.rows.push_back({std::to_string(++i), std::to_string(p.plan.tp), std::to_string(p.plan.pp), std::to_string(p.plan.ep),
+                        std::to_string(p.plan.dp), std::to_string(p.batch), human_time(p.ttft_s), human_time(p.tpot_s),
+                        fixed(p.output_tokens_per_s_per_user, 1), fixed(p.output_tokens_per_s_per_gpu, 1),
+                        with_commas(p.output_tokens_per_s_total), fixed(p.requests_per_s, 2), fixed(p.concurrency, 1),
+                        gib(p.peak_memory_bytes) + " / " + gib(p.capacity_bytes), p.within_limits ? "met" : "missed"});
+    return t.render();
+  };
+  if (s.best.empty()) {
+    std::cout << "No plan fits in memory on " << c.cluster.gpus << " GPUs: try more GPUs, fp8 weights or a shorter context.\n";
+    return kOk;
+  }
+  if (s.within_limits == 0) std::cout << "No plan meets the limits; the plans closest to them:\n";
+  else
+    std::cout << "Best plans by output tokens/s per GPU"
+              << (options.max_ttft_s > 0 || options.max_tpot_s > 0 ? " within the limits" : "") << "\n";
+  std::cout << table(s.best) << "\n";
+  std::cout << "Pareto front: output tokens/s per GPU against per user"
+            << (s.front_within_limits ? "" : " (of the plans that fit; none meets the limits)") << ", most per user first\n"
+            << table(s.front);
+  std::cout << " batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; with EP the\n"
+               " attention replicas are EP × DP (TP 1 × EP n: attention data parallel, expert parallel)\n";
+  return kOk;
+}
+
 int cmd_search(const Args& a) {
   std::string text;
   int rc = kOk;
   if (!load_text(a, text, rc)) return rc;
+  {
+    const api::Answer<Config> cfg = api::read(text);
+    if (cfg.config && cfg.config->workload.mode == Mode::Infer) return cmd_serving_search(a, text);
+  }
   SearchOptions options;
   options.top = a.top;
   options.max_memory_fraction = a.max_fraction;
@@ -646,10 +727,61 @@ int cmd_ops(const Args& a) {
   return kOk;
 }
 
+void print_pool(const char* name, const PoolResult& p) {
+  std::cout << " " << name << ": " << p.gpus << " GPUs = " << p.instances << " × (TP " << p.plan.tp << " × PP " << p.plan.pp
+            << " × EP " << p.plan.ep << ") · batch " << p.batch << " · " << fixed(p.concurrency, 1) << " in flight per replica · "
+            << (p.fits ? "fits (" + gib(p.peak_memory_bytes) + " of " + gib(p.capacity_bytes) + " GiB)"
+                       : "DOES NOT FIT: largest batch " + std::to_string(p.max_batch_that_fits))
+            << "\n";
+}
+
+int cmd_disaggregated(const Args& a, const std::string& text) {
+  const api::Answer<api::DisaggregationRun> answer = api::disaggregate(text);
+  if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
+  if (a.as_json) {
+    std::cout << api::to_json_text(answer) << "\n";
+    return kOk;
+  }
+  const Disaggregated& d = answer.result.value.result;
+  const Config& c = answer.result.value.prefill;
+  const Workload& w = c.workload;
+  std::cout << "cutlab · disaggregated serving of " << c.model.name << " on " << c.cluster.name << " (" << c.cluster.gpu
+            << "): " << d.prefill.gpus << " prefill + " << d.decode.gpus << " decode GPUs\n";
+  std::cout << "prompt " << w.prompt_len << " · output " << w.output_len << " · weights " << w.weight_dtype << " · KV cache "
+            << w.kv_dtype << " · offline (all requests queued)\n\n";
+  print_pool("prefill", d.prefill);
+  print_pool("decode ", d.decode);
+  std::cout << "\n";
+  Table t{{"part", "requests/s", "per GPU", "latency"}, {}};
+  t.rows.push_back({"prefill pool", fixed(d.prefill.requests_per_s, 2), fixed(d.prefill.requests_per_s_per_gpu, 3),
+                    "TTFT " + human_time(d.prefill.ttft_s)});
+  t.rows.push_back({"KV transfer (" + std::string(name_of(d.kv_link)) + ")", fixed(d.kv_requests_per_s, 2),
+                    fixed(d.kv_requests_per_s / std::max(1, std::min(d.prefill.gpus, d.decode.gpus)), 3),
+                    human_time(d.kv_transfer_s)});
+  t.rows.push_back({"decode pool", fixed(d.decode.requests_per_s, 2), fixed(d.decode.requests_per_s_per_gpu, 3),
+                    "TPOT " + human_time(d.decode.tpot_s)});
+  std::cout << t.render();
+  std::cout << " KV cache of a request: " << human_bytes(d.kv_bytes_per_request) << " (" << human_bytes(d.kv_bytes_per_gpu)
+            << " per GPU at the busier end) · links " << pct(d.kv_link_utilization) << " busy\n";
+  std::cout << " deployment: " << fixed(d.requests_per_s, 2) << " requests/s (bound by " << d.bound << ") · TTFT "
+            << human_time(d.ttft_s) << " (prefill + transfer) · TPOT " << human_time(d.tpot_s) << " · end to end "
+            << human_time(d.e2e_latency_s) << "\n";
+  std::cout << " " << fixed(d.output_tokens_per_s_per_user, 1) << " output tokens/s per user · "
+            << with_commas(d.output_tokens_per_s_total) << " total · " << fixed(d.output_tokens_per_s_per_gpu, 1) << " per GPU\n";
+  std::cout << " balanced: " << pct(d.balanced_prefill_fraction) << " of the GPUs prefilling → "
+            << fixed(d.balanced_output_tokens_per_s_per_gpu, 1) << " output tokens/s per GPU; with " << d.prefill.gpus + d.decode.gpus
+            << " GPUs: " << d.suggested_prefill_instances << "P" << d.suggested_decode_instances << "D ("
+            << d.suggested_prefill_instances * d.prefill.gpus_per_instance << " + "
+            << d.suggested_decode_instances * d.decode.gpus_per_instance << " GPUs) → "
+            << fixed(d.suggested_output_tokens_per_s_per_gpu, 1) << " per GPU\n";
+  return kOk;
+}
+
 int cmd_evaluate(const Args& a) {
   std::string text;
   int rc = kOk;
   if (!load_text(a, text, rc)) return rc;
+  if (api::has_disaggregation(text)) return cmd_disaggregated(a, text);
   const api::Answer<api::Evaluated> answer = api::evaluate(text);
   if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
   const Config& cfg = answer.result.value.resolved.config;

@@ -1,10 +1,13 @@
 # `cutlab draw ARGS --svg OUT` exits 0 and writes a well-formed SVG document holding EXPECT (a
 # regex): checked by xmllint --noout when XMLLINT is set, else by matching the root element and
 # the balance of its elements.
-# -DCLI=… -DARGS=a;b;c -DOUT=file.svg -DEXPECT=regex [-DXMLLINT=/usr/bin/xmllint]
-execute_process(COMMAND ${CLI} draw ${ARGS} --svg ${OUT} RESULT_VARIABLE rc ERROR_VARIABLE err)
+# -DCLI=… -DARGS=a;b;c -DOUT=file.svg -DEXPECT=regex [-DXMLLINT=/usr/bin/xmllint] [-DCMD=search] (default draw)
+if(NOT CMD)
+  set(CMD draw)
+endif()
+execute_process(COMMAND ${CLI} ${CMD} ${ARGS} --svg ${OUT} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "cutlab draw ${ARGS} exited ${rc}: ${err}")
+  message(FATAL_ERROR "cutlab ${CMD} ${ARGS} exited ${rc}: ${err}")
 endif()
 file(READ ${OUT} svg)
 if(NOT svg MATCHES "^<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"[0-9.]+\" height=\"[0-9.]+\"")

@@ -17,7 +17,7 @@
   let canvasWidth = 0;                           // CSS width of the canvas, kept by a ResizeObserver
   const perf = { deriveMs: 0, drawMs: 0, workMs: 0, changeToDrawMs: null, frames: 0, searchMs: null };
   // The last plan search (search.js): { key, out, ms, gpus, what, rankOrder }; shown while `open`.
-  const found = { result: null, open: false, busy: false, shown: null };
+  const found = { result: null, open: false, busy: false, shown: null, limits: { ttft: 0, tpot: 0 } };
   const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
   const embed = params.get('embed');
   const EMBED_VIEW = { timeline: 'pipeline', pipeline: 'pipeline', cuts: 'cuts', placement: 'placement', tables: 'tables' }[embed] || null;
@@ -228,13 +228,15 @@
       const d = last.d;
       const cfg = CL.search.config(state, d);
       const text = JSON.stringify(cfg);
+      const serving = CL.state.serving(CL.search.modeOf(state, d));
+      const lim = found.limits;
       const t0 = performance.now();
-      const out = api.search(text, 10);
+      const out = serving ? api.servingSearch(text, 10, lim.ttft || 0, lim.tpot || 0, CL.search.plotWidth($('search-panel'))) : api.search(text, 10);
       const ms = performance.now() - t0;
       perf.searchMs = ms;
       const conf = d && d.config;
       found.result = { key: text, out, ms, gpus: cfg.cluster.gpus, what: CL.search.describe(d, cfg.cluster.gpus),
-        rankOrder: conf && conf.plan ? conf.plan.rank_order : null };
+        rankOrder: conf && conf.plan ? conf.plan.rank_order : null, serving, limits: Object.assign({}, lim) };
       found.busy = false;
       $('find-plans').disabled = false;
       renderSearch(last.d, true);
@@ -255,17 +257,22 @@
     found.shown = sig;
     // a row chosen with the keyboard keeps the focus across the redraw
     const focused = panel.contains(document.activeElement) ? document.activeElement.dataset.i : undefined;
-    panel.innerHTML = CL.search.html(res, { current, stale, mode, busy: found.busy });
+    panel.innerHTML = CL.search.html(res, { current, currentConfig: d && d.ok ? d.r.config : null, stale, mode, busy: found.busy });
     panel.hidden = false;
+    if (res && res.serving) CL.search.drawPlot(panel, res);
     if (focused !== undefined) { const row = panel.querySelector('tbody tr[data-i="' + focused + '"]'); if (row) row.focus(); }
   }
   function applyRow(tr) {
     const res = found.result;
     if (!tr || !res || !res.out.ok || tr.closest('table.outdated')) return;
-    const row = res.out.result.best[Number(tr.dataset.i)];
+    const row = res.out.result[tr.dataset.set === 'front' ? 'front' : 'best'][Number(tr.dataset.i)];
     if (!row) return;
+    applyFound(row);
+  }
+  function applyFound(row) {
+    const res = found.result;
     changeAt = performance.now();
-    setState(CL.search.apply(state, row.plan, res.gpus), 'push');
+    setState(res.serving ? CL.search.applyServing(state, row, res.gpus) : CL.search.apply(state, row.plan, res.gpus), 'push');
   }
   function wireSearch() {
     const button = $('find-plans');
@@ -275,7 +282,29 @@
     panel.addEventListener('click', (ev) => {
       if (ev.target.closest('.close')) { found.open = false; renderSearch(last.d, true); return; }
       if (ev.target.closest('.again')) { runSearch(); return; }
+      const plot = ev.target.closest('canvas.pareto');
+      if (plot) {
+        const pt = found.result && !panel.querySelector('table.outdated') ? CL.search.pointAt(plot, ev, found.result) : null;
+        if (pt) applyFound(pt);
+        return;
+      }
       applyRow(ev.target.closest('tbody tr[data-i]'));
+    });
+    // serving limits: a changed limit searches again
+    panel.addEventListener('change', (ev) => {
+      const k = ev.target.dataset && ev.target.dataset.lim;
+      if (!k) return;
+      const v = Number(ev.target.value);
+      found.limits[k] = ev.target.value !== '' && v > 0 ? v : 0;
+      runSearch();
+    });
+    panel.addEventListener('mousemove', (ev) => {
+      const plot = ev.target.closest && ev.target.closest('canvas.pareto');
+      if (!plot) return;
+      const pt = CL.search.pointAt(plot, ev, found.result);
+      plot.style.cursor = pt ? 'pointer' : 'default';
+      plot.title = pt ? CL.search.planText(pt.plan, pt.batch) + ': ' + CL.fmt.fixed(pt.output_tokens_per_s_per_user, 1) + ' tokens/s per user, ' +
+        CL.fmt.fixed(pt.output_tokens_per_s_per_gpu, 1) + ' per GPU' : '';
     });
     panel.addEventListener('keydown', (ev) => {
       if (ev.key !== 'Enter' && ev.key !== ' ') return;
@@ -448,6 +477,7 @@
   window.__cutlab = {
     get state() { return state; },
     get derived() { return last.d; },
+    get found() { return found.result; },
     perf,
     api: () => api,
   };

@@ -1,8 +1,12 @@
-// search.js: "Find the best plans". The core's search() enumerates every TP × PP × CP × EP split of
-// the GPU count, schedule, micro-batch and recompute, evaluates each valid plan and ranks those that
-// fit by tokens/s (core/search.h). It is hundreds of evaluations (~0.2 s in WASM), so it runs only
-// on a click, never in a frame. This file makes the config it gets, the ranked table (formatting
-// only: every number is a field of the result) and the state patch that applies a row.
+// search.js: "Find the best plans". Training: the core's search() enumerates every TP × PP × CP × EP
+// split of the GPU count, schedule, micro-batch and recompute, evaluates each valid plan and ranks
+// those that fit by tokens/s (core/search.h). Serving: servingSearch() enumerates TP × PP × EP × DP
+// and the batch, ranks by output tokens/s per GPU under a TTFT and a TPOT limit and returns the
+// Pareto front per GPU against per user with its plot laid out by the core
+// (core/serving_search.h, core/scene_pareto.h). Hundreds of evaluations, so a search runs only on
+// a click, never in a frame. This file makes the config it gets, the ranked tables (formatting
+// only: every number is a field of the result), the plot's canvas and the state patch that applies
+// a row or a point.
 (function (CL) {
   'use strict';
   const F = CL.fmt, P = CL.palette, e = F.escape;
@@ -21,6 +25,7 @@
   function config(s, d) {
     const cfg = CL.state.toConfig(s);
     for (const k of CHOSEN) delete cfg.plan[k];
+    if (CL.state.serving(modeOf(s, d))) delete cfg.workload.batch;   // the serving search chooses it
     if (cfg.cluster.gpus == null && d && d.ok) cfg.cluster.gpus = d.r.gpus;
     return cfg;
   }
@@ -54,11 +59,8 @@
   function html(found, o) {
     const close = '<button type="button" class="close" title="Close the search" aria-label="Close">×</button>';
     if (o.busy) return '<div class="search-head"><h3>Best plans <span class="muted">· searching…</span></h3>' + close + '</div>';
-    if (CL.state.serving(o.mode)) {
-      return '<div class="search-head"><h3>Best plans</h3>' + close + '</div><p class="search-msg">The search ranks <b>training</b> plans; serving plans are evaluated one by one. ' +
-        'Set <b>Mode</b> to <i>train (one step)</i> and search again.</p>';
-    }
     if (!found) return '';
+    if (found.serving) return servingHtml(found, o, close);
     const out = found.out;
     const again = '<button type="button" class="again">Search again</button>';
     if (!out.ok) {
@@ -110,8 +112,115 @@
     const c = d && d.config;
     if (gpus == null) return '';
     if (!c) return F.int(gpus) + ' GPUs';
-    return e(c.model.name) + ' on ' + F.int(gpus) + ' × ' + e(c.cluster.gpu) + ' · seq ' + F.int(c.workload.seq_len) + ' · global batch ' + F.int(c.workload.global_batch);
+    const w = c.workload;
+    if (CL.state.serving(w.mode)) return e(c.model.name) + ' on ' + F.int(gpus) + ' × ' + e(c.cluster.gpu) + ' · prompt ' + F.int(w.prompt_len) + ' · output ' + F.int(w.output_len);
+    return e(c.model.name) + ' on ' + F.int(gpus) + ' × ' + e(c.cluster.gpu) + ' · seq ' + F.int(w.seq_len) + ' · global batch ' + F.int(w.global_batch);
   }
 
-  CL.search = { CHOSEN, SAME, config, key, modeOf, apply, same, html, describe, scheduleText };
+  // ---- serving -----------------------------------------------------------------------------------
+  // The state with a serving point: its TP, PP, EP and batch, the GPU count pinned (DP follows).
+  function applyServing(s, point, gpus) {
+    const n = CL.state.clone(s);
+    n.example = null;
+    n.gpu = null;
+    n.gpus = gpus;
+    const p = point.plan;
+    n.plan.tp = p.tp;
+    n.plan.pp = p.pp;
+    if (p.ep > 1) n.plan.ep = p.ep; else delete n.plan.ep;
+    for (const k of ['dp', 'cp', 'etp', 'vpp', 'layers_per_stage']) delete n.plan[k];
+    n.workload.batch = point.batch;
+    return n;
+  }
+  const sameServing = (pt, cur) => !!cur && ['tp', 'pp', 'ep', 'dp'].every((k) => pt.plan[k] === cur.plan[k]) && pt.batch === cur.workload.batch;
+  const planText = (p, batch) => 'TP' + p.tp + (p.pp > 1 ? ' · PP' + p.pp : '') + (p.ep > 1 ? ' · EP' + p.ep : '') + (p.dp > 1 ? ' · DP' + p.dp : '') + ' · batch ' + batch;
+  // Limits as typed (ms; '' = none).
+  const limitInput = (k, label, v) => '<label class="lim">' + label + ' ≤ <input type="number" min="0" step="any" inputmode="decimal" data-lim="' + k + '" value="' +
+    (v > 0 ? e(v) : '') + '" placeholder="none" aria-label="' + label + ' limit in milliseconds"> ms</label>';
+
+  function servingTable(list, set, o, marked) {
+    const ax = (k, t) => '<th class="num ax" data-css="--c:' + P.axis[k] + '">' + t + '</th>';
+    let h = '<div class="scroll"><table class="t search serving' + (o.stale ? ' outdated' : '') + '" data-set="' + set + '"><thead><tr><th class="num">#</th>' +
+      ax('tp', 'TP') + ax('pp', 'PP') + ax('ep', 'EP') + ax('dp', 'DP') + '<th class="num">batch</th><th class="num">TTFT</th><th class="num">TPOT</th>' +
+      '<th class="num">tokens/s per user</th><th class="num">tokens/s per GPU</th><th class="num">total tokens/s</th><th class="num">in flight</th>' +
+      '<th class="num">peak / usable GiB</th><th>limits</th></tr></thead><tbody>';
+    list.forEach((b, i) => {
+      const p = b.plan;
+      const cur = !o.stale && !marked.done && sameServing(b, o.currentConfig);
+      if (cur) marked.done = true;
+      const td = (k, v, text, cls) => '<td class="' + (cls || 'num') + '" data-k="' + k + '" data-v="' + e(v) + '">' + text + '</td>';
+      h += '<tr data-set="' + set + '" data-i="' + i + '"' + (cur ? ' class="current" aria-current="true"' : '') + (o.stale ? '' : ' tabindex="0" title="Apply this plan and batch"') + '>' +
+        '<td class="num rank">' + (i + 1) + '</td>' + td('tp', p.tp, p.tp) + td('pp', p.pp, p.pp) + td('ep', p.ep, p.ep) + td('dp', p.dp, p.dp) + td('batch', b.batch, F.int(b.batch)) +
+        td('ttft_s', b.ttft_s, F.seconds(b.ttft_s)) + td('tpot_s', b.tpot_s, F.seconds(b.tpot_s)) +
+        td('output_tokens_per_s_per_user', b.output_tokens_per_s_per_user, F.fixed(b.output_tokens_per_s_per_user, 1)) +
+        td('output_tokens_per_s_per_gpu', b.output_tokens_per_s_per_gpu, F.fixed(b.output_tokens_per_s_per_gpu, 1), 'num strong') +
+        td('output_tokens_per_s_total', b.output_tokens_per_s_total, F.int(b.output_tokens_per_s_total)) + td('concurrency', b.concurrency, F.fixed(b.concurrency, 1)) +
+        td('peak_memory_bytes', b.peak_memory_bytes, F.gib(b.peak_memory_bytes, 1) + ' / ' + F.gib(b.capacity_bytes, 1)) +
+        td('within_limits', b.within_limits, b.within_limits ? '✓ met' : 'missed', b.within_limits ? 'ok' : 'bad') + '</tr>';
+    });
+    return h + '</tbody></table></div>';
+  }
+
+  function servingHtml(found, o, close) {
+    const out = found.out, lim = found.limits || {};
+    const again = '<button type="button" class="again">Search again</button>';
+    const limits = '<div class="search-limits">' + limitInput('ttft', 'TTFT', lim.ttft) + limitInput('tpot', 'TPOT', lim.tpot) + '</div>';
+    if (!out.ok) {
+      return '<div class="search-head"><h3>Best serving plans</h3>' + again + close + '</div>' + limits + '<p class="search-msg bad">' +
+        (out.errors.some((x) => x.path === '/cluster/gpus') ? 'The search needs the GPU count to fill: set <b>Cluster › GPUs</b> (or make the plan valid) and search again.' : 'The core could not search this config:') + '</p>' +
+        '<ul class="search-errors">' + out.errors.map((x) => '<li><code>' + e(x.path || '/') + '</code> ' + e(x.message) + '</li>').join('') + '</ul>';
+    }
+    const r = out.result;
+    const counts = plural(r.candidates, 'plan × batch', 'plans × batches') + ', ' + F.int(r.valid) + ' valid, ' + F.int(r.fitting) + ' ' + (r.fitting === 1 ? 'fits' : 'fit') + ', ' +
+      F.int(r.within_limits) + ' within the limits';
+    let h = '<div class="search-head"><h3>Best serving plans <span class="muted">· ' + found.what + '</span></h3>' +
+      '<span class="search-counts" data-candidates="' + r.candidates + '" data-valid="' + r.valid + '" data-fitting="' + r.fitting + '" data-within="' + r.within_limits + '">' + counts +
+      ' <span class="muted">· searched in ' + F.int(found.ms) + ' ms</span></span>' + close + '</div>' + limits;
+    if (o.stale) h += '<p class="search-msg warn">The config changed since this search (model, cluster, GPUs or workload): these plans were ranked for the previous one. ' + again + '</p>';
+    if (!r.fitting) return h + '<p class="search-msg bad">No plan fits in memory on these GPUs, at any batch: try more GPUs, fp8 weights or a shorter context.</p>';
+    if (!r.within_limits) h += '<p class="search-msg bad">No plan meets the limits. Below, the plans closest to them; the plot shows the front of every plan that fits.</p>';
+    if (r.truncated) h += '<p class="search-msg warn">The enumeration stopped at its bound; some plans were not tried.</p>';
+    h += '<div class="pareto-wrap"><canvas class="pareto" role="img" aria-label="Pareto front: output tokens/s per GPU against output tokens/s per user, ' +
+      r.front.length + ' points; click a point to apply its plan"></canvas></div>';
+    const marked = { done: false };
+    h += '<h4 class="search-sub">Most output tokens/s per GPU' + (found.limits && (found.limits.ttft || found.limits.tpot) ? ' within the limits' : '') + '</h4>' + servingTable(r.best, 'best', o, marked);
+    h += '<h4 class="search-sub">Pareto front, most tokens/s per user first</h4>' + servingTable(r.front, 'front', o, marked);
+    const note = o.stale ? '' : (marked.done ? 'The highlighted row is the current plan and batch. ' : '') + 'Click a row or a point of the front to apply it.';
+    return h + '<p class="search-foot">' + note + ' <span class="muted">batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; with EP the attention replicas are EP × DP; the config\'s dtypes, lengths and token budget kept.</span></p>';
+  }
+
+  // The plot: the core's figure (core/scene_pareto.h) painted on the panel's canvas.
+  function drawPlot(panel, found) {
+    const canvas = panel.querySelector('canvas.pareto');
+    const f = found && found.out.ok && found.out.result.figure;
+    if (!canvas || !f) return;
+    const dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.round(f.width * dpr);
+    canvas.height = Math.round(f.height * dpr);
+    canvas.style.width = f.width + 'px';
+    canvas.style.height = f.height + 'px';
+    const ctx = canvas.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, f.width, f.height);
+    CL.figure.draw(ctx, f, null, null, 0, 0);
+  }
+  // The front point under a pointer event on the plot (within 8 px of a dot), or null.
+  function pointAt(canvas, ev, found) {
+    const f = found && found.out.ok && found.out.result.figure;
+    if (!f) return null;
+    const box = canvas.getBoundingClientRect();
+    const x = (ev.clientX - box.left) * (f.width / box.width), y = (ev.clientY - box.top) * (f.height / box.height);
+    let best = null, dist = 8;
+    for (const r of f.rects) {
+      if (r.hit !== 'point') continue;
+      const d = Math.hypot(x - (r.x + r.w / 2), y - (r.y + r.h / 2));
+      if (d <= dist) { dist = d; best = r.begin; }
+    }
+    return best === null ? null : found.out.result.front[best];
+  }
+  // The width the plot is laid out for: the panel's, 280 to 1,000 px.
+  const plotWidth = (panel) => Math.max(280, Math.min(1000, Math.floor((panel.clientWidth || 800) - 26)));
+
+  CL.search = { CHOSEN, SAME, config, key, modeOf, apply, applyServing, same, html, describe, scheduleText, drawPlot, pointAt, plotWidth, planText };
 })(window.CL = window.CL || {});

@@ -1,7 +1,7 @@
 // The WASM module (build-wasm/web/core.js) gives exactly the native CLI's answers: for each config
 // the parsed JSON of core.evaluate() equals the parsed JSON of `cutlab evaluate X --json`
 // (deepStrictEqual: same keys, same numbers to the last bit), errors included; same for the
-// schedule and the presets. The pipeline scene (timeline()) holds every op of the CLI's schedule;
+// schedule, the presets, the serving search and a disaggregated deployment. The pipeline scene (timeline()) holds every op of the CLI's schedule;
 // gpus() equals gpu() rank by rank; error results carry the config as read; a Hugging Face
 // config.json is a model; and the page's SVG export writes the scene's rects.
 // Run: node --test tests/js/   (env WASM_DIR, default build-wasm/web; NATIVE_CLI, default build-native/native/cutlab)
@@ -101,6 +101,19 @@ test('schedule (every op) equals `cutlab schedule --json`', () => {
   assert.equal(wasm.ok, true);
   const n = native('schedule', cfg);
   assert.deepStrictEqual(wasm.result, n.json);
+});
+
+test('servingSearch and disaggregation equal `cutlab search --mode infer --json` and `cutlab evaluate --json`', () => {
+  const cfg = JSON.stringify({ model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 8 }, workload: { mode: 'infer', prompt_len: 2048, output_len: 512 } });
+  const wasm = JSON.parse(core.servingSearch(cfg, 10, 0, 20, 0));
+  assert.equal(wasm.ok, true);
+  const n = native('search', cfg, ['--max-tpot-ms', '20']);
+  const { max_ttft_s, max_tpot_s, ...rest } = wasm.result;
+  assert.equal(max_ttft_s, 0);
+  assert.equal(max_tpot_s, 0.02);
+  assert.deepStrictEqual(rest, n.json);
+  const pd = fixture('disaggregated.json');
+  assert.deepStrictEqual(JSON.parse(core.disaggregation(pd)), native('evaluate', pd).answer);
 });
 
 test('presets equal `cutlab presets --json`', () => {

@@ -1,0 +1,192 @@
+#include "core/disaggregation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/comm.h"
+#include "core/json_io.h"
+#include "core/serving_batching.h"
+#include "core/serving_step.h"
+
+namespace cutlab {
+
+double balanced_prefill_fraction(double rho_p, double rho_d) { return rho_p > 0 && rho_d > 0 ? rho_d / (rho_p + rho_d) : 0.0; }
+
+namespace {
+
+int instance_gpus(const Plan& p) { return static_cast<int>(std::max(1LL, mesh_without_dp(p))); }
+
+void pool_memory(const InferenceEstimate& s, PoolResult& pool) {
+  const StageMemory& peak = s.memory.per_stage[static_cast<size_t>(s.memory.peak_stage)];
+  pool.peak_memory_bytes = peak.total_bytes;
+  pool.capacity_bytes = peak.capacity_bytes;
+  pool.max_batch_that_fits = s.max_batch_that_fits;
+  pool.fits = s.memory.fits && s.concurrency > 0;
+  pool.concurrency = s.concurrency;
+}
+
+PoolResult base_pool(const Resolved& r) {
+  PoolResult pool;
+  pool.gpus = r.mesh.gpus;
+  pool.plan = r.config.plan;
+  pool.batch = r.config.workload.batch;
+  pool.gpus_per_instance = instance_gpus(r.config.plan);
+  pool.instances = pool.gpus / pool.gpus_per_instance;
+  return pool;
+}
+
+// The prefill pool: the serving model with one output token per request.
+PoolResult prefill_pool(const Resolved& resolved) {
+  Resolved r = resolved;
+  r.config.workload.output_len = 1;
+  const InferenceEstimate s = evaluate_serving(r).serving;
+  PoolResult pool = base_pool(r);
+  pool_memory(s, pool);
+  pool.ttft_s = s.ttft_s;
+  pool.step_s = s.step_s;
+  pool.requests_per_s = pool.fits ? s.requests_per_s : 0.0;
+  pool.requests_per_s_per_gpu = pool.gpus > 0 ? pool.requests_per_s / pool.gpus : 0.0;
+  return pool;
+}
+
+// The decode pool: decode-only steps at steady state (header).
+PoolResult decode_pool(const Resolved& resolved) {
+  const InferenceEstimate s = evaluate_serving(resolved).serving;  // memory and what the KV cache holds
+  PoolResult pool = base_pool(resolved);
+  pool_memory(s, pool);
+  if (!pool.fits) return pool;
+  Resolved r = resolved;
+  r.config.model.mtp_layers = 0;  // served without its MTP modules, as core/inference.cpp does
+  const ServingSetup S(r);
+  const Workload& w = S.w;
+  const double pp = S.plan.pp, C = s.concurrency, OSL = w.output_len;
+  StepLoad load;
+  load.decode_seqs = C / pp;
+  load.decode_tokens = 1.0 + w.spec_draft_tokens;
+  load.decode_context = double(w.prompt_len) + OSL / 2.0;  // mean context over the decode
+  const StepCost step = step_cost(S, load);
+  const double draft_s = w.spec_draft_tokens > 0 ? w.spec_draft_tokens * draft_pass_s(S, load.decode_seqs, load.decode_context) : 0.0;
+  const double cycle = pipeline_cycle_s(step, draft_s);
+  const double q = spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
+  pool.step_s = cycle;
+  pool.tpot_s = cycle / q;
+  const double per_replica = cycle > 0 && OSL > 1 ? C * q / ((OSL - 1.0) * cycle) : 0.0;
+  pool.requests_per_s = per_replica * resolved.mesh.dp_attn;
+  pool.requests_per_s_per_gpu = pool.gpus > 0 ? pool.requests_per_s / pool.gpus : 0.0;
+  return pool;
+}
+
+}  // namespace
+
+Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& decode) {
+  Disaggregated d;
+  d.prefill = prefill_pool(prefill);
+  d.decode = decode_pool(decode);
+  const ModelSpec& m = prefill.config.model;
+  const Cluster& c = prefill.config.cluster;
+  const Workload& w = prefill.config.workload;
+  // KV of one request: ISL tokens in every layer (a local layer at most its window), per stage.
+  const double per_layer = kv_bytes_per_token_layer(m, 1.0, dtype_bytes(w.kv_dtype));
+  // A stage's KV leaves over its tp GPUs' links and arrives over the decode stage's tp GPUs' links;
+  // the busier side sets the time.
+  auto largest_share = [&](const Resolved& r) {
+    double most = 0;
+    for (const StageInfo& st : r.placement.stages)
+      most = std::max(most, per_layer * stage_attended_keys(m, st, w.prompt_len, Attended::Held));
+    return most / r.config.plan.tp;
+  };
+  for (const StageInfo& st : prefill.placement.stages)
+    d.kv_bytes_per_request += per_layer * stage_attended_keys(m, st, w.prompt_len, Attended::Held);
+  d.kv_bytes_per_gpu = std::max(largest_share(prefill), largest_share(decode));
+  GroupInfo link;
+  link.axis = Axis::PP;
+  link.size = 2;
+  const bool one_node = d.prefill.gpus + d.decode.gpus <= c.gpus_per_node;
+  link.nodes_spanned = one_node ? 1 : 2;
+  link.link = one_node ? Link::NVLink : Link::ScaleOut;
+  d.kv_link = link.link;
+  d.kv_transfer_s = collective_time_s(Collective::SendRecv, d.kv_bytes_per_gpu, link, c);
+  // Every request's KV leaves through the prefill GPUs' links and arrives through the decode GPUs':
+  // the pool with fewer GPUs carries the most per link.
+  const double link_bytes_per_s = (one_node ? c.nvlink_bytes_per_s * c.efficiency.nvlink
+                                            : c.scaleout_bytes_per_s * c.efficiency.scaleout);
+  const int ends = std::min(d.prefill.gpus, d.decode.gpus);
+  d.kv_requests_per_s = d.kv_bytes_per_request > 0 ? ends * link_bytes_per_s / d.kv_bytes_per_request : 0.0;
+  d.requests_per_s = std::min({d.prefill.requests_per_s, d.decode.requests_per_s, d.kv_requests_per_s});
+  d.bound = d.requests_per_s == d.prefill.requests_per_s  ? "prefill"
+            : d.requests_per_s == d.decode.requests_per_s ? "decode"
+                                                          : "kv_transfer";
+  d.kv_link_utilization = d.kv_requests_per_s > 0 ? d.requests_per_s / d.kv_requests_per_s : 0.0;
+  d.ttft_s = d.prefill.ttft_s + d.kv_transfer_s;
+  d.tpot_s = d.decode.tpot_s;
+  d.e2e_latency_s = d.ttft_s + (w.output_len - 1.0) * d.tpot_s;
+  d.output_tokens_per_s_total = d.requests_per_s * w.output_len;
+  const int gpus = d.prefill.gpus + d.decode.gpus;
+  d.output_tokens_per_s_per_gpu = gpus > 0 ? d.output_tokens_per_s_total / gpus : 0.0;
+  d.output_tokens_per_s_per_user = d.tpot_s > 0 ? 1.0 / d.tpot_s : 0.0;
+  // Balance: the pools' rates per GPU, each at most what one GPU's link carries (L / bytes).
+  const double link_rate = d.kv_bytes_per_request > 0 ? link_bytes_per_s / d.kv_bytes_per_request : 0.0;
+  const double rho_p = std::min(d.prefill.requests_per_s_per_gpu, link_rate);
+  const double rho_d = std::min(d.decode.requests_per_s_per_gpu, link_rate);
+  d.balanced_prefill_fraction = balanced_prefill_fraction(rho_p, rho_d);
+  d.balanced_output_tokens_per_s_per_gpu = rho_p > 0 && rho_d > 0 ? w.output_len * rho_p * rho_d / (rho_p + rho_d) : 0.0;
+  const int gp = d.prefill.gpus_per_instance, gd = d.decode.gpus_per_instance;
+  double best = 0;
+  for (int x = 1; x * gp + gd <= gpus && x <= 100000; ++x) {
+    const int y = (gpus - x * gp) / gd;
+    const double rate = std::min(x * gp * rho_p, y * gd * rho_d);
+    if (rate > best * (1 + 1e-12)) {
+      best = rate;
+      d.suggested_prefill_instances = x, d.suggested_decode_instances = y;
+    }
+  }
+  d.suggested_output_tokens_per_s_per_gpu = gpus > 0 ? best * w.output_len / gpus : 0.0;
+  return d;
+}
+
+nlohmann::json to_json(const PoolResult& p) {
+  return {{"gpus", p.gpus},
+          {"gpus_per_instance", p.gpus_per_instance},
+          {"instances", p.instances},
+          {"plan", to_json(p.plan)},
+          {"batch", p.batch},
+          {"concurrency", p.concurrency},
+          {"max_batch_that_fits", p.max_batch_that_fits},
+          {"peak_memory_bytes", p.peak_memory_bytes},
+          {"capacity_bytes", p.capacity_bytes},
+          {"fits", p.fits},
+          {"requests_per_s", p.requests_per_s},
+          {"requests_per_s_per_gpu", p.requests_per_s_per_gpu},
+          {"ttft_s", p.ttft_s},
+          {"tpot_s", p.tpot_s},
+          {"step_s", p.step_s}};
+}
+
+nlohmann::json to_json(const Disaggregated& d) {
+  return {{"prefill", to_json(d.prefill)},
+          {"decode", to_json(d.decode)},
+          {"kv_transfer",
+           {{"bytes_per_request", d.kv_bytes_per_request},
+            {"bytes_per_gpu", d.kv_bytes_per_gpu},
+            {"link", name_of(d.kv_link)},
+            {"time_s", d.kv_transfer_s},
+            {"requests_per_s", d.kv_requests_per_s},
+            {"link_utilization", d.kv_link_utilization}}},
+          {"requests_per_s", d.requests_per_s},
+          {"bound", d.bound},
+          {"ttft_s", d.ttft_s},
+          {"tpot_s", d.tpot_s},
+          {"e2e_latency_s", d.e2e_latency_s},
+          {"output_tokens_per_s_total", d.output_tokens_per_s_total},
+          {"output_tokens_per_s_per_gpu", d.output_tokens_per_s_per_gpu},
+          {"output_tokens_per_s_per_user", d.output_tokens_per_s_per_user},
+          {"balance",
+           {{"prefill_fraction", d.balanced_prefill_fraction},
+            {"output_tokens_per_s_per_gpu", d.balanced_output_tokens_per_s_per_gpu},
+            {"suggested_prefill_instances", d.suggested_prefill_instances},
+            {"suggested_decode_instances", d.suggested_decode_instances},
+            {"suggested_output_tokens_per_s_per_gpu", d.suggested_output_tokens_per_s_per_gpu}}}};
+}
+
+}  // namespace cutlab

@@ -1,0 +1,84 @@
+// disaggregation.h: prefill and decode served by separate pools of GPUs (xPyD), each with its own
+// plan (DistServe, Zhong et al. OSDI'24; Splitwise, Patel et al. ISCA'24). A request is prefilled on
+// the prefill pool, its KV cache sent to a decode instance over the network, then decoded there; the
+// two phases no longer share a step, so neither slows the other (DistServe §2.2), and each pool's
+// plan and batch are chosen for its phase.
+//   prefill pool: the serving model (core/inference.h) of the config with output_len 1 (one token
+//     out of the prefill), in-flight batching with chunked prefill; its requests/s and TTFT.
+//   KV transfer: bytes = prompt_len × KV bytes per token (whole model; a local-attention layer keeps
+//     at most its window), each prefill GPU sending its stage's KV shard over its own link, the
+//     stages in parallel: T = (ISL · KV bytes per token of the largest stage) / (tp_prefill · B · η)
+//     + α (DistServe §4.1 sizes the same transfer); B the scale-out bandwidth per GPU, NVLink when
+//     both pools fit in one node. Its load on the prefill GPUs' links bounds the deployment too.
+//   decode pool: decode-only steps of the serving step model (core/serving_step.h step_cost) with
+//     C = min(pp × batch, what the KV cache holds) sequences per replica of context
+//     prompt_len + output_len/2 on average, pp micro-batches in flight (pipeline_cycle_s); TPOT =
+//     cycle / tokens per step; requests/s per replica = C · tokens per step / ((OSL − 1) · cycle).
+//   deployment: requests/s = min(prefill pool, decode pool, transfer); TTFT = prefill TTFT +
+//     transfer (the decode instance emits the first token once the KV has arrived; DistServe §3
+//     counts the transfer in the second token's latency instead); TPOT = the decode pool's;
+//     output tokens/s per GPU = requests/s × OSL / (prefill + decode GPUs).
+//   balance (Splitwise §5, DistServe §4.3 replicate instances until the rates match): with ρ_p, ρ_d
+//     requests/s per GPU of each pool, the pools match when N_p·ρ_p = N_d·ρ_d: a prefill share
+//     f_p = ρ_d / (ρ_p + ρ_d) of the GPUs and OSL · ρ_p·ρ_d/(ρ_p + ρ_d) output tokens/s per GPU;
+//     the best whole numbers of instances for the same GPU count are found by trying each.
+// Ignores: queueing and arrival bursts (offline: every request queued), a decode pool running below
+// its batch when prefill bounds the rate (its TPOT is given at its batch, an upper bound), transfer
+// overlapped with the prefill layer by layer (Splitwise §4.3; here it follows the prefill).
+#pragma once
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "core/estimate.h"
+
+namespace cutlab {
+
+// One pool of a deployment, its phase evaluated.
+struct PoolResult {
+  int gpus = 0;
+  int gpus_per_instance = 1;  // tp × pp × ep: one copy of the model
+  int instances = 0;          // gpus / gpus_per_instance
+  Plan plan;
+  int batch = 0;           // workload.batch the pool runs
+  double concurrency = 0;  // sequences in flight per replica
+  long long max_batch_that_fits = 0;
+  double peak_memory_bytes = 0, capacity_bytes = 0;
+  bool fits = false;
+  double requests_per_s = 0;          // the pool
+  double requests_per_s_per_gpu = 0;  // ρ
+  double ttft_s = 0;                  // prefill: to the first token, before the transfer
+  double tpot_s = 0;                  // decode: between output tokens
+  double step_s = 0;                  // between two steps of a micro-batch
+};
+
+struct Disaggregated {
+  PoolResult prefill, decode;
+  double kv_bytes_per_request = 0;  // prompt_len tokens, whole model
+  double kv_bytes_per_gpu = 0;      // the most one prefill GPU sends per request
+  Link kv_link = Link::ScaleOut;
+  double kv_transfer_s = 0;
+  double kv_requests_per_s = 0;  // what the prefill GPUs' links carry at most
+  double kv_link_utilization = 0;
+  double requests_per_s = 0;
+  std::string bound;  // prefill, decode or kv_transfer: the smallest rate
+  double ttft_s = 0, tpot_s = 0, e2e_latency_s = 0;
+  double output_tokens_per_s_total = 0, output_tokens_per_s_per_gpu = 0, output_tokens_per_s_per_user = 0;
+  // Balance.
+  double balanced_prefill_fraction = 0;  // of the GPUs, f_p = ρ_d / (ρ_p + ρ_d)
+  double balanced_output_tokens_per_s_per_gpu = 0;
+  int suggested_prefill_instances = 0, suggested_decode_instances = 0;  // for prefill.gpus + decode.gpus
+  double suggested_output_tokens_per_s_per_gpu = 0;
+};
+
+// The prefill share of the GPUs that matches the pools' rates per GPU: ρ_d / (ρ_p + ρ_d).
+double balanced_prefill_fraction(double prefill_requests_per_s_per_gpu, double decode_requests_per_s_per_gpu);
+
+// `prefill` and `decode` are the config resolved with each pool's GPUs, plan and batch (the same
+// model, cluster and workload; output_len ≥ 2, request_rate_per_s 0).
+Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& decode);
+
+// JSON of a result: keys = field names; plans as core/json_io.h writes them.
+nlohmann::json to_json(const PoolResult& p);
+nlohmann::json to_json(const Disaggregated& d);
+
+}  // namespace cutlab

@@ -1,0 +1,106 @@
+#include "core/scene_pareto.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cutlab {
+
+using figure::Pen;
+
+double nice_step(double max, int ticks) {
+  if (!(max > 0) || ticks < 1) return 1;
+  const double raw = max / ticks;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double f : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= f * mag) return f * mag;
+  return 10 * mag;
+}
+
+std::string serving_plan_label(const Plan& p, int batch) {
+  std::string s = "TP" + std::to_string(p.tp);
+  if (p.pp > 1) s += " · PP" + std::to_string(p.pp);
+  if (p.ep > 1) s += " · EP" + std::to_string(p.ep);
+  if (p.dp > 1) s += " · DP" + std::to_string(p.dp);
+  return s + " · b" + std::to_string(batch);
+}
+
+Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& limits, const std::string& title, double width) {
+  Figure f;
+  f.view = "pareto";
+  f.width = std::max(200.0, width);
+  f.height = std::clamp(0.55 * f.width, 260.0, 460.0);
+  Pen o{f};
+  const bool narrow = f.width < 480;
+  const double left = narrow ? 46 : 64, right = 16, top = 66, bottom = 46;
+  const double pw = f.width - left - right, ph = f.height - top - bottom;
+  o.text("title", title, 12, 20, 13, 600, "text", "start", f.width - 24);
+  o.text("subtitle",
+         r.front_within_limits ? "the Pareto front of the plans that fit" +
+                                     std::string(limits.max_ttft_s > 0 || limits.max_tpot_s > 0 ? " and meet the limits" : "")
+                               : "no plan meets the limits: the front of the plans that fit",
+         12, 36, 11, 400, "muted", "start", f.width - 24);
+  double x_max = 0, y_max = 0;
+  for (const ServingPoint& p : r.points)
+    x_max = std::max(x_max, p.output_tokens_per_s_per_user), y_max = std::max(y_max, p.output_tokens_per_s_per_gpu);
+  for (const ServingPoint& p : r.front)
+    x_max = std::max(x_max, p.output_tokens_per_s_per_user), y_max = std::max(y_max, p.output_tokens_per_s_per_gpu);
+  const double tpot_x = limits.max_tpot_s > 0 ? 1.0 / limits.max_tpot_s : 0.0;
+  if (tpot_x > 0) x_max = std::max(x_max, tpot_x);
+  const double xs = nice_step(x_max * 1.05, narrow ? 4 : 8), ys = nice_step(y_max * 1.05, 5);
+  const double x_top = std::max(xs, std::ceil(x_max * 1.05 / xs) * xs), y_top = std::max(ys, std::ceil(y_max * 1.05 / ys) * ys);
+  auto X = [&](double v) { return left + pw * v / x_top; };
+  auto Y = [&](double v) { return top + ph * (1 - v / y_top); };
+  for (double v = 0; v <= y_top * 1.0001; v += ys) {
+    o.line("grid", left, Y(v), left + pw, Y(v), 1, "rule");
+    o.text("tick", figure::compact(v), left - 6, Y(v) + 4, 10.5, 400, "muted", "end");
+  }
+  for (double v = 0; v <= x_top * 1.0001; v += xs) {
+    o.line("grid", X(v), top, X(v), top + ph, 1, "rule");
+    o.text("tick", figure::compact(v), X(v), top + ph + 15, 10.5, 400, "muted", "middle");
+  }
+  o.text("axis", "output tokens/s per user (1 / TPOT) →", left + pw, f.height - 8, 11, 400, "muted", "end", pw);
+  o.text("axis", "output tokens/s per GPU ↑", left - (narrow ? 40 : 58), top - 12, 11, 400, "muted", "start");
+  if (tpot_x > 0) {
+    o.line("limit", X(tpot_x), top, X(tpot_x), top + ph, 1.5, "warn", true);
+    o.text("limit_label", "TPOT ≤ " + figure::seconds(limits.max_tpot_s), X(tpot_x) + 4, top + 12, 10.5, 600, "warn", "start");
+  }
+  // The cloud: at most 4,096 marks of 4 px.
+  for (const ServingPoint& p : r.points) {
+    const bool on_front = std::any_of(r.front.begin(), r.front.end(), [&](const ServingPoint& q) {
+      return q.batch == p.batch && q.plan.tp == p.plan.tp && q.plan.pp == p.plan.pp && q.plan.ep == p.plan.ep &&
+             q.plan.dp == p.plan.dp;
+    });
+    if (!on_front)
+      o.rect("mark", X(p.output_tokens_per_s_per_user) - 2, Y(p.output_tokens_per_s_per_gpu) - 2, 4, 4,
+             p.within_limits ? "faint" : "rule");
+  }
+  for (size_t i = 1; i < r.front.size(); ++i) {
+    const ServingPoint &a = r.front[i - 1], &b = r.front[i];
+    // Straight segments between neighbours on the front (the published curves join their points so).
+    o.line("front", X(a.output_tokens_per_s_per_user), Y(a.output_tokens_per_s_per_gpu), X(b.output_tokens_per_s_per_user),
+           Y(b.output_tokens_per_s_per_gpu), 2, "dp");
+  }
+  for (size_t i = 0; i < r.front.size(); ++i) {
+    const ServingPoint& p = r.front[i];
+    FigureRect& d = o.rect("dot", X(p.output_tokens_per_s_per_user) - 4.5, Y(p.output_tokens_per_s_per_gpu) - 4.5, 9, 9, "dp");
+    d.hit = "point";
+    d.begin = static_cast<int>(i), d.end = static_cast<int>(i) + 1;
+  }
+  // The two ends of the front, labelled with their plans, inside the plot.
+  if (!r.front.empty()) {
+    const ServingPoint &fast = r.front.front(), &dense = r.front.back();
+    auto label = [&](const ServingPoint& p, const std::string& what) {
+      const double x = X(p.output_tokens_per_s_per_user), y = Y(p.output_tokens_per_s_per_gpu);
+      const bool right_half = x > left + pw / 2;
+      const std::string s = what + ": " + serving_plan_label(p.plan, p.batch);
+      const double yy = y < top + 24 ? y + 18 : y - 9;
+      o.text("point_label", s, right_half ? x - 8 : x + 8, yy, 10.5, 600, "text", right_half ? "end" : "start", pw / 2);
+    };
+    label(dense, "most per GPU");
+    if (r.front.size() > 1) label(fast, "most per user");
+  }
+  if (r.front.empty()) o.text("empty", "no plan fits", left + pw / 2, top + ph / 2, 13, 600, "warn", "middle");
+  return f;
+}
+
+}  // namespace cutlab

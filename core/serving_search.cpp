@@ -1,0 +1,206 @@
+#include "core/serving_search.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/json_io.h"
+
+namespace cutlab {
+
+namespace {
+
+std::vector<int> divisors_up_to(long long n, long long limit) {
+  std::vector<int> d;
+  for (long long i = 1; i <= n && i <= limit; ++i)
+    if (n % i == 0) d.push_back(static_cast<int>(i));
+  return d;
+}
+
+ServingPoint point_of(const Plan& plan, int batch, const InferenceEstimate& r) {
+  ServingPoint p;
+  p.plan = plan;
+  p.batch = batch;
+  p.ttft_s = r.ttft_s, p.tpot_s = r.tpot_s, p.e2e_latency_s = r.e2e_latency_s;
+  p.output_tokens_per_s_per_user = r.output_tokens_per_s_per_user;
+  p.output_tokens_per_s_per_gpu = r.output_tokens_per_s_per_gpu;
+  p.output_tokens_per_s_total = r.output_tokens_per_s_total;
+  p.requests_per_s = r.requests_per_s;
+  p.concurrency = r.concurrency;
+  p.concurrency_limit = r.concurrency_limit;
+  p.max_batch_that_fits = r.max_batch_that_fits;
+  const StageMemory& peak = r.memory.per_stage[static_cast<size_t>(r.memory.peak_stage)];
+  p.peak_memory_bytes = peak.total_bytes;
+  p.capacity_bytes = peak.capacity_bytes;
+  p.fits = r.memory.fits && r.concurrency > 0 && r.output_tokens_per_s_per_gpu > 0;
+  return p;
+}
+
+// How far a point is past the limits: max(TTFT/limit, TPOT/limit), ≤ 1 within them.
+double over_limits(const ServingPoint& p, const ServingSearchOptions& o) {
+  double x = 0;
+  if (o.max_ttft_s > 0) x = std::max(x, p.ttft_s / o.max_ttft_s);
+  if (o.max_tpot_s > 0) x = std::max(x, p.tpot_s / o.max_tpot_s);
+  return x;
+}
+
+bool faster(const ServingPoint& a, const ServingPoint& b) {
+  if (a.output_tokens_per_s_per_gpu != b.output_tokens_per_s_per_gpu)
+    return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+  return a.output_tokens_per_s_per_user > b.output_tokens_per_s_per_user;
+}
+
+}  // namespace
+
+std::vector<ServingPoint> pareto_front(std::vector<ServingPoint> points) {
+  // Most tokens/s per user first (ties: most per GPU first); a point joins the front when it beats
+  // every point before it on tokens/s per GPU (those are at least as fast per user).
+  std::sort(points.begin(), points.end(), [](const ServingPoint& a, const ServingPoint& b) {
+    if (a.output_tokens_per_s_per_user != b.output_tokens_per_s_per_user)
+      return a.output_tokens_per_s_per_user > b.output_tokens_per_s_per_user;
+    return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+  });
+  std::vector<ServingPoint> front;
+  double best_per_gpu = -1;
+  for (const ServingPoint& p : points)
+    if (p.output_tokens_per_s_per_gpu > best_per_gpu) {
+      front.push_back(p);
+      best_per_gpu = p.output_tokens_per_s_per_gpu;
+    }
+  return front;
+}
+
+Result<ServingSearchResult> search_serving(const Config& base, const ServingSearchOptions& opt) {
+  Result<ServingSearchResult> out;
+  if (base.cluster.gpus <= 0) {
+    out.errors.push_back({ErrorCode::MissingKey, "/cluster/gpus", "the serving search needs the GPU count to fill (cluster.gpus)"});
+    return out;
+  }
+  if (base.workload.mode != Mode::Infer)
+    out.errors.push_back(
+        {ErrorCode::Incompatible, "/workload/mode", "the serving search ranks serving plans: set workload.mode \"infer\""});
+  if (opt.top < 1 || opt.top > 1000) out.errors.push_back({ErrorCode::OutOfRange, "/search/top", "top must be between 1 and 1000"});
+  if (!(opt.max_ttft_s >= 0 && opt.max_ttft_s <= 1e6))
+    out.errors.push_back({ErrorCode::OutOfRange, "/search/max_ttft_ms", "the TTFT limit must be ≥ 0 (0: none) and finite"});
+  if (!(opt.max_tpot_s >= 0 && opt.max_tpot_s <= 1e6))
+    out.errors.push_back({ErrorCode::OutOfRange, "/search/max_tpot_ms", "the TPOT limit must be ≥ 0 (0: none) and finite"});
+  if (opt.max_batch < 1 || opt.max_batch > (1 << 20))
+    out.errors.push_back({ErrorCode::OutOfRange, "/search/max_batch", "the largest batch must be between 1 and 1,048,576"});
+  if (opt.max_evaluations < 1 || opt.max_evaluations > 1000000)
+    out.errors.push_back({ErrorCode::OutOfRange, "/search/max_evaluations", "must be between 1 and 1,000,000"});
+  if (!out.errors.empty()) return out;
+  // What no plan can fix (output_len 0, an unknown KV dtype read as a reading error upstream, a
+  // batching that contradicts the request rate): the workload's rules on a one-GPU plan.
+  {
+    Cluster one = base.cluster;
+    one.gpus = 0;
+    for (const Error& e : validate(base.model, one, Plan{}, base.workload))
+      if (e.path.rfind("/workload/", 0) == 0 && e.path != "/workload/batch") out.errors.push_back(e);
+    if (!out.errors.empty()) return out;
+  }
+  ServingSearchResult& r = out.value;
+  const ModelSpec& m = base.model;
+  const long long N = base.cluster.gpus;
+  const std::vector<int> tps = divisors_up_to(N, std::max(1, base.cluster.gpus_per_node));
+  const std::vector<int> pps = divisors_up_to(N, m.layers);
+  const std::vector<int> eps = is_moe(m) ? divisors_up_to(N, m.experts) : std::vector<int>{1};
+  std::vector<ServingPoint> all;
+  for (int tp : tps)
+    for (int pp : pps)
+      for (int ep : eps) {
+        const long long rest = static_cast<long long>(tp) * pp * ep;
+        if (N % rest != 0) continue;
+        Config c = base;
+        Plan& p = c.plan;
+        p.tp = tp, p.pp = pp, p.cp = 1, p.ep = ep, p.dp = static_cast<int>(N / rest), p.etp = 0;
+        p.sp = false, p.vpp = 1, p.layers_per_stage.clear();
+        c.workload.batch = 1;
+        Result<Resolved> resolved = resolve(c);
+        for (int b = 1; b <= opt.max_batch; b *= 2) {
+          if (r.candidates >= opt.max_evaluations) {
+            r.truncated = true;
+            break;
+          }
+          ++r.candidates;
+          if (!resolved.ok()) continue;
+          ++r.valid;
+          resolved.value.config.workload.batch = b;
+          const ServingEstimate e = evaluate_serving(resolved.value);
+          const ServingPoint pt = point_of(p, b, e.serving);
+          if (!pt.fits) break;  // a larger batch does not fit either
+          ++r.fitting;
+          all.push_back(pt);
+          // Past what the KV cache holds, or what the request rate keeps in flight, a larger batch
+          // runs the same sequences: the same point.
+          if (e.serving.concurrency_limit == ConcurrencyLimit::KvCache || e.serving.concurrency_limit == ConcurrencyLimit::RequestRate)
+            break;
+        }
+      }
+  for (ServingPoint& pt : all) {
+    pt.within_limits = over_limits(pt, opt) <= 1.0;
+    r.within_limits += pt.within_limits;
+  }
+  std::vector<ServingPoint> within;
+  for (const ServingPoint& pt : all)
+    if (pt.within_limits) within.push_back(pt);
+  r.front_within_limits = !within.empty() || all.empty();
+  r.front = pareto_front(within.empty() ? all : within);
+  if (!within.empty()) {
+    std::sort(within.begin(), within.end(), faster);
+    within.resize(std::min<size_t>(within.size(), static_cast<size_t>(opt.top)));
+    r.best = std::move(within);
+  } else {
+    std::vector<ServingPoint> close = all;
+    std::sort(close.begin(), close.end(), [&](const ServingPoint& a, const ServingPoint& b) {
+      const double x = over_limits(a, opt), y = over_limits(b, opt);
+      return x != y ? x < y : faster(a, b);
+    });
+    close.resize(std::min<size_t>(close.size(), static_cast<size_t>(opt.top)));
+    r.best = std::move(close);
+  }
+  std::sort(all.begin(), all.end(), faster);
+  all.resize(std::min<size_t>(all.size(), 4096));
+  r.points = std::move(all);
+  return out;
+}
+
+nlohmann::json to_json(const ServingPoint& p) {
+  return {{"plan", to_json(p.plan)},
+          {"batch", p.batch},
+          {"ttft_s", p.ttft_s},
+          {"tpot_s", p.tpot_s},
+          {"e2e_latency_s", p.e2e_latency_s},
+          {"output_tokens_per_s_per_user", p.output_tokens_per_s_per_user},
+          {"output_tokens_per_s_per_gpu", p.output_tokens_per_s_per_gpu},
+          {"output_tokens_per_s_total", p.output_tokens_per_s_total},
+          {"requests_per_s", p.requests_per_s},
+          {"concurrency", p.concurrency},
+          {"concurrency_limit", name_of(p.concurrency_limit)},
+          {"max_batch_that_fits", p.max_batch_that_fits},
+          {"peak_memory_bytes", p.peak_memory_bytes},
+          {"capacity_bytes", p.capacity_bytes},
+          {"fits", p.fits},
+          {"within_limits", p.within_limits}};
+}
+
+nlohmann::json to_json(const ServingSearchResult& r) {
+  auto list = [](const std::vector<ServingPoint>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const ServingPoint& p : v) a.push_back(to_json(p));
+    return a;
+  };
+  // The cloud in short: [tokens/s per user, tokens/s per GPU, within limits] per point.
+  nlohmann::json cloud = nlohmann::json::array();
+  for (const ServingPoint& p : r.points)
+    cloud.push_back({p.output_tokens_per_s_per_user, p.output_tokens_per_s_per_gpu, p.within_limits});
+  return {{"candidates", r.candidates},
+          {"valid", r.valid},
+          {"fitting", r.fitting},
+          {"within_limits", r.within_limits},
+          {"truncated", r.truncated},
+          {"front_within_limits", r.front_within_limits},
+          {"best", list(r.best)},
+          {"front", list(r.front)},
+          {"points", cloud}};
+}
+
+}  // namespace cutlab

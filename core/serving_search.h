@@ -1,0 +1,75 @@
+// serving_search.h: the serving plans worth considering for a model, a cluster of a given size and a
+// request mix (workload.mode "infer"). Enumerates TP (within the NVLink domain), PP, EP for MoE
+// models (tp 1 × ep n is attention data parallel with expert parallel, DeepSeek-V3 §3.4.2 and
+// TensorRT-LLM's "DEP"; tp n alone shards the experts with attention, "TEP"), DP replicas (what the
+// GPU count leaves) and the batch (most sequences per engine step, powers of 2 from 1 to 2,048);
+// evaluates each with the serving model (core/inference.h, a black box here) and ranks the plans that
+// fit and meet the latency limits by output tokens/s per GPU. The Pareto front of output tokens/s
+// per GPU against output tokens/s per user (1/TPOT) is the curve engine vendors publish for an
+// operating range (NVIDIA's TensorRT-LLM and Dynamo throughput–interactivity charts; SemiAnalysis
+// InferenceMAX): a point is on it when no other fitting point is at least as good on both axes and
+// better on one.
+// Fixed from the base config: model, cluster, workload (lengths, dtypes, max_num_tokens, request
+// rate), the plan's other fields (dispatcher, rank order). Ignores: CP (serving runs cp 1), expert
+// TP folding, weight dtypes other than the config's.
+#pragma once
+#include <nlohmann/json_fwd.hpp>
+#include <vector>
+
+#include "core/estimate.h"
+
+namespace cutlab {
+
+struct ServingSearchOptions {
+  int top = 10;                       // plans returned in `best`
+  double max_ttft_s = 0;              // time to first token at most this (0: no limit)
+  double max_tpot_s = 0;              // time per output token at most this (0: no limit)
+  int max_batch = 2048;               // batches 1, 2, 4, … up to this
+  long long max_evaluations = 20000;  // the enumeration's bound: past it the search stops and says so
+};
+
+struct ServingPoint {
+  Plan plan;      // tp, pp, ep, dp (the search's choices) on the base plan
+  int batch = 1;  // workload.batch
+  double ttft_s = 0, tpot_s = 0, e2e_latency_s = 0;
+  double output_tokens_per_s_per_user = 0;
+  double output_tokens_per_s_per_gpu = 0;
+  double output_tokens_per_s_total = 0;
+  double requests_per_s = 0;
+  double concurrency = 0;  // sequences in flight per replica
+  ConcurrencyLimit concurrency_limit = ConcurrencyLimit::Batch;
+  long long max_batch_that_fits = 0;
+  double peak_memory_bytes = 0, capacity_bytes = 0;
+  bool fits = false;           // the weights and this batch's KV cache fit
+  bool within_limits = false;  // fits, and TTFT and TPOT meet the limits
+};
+
+struct ServingSearchResult {
+  // Plans that fit and meet the limits, most output tokens/s per GPU first (ties: more per user);
+  // when none does, the fitting plans closest to the limits (smallest max(TTFT/limit, TPOT/limit)).
+  std::vector<ServingPoint> best;
+  // The Pareto front of the points that fit and meet the limits, most tokens/s per user first
+  // (so tokens/s per GPU rises along it); when none meets the limits, the front of those that fit.
+  std::vector<ServingPoint> front;
+  // Every fitting point (the plot's cloud), at most 4,096 of them (the fastest per GPU kept).
+  std::vector<ServingPoint> points;
+  bool front_within_limits = true;  // false: no point meets the limits, `front` is of the fitting ones
+  long long candidates = 0;         // plan × batch enumerated
+  long long valid = 0;              // that passed validation
+  long long fitting = 0;            // that fit in memory
+  long long within_limits = 0;      // that also meet the TTFT and TPOT limits
+  bool truncated = false;           // the enumeration reached max_evaluations
+};
+
+// The Pareto front of `points` (tokens/s per GPU against tokens/s per user, both larger is better),
+// most tokens/s per user first; equal points appear once.
+std::vector<ServingPoint> pareto_front(std::vector<ServingPoint> points);
+
+// `base.cluster.gpus` must be set (the GPU count to fill) and base.workload.mode be "infer".
+Result<ServingSearchResult> search_serving(const Config& base, const ServingSearchOptions& options = {});
+
+// JSON of a result: keys = field names; plans as core/json_io.h writes them.
+nlohmann::json to_json(const ServingPoint& p);
+nlohmann::json to_json(const ServingSearchResult& r);
+
+}  // namespace cutlab

@@ -1,0 +1,97 @@
+// "Find the best plans" in serve mode (Llama 3 70B on 8 H100, prompt 2,048, output 512): the click
+// runs the core's servingSearch() once; the best rows and the Pareto front = `cutlab search --mode
+// infer --json`; a TPOT limit typed in the panel searches again (= `--max-tpot-ms 20`); a click on a
+// point of the plot applies its plan and batch (= `cutlab evaluate` of that config); the panel at
+// 390 px keeps the plot inside the screen.
+import { setup, click, settle, cliSearch, cliEvaluate, shot } from '../lib.mjs';
+
+const ARGS = ['--model', 'llama3-70b', '--cluster', 'dgx-h100', '--gpus', '8', '--mode', 'infer', '--prompt-len', '2048', '--output-len', '512', '--top', '10'];
+const QUERY = '?model=llama3-70b&cluster=dgx-h100&gpus=8&tp=8&mode=infer&batch=16&prompt_len=2048&output_len=512';
+const rows = (page, set) => page.$$eval('#search-panel tbody tr[data-set="' + set + '"]', (trs) => trs.map((tr) => Object.assign({ current: tr.classList.contains('current') },
+  Object.fromEntries(Array.from(tr.querySelectorAll('td[data-k]')).map((td) => [td.dataset.k, { v: td.dataset.v, t: td.textContent }])))));
+async function searched(page) {
+  await page.waitForFunction(() => !document.getElementById('find-plans').disabled && !document.querySelector('#search-panel table.outdated') &&
+    document.querySelector('#search-panel canvas.pareto'), null, { timeout: 30000 });
+  await settle(page);
+}
+const same = (r, p) => r && Number(r.tp.v) === p.plan.tp && Number(r.pp.v) === p.plan.pp && Number(r.ep.v) === p.plan.ep && Number(r.dp.v) === p.plan.dp &&
+  Number(r.batch.v) === p.batch && Number(r.output_tokens_per_s_per_gpu.v) === p.output_tokens_per_s_per_gpu && Number(r.tpot_s.v) === p.tpot_s;
+
+async function servingSearch(k, base) {
+  const refP = cliSearch(ARGS);
+  const ref20P = cliSearch([...ARGS, '--max-tpot-ms', '20']);
+  const { page, errors } = await k.open(base + QUERY);
+  const ref = await refP;
+
+  await k.step('the click runs the serving search; rows and front = `cutlab search --mode infer --json`', async () => {
+    if (!k.check(ref && ref.best.length === 10 && ref.front.length > 1, 'serving search: the CLI ranks 10 plans and a front of ' + (ref && ref.front.length))) return;
+    await click(page, '#find-plans');
+    await searched(page);
+    const best = await rows(page, 'best'), front = await rows(page, 'front');
+    k.check(best.length === 10 && best.every((r, i) => same(r, ref.best[i])), 'serving search: the 10 best rows (plan, batch, tokens/s per GPU, TPOT) = the CLI\'s, in its order');
+    k.check(front.length === ref.front.length && front.every((r, i) => same(r, ref.front[i])), 'serving search: the ' + front.length + ' front rows = the CLI\'s front');
+    const text = await page.$eval('#search-panel', (p) => p.textContent);
+    k.check(!/ranks training plans/.test(text) && /Best serving plans/.test(text), 'serving search: no "ranks training plans" message; the panel says "Best serving plans"');
+    const plot = await page.evaluate(() => {
+      const box = document.querySelector('#search-panel canvas.pareto').getBoundingClientRect();
+      return { w: box.width, h: box.height, panel: document.getElementById('search-panel').getBoundingClientRect().width };
+    });
+    k.check(plot.w > 600 && plot.w <= plot.panel && plot.h > 200, 'serving search: the Pareto plot is drawn ' + Math.round(plot.w) + ' × ' + Math.round(plot.h) + ' px inside the panel');
+    k.check(best.some((r) => r.current) || !ref.best.some((p) => p.plan.tp === 8 && p.plan.pp === 1 && p.batch === 16), 'serving search: the current plan (TP 8, batch 16) is marked when listed');
+    await page.screenshot({ path: shot('search-serving-1280.png'), fullPage: true });
+  });
+
+  await k.step('a TPOT limit searches again (= --max-tpot-ms 20)', async () => {
+    const ref20 = await ref20P;
+    await page.fill('#search-panel input[data-lim="tpot"]', '20');
+    await page.$eval('#search-panel input[data-lim="tpot"]', (i) => i.dispatchEvent(new Event('change', { bubbles: true })));
+    await page.waitForFunction(() => document.querySelector('#search-panel .search-counts') && document.querySelector('#search-panel .search-counts').dataset.within !== undefined &&
+      document.querySelector('#search-panel input[data-lim="tpot"]').value === '20' && !document.getElementById('find-plans').disabled, null, { timeout: 30000 });
+    await searched(page);
+    const best = await rows(page, 'best');
+    const within = await page.$eval('#search-panel .search-counts', (e) => Number(e.dataset.within));
+    k.check(ref20 && within === ref20.within_limits && best.length === ref20.best.length && best.every((r, i) => same(r, ref20.best[i]) && Number(r.tpot_s.v) <= 0.020),
+      'serving search: under TPOT ≤ 20 ms, ' + within + ' points within the limits and the rows = the CLI\'s, each TPOT ≤ 20 ms');
+  });
+
+  await k.step('a click on a point of the front applies its plan and batch', async () => {
+    const ref20 = await ref20P;
+    const i = Math.min(1, ref20.front.length - 1);
+    const pt = ref20.front[i];
+    // the dot where the core's figure (the answer the page drew) put front point i
+    const { box, f } = await page.evaluate(() => ({ box: document.querySelector('#search-panel canvas.pareto').getBoundingClientRect().toJSON(),
+      f: window.__cutlab.found.out.result.figure }));
+    const r = f.rects.find((x) => x.hit === 'point' && x.begin === i);
+    if (!k.check(!!r, 'serving search: the plot has a dot for front point ' + (i + 1))) return;
+    const scale = box.width / f.width;
+    await page.mouse.click(box.x + (r.x + r.w / 2) * scale, box.y + (r.y + r.h / 2) * scale);
+    await settle(page);
+    const got = await page.evaluate(() => ({ cfg: window.__cutlab.derived.cfg, ok: window.__cutlab.derived.ok, r: window.__cutlab.derived.r }));
+    const ev = await cliEvaluate(got.cfg);
+    k.check(got.ok && got.cfg.plan.tp === pt.plan.tp && (got.cfg.plan.pp || 1) === pt.plan.pp && got.cfg.workload.batch === pt.batch && got.cfg.cluster.gpus === 8,
+      'serving search: clicking point ' + (i + 1) + ' sets TP ' + pt.plan.tp + ', PP ' + pt.plan.pp + ', batch ' + pt.batch + ' on 8 GPUs');
+    k.check(ev.status === 0 && ev.json.inference.output_tokens_per_s_per_gpu === pt.output_tokens_per_s_per_gpu && got.r.inference.output_tokens_per_s_per_gpu === pt.output_tokens_per_s_per_gpu,
+      'serving search: the page and `cutlab evaluate` of the applied config give the point\'s ' + pt.output_tokens_per_s_per_gpu.toFixed(1) + ' tokens/s per GPU');
+    k.noErrors(errors, 'serving search');
+  });
+}
+
+// The panel on a phone: the plot laid out for the panel's width, nothing wider than the screen.
+async function narrow(k, base) {
+  const { page, errors } = await k.open(base + QUERY, { width: 390, height: 844 });
+  await click(page, '#find-plans');
+  await searched(page);
+  const m = await page.evaluate(() => {
+    const c = document.querySelector('#search-panel canvas.pareto').getBoundingClientRect();
+    return { right: c.right, width: c.width, vw: document.documentElement.clientWidth };
+  });
+  k.check(m.right <= m.vw + 1 && m.width >= 280, 'serving search at 390 px: the plot (' + Math.round(m.width) + ' px) fits the screen (' + m.vw + ' px)');
+  await page.$eval('#search-panel', (p) => { p.scrollIntoView(); window.scrollBy(0, -document.querySelector('header').getBoundingClientRect().height - 8); });
+  await page.screenshot({ path: shot('search-serving-390.png') });
+  k.noErrors(errors, 'serving search (390 px)');
+}
+
+export default [
+  { name: 'serving search: ranked plans and front = CLI, TPOT limit, a point applied', weight: 4, run: async (k) => servingSearch(k, (await setup()).fileBase) },
+  { name: 'serving search: the plot at 390 px', weight: 1, run: async (k) => narrow(k, (await setup()).fileBase) },
+];

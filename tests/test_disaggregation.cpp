@@ -1,0 +1,119 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/api.h"
+#include "core/disaggregation.h"
+#include "tests/helpers.h"
+
+using namespace cutlab;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// Llama 3 70B, prompt 2048, output 512, bf16 weights and KV: 8 H100s prefilling with TP 8, 8
+// decoding with TP 8, batch 64 (two DGX H100 nodes: the KV crosses the scale-out network).
+std::string llama_config(const std::string& prefill, const std::string& decode, const std::string& workload_extra = "") {
+  return R"({"model":"llama3-70b","cluster":"dgx-h100","workload":{"prompt_len":2048,"output_len":512)" + workload_extra +
+         R"(},"disaggregation":{"prefill":)" + prefill + R"(,"decode":)" + decode + "}}";
+}
+
+const std::string kPrefill = R"({"gpus":8,"plan":{"tp":8}})", kDecode = R"({"gpus":8,"plan":{"tp":8},"batch":64})";
+
+std::vector<std::string> paths(const api::Answer<api::DisaggregationRun>& a) {
+  std::vector<std::string> p;
+  for (const Error& e : a.result.errors) p.push_back(e.path);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("the balanced prefill share matches the pools' rates per GPU", "[disaggregation]") {
+  // N_p·ρ_p = N_d·ρ_d: with ρ_p = 2 and ρ_d = 6 requests/s per GPU, 3 of 4 GPUs prefill.
+  REQUIRE_THAT(balanced_prefill_fraction(2, 6), WithinRel(0.75, 1e-12));
+  REQUIRE_THAT(balanced_prefill_fraction(5, 5), WithinRel(0.5, 1e-12));
+  REQUIRE(balanced_prefill_fraction(0, 5) == 0);
+}
+
+TEST_CASE("the KV cache of a prompt crosses the scale-out link from the prefill GPUs", "[disaggregation]") {
+  const api::Answer<api::DisaggregationRun> a = api::disaggregate(llama_config(kPrefill, kDecode));
+  REQUIRE(a.ok());
+  const Disaggregated& d = a.result.value.result;
+  const Cluster& c = a.result.value.prefill.cluster;
+  // KV per token: 2 (K, V) × 80 layers × 8 KV heads × 128 × 2 bytes = 327,680 bytes (320 KiB);
+  // a 2,048-token prompt: 671,088,640 bytes (640 MiB), of which each of the 8 TP GPUs sends 1/8.
+  REQUIRE_THAT(d.kv_bytes_per_request, WithinRel(671088640.0, 1e-12));
+  REQUIRE_THAT(d.kv_bytes_per_gpu, WithinRel(83886080.0, 1e-12));
+  REQUIRE(d.kv_link == Link::ScaleOut);  // 16 GPUs: more than one node of 8
+  // 83,886,080 bytes over one NIC of 50 GB/s (400 Gb/s) at 0.8 of it, plus its latency: 2.10 ms.
+  REQUIRE_THAT(c.scaleout_bytes_per_s, WithinRel(50e9, 1e-9));
+  REQUIRE_THAT(d.kv_transfer_s,
+               WithinRel(83886080.0 / (c.scaleout_bytes_per_s * c.efficiency.scaleout) + c.scaleout_latency_s, 1e-12));
+  // The 8 prefill links carry at most 8 × 50 GB/s × 0.8 / 640 MiB = 476.8 requests/s.
+  REQUIRE_THAT(d.kv_requests_per_s, WithinRel(8 * 50e9 * c.efficiency.scaleout / 671088640.0, 1e-9));
+  // Both pools on one node: the KV goes over NVLink instead.
+  const api::Answer<api::DisaggregationRun> one = api::disaggregate(
+      llama_config(R"({"gpus":4,"plan":{"tp":4}})", R"({"gpus":4,"plan":{"tp":4}})"));
+  REQUIRE(one.ok());
+  REQUIRE(one.result.value.result.kv_link == Link::NVLink);
+}
+
+TEST_CASE("the deployment runs at its slowest pool, and the balance follows from the pools' rates", "[disaggregation]") {
+  const api::Answer<api::DisaggregationRun> a = api::disaggregate(llama_config(kPrefill, kDecode));
+  REQUIRE(a.ok());
+  const Disaggregated& d = a.result.value.result;
+  REQUIRE(d.prefill.fits);
+  REQUIRE(d.decode.fits);
+  REQUIRE(d.prefill.instances == 1);
+  REQUIRE(d.decode.concurrency == 64);
+  const double rate = std::min({d.prefill.requests_per_s, d.decode.requests_per_s, d.kv_requests_per_s});
+  REQUIRE(d.requests_per_s == rate);
+  REQUIRE_THAT(d.output_tokens_per_s_per_gpu, WithinRel(rate * 512 / 16, 1e-12));
+  REQUIRE_THAT(d.ttft_s, WithinRel(d.prefill.ttft_s + d.kv_transfer_s, 1e-12));
+  REQUIRE_THAT(d.e2e_latency_s, WithinRel(d.ttft_s + 511 * d.tpot_s, 1e-12));
+  // Decode pool: 64 sequences per step, each request 511 steps after its first token:
+  // requests/s = 64 / (511 · TPOT).
+  REQUIRE_THAT(d.decode.requests_per_s, WithinRel(64.0 / (511.0 * d.decode.tpot_s), 1e-12));
+  const double rho_p = std::min(d.prefill.requests_per_s, d.kv_requests_per_s) / 8, rho_d = d.decode.requests_per_s / 8;
+  REQUIRE_THAT(d.balanced_prefill_fraction, WithinRel(rho_d / (rho_p + rho_d), 1e-12));
+  REQUIRE_THAT(d.balanced_output_tokens_per_s_per_gpu, WithinRel(512 * rho_p * rho_d / (rho_p + rho_d), 1e-12));
+  // The suggested whole instances for 16 GPUs do at least as well as 1P1D.
+  REQUIRE(d.suggested_prefill_instances + d.suggested_decode_instances == 2);
+  REQUIRE(d.suggested_output_tokens_per_s_per_gpu >= d.output_tokens_per_s_per_gpu * (1 - 1e-12));
+  // Decode steps without prompt chunks are no slower than the co-located engine's at the same batch.
+  Config co = a.result.value.decode;
+  const Result<Estimate> e = evaluate(co);
+  REQUIRE(test::serving(e));
+  REQUIRE(d.tpot_s <= test::serving(e)->serving.tpot_s * (1 + 1e-9));
+}
+
+TEST_CASE("bad disaggregation inputs are reported at their paths", "[disaggregation]") {
+  auto p = paths(api::disaggregate(R"({"model":"llama3-70b","cluster":"dgx-h100","disaggregation":{"prefill":{"gpus":8}}})"));
+  REQUIRE(p == std::vector<std::string>{"/disaggregation/decode"});
+  p = paths(api::disaggregate(llama_config(R"({"gpus":8,"plan":{"tp":8},"colour":1})", R"({"gpus":0})")));
+  REQUIRE(p == std::vector<std::string>{"/disaggregation/prefill/colour", "/disaggregation/decode/gpus"});
+  // tp 3 does not divide 64 heads: the decode pool's plan.
+  p = paths(api::disaggregate(llama_config(kPrefill, R"({"gpus":6,"plan":{"tp":3}})")));
+  REQUIRE(std::find(p.begin(), p.end(), "/disaggregation/decode/plan/tp") != p.end());
+  p = paths(api::disaggregate(llama_config(kPrefill, R"({"gpus":8,"plan":{"tp":8},"batch":0})")));
+  REQUIRE(p == std::vector<std::string>{"/disaggregation/decode/batch"});
+  p = paths(api::disaggregate(
+      R"({"model":"llama3-70b","cluster":"dgx-h100","workload":{"output_len":1},"disaggregation":{"prefill":{"gpus":8,"plan":{"tp":8}},"decode":{"gpus":8,"plan":{"tp":8}}}})"));
+  REQUIRE(p == std::vector<std::string>{"/workload/output_len"});
+  p = paths(api::disaggregate(R"({"model":"llama3-70b","cluster":"dgx-h100"})"));
+  REQUIRE(p == std::vector<std::string>{"/disaggregation"});
+}
+
+TEST_CASE("a decode pool that cannot hold its batch is a result naming the largest batch", "[disaggregation]") {
+  // Llama 3 70B in bf16 on 2 H100s (TP 2): 70 GB of weights per GPU leave room for few sequences.
+  const api::Answer<api::DisaggregationRun> a = api::disaggregate(
+      llama_config(kPrefill, R"({"gpus":2,"plan":{"tp":2},"batch":4096})"));
+  REQUIRE(a.ok());
+  const PoolResult& d = a.result.value.result.decode;
+  REQUIRE(d.concurrency == double(d.max_batch_that_fits));
+  REQUIRE(d.max_batch_that_fits < 4096);
+  const nlohmann::json j = nlohmann::json::parse(api::disaggregation_json(llama_config(kPrefill, kDecode)));
+  REQUIRE(j["ok"] == true);
+  REQUIRE(j["result"]["kv_transfer"]["bytes_per_request"] == 671088640.0);
+  REQUIRE(j["result"]["decode"]["config"]["plan"]["tp"] == 8);
+}

@@ -1,0 +1,197 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/api.h"
+#include "core/scene_pareto.h"
+#include "core/serving_search.h"
+#include "tests/helpers.h"
+
+using namespace cutlab;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+ServingPoint pt(double per_user, double per_gpu, int batch) {
+  ServingPoint p;
+  p.output_tokens_per_s_per_user = per_user;
+  p.output_tokens_per_s_per_gpu = per_gpu;
+  p.batch = batch;
+  return p;
+}
+
+// Llama 3 8B served on 8 H100s, prompt 1024, output 256 (in-flight, offline).
+Config serving_config(const char* model, int gpus) {
+  Config c = test::config(model, "dgx-h100", 1, 1, 1, 4096, 0);
+  c.cluster.gpus = gpus;
+  c.workload.mode = Mode::Infer;
+  c.workload.prompt_len = 1024;
+  c.workload.output_len = 256;
+  return c;
+}
+
+bool dominated(const ServingPoint& p, const std::vector<ServingPoint>& all) {
+  for (const ServingPoint& q : all)
+    if (q.output_tokens_per_s_per_user >= p.output_tokens_per_s_per_user &&
+        q.output_tokens_per_s_per_gpu >= p.output_tokens_per_s_per_gpu &&
+        (q.output_tokens_per_s_per_user > p.output_tokens_per_s_per_user ||
+         q.output_tokens_per_s_per_gpu > p.output_tokens_per_s_per_gpu))
+      return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the Pareto front keeps the points no other point beats on both axes", "[serving_search]") {
+  // By hand, most per user first: (100, 10) starts it; (60, 20) and (50, 30) each beat every point
+  // before them per GPU; the second (50, 30) and (40, 25) do not; (10, 40) does.
+  const std::vector<ServingPoint> points = {pt(100, 10, 1), pt(50, 30, 2), pt(60, 20, 3), pt(40, 25, 4), pt(50, 30, 5), pt(10, 40, 6)};
+  const std::vector<ServingPoint> front = pareto_front(points);
+  REQUIRE(front.size() == 4);
+  const double user[] = {100, 60, 50, 10}, gpu[] = {10, 20, 30, 40};
+  for (size_t i = 0; i < 4; ++i) {
+    REQUIRE(front[i].output_tokens_per_s_per_user == user[i]);
+    REQUIRE(front[i].output_tokens_per_s_per_gpu == gpu[i]);
+  }
+  REQUIRE(pareto_front({}).empty());
+}
+
+TEST_CASE("nice_step picks 1-2-5 steps", "[serving_search]") {
+  REQUIRE(nice_step(1234, 5) == 500.0);  // 246.8 per interval → 500
+  REQUIRE(nice_step(100, 5) == 20.0);    // 20 exactly
+  REQUIRE(nice_step(0.9, 4) == 0.5);     // 0.225 → 0.5
+  REQUIRE(serving_plan_label(
+              [] {
+                Plan p;
+                p.tp = 4;
+                p.pp = 2;
+                p.dp = 1;
+                return p;
+              }(),
+              64) == "TP4 · PP2 · b64");
+}
+
+TEST_CASE("the serving search ranks fitting plans by tokens/s per GPU, each as evaluate() sees it", "[serving_search]") {
+  const Config c = serving_config("llama3-8b", 8);
+  const Result<ServingSearchResult> r = search_serving(c, {5, 0, 0, 2048, 20000});
+  REQUIRE(r.ok());
+  const ServingSearchResult& s = r.value;
+  // tp ∈ {1, 2, 4, 8} × pp ∈ {1, 2, 4, 8} with tp·pp | 8: 10 plans × at most 12 batches (1 … 2048).
+  REQUIRE(s.candidates <= 120);
+  REQUIRE(s.candidates >= 10);
+  REQUIRE(s.valid <= s.candidates);
+  REQUIRE(s.fitting <= s.valid);
+  REQUIRE(s.within_limits == s.fitting);  // no limits
+  REQUIRE(s.best.size() == 5);
+  for (size_t i = 0; i < s.best.size(); ++i) {
+    const ServingPoint& p = s.best[i];
+    REQUIRE(p.fits);
+    REQUIRE(p.within_limits);
+    if (i > 0) REQUIRE(p.output_tokens_per_s_per_gpu <= s.best[i - 1].output_tokens_per_s_per_gpu);
+    REQUIRE(p.plan.tp * p.plan.pp * p.plan.ep * p.plan.dp == 8);
+    Config again = c;
+    again.plan = p.plan;
+    again.workload.batch = p.batch;
+    const Result<Estimate> e = evaluate(again);
+    REQUIRE(test::serving(e));
+    REQUIRE_THAT(test::serving(e)->serving.output_tokens_per_s_per_gpu, WithinRel(p.output_tokens_per_s_per_gpu, 1e-12));
+    REQUIRE_THAT(test::serving(e)->serving.tpot_s, WithinRel(p.tpot_s, 1e-12));
+  }
+  // The front: no fitting point beats one of its points on both axes; per GPU rises as per user falls.
+  REQUIRE(s.front.size() >= 2);
+  for (size_t i = 0; i < s.front.size(); ++i) {
+    REQUIRE_FALSE(dominated(s.front[i], s.points));
+    if (i > 0) {
+      REQUIRE(s.front[i].output_tokens_per_s_per_user < s.front[i - 1].output_tokens_per_s_per_user);
+      REQUIRE(s.front[i].output_tokens_per_s_per_gpu > s.front[i - 1].output_tokens_per_s_per_gpu);
+    }
+  }
+  // The best plan per GPU ends the front.
+  REQUIRE(s.front.back().output_tokens_per_s_per_gpu == s.best.front().output_tokens_per_s_per_gpu);
+}
+
+TEST_CASE("latency limits filter the ranking and the front", "[serving_search]") {
+  const Config c = serving_config("llama3-8b", 8);
+  const ServingSearchResult all = search_serving(c).value;
+  // A TPOT limit halfway along the front's range of TPOT.
+  const double limit = 0.5 * (all.front.front().tpot_s + all.front.back().tpot_s);
+  ServingSearchOptions o;
+  o.max_tpot_s = limit;
+  const ServingSearchResult s = search_serving(c, o).value;
+  REQUIRE(s.within_limits > 0);
+  REQUIRE(s.within_limits < s.fitting);
+  REQUIRE(s.front_within_limits);
+  for (const ServingPoint& p : s.best) REQUIRE(p.tpot_s <= limit);
+  for (const ServingPoint& p : s.front) REQUIRE(p.tpot_s <= limit);
+  // Ranked under the limit, the best per GPU is at most the unlimited best.
+  REQUIRE(s.best.front().output_tokens_per_s_per_gpu <= all.best.front().output_tokens_per_s_per_gpu);
+  // A limit nothing meets: the plans closest to it, and the front of every fitting point.
+  o.max_tpot_s = 1e-6;
+  const ServingSearchResult none = search_serving(c, o).value;
+  REQUIRE(none.within_limits == 0);
+  REQUIRE_FALSE(none.front_within_limits);
+  REQUIRE(none.front.size() == all.front.size());
+  for (size_t i = 1; i < none.best.size(); ++i) REQUIRE(none.best[i].tpot_s >= none.best[i - 1].tpot_s);
+}
+
+TEST_CASE("with a request rate, a batch past what the rate keeps in flight is not tried again", "[serving_search]") {
+  Config c = serving_config("llama3-8b", 8);
+  c.workload.request_rate_per_s = 2;
+  const ServingSearchResult s = search_serving(c).value;
+  REQUIRE(s.fitting > 0);
+  // No two points of one plan share a concurrency limited by the rate.
+  for (size_t i = 0; i < s.points.size(); ++i)
+    for (size_t j = i + 1; j < s.points.size(); ++j) {
+      const ServingPoint &a = s.points[i], &b = s.points[j];
+      const bool same_plan = a.plan.tp == b.plan.tp && a.plan.pp == b.plan.pp && a.plan.dp == b.plan.dp;
+      REQUIRE_FALSE(
+          (same_plan && a.concurrency_limit == ConcurrencyLimit::RequestRate && b.concurrency_limit == ConcurrencyLimit::RequestRate));
+    }
+  // 2 requests/s of 256 output tokens: 512 output tokens/s in all, on every plan that keeps up.
+  for (const ServingPoint& p : s.points)
+    if (p.concurrency_limit == ConcurrencyLimit::RequestRate) REQUIRE_THAT(p.output_tokens_per_s_total, WithinRel(512.0, 1e-6));
+}
+
+TEST_CASE("an MoE model's serving search tries attention DP with expert parallel (tp 1, ep n)", "[serving_search]") {
+  Config c = serving_config("mixtral-8x22b", 8);
+  const ServingSearchResult s = search_serving(c, {1000, 0, 0, 2048, 20000}).value;
+  bool dep = false;
+  for (const ServingPoint& p : s.points) dep = dep || (p.plan.tp == 1 && p.plan.ep == 8);
+  REQUIRE(dep);
+}
+
+TEST_CASE("serving search inputs are checked at their paths; too little memory is a result", "[serving_search]") {
+  Config c = serving_config("llama3-8b", 8);
+  c.workload.mode = Mode::Train;
+  REQUIRE(search_serving(c).errors.at(0).path == "/workload/mode");
+  c = serving_config("llama3-8b", 0);
+  REQUIRE(search_serving(c).errors.at(0).path == "/cluster/gpus");
+  c = serving_config("llama3-8b", 8);
+  ServingSearchOptions o;
+  o.max_ttft_s = -1;
+  REQUIRE(search_serving(c, o).errors.at(0).path == "/search/max_ttft_ms");
+  c.workload.output_len = 0;  // no plan serves it: said once, at its path
+  REQUIRE(search_serving(c).errors.at(0).path == "/workload/output_len");
+  // Llama 3 405B in bf16 (810 GB of weights) on one H100: nothing fits, and that is an answer.
+  c = serving_config("llama3-405b", 1);
+  const Result<ServingSearchResult> r = search_serving(c);
+  REQUIRE(r.ok());
+  REQUIRE(r.value.fitting == 0);
+  REQUIRE(r.value.best.empty());
+  REQUIRE(r.value.front.empty());
+}
+
+TEST_CASE("serving_search_json answers with the result and the Pareto figure", "[serving_search][api]") {
+  const std::string cfg =
+      R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":8},"workload":{"mode":"infer","prompt_len":1024,"output_len":256}})";
+  const nlohmann::json j = nlohmann::json::parse(api::serving_search_json(cfg, 3, 0, 20, 800));
+  REQUIRE(j["ok"] == true);
+  REQUIRE(j["result"]["best"].size() == 3);
+  REQUIRE_THAT(j["result"]["max_tpot_s"].get<double>(), WithinRel(0.020, 1e-12));
+  REQUIRE(j["result"]["figure"]["view"] == "pareto");
+  size_t dots = 0;
+  for (const auto& r : j["result"]["figure"]["rects"]) dots += r.value("hit", "") == "point";
+  REQUIRE(dots == j["result"]["front"].size());
+  const nlohmann::json bad = nlohmann::json::parse(api::serving_search_json(cfg, 3, 0, 0, 50));
+  REQUIRE(bad["ok"] == false);
+  REQUIRE(bad["errors"][0]["path"] == "/width");
+}
