@@ -72,7 +72,7 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
                 const Result<Resolved> resolved = resolve(c);
                 if (!resolved.ok()) continue;
                 ++r.valid;
-                const Result<TrainingEstimate> e = evaluate_training(resolved.value);
+                const Result<TrainingEstimate> e = evaluate_training(resolved.value, false);
                 if (!e.ok()) continue;
                 const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
                 RankedPlan rp;
