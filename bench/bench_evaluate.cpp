@@ -23,6 +23,16 @@ static void BM_EvaluateLlama405B_16384(benchmark::State& state) {
 }
 BENCHMARK(BM_EvaluateLlama405B_16384);
 
+// The search's evaluation of the same plan: resolve, then evaluate without the op list (the fast path).
+static void BM_EvaluateFastLlama405B_16384(benchmark::State& state) {
+  const Config c = llama405b_16k();
+  for (auto _ : state) {
+    const Result<Resolved> r = resolve(c);
+    benchmark::DoNotOptimize(evaluate_training(r.value, false));
+  }
+}
+BENCHMARK(BM_EvaluateFastLlama405B_16384);
+
 // Two texts of the same plan taken in turn, so that api::evaluate's one-entry cache never answers:
 // reading, resolving, evaluating and writing the JSON every time (a state change of the page).
 static void BM_EvaluateJsonLlama405B_16384(benchmark::State& state) {

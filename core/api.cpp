@@ -122,8 +122,14 @@ Answer<std::vector<GpuPlacement>> gpus(const std::string& text, int first, int c
 Answer<SearchResult> search(const std::string& text, const SearchOptions& options) {
   const Answer<Config> cfg = read(text);
   if (!cfg.ok()) return failed<SearchResult>(cfg);
+  // The plan keys the config gives are fixed; the search chooses the others (search.h).
+  SearchOptions o = options;
+  Errors ignored;
+  const json j = parse_strict(text, ignored);
+  if (j.is_object() && j.contains("plan") && j["plan"].is_object())
+    for (const auto& [key, value] : j["plan"].items()) o.fixed.push_back(key);
   Answer<SearchResult> a;
-  a.result = search_plans(cfg.result.value, options);
+  a.result = search_plans(cfg.result.value, o);
   return a;
 }
 

@@ -634,7 +634,7 @@ void utilisation(const Resolved& r, TrainingEstimate& e) {
 
 }  // namespace
 
-Result<TrainingEstimate> evaluate_training(const Resolved& r) {
+Result<TrainingEstimate> evaluate_training(const Resolved& r, bool with_ops) {
   Result<TrainingEstimate> result;
   TrainingEstimate& e = result.value;
   const int p = r.config.plan.pp;
@@ -651,7 +651,7 @@ Result<TrainingEstimate> evaluate_training(const Resolved& r) {
   std::vector<PerStage> per;
   ScheduleInput sin = pipeline_input(r, costs, per);
   sin.alive_weights = chunk_activation_weights(r);
-  Result<ScheduleResult> sched = simulate_schedule(sin);
+  Result<ScheduleResult> sched = with_ops ? simulate_schedule(sin) : simulate_schedule_summary(sin);
   if (!sched.ok()) {
     result.errors = sched.errors;
     return result;
@@ -661,8 +661,7 @@ Result<TrainingEstimate> evaluate_training(const Resolved& r) {
 
   // Each stage's data-parallel tail starts when its last backward ends; the optimizer step waits
   // for the slowest.
-  std::vector<double> stage_end(p, 0.0);
-  for (const Op& op : e.schedule.ops) stage_end[op.stage] = std::max(stage_end[op.stage], op.end_s);
+  const std::vector<double>& stage_end = e.schedule.stage_end_s;
   double tail_end = 0, optimizer_s = 0;
   std::vector<DpCost> dp(p);
   for (int s = 0; s < p; ++s) {

@@ -87,7 +87,9 @@ struct ServingEstimate {
 // The result of either mode; which one follows from workload.mode.
 using Estimate = std::variant<TrainingEstimate, ServingEstimate>;
 
-Result<TrainingEstimate> evaluate_training(const Resolved& r);
+// `with_ops` false: the schedule is simulated without its op list (simulate_schedule_summary, the
+// search's fast path): schedule.ops and schedule.idle stay empty, every other number is the same.
+Result<TrainingEstimate> evaluate_training(const Resolved& r, bool with_ops = true);
 ServingEstimate evaluate_serving(const Resolved& r);
 Result<Estimate> evaluate(const Resolved& r);
 Result<Estimate> evaluate(const Config& config);  // resolve(), then evaluate()

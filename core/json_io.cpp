@@ -698,7 +698,14 @@ json to_json(const SearchResult& s) {
                     {"peak_memory_bytes", p.peak_memory_bytes},
                     {"capacity_bytes", p.capacity_bytes},
                     {"fits", p.fits}});
-  return {{"candidates", s.candidates}, {"valid", s.valid}, {"fitting", s.fitting}, {"best", best}};
+  return {{"candidates", s.candidates},
+          {"pruned_invalid", s.pruned_invalid},
+          {"pruned_equivalent", s.pruned_equivalent},
+          {"pruned_memory", s.pruned_memory},
+          {"evaluated", s.evaluated},
+          {"valid", s.valid},
+          {"fitting", s.fitting},
+          {"best", best}};
 }
 
 json to_json(const StageBalance& b) {

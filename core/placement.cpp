@@ -39,7 +39,10 @@ struct Spread {
 };
 
 // Offsets of a group's members from its first rank, ascending (Σ c_k·stride_k of mixed-radix axes).
-std::vector<long long> member_offsets(const std::vector<Span>& axes) {
+// Axes taken by decreasing stride, so the last (finest) varies fastest: for the nested strides of a
+// mesh that already lists the offsets in order, and the sort only checks it.
+std::vector<long long> member_offsets(std::vector<Span> axes) {
+  std::sort(axes.begin(), axes.end(), [](const Span& a, const Span& b) { return a.stride > b.stride; });
   std::vector<long long> off{0};
   for (const Span& a : axes) {
     std::vector<long long> next;
@@ -48,7 +51,7 @@ std::vector<long long> member_offsets(const std::vector<Span>& axes) {
       for (int k = 0; k < a.size; ++k) next.push_back(o + k * a.stride);
     off.swap(next);
   }
-  std::sort(off.begin(), off.end());
+  if (!std::is_sorted(off.begin(), off.end())) std::sort(off.begin(), off.end());
   return off;
 }
 
@@ -116,7 +119,7 @@ Spread worst_spread(const std::vector<Span>& axes, const std::vector<Span>& othe
 }
 
 // A process group of `axes` (the other axes of its mesh: `others`), judged on its worst group.
-GroupInfo make_group(Axis name, std::vector<Span> axes, const std::vector<Span>& others, int gpus, int gpus_per_node) {
+GroupInfo make_group_uncached(Axis name, std::vector<Span> axes, const std::vector<Span>& others, int gpus, int gpus_per_node) {
   GroupInfo g;
   g.axis = name;
   long long size = 1;
@@ -128,12 +131,52 @@ GroupInfo make_group(Axis name, std::vector<Span> axes, const std::vector<Span>&
     const long long k = std::max<long long>(1, members_below(axes, 0, 0, gpus_per_node));
     g.members_per_node = static_cast<int>(k);
     g.nodes_spanned = static_cast<int>((size + k - 1) / k);
+  } else if (size == 1) {  // one GPU: one node, whatever the layout
+    g.nodes_spanned = 1;
+    g.members_per_node = 1;
   } else {
     const Spread w = worst_spread(axes, others, gpus_per_node);
     g.nodes_spanned = static_cast<int>(std::max<long long>(1, w.nodes));
     g.members_per_node = static_cast<int>(std::max<long long>(1, w.per_node));
   }
   g.link = g.nodes_spanned > 1 ? Link::ScaleOut : Link::NVLink;
+  return g;
+}
+
+// The same, remembered: a search places thousands of plans that share their mesh and differ in the
+// schedule, micro-batch or recompute, so the last groups of each thread are kept (a short list
+// searched linearly; the answer depends only on the key).
+struct GroupKey {
+  Axis name = Axis::TP;
+  std::vector<Span> axes, others;
+  int gpus = 0, gpus_per_node = 0;
+  bool is(Axis n, const std::vector<Span>& a, const std::vector<Span>& o, int g, int per_node) const {
+    auto same = [](const std::vector<Span>& x, const std::vector<Span>& y) {
+      return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(),
+                                                [](const Span& u, const Span& v) { return u.stride == v.stride && u.size == v.size; });
+    };
+    return name == n && gpus == g && gpus_per_node == per_node && same(axes, a) && same(others, o);
+  }
+};
+
+GroupInfo make_group(Axis name, const std::vector<Span>& axes, const std::vector<Span>& others, int gpus, int gpus_per_node) {
+  struct Entry {
+    GroupKey key;
+    GroupInfo group;
+  };
+  constexpr std::size_t k_kept = 64;
+  thread_local std::vector<Entry> kept;
+  thread_local std::size_t next = 0;
+  for (const Entry& e : kept)
+    if (e.key.is(name, axes, others, gpus, gpus_per_node)) return e.group;
+  const GroupInfo g = make_group_uncached(name, axes, others, gpus, gpus_per_node);
+  GroupKey key{name, axes, others, gpus, gpus_per_node};
+  if (kept.size() < k_kept) {
+    kept.push_back({std::move(key), g});
+  } else {
+    kept[next] = {std::move(key), g};
+    next = (next + 1) % k_kept;
+  }
   return g;
 }
 

@@ -267,31 +267,60 @@ std::vector<std::size_t> generate_ops(const Topology& t, std::vector<Op>& ops, s
 // Step 2: times every op. f_end / b_end: when the forward / input-gradient output of (micro-batch, stage,
 // chunk) is ready on its own stage; negative until that op has been timed. A stage runs its ops in order
 // until one's input is not timed yet; it waits on `stack` until the producer of that input wakes it.
+// `Source` gives stage s's k-th op (count(s) of them) as an OpRef; `Sink` hears each op as it is timed
+// (the full simulation writes the times into the op list, the fast path only counts). The buffers live in
+// `Scratch`, reused from one simulation to the next on the same thread.
+struct OpRef {
+  OpKind kind = OpKind::F;
+  int micro_batch = 0;
+  int chunk = 0;
+  int backward_micro_batch = -1;
+  int backward_chunk = -1;
+  bool split = false;  // B only: its W is a separate later op
+};
+
+struct Scratch {
+  std::vector<double> f_end, b_end, free_at;
+  std::vector<std::size_t> cursor;
+  std::vector<int> stack;
+  std::vector<char> queued;
+};
+
+Scratch& thread_scratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+template <class Source, class Sink>
 struct Timeline {
   const Topology& t;
   const ScheduleInput& input;
-  std::vector<Op>& ops;
-  const std::vector<unsigned char>& split_w;
-  const std::vector<std::size_t>& begin;
-  std::vector<double> f_end, b_end;
-  std::vector<std::size_t> cursor;  // per stage: its next op not yet timed
-  std::vector<double> free_at;      // per stage: when its last timed op ends
-  std::vector<int> stack;           // stages to run
-  std::vector<char> queued;         // per stage: whether it is on the stack
+  const Source& source;
+  Sink& sink;
+  std::vector<double>& f_end;
+  std::vector<double>& b_end;
+  std::vector<std::size_t>& cursor;  // per stage: the index of its next op not yet timed
+  std::vector<double>& free_at;      // per stage: when its last timed op ends
+  std::vector<int>& stack;           // stages to run
+  std::vector<char>& queued;         // per stage: whether it is on the stack
 
-  Timeline(const Topology& topology, const ScheduleInput& in, std::vector<Op>& all_ops, const std::vector<unsigned char>& split,
-           const std::vector<std::size_t>& bounds)
+  Timeline(const Topology& topology, const ScheduleInput& in, const Source& src, Sink& out, Scratch& x)
       : t(topology),
         input(in),
-        ops(all_ops),
-        split_w(split),
-        begin(bounds),
-        f_end(static_cast<std::size_t>(t.m) * t.p * t.v, -1.0),
-        b_end(f_end.size(), -1.0),
-        cursor(begin.begin(), begin.end() - 1),
-        free_at(t.p, 0.0),
-        queued(t.p, 1) {
-    stack.reserve(t.p);
+        source(src),
+        sink(out),
+        f_end(x.f_end),
+        b_end(x.b_end),
+        cursor(x.cursor),
+        free_at(x.free_at),
+        stack(x.stack),
+        queued(x.queued) {
+    f_end.assign(static_cast<std::size_t>(t.m) * t.p * t.v, -1.0);
+    b_end.assign(f_end.size(), -1.0);
+    cursor.assign(t.p, 0);
+    free_at.assign(t.p, 0.0);
+    queued.assign(t.p, 1);
+    stack.clear();
     for (int s = t.p - 1; s >= 0; --s) stack.push_back(s);
   }
 
@@ -333,9 +362,8 @@ struct Timeline {
     if (to.stage >= 0) wake(to.stage);
   }
 
-  // The earliest start of op `i` of stage s given its inputs (-1: an input is not timed yet), and its duration.
-  void ready_and_duration(std::size_t i, int s, double& ready, double& duration) const {
-    const Op& op = ops[i];
+  // The earliest start of `op` of stage s given its inputs (-1: an input is not timed yet), and its duration.
+  void ready_and_duration(const OpRef& op, int s, double& ready, double& duration) const {
     switch (op.kind) {
       case OpKind::F:
         ready = forward_ready(op.micro_batch, s, op.chunk);
@@ -344,7 +372,7 @@ struct Timeline {
       case OpKind::B: {
         ready = backward_ready(op.micro_batch, s, op.chunk);
         const OpTimes& ot = times_of(s, op.chunk);
-        duration = split_w[i] ? ot.b_s : ot.b_s + ot.w_s;
+        duration = op.split ? ot.b_s : ot.b_s + ot.w_s;
         break;
       }
       case OpKind::W:
@@ -363,7 +391,7 @@ struct Timeline {
   }
 
   // Records the outputs of an op of stage s that ends at end_s and wakes the stages that consume them.
-  void publish(const Op& op, int s, double end_s) {
+  void publish(const OpRef& op, int s, double end_s) {
     if (op.kind == OpKind::F || op.kind == OpKind::FB) {
       f_end[t.slot(op.micro_batch, s, op.chunk)] = end_s;
       wake_forward_consumer(s, op.chunk);
@@ -379,16 +407,16 @@ struct Timeline {
 
   // Times stage s's ops in order until one's input is not timed yet (its producer wakes this stage).
   void run_stage(int s) {
-    for (; cursor[s] < begin[s + 1]; ++cursor[s]) {
+    const std::size_t n = source.count(s);
+    for (; cursor[s] < n; ++cursor[s]) {
+      const OpRef op = source.at(s, cursor[s]);
       double ready = 0, duration = 0;
-      ready_and_duration(cursor[s], s, ready, duration);
+      ready_and_duration(op, s, ready, duration);
       if (ready < 0) break;
-      Op& op = ops[cursor[s]];
       const double start_s = std::max(free_at[s], ready);
       const double end_s = start_s + duration;
+      sink.timed(s, cursor[s], op, free_at[s], start_s, end_s);
       free_at[s] = end_s;
-      op.start_s = start_s;
-      op.end_s = end_s;
       publish(op, s, end_s);
     }
   }
@@ -402,8 +430,32 @@ struct Timeline {
       run_stage(s);
     }
     for (int s = 0; s < t.p; ++s)
-      if (cursor[s] != begin[s + 1]) return s;
+      if (cursor[s] != source.count(s)) return s;
     return -1;
+  }
+};
+
+// The generated op list as a Source (the full simulation and DualPipe's fast path), stage s owning
+// [begin[s], begin[s+1]); the full simulation's Sink writes each op's times back into it.
+struct ListSource {
+  const std::vector<Op>& ops;
+  const std::vector<unsigned char>& split_w;
+  const std::vector<std::size_t>& begin;
+  std::size_t count(int s) const { return begin[s + 1] - begin[s]; }
+  OpRef at(int s, std::size_t k) const {
+    const std::size_t i = begin[s] + k;
+    const Op& op = ops[i];
+    return {op.kind, op.micro_batch, op.chunk, op.backward_micro_batch, op.backward_chunk, split_w[i] != 0};
+  }
+};
+
+struct ListSink {
+  std::vector<Op>& ops;
+  const std::vector<std::size_t>& begin;
+  void timed(int s, std::size_t k, const OpRef&, double, double start_s, double end_s) {
+    Op& op = ops[begin[s] + k];
+    op.start_s = start_s;
+    op.end_s = end_s;
   }
 };
 
@@ -470,6 +522,7 @@ void summarize(ScheduleResult& out, const std::vector<unsigned char>& split_w, c
   double makespan_s = 0;
   for (int s = 0; s < p; ++s) makespan_s = std::max(makespan_s, free_at[s]);
   out.makespan_s = makespan_s;
+  out.stage_end_s = free_at;
   const double tolerance_s = 1e-9 * makespan_s;  // gaps below this are rounding, not bubbles
   out.peak_alive_micro_batches.assign(p, 0);
   out.idle.reserve(count_gaps(out.ops, begin, p, makespan_s, tolerance_s));
@@ -511,17 +564,18 @@ Errors validate(const ScheduleInput& in, Schedule kind) {
             " entries, expected pp * vpp = " + std::to_string(static_cast<long long>(p) * v));
 
   // Durations come from the cost model, not from the plan: their paths point into ScheduleInput.
-  auto check_duration = [&](double value_s, const std::string& path) {
+  // The path is only written for a broken value (this check runs on every simulation).
+  auto check_duration = [&](double value_s, auto path) {
     if (!(value_s >= 0) || !std::isfinite(value_s))
-      add(ErrorCode::OutOfRange, path.c_str(), "duration " + std::to_string(value_s) + " s must be finite and non-negative");
+      add(ErrorCode::OutOfRange, path().c_str(), "duration " + std::to_string(value_s) + " s must be finite and non-negative");
   };
   for (std::size_t i = 0; i < in.times.size(); ++i) {
-    const std::string base = "/times/" + std::to_string(i);
-    check_duration(in.times[i].f_s, base + "/f_s");
-    check_duration(in.times[i].b_s, base + "/b_s");
-    check_duration(in.times[i].w_s, base + "/w_s");
+    auto at = [i](const char* field) { return [i, field] { return "/times/" + std::to_string(i) + field; }; };
+    check_duration(in.times[i].f_s, at("/f_s"));
+    check_duration(in.times[i].b_s, at("/b_s"));
+    check_duration(in.times[i].w_s, at("/w_s"));
   }
-  check_duration(in.p2p_s, "/p2p_s");
+  check_duration(in.p2p_s, [] { return std::string("/p2p_s"); });
   if (!in.alive_weights.empty() && in.alive_weights.size() != in.times.size())
     add(ErrorCode::Incompatible, "/alive_weights",
         "alive_weights has " + std::to_string(in.alive_weights.size()) + " entries, expected one per entry of times (" +
@@ -555,34 +609,178 @@ Errors schedule_rules(Schedule s, int pp, int vpp, long long m) {
   return errors;
 }
 
-Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
-  Result<ScheduleResult> result;
-  const Schedule kind = input.name;
-  result.errors = validate(input, kind);
-  if (!result.ok()) return result;
+namespace {
 
-  Topology t;
-  t.kind = kind;
+// The simulation's topology, checked first; errors when the input is not a valid schedule.
+Result<Topology> topology_of(const ScheduleInput& input) {
+  Result<Topology> result;
+  result.errors = validate(input, input.name);
+  Topology& t = result.value;
+  t.kind = input.name;
   t.p = input.stages;
   t.v = input.chunks;
   t.m = input.micro_batches;
-
-  ScheduleResult& out = result.value;
-  out.name = input.name;
-  std::vector<unsigned char> split_w;
-  const std::vector<std::size_t> begin = generate_ops(t, out.ops, split_w);
-  Timeline timeline(t, input, out.ops, split_w, begin);
-  const int stuck = timeline.run();
-  if (stuck >= 0) {
-    // Cannot happen for a valid generator; reported rather than asserted so a bug never hangs the UI.
-    result.value = ScheduleResult{};
-    result.errors.push_back(
-        {ErrorCode::Incompatible, k_path_schedule,
-         "schedule " + std::string(name_of(input.name)) + " deadlocked on stage " + std::to_string(stuck) + " (internal error)"});
-    return result;
-  }
-  summarize(out, split_w, begin, timeline.free_at, input);
   return result;
+}
+
+Errors deadlock(Schedule name, int stuck) {
+  // Cannot happen for a valid generator; reported rather than asserted so a bug never hangs the UI.
+  return {{ErrorCode::Incompatible, k_path_schedule,
+           "schedule " + std::string(name_of(name)) + " deadlocked on stage " + std::to_string(stuck) + " (internal error)"}};
+}
+
+// The k-th op of stage s of GPipe, 1F1B, interleaved and ZB-H1 in closed form: the same order as their
+// generators above (tests compare the two simulations on every schedule).
+struct FormulaSource {
+  const Topology& t;
+  int g = 1;  // interleaved group size
+
+  int warmup(int s) const {
+    if (t.kind == Schedule::Interleaved) {
+      const int total = t.m * t.v;
+      const int w = (t.p - s - 1) * 2 + (t.v - 1) * g;
+      return (t.m == t.p || w > total) ? total : w;
+    }
+    return std::min(t.p - s - 1, t.m);
+  }
+  std::size_t count(int) const {
+    const std::size_t m = static_cast<std::size_t>(t.m);
+    return t.kind == Schedule::ZbH1 ? 3 * m : 2 * m * static_cast<std::size_t>(t.v);
+  }
+  // Warm-up forwards, then forward/backward pairs, then the remaining backwards (1F1B's shape): the
+  // index of the forward (is_forward) or backward among `total` of each.
+  static void one_f_one_b(long long k, long long w, long long total, bool& is_forward, long long& index) {
+    if (k < w) {
+      is_forward = true, index = k;
+    } else if (k < 2 * total - w) {
+      is_forward = (k - w) % 2 == 0;
+      index = is_forward ? w + (k - w) / 2 : (k - w) / 2;
+    } else {
+      is_forward = false, index = k - total;
+    }
+  }
+  OpRef at(int s, std::size_t kk) const {
+    const long long k = static_cast<long long>(kk), m = t.m;
+    bool fwd = false;
+    long long i = 0;
+    switch (t.kind) {
+      case Schedule::GPipe:
+        if (k < m) return {OpKind::F, static_cast<int>(k), 0};
+        return {OpKind::B, static_cast<int>(2 * m - 1 - k), 0};
+      case Schedule::OneFOneB: one_f_one_b(k, warmup(s), m, fwd, i); return {fwd ? OpKind::F : OpKind::B, static_cast<int>(i), 0};
+      case Schedule::Interleaved: {
+        const long long v = t.v;
+        one_f_one_b(k, warmup(s), m * v, fwd, i);
+        const int mb = static_cast<int>((i / (g * v)) * g + i % g), c = static_cast<int>((i / g) % v);
+        return {fwd ? OpKind::F : OpKind::B, mb, fwd ? c : static_cast<int>(v - 1 - c)};
+      }
+      case Schedule::ZbH1: {
+        // Warm-up forwards; main iterations i < s of F, B and i ≥ s of F, B, W (W number i − s); the
+        // cool-down's B, W pairs; the remaining W.
+        const long long w = warmup(s), main = m - w, n1 = std::min<long long>(s, main), n2 = main - n1;
+        if (k < w) return {OpKind::F, static_cast<int>(k), 0};
+        long long r = k - w;
+        long long it = 0, sub = 0;
+        if (r < 2 * n1) {
+          it = r / 2, sub = r % 2;
+        } else if ((r -= 2 * n1) < 3 * n2) {
+          it = n1 + r / 3, sub = r % 3;
+        } else if ((r -= 3 * n2) < 2 * w) {
+          if (r % 2 == 0) return {OpKind::B, static_cast<int>(main + r / 2), 0, -1, -1, true};
+          return {OpKind::W, static_cast<int>(n2 + r / 2), 0};
+        } else {
+          return {OpKind::W, static_cast<int>(n2 + w + (r - 2 * w)), 0};
+        }
+        if (sub == 0) return {OpKind::F, static_cast<int>(w + it), 0};
+        if (sub == 1) return {OpKind::B, static_cast<int>(it), 0, -1, -1, true};
+        return {OpKind::W, static_cast<int>(it - s), 0};
+      }
+      case Schedule::DualPipe: break;  // not in closed form (ListSource)
+    }
+    return {};
+  }
+};
+
+// The fast path's Sink: per stage the alive pairs and weights (as sweep_stage counts them) and the gaps.
+struct SummarySink {
+  const ScheduleInput& input;
+  ScheduleResult& out;
+  std::vector<int> alive;
+  std::vector<double> alive_w;
+  double gaps_s = 0;
+  void timed(int s, std::size_t, const OpRef& op, double free_s, double start_s, double) {
+    gaps_s += start_s - free_s;
+    const bool weighed = !input.alive_weights.empty();
+    auto weight = [&](int chunk) { return weighed ? input.alive_weights[static_cast<std::size_t>(s) * input.chunks + chunk] : 0.0; };
+    if (op.kind == OpKind::F || op.kind == OpKind::FB) {
+      out.peak_alive_micro_batches[s] = std::max(out.peak_alive_micro_batches[s], ++alive[s]);
+      alive_w[s] += weight(op.chunk);
+      if (weighed) out.peak_alive_weight[s] = std::max(out.peak_alive_weight[s], alive_w[s]);
+    }
+    if (op.kind == OpKind::FB || op.kind == OpKind::W || (op.kind == OpKind::B && !op.split)) {
+      --alive[s];
+      alive_w[s] -= weight(op.kind == OpKind::FB ? op.backward_chunk : op.chunk);
+    }
+  }
+};
+
+template <class Source>
+Errors run_summary(const Topology& t, const ScheduleInput& input, const Source& source, ScheduleResult& out) {
+  const int p = t.p;
+  out.peak_alive_micro_batches.assign(p, 0);
+  if (!input.alive_weights.empty()) out.peak_alive_weight.assign(p, 0.0);
+  SummarySink sink{input, out, std::vector<int>(p, 0), std::vector<double>(p, 0.0)};
+  Timeline<Source, SummarySink> timeline(t, input, source, sink, thread_scratch());
+  const int stuck = timeline.run();
+  if (stuck >= 0) return deadlock(input.name, stuck);
+  out.stage_end_s = timeline.free_at;
+  double makespan_s = 0, tails_s = 0;
+  for (int s = 0; s < p; ++s) makespan_s = std::max(makespan_s, timeline.free_at[s]);
+  for (int s = 0; s < p; ++s) tails_s += makespan_s - timeline.free_at[s];
+  out.makespan_s = makespan_s;
+  out.bubble_fraction = makespan_s > 0 ? (sink.gaps_s + tails_s) / (p * makespan_s) : 0.0;
+  return {};
+}
+
+// Validates the input, then runs `body(topology, result)`, which fills the result or returns errors
+// (then the result is left empty).
+template <class Body>
+Result<ScheduleResult> checked(const ScheduleInput& input, Body body) {
+  Result<ScheduleResult> result;
+  const Result<Topology> topology = topology_of(input);
+  result.errors = topology.errors;
+  if (!result.ok()) return result;
+  result.value.name = input.name;
+  result.errors = body(topology.value, result.value);
+  if (!result.ok()) result.value = ScheduleResult{};
+  return result;
+}
+
+}  // namespace
+
+Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
+  return checked(input, [&](const Topology& t, ScheduleResult& out) -> Errors {
+    std::vector<unsigned char> split_w;
+    const std::vector<std::size_t> begin = generate_ops(t, out.ops, split_w);
+    const ListSource source{out.ops, split_w, begin};
+    ListSink sink{out.ops, begin};
+    Timeline<ListSource, ListSink> timeline(t, input, source, sink, thread_scratch());
+    const int stuck = timeline.run();
+    if (stuck >= 0) return deadlock(input.name, stuck);
+    summarize(out, split_w, begin, timeline.free_at, input);
+    return {};
+  });
+}
+
+Result<ScheduleResult> simulate_schedule_summary(const ScheduleInput& input) {
+  return checked(input, [&](const Topology& t, ScheduleResult& out) -> Errors {
+    if (t.kind != Schedule::DualPipe)
+      return run_summary(t, input, FormulaSource{t, t.kind == Schedule::Interleaved ? interleaved_group(t.p, t.m) : 1}, out);
+    std::vector<Op> ops;
+    std::vector<unsigned char> split_w;
+    const std::vector<std::size_t> begin = generate_ops(t, ops, split_w);
+    return run_summary(t, input, ListSource{ops, split_w, begin}, out);
+  });
 }
 
 }  // namespace cutlab

@@ -64,10 +64,20 @@ struct ScheduleResult {
                                               // (interleaved: (micro-batch, chunk) pairs; divide by chunks)
   std::vector<double> peak_alive_weight;      // per stage, when input.alive_weights is given: max Σ weight
                                               // of the alive pairs (else empty)
+  std::vector<double> stage_end_s;            // per stage: when its last op ends
 };
 
 // Validates the combination (errors with paths under /plan) and simulates it.
 Result<ScheduleResult> simulate_schedule(const ScheduleInput& input);
+
+// The same simulation without the op list (the search's fast path): makespan, per-stage end times,
+// peak alive pairs and weights equal simulate_schedule's bit for bit; ops and idle stay empty, and the
+// bubble fraction counts every gap (simulate_schedule drops gaps below 1e-9 of the makespan as
+// rounding, so the two differ by at most that per gap). GPipe, 1F1B, interleaved and ZB-H1 compute
+// each stage's k-th op from k (closed forms of their generators), so nothing but one end time per
+// (micro-batch, stage, chunk) is stored, in buffers reused by the calling thread; DualPipe, whose W
+// queue follows the emitted order, still generates its order (untimed) first.
+Result<ScheduleResult> simulate_schedule_summary(const ScheduleInput& input);
 
 // The rules a schedule puts on a plan: pp stages, vpp chunks per stage (as the plan gives it:
 // DualPipe's two directions are not counted), m micro-batches per step (m ≤ 0: not known yet).

@@ -1,6 +1,15 @@
 #include "core/search.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
+
+#ifndef __EMSCRIPTEN__
+#include <thread>
+#endif
+
+#include "core/memory.h"
+#include "core/resolved.h"
 
 namespace cutlab {
 
@@ -11,6 +20,272 @@ std::vector<int> divisors_up_to(long long n, long long limit) {
   for (long long i = 1; i <= n && i <= limit; ++i)
     if (n % i == 0) d.push_back(static_cast<int>(i));
   return d;
+}
+
+struct ZeroDo {
+  int zero = 0;
+  bool distributed_optimizer = false;
+  bool first = true;  // the first choice of its effective ZeRO stage (the others are the same plan)
+};
+
+struct RecomputeChoice {
+  Recompute mode = Recompute::None;
+  std::vector<RecomputeModule> modules;
+};
+
+// The values each searched field takes (one value, the base config's, when the field is fixed).
+struct Space {
+  std::vector<int> tps, pps, cps, eps, etps;  // etp 0: no folding
+  std::vector<Schedule> schedules;
+  std::vector<ZeroDo> zero_do;
+  std::vector<RecomputeChoice> recomputes;
+  std::vector<char> sps, tp_overlaps, grad_overlaps, param_overlaps;
+  bool fixed_vpp = false, fixed_mb = false, fixed_dp = false, fixed_sp = false, fixed_tpo = false, fixed_grad = false,
+       fixed_param = false, fixed_layers = false;
+};
+
+bool fixed(const SearchOptions& o, const char* key) { return std::find(o.fixed.begin(), o.fixed.end(), key) != o.fixed.end(); }
+
+template <class T>
+std::vector<T> one_or(const SearchOptions& o, const char* key, T base, std::vector<T> all) {
+  return fixed(o, key) ? std::vector<T>{base} : all;
+}
+
+Space make_space(const Config& base, const SearchOptions& o) {
+  const ModelSpec& m = base.model;
+  const Plan& p = base.plan;
+  const long long N = base.cluster.gpus;
+  Space s;
+  s.tps = one_or(o, "tp", p.tp, divisors_up_to(N, std::max(1, m.heads)));
+  s.pps = one_or(o, "pp", p.pp, divisors_up_to(N, m.layers));
+  s.cps = one_or(o, "cp", p.cp, base.workload.seq_len >= 16384 ? divisors_up_to(N, 32) : std::vector<int>{1});
+  s.eps = one_or(o, "ep", p.ep, is_moe(m) ? divisors_up_to(N, m.experts) : std::vector<int>{1});
+  s.etps = one_or(o, "etp", p.etp, is_moe(m) ? std::vector<int>{0, 1} : std::vector<int>{0});
+  s.schedules = one_or(o, "schedule", p.schedule,
+                       {Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1, Schedule::DualPipe, Schedule::GPipe});
+  const bool fz = fixed(o, "zero"), fd = fixed(o, "distributed_optimizer");
+  bool seen[4] = {false, false, false, false};
+  for (int z = 0; z <= 3; ++z)
+    for (int d = 0; d <= 1; ++d) {
+      if ((fz && z != p.zero) || (fd && d != int(p.distributed_optimizer))) continue;
+      const int effective = std::max(z, d);
+      s.zero_do.push_back({z, d == 1, !seen[effective]});
+      seen[effective] = true;
+    }
+  using RM = RecomputeModule;
+  std::vector<std::vector<RM>> sets{{RM::CoreAttn}};
+  if (fixed(o, "recompute_modules")) {
+    sets = {p.recompute_modules};
+  } else {
+    if (moe_layer_count(m) < m.layers) sets.push_back({RM::CoreAttn, RM::Mlp});
+    sets.push_back({RM::CoreAttn, RM::LayerNorm});
+    if (is_mla(m)) sets.push_back({RM::CoreAttn, RM::MlaUpProj});
+    if (is_moe(m)) sets.push_back({RM::CoreAttn, RM::MoeAct}), sets.push_back({RM::CoreAttn, RM::Moe});
+    if (is_moe(m) && m.shared_experts > 0) sets.push_back({RM::CoreAttn, RM::SharedExperts});
+  }
+  for (Recompute r : one_or(o, "recompute", p.recompute, {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::OpSac})) {
+    if (r != Recompute::Selective) s.recomputes.push_back({r, p.recompute_modules});
+    else
+      for (const auto& set : sets) s.recomputes.push_back({r, set});
+  }
+  const std::vector<char> both{1, 0};  // on first: the dominating choice is enumerated first
+  s.fixed_sp = fixed(o, "sp"), s.fixed_tpo = fixed(o, "tp_comm_overlap");
+  s.fixed_grad = fixed(o, "overlap_grad_reduce"), s.fixed_param = fixed(o, "overlap_param_gather");
+  s.sps = s.fixed_sp ? std::vector<char>{p.sp} : both;
+  s.tp_overlaps = s.fixed_tpo ? std::vector<char>{p.tp_comm_overlap} : both;
+  s.grad_overlaps = s.fixed_grad ? std::vector<char>{p.overlap_grad_reduce} : both;
+  s.param_overlaps = s.fixed_param ? std::vector<char>{p.overlap_param_gather} : both;
+  s.fixed_vpp = fixed(o, "vpp"), s.fixed_mb = fixed(o, "micro_batch"), s.fixed_dp = fixed(o, "dp");
+  s.fixed_layers = fixed(o, "layers_per_stage");
+  return s;
+}
+
+// One unit of work: a mesh and a schedule with its VPP; every other field is enumerated inside it.
+struct Unit {
+  int tp = 1, pp = 1, cp = 1, ep = 1, etp = 0, dp = 1;
+  Schedule schedule = Schedule::OneFOneB;
+  int vpp = 1;
+};
+
+std::vector<Unit> make_units(const Config& base, const Space& s) {
+  const long long N = base.cluster.gpus;
+  const ModelSpec& m = base.model;
+  std::vector<Unit> units;
+  for (int tp : s.tps)
+    for (int pp : s.pps)
+      for (int cp : s.cps)
+        for (int ep : s.eps)
+          for (int etp : s.etps) {
+            // Under folding the experts live inside the attention mesh (GPUs = tp·cp·dp·pp).
+            const long long rest = static_cast<long long>(tp) * pp * cp * (etp > 0 ? 1 : ep);
+            if (N % rest != 0) continue;  // not a factorisation of the GPU count: not in the space
+            if (etp > 0 && ep == 1) continue;
+            const int dp = static_cast<int>(N / rest);
+            if (s.fixed_dp && dp != base.plan.dp) continue;
+            for (Schedule sc : s.schedules) {
+              if (pp == 1 && sc != Schedule::OneFOneB && s.schedules.size() > 1) continue;  // no pipeline, no schedule
+              std::vector<int> vpps{1};
+              if (s.fixed_vpp) vpps = {base.plan.vpp};
+              else if (sc == Schedule::Interleaved) {
+                vpps.clear();
+                for (int v = 2; pp * v <= m.layers; ++v)
+                  if (m.layers % (pp * v) == 0) vpps.push_back(v);
+              }
+              for (int v : vpps) units.push_back({tp, pp, cp, ep, etp, dp, sc, v});
+            }
+          }
+  return units;
+}
+
+struct Entry {
+  RankedPlan plan;
+  long long order = 0;  // enumeration order: breaks ties, so results do not depend on the threads
+};
+
+// Fitting plans by throughput; when none fits, the plans closest to fitting.
+bool better(const Entry& a, const Entry& b) {
+  if (a.plan.fits != b.plan.fits) return a.plan.fits;
+  if (a.plan.fits && a.plan.tokens_per_s != b.plan.tokens_per_s) return a.plan.tokens_per_s > b.plan.tokens_per_s;
+  if (!a.plan.fits && a.plan.peak_memory_bytes != b.plan.peak_memory_bytes) return a.plan.peak_memory_bytes < b.plan.peak_memory_bytes;
+  return a.order < b.order;
+}
+
+// The best `top` of what a unit (or the merge) has seen.
+struct Best {
+  std::size_t top = 10;
+  std::vector<Entry> entries;
+  void add(Entry e) {
+    entries.push_back(std::move(e));
+    if (entries.size() >= 4 * top) trim();
+  }
+  void trim() {
+    if (entries.size() <= top) return std::sort(entries.begin(), entries.end(), better);
+    std::nth_element(entries.begin(), entries.begin() + static_cast<long>(top), entries.end(), better);
+    entries.resize(top);
+    std::sort(entries.begin(), entries.end(), better);
+  }
+};
+
+struct UnitResult {
+  SearchResult counts;
+  Best best;
+};
+
+// The most memory any plan of the unit with this ZeRO choice can use at least: its model states and
+// what does not depend on the micro-batches in flight, for the lightest choices (micro-batch 1, no
+// recompute, SP when TP > 1). < 0: not known (that representative is not valid).
+double memory_floor(Config c) {
+  Plan& p = c.plan;
+  p.micro_batch = 1, p.recompute = Recompute::None, p.sp = p.tp > 1;
+  const Result<Resolved> r = resolve(c);
+  if (!r.ok()) return -1;
+  const MemoryResult mem = memory_per_stage(r.value, std::vector<double>(static_cast<std::size_t>(p.pp), 0.0));
+  double peak = 0;
+  for (const StageMemory& s : mem.per_stage) peak = std::max(peak, s.total_bytes);
+  return peak;
+}
+
+void search_unit(const Config& base, const Space& s, const SearchOptions& o, bool memory_prune, const Unit& u, long long order_base,
+                 UnitResult& out) {
+  SearchResult& n = out.counts;
+  Config c = base;
+  Plan& p = c.plan;
+  p.tp = u.tp, p.pp = u.pp, p.cp = u.cp, p.ep = u.ep, p.etp = u.etp, p.dp = u.dp;
+  p.schedule = u.schedule, p.vpp = u.vpp;
+  if (!s.fixed_layers) p.layers_per_stage.clear();
+  const long long gb = base.workload.global_batch;
+  std::vector<int> mbs{base.plan.micro_batch};
+  if (!s.fixed_mb) mbs = gb % u.dp == 0 ? divisors_up_to(gb / u.dp, gb / u.dp) : std::vector<int>{1};
+  const long long per_zero = static_cast<long long>(mbs.size()) * static_cast<long long>(s.recomputes.size()) *
+                             static_cast<long long>(s.sps.size() * s.tp_overlaps.size() * s.grad_overlaps.size() *
+                                                    s.param_overlaps.size());
+  n.candidates = per_zero * static_cast<long long>(s.zero_do.size());
+  if (gb % u.dp != 0) {
+    n.pruned_invalid = n.candidates;
+    return;
+  }
+  long long order = order_base;
+  for (const ZeroDo& zd : s.zero_do) {
+    p.zero = zd.zero, p.distributed_optimizer = zd.distributed_optimizer;
+    if (zd.zero >= 2 && u.pp > 1) {  // refused, as DeepSpeed does (plan.cpp)
+      n.pruned_invalid += per_zero;
+      continue;
+    }
+    if (o.prune && !zd.first) {
+      n.pruned_equivalent += per_zero;
+      continue;
+    }
+    if (o.prune && memory_prune) {
+      const double floor = memory_floor(c);
+      if (floor >= 0 && floor > o.max_memory_fraction * (c.cluster.hbm_bytes - c.cluster.reserved_bytes)) {
+        n.pruned_memory += per_zero;
+        continue;
+      }
+    }
+    for (int mb : mbs)
+      for (const RecomputeChoice& rc : s.recomputes)
+        for (char sp : s.sps)
+          for (char tpo : s.tp_overlaps)
+            for (char grad : s.grad_overlaps)
+              for (char param : s.param_overlaps) {
+                ++order;
+                if (sp && u.tp == 1) {  // sequence parallel needs a TP group
+                  ++n.pruned_invalid;
+                  continue;
+                }
+                // Dominated: off never beats on (same memory, time the same or longer), and TP overlap
+                // without TP is the same plan.
+                const bool dominated = (!s.fixed_tpo && (u.tp == 1 ? tpo : !tpo)) || (!s.fixed_grad && !grad) ||
+                                       (!s.fixed_param && !param);
+                if (o.prune && dominated) {
+                  ++n.pruned_equivalent;
+                  continue;
+                }
+                p.micro_batch = mb, p.recompute = rc.mode, p.recompute_modules = rc.modules;
+                p.sp = sp, p.tp_comm_overlap = tpo, p.overlap_grad_reduce = grad, p.overlap_param_gather = param;
+                const Result<Resolved> resolved = resolve(c);
+                if (!resolved.ok()) {
+                  ++n.pruned_invalid;
+                  continue;
+                }
+                const Result<TrainingEstimate> e = evaluate_training(resolved.value, false);
+                if (!e.ok()) {
+                  ++n.pruned_invalid;
+                  continue;
+                }
+                ++n.evaluated;
+                const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
+                Entry entry;
+                entry.order = order;
+                RankedPlan& rp = entry.plan;
+                rp.plan = p;
+                rp.step_s = e.value.step_s;
+                rp.tokens_per_s = e.value.tokens_per_s;
+                rp.mfu = e.value.mfu;
+                rp.peak_memory_bytes = peak.total_bytes;
+                rp.capacity_bytes = peak.capacity_bytes;
+                rp.fits = peak.total_bytes <= o.max_memory_fraction * peak.capacity_bytes;
+                n.fitting += rp.fits;
+                out.best.add(std::move(entry));
+              }
+  }
+}
+
+// Runs work(i) for i in [0, count) on `threads` threads (the calling one among them); each i once.
+void parallel_for(std::size_t count, int threads, const std::function<void(std::size_t)>& work) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < count; i = next++) work(i);
+  };
+#ifndef __EMSCRIPTEN__
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<long long>(threads, static_cast<long long>(count)); ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+#else
+  (void)threads;
+  worker();
+#endif
 }
 
 }  // namespace
@@ -36,65 +311,35 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
     out.errors.push_back({ErrorCode::OutOfRange, "/search", "top must be ≥ 1 and max_memory_fraction in (0, 1]"});
     return out;
   }
-  SearchResult& r = out.value;
-  const ModelSpec& m = base.model;
-  const long long N = base.cluster.gpus;
-  const std::vector<int> tps = divisors_up_to(N, std::max(1, base.cluster.gpus_per_node));
-  const std::vector<int> pps = divisors_up_to(N, m.layers);
-  const std::vector<int> cps = base.workload.seq_len >= 16384 ? divisors_up_to(N, 32) : std::vector<int>{1};
-  const std::vector<int> eps = is_moe(m) ? divisors_up_to(N, m.experts) : std::vector<int>{1};
-  struct Sched {
-    Schedule name;
-    int vpp;
+  const Space space = make_space(base, opt);
+  const std::vector<Unit> units = make_units(base, space);
+  const std::size_t top = static_cast<std::size_t>(opt.top);
+  auto run = [&](bool memory_prune) {
+    std::vector<UnitResult> results(units.size());
+    parallel_for(units.size(), opt.threads, [&](std::size_t i) {
+      results[i].best.top = top;
+      // Orders of different units never meet: each unit has 2^32 numbers of its own.
+      search_unit(base, space, opt, memory_prune, units[i], static_cast<long long>(i) << 32, results[i]);
+    });
+    return results;
   };
-  const Sched schedules[] = {{Schedule::OneFOneB, 1}, {Schedule::Interleaved, 2}, {Schedule::Interleaved, 4}, {Schedule::ZbH1, 1}};
-  const int micro_batches[] = {1, 2, 4};
-  const Recompute recomputes[] = {Recompute::None, Recompute::Selective, Recompute::Full};
-  std::vector<RankedPlan> all;
-  for (int tp : tps)
-    for (int pp : pps)
-      for (int cp : cps)
-        for (int ep : eps) {
-          const long long rest = static_cast<long long>(tp) * pp * cp * ep;
-          if (N % rest != 0) continue;
-          for (const Sched& sc : schedules) {
-            if (pp == 1 && sc.name != Schedule::OneFOneB) continue;  // no pipeline, no schedule choice
-            for (int mb : micro_batches)
-              for (const Recompute rc : recomputes) {
-                Config c = base;
-                Plan& p = c.plan;
-                p.tp = tp, p.pp = pp, p.cp = cp, p.ep = ep, p.dp = static_cast<int>(N / rest), p.etp = 0;
-                p.sp = tp > 1;
-                p.schedule = sc.name, p.vpp = sc.vpp, p.micro_batch = mb, p.recompute = rc;
-                p.distributed_optimizer = true;
-                p.layers_per_stage.clear();
-                ++r.candidates;
-                const Result<Resolved> resolved = resolve(c);
-                if (!resolved.ok()) continue;
-                ++r.valid;
-                const Result<TrainingEstimate> e = evaluate_training(resolved.value);
-                if (!e.ok()) continue;
-                const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
-                RankedPlan rp;
-                rp.plan = p;
-                rp.step_s = e.value.step_s;
-                rp.tokens_per_s = e.value.tokens_per_s;
-                rp.mfu = e.value.mfu;
-                rp.peak_memory_bytes = peak.total_bytes;
-                rp.capacity_bytes = peak.capacity_bytes;
-                rp.fits = peak.total_bytes <= opt.max_memory_fraction * peak.capacity_bytes;
-                r.fitting += rp.fits;
-                all.push_back(rp);
-              }
-          }
-        }
-  // Fitting plans by throughput; when none fits, the plans closest to fitting.
-  std::sort(all.begin(), all.end(), [](const RankedPlan& a, const RankedPlan& b) {
-    if (a.fits != b.fits) return a.fits;
-    return a.fits ? a.tokens_per_s > b.tokens_per_s : a.peak_memory_bytes < b.peak_memory_bytes;
-  });
-  all.resize(std::min<size_t>(all.size(), opt.top));
-  r.best = std::move(all);
+  std::vector<UnitResult> results = run(true);
+  // When nothing fits, the answer is the plans closest to fitting: the memory bound pruned some of them.
+  bool any_fits = false, memory_pruned = false;
+  for (const UnitResult& u : results) any_fits |= u.counts.fitting > 0, memory_pruned |= u.counts.pruned_memory > 0;
+  if (!any_fits && memory_pruned) results = run(false);
+  SearchResult& r = out.value;
+  Best all;
+  all.top = top;
+  for (UnitResult& u : results) {
+    const SearchResult& n = u.counts;
+    r.candidates += n.candidates, r.pruned_invalid += n.pruned_invalid, r.pruned_equivalent += n.pruned_equivalent;
+    r.pruned_memory += n.pruned_memory, r.evaluated += n.evaluated, r.fitting += n.fitting;
+    for (Entry& e : u.best.entries) all.add(std::move(e));
+  }
+  r.valid = r.evaluated;
+  all.trim();
+  for (Entry& e : all.entries) r.best.push_back(std::move(e.plan));
   return out;
 }
 

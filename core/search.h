@@ -1,10 +1,20 @@
 // search.h: the plans worth considering for a model, a cluster of a given size and a workload.
-// Enumerates TP (within the NVLink domain), PP, CP, EP (MoE), DP (what the GPU count leaves),
-// schedule (1F1B, interleaved with 2 or 4 chunks, ZB-H1), micro-batch, recompute and the
-// distributed optimizer; keeps the valid plans (validate()), evaluates each, and ranks those that
-// fit by tokens/s. Sequence parallelism is on whenever TP > 1 (it only saves memory and never costs
-// more in this model). Fixed from the base config: model, cluster, workload, rank order, overlap flags.
+// The space: TP (every divisor of the GPU count up to the heads; a TP group crossing nodes is priced
+// as such), PP, CP (sequences ≥ 16k), EP and ETP (folding, experts without TP) for MoE, DP (what the
+// GPU count leaves), every schedule with every VPP that divides the layers, every micro-batch that
+// divides the batch of a replica, ZeRO 0–3 × the distributed optimizer, SP, recompute (none, full,
+// per-op SAC, selective with the module sets the model has), TP-communication overlap and the DP
+// overlap flags. A field given in SearchOptions::fixed keeps the base config's value; the others are
+// searched (api::search fixes the keys present in the config's "plan"). Model, cluster, workload, rank
+// order and the remaining plan fields always come from the base config.
+// Before timing, a plan is pruned when it breaks a divisibility or schedule rule, when a choice is
+// equivalent to one already taken (the same effective ZeRO stage) or dominated (SP, TP overlap and DP
+// overlaps on never cost time or memory in this model), and when its model states alone (every
+// activation left out) do not fit; the plans left are resolved, validated and simulated (the schedule's
+// fast path) and those that fit ranked by tokens/s. Results do not depend on the thread count: ties are
+// broken by the order of enumeration.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "core/estimate.h"
@@ -14,6 +24,9 @@ namespace cutlab {
 struct SearchOptions {
   int top = 10;                      // plans returned
   double max_memory_fraction = 1.0;  // of usable HBM a plan may use to count as fitting
+  int threads = 1;                   // worker threads (≤ 1: the calling thread only; WASM: always 1)
+  std::vector<std::string> fixed;    // plan keys (JSON names) kept from the base config
+  bool prune = true;                 // false: evaluate every valid plan (the tests' reference)
 };
 
 struct RankedPlan {
@@ -27,10 +40,14 @@ struct RankedPlan {
 };
 
 struct SearchResult {
-  std::vector<RankedPlan> best;  // fitting plans, fastest first; if none fits, the smallest-memory ones
-  long long candidates = 0;      // plans enumerated
-  long long valid = 0;           // that passed validate()
-  long long fitting = 0;         // that fit in memory
+  std::vector<RankedPlan> best;     // fitting plans, fastest first; if none fits, the smallest-memory ones
+  long long candidates = 0;         // plans in the space (every combination of the searched fields)
+  long long pruned_invalid = 0;     // broke a divisibility or schedule rule, or failed validate()
+  long long pruned_equivalent = 0;  // the same plan as one enumerated (equivalent or dominated choices)
+  long long pruned_memory = 0;      // model states alone exceed the memory allowed
+  long long evaluated = 0;          // simulated
+  long long valid = 0;              // evaluated plans that passed validate() (= evaluated)
+  long long fitting = 0;            // evaluated plans that fit in memory
 };
 
 // `base.cluster.gpus` must be set (the GPU count to fill).

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/api.h"
@@ -34,7 +35,8 @@ const char* kUsageText = R"(usage:
   cutlab schedule [CONFIG.json | -] [options]   the simulated pipeline schedule: a text Gantt chart,
                                                 --json (every op), --svg FILE (the figure)
   cutlab search [CONFIG.json | -] [options]     rank the plans that fit for --model, --cluster, --gpus
-                                                and the workload, fastest first (--top N, --json);
+                                                and the workload, fastest first (--top N, --json,
+                                                --threads N; plan fields given are fixed);
                                                 serving (--mode infer): by output tokens/s per GPU under
                                                 --max-ttft-ms MS and --max-tpot-ms MS, with the Pareto
                                                 front per GPU against per user (--svg FILE: its plot)
@@ -78,6 +80,7 @@ struct Args {
   int columns = 100;
   int top = 10;
   double max_ttft_ms = 0, max_tpot_ms = 0;  // serving search limits (0: none)
+  int threads = 0;                          // search: 0 = every hardware thread
   std::vector<int> ranks;
   std::vector<std::pair<std::string, std::string>> overrides;  // flag, value
 };
@@ -168,11 +171,16 @@ bool parse_args(int argc, char** argv, Args& a, std::string& problem) {
         return false;
       }
       a.ranks.push_back(static_cast<int>(r));
-    } else if ((s == "--svg" || s == "--columns" || s == "--top") && i + 1 < argc) {
+    } else if ((s == "--svg" || s == "--columns" || s == "--top" || s == "--threads") && i + 1 < argc) {
       const std::string v = argv[++i];
       if (s == "--svg") a.svg_path = v;
       else if (s == "--top") a.top = std::atoi(v.c_str());
+      else if (s == "--threads") a.threads = std::atoi(v.c_str());
       else a.columns = std::atoi(v.c_str());
+      if (s == "--threads" && (a.threads < 1 || a.threads > 1024)) {
+        problem = "--threads must be between 1 and 1024";
+        return false;
+      }
       if (s == "--top" && (a.top < 1 || a.top > 1000)) {
         problem = "--top must be between 1 and 1000";
         return false;
@@ -576,6 +584,7 @@ int cmd_search(const Args& a) {
   SearchOptions options;
   options.top = a.top;
   options.max_memory_fraction = a.max_fraction;
+  options.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const api::Answer<SearchResult> answer = api::search(text, options);
   if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
   if (a.as_json) {
@@ -586,8 +595,12 @@ int cmd_search(const Args& a) {
   const SearchResult& s = answer.result.value;
   std::cout << "cutlab search · " << c.model.name << " on " << with_commas(c.cluster.gpus) << " × " << c.cluster.gpu << " · seq "
             << c.workload.seq_len << " · global batch " << c.workload.global_batch << "\n";
-  std::cout << with_commas(double(s.candidates)) << " plans enumerated, " << with_commas(double(s.valid)) << " valid, "
-            << with_commas(double(s.fitting)) << " fit in memory\n\n";
+  const double pruned = double(s.pruned_invalid + s.pruned_equivalent + s.pruned_memory);
+  std::cout << with_commas(double(s.candidates)) << " plans in the space, " << with_commas(pruned) << " pruned ("
+            << pct(s.candidates > 0 ? pruned / double(s.candidates) : 0.0) << ": " << with_commas(double(s.pruned_invalid))
+            << " invalid, " << with_commas(double(s.pruned_equivalent)) << " equivalent or dominated, "
+            << with_commas(double(s.pruned_memory)) << " model states too large), " << with_commas(double(s.evaluated))
+            << " simulated, " << with_commas(double(s.fitting)) << " fit in memory\n\n";
   Table t{{"#", "TP", "PP", "CP", "EP", "DP", "schedule", "mb", "recompute", "step", "tokens/s", "MFU", "peak GiB", "fits"}, {}};
   int i = 0;
   for (const RankedPlan& p : s.best) {
@@ -598,7 +611,7 @@ int cmd_search(const Args& a) {
                       pct(p.mfu), gib(p.peak_memory_bytes) + " / " + gib(p.capacity_bytes), p.fits ? "yes" : "no"});
   }
   std::cout << t.render();
-  std::cout << " all with SP when TP > 1 and the distributed optimizer; rank order " << c.plan.rank_order << "\n";
+  std::cout << " each plan's ZeRO stage, SP, overlaps and recompute modules in --json; rank order " << c.plan.rank_order << "\n";
   return kOk;
 }
 

@@ -439,3 +439,44 @@ TEST_CASE("alive pairs are weighed by their chunk when weights are given", "[sch
   in.alive_weights = {1.0};
   REQUIRE_FALSE(cutlab::simulate_schedule(in).ok());
 }
+
+TEST_CASE("The fast path equals the full simulation on every schedule, stage count, micro-batch count and chunking",
+          "[schedule][fast]") {
+  const Schedule name = GENERATE(Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1, Schedule::DualPipe);
+  const int p = GENERATE(1, 2, 3, 4, 5, 8, 16);
+  const int m = GENERATE(1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 32, 33, 48);
+  const int v = name == Schedule::Interleaved ? GENERATE(2, 3, 4) : name == Schedule::DualPipe ? 2 : 1;
+  const double p2p_s = GENERATE(0.0, 0.07);
+  const bool uneven = GENERATE(false, true);
+  if (!applicable(name, p, m)) return;
+  CAPTURE(name, p, m, v, p2p_s, uneven);
+  ScheduleInput in = uniform(name, p, m, v, 1, 1.1, 0.4, p2p_s);
+  for (std::size_t i = 0; uneven && i < in.times.size(); ++i)  // heavier first and last stages, unequal chunks
+    in.times[i] = OpTimes{0.8 + 0.1 * double(i % 3) + (i < std::size_t(v) ? 0.5 : 0.0), 1.2 + 0.3 * double(i % 2),
+                          0.3 + 0.05 * double(i % 4) + (i + v >= in.times.size() ? 0.7 : 0.0)};
+  for (std::size_t i = 0; i < in.times.size(); ++i) in.alive_weights.push_back(1.0 + 0.25 * double(i % 5));
+  const ScheduleResult full = simulate_ok(in);
+  const auto fast = cutlab::simulate_schedule_summary(in);
+  REQUIRE(fast.ok());
+  CHECK(fast.value.ops.empty());
+  CHECK(fast.value.idle.empty());
+  CHECK(fast.value.name == full.name);
+  CHECK(fast.value.makespan_s == full.makespan_s);  // the same operations in the same order: bit for bit
+  CHECK(fast.value.stage_end_s == full.stage_end_s);
+  CHECK(fast.value.peak_alive_micro_batches == full.peak_alive_micro_batches);
+  CHECK(fast.value.peak_alive_weight == full.peak_alive_weight);
+  CHECK_THAT(fast.value.bubble_fraction, WithinAbs(full.bubble_fraction, 1e-9));
+  // The stage end is the end of each stage's last op.
+  std::vector<double> last(p, 0.0);
+  for (const Op& op : full.ops) last[op.stage] = std::max(last[op.stage], op.end_s);
+  CHECK(full.stage_end_s == last);
+}
+
+TEST_CASE("The fast path reports the same errors as the full simulation", "[schedule][fast][error]") {
+  ScheduleInput in = uniform(Schedule::DualPipe, 3, 4, 2, 1, 1, 1);
+  const auto full = cutlab::simulate_schedule(in);
+  const auto fast = cutlab::simulate_schedule_summary(in);
+  REQUIRE_FALSE(fast.ok());
+  REQUIRE(fast.errors.size() == full.errors.size());
+  for (std::size_t i = 0; i < fast.errors.size(); ++i) CHECK(fast.errors[i].path == full.errors[i].path);
+}

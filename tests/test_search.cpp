@@ -1,15 +1,25 @@
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include "core/search.h"
 #include "tests/helpers.h"
 
 using namespace cutlab;
 using Catch::Matchers::WithinRel;
 
+namespace {
+SearchOptions top(int n) {
+  SearchOptions o;
+  o.top = n;
+  return o;
+}
+}  // namespace
+
 TEST_CASE("search returns valid plans that fit, fastest first, each as evaluate() sees it", "[search]") {
   Config c = test::config("llama3-70b", "dgx-h100", 1, 1, 1, 8192, 64);
   c.cluster.gpus = 64;
-  const Result<SearchResult> r = search_plans(c, {5, 1.0});
+  const Result<SearchResult> r = search_plans(c, top(5));
   REQUIRE(r.ok());
   const SearchResult& s = r.value;
   REQUIRE(s.best.size() == 5);
@@ -32,7 +42,7 @@ TEST_CASE("search returns valid plans that fit, fastest first, each as evaluate(
 TEST_CASE("when nothing fits, search shows the plans closest to fitting", "[search]") {
   Config c = test::config("llama3-405b", "dgx-h100", 1, 1, 1, 8192, 8);
   c.cluster.gpus = 8;  // 405B needs ≥ 6.5 TB of model states with Adam: never fits 8 × 80 GB
-  const Result<SearchResult> r = search_plans(c, {3, 1.0});
+  const Result<SearchResult> r = search_plans(c, top(3));
   REQUIRE(r.ok());
   REQUIRE(r.value.fitting == 0);
   REQUIRE(r.value.best.size() == 3);
@@ -45,4 +55,68 @@ TEST_CASE("search needs the GPU count and a training workload", "[search]") {
   c.cluster.gpus = 8;
   c.workload.mode = Mode::Infer;
   REQUIRE(search_plans(c).errors.front().path == "/workload/mode");
+}
+
+TEST_CASE("pruning before timing keeps the same best plans as evaluating every valid plan", "[search][prune]") {
+  const char* model = GENERATE("llama3-8b", "mixtral-8x22b");
+  Config c = test::config(model, "dgx-h100", 1, 1, 1, 4096, 32);
+  c.cluster.gpus = GENERATE(8, 16);
+  CAPTURE(c.model.name, c.cluster.gpus);
+  SearchOptions pruned = top(5);
+  SearchOptions all = pruned;
+  all.prune = false;
+  const Result<SearchResult> a = search_plans(c, pruned), b = search_plans(c, all);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a.value.candidates == b.value.candidates);
+  CHECK(a.value.candidates == a.value.pruned_invalid + a.value.pruned_equivalent + a.value.pruned_memory + a.value.evaluated);
+  CHECK(a.value.evaluated < b.value.evaluated);
+  REQUIRE(a.value.best.size() == b.value.best.size());
+  for (size_t i = 0; i < a.value.best.size(); ++i) {
+    CHECK(a.value.best[i].fits == b.value.best[i].fits);
+    // No better than the i-th of all (a subset), and the best equal: the plans pruned as equivalent or
+    // dominated are twins of plans kept, at most as fast.
+    if (a.value.best[i].fits) CHECK(a.value.best[i].step_s >= b.value.best[i].step_s * (1 - 1e-12));
+  }
+  if (a.value.best[0].fits) CHECK_THAT(a.value.best[0].step_s, WithinRel(b.value.best[0].step_s, 1e-12));
+  else CHECK_THAT(a.value.best[0].peak_memory_bytes, WithinRel(b.value.best[0].peak_memory_bytes, 1e-12));
+}
+
+TEST_CASE("search ranks the same plans on 1 and 2 threads", "[search][threads]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 1, 1, 1, 8192, 64);
+  c.cluster.gpus = 64;
+  SearchOptions one = top(10);
+  SearchOptions two = one;
+  two.threads = 2;
+  const Result<SearchResult> a = search_plans(c, one), b = search_plans(c, two);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a.value.candidates == b.value.candidates);
+  CHECK(a.value.evaluated == b.value.evaluated);
+  CHECK(a.value.fitting == b.value.fitting);
+  REQUIRE(a.value.best.size() == b.value.best.size());
+  for (size_t i = 0; i < a.value.best.size(); ++i) {
+    const Plan &x = a.value.best[i].plan, &y = b.value.best[i].plan;
+    CHECK(a.value.best[i].step_s == b.value.best[i].step_s);
+    CHECK(std::tie(x.tp, x.pp, x.cp, x.ep, x.dp, x.etp, x.vpp, x.micro_batch, x.zero, x.distributed_optimizer, x.sp) ==
+          std::tie(y.tp, y.pp, y.cp, y.ep, y.dp, y.etp, y.vpp, y.micro_batch, y.zero, y.distributed_optimizer, y.sp));
+    CHECK(x.schedule == y.schedule);
+    CHECK(x.recompute == y.recompute);
+    CHECK(x.recompute_modules == y.recompute_modules);
+  }
+}
+
+TEST_CASE("fields the config fixes stay fixed; the others are searched", "[search]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 1, 8192, 64);
+  c.cluster.gpus = 64;
+  c.plan.recompute = Recompute::Full;
+  SearchOptions o = top(5);
+  const long long everything = search_plans(c, o).value.candidates;
+  o.fixed = {"tp", "pp", "recompute"};
+  const Result<SearchResult> r = search_plans(c, o);
+  REQUIRE(r.ok());
+  CHECK(r.value.candidates < everything);
+  REQUIRE_FALSE(r.value.best.empty());
+  for (const RankedPlan& p : r.value.best)
+    CHECK(std::tie(p.plan.tp, p.plan.pp, p.plan.recompute) == std::tie(c.plan.tp, c.plan.pp, c.plan.recompute));
 }
