@@ -27,6 +27,12 @@ struct Efficiencies {
   double kernel_floor_s = 3e-6;        // least time of one kernel: launch, ramp-up and tail, a few µs per kernel
                                        // launched back to back in a stream (Gray 2019, "Getting Started with CUDA
                                        // Graphs", NVIDIA developer blog); bounds 1–8 µs
+  // Serving (core/serving_step.h); fitted per GPU family to the serving cases (docs/validation.md §8), none of
+  // them read by training.
+  double serving_gemm = 0.7;        // GEMMs of an engine step at large shapes: fraction of the weight dtype's dense
+                                    // peak (smaller M and few tokens per expert lose more: core/ops.h gemm_efficiency)
+  double serving_attention = 0.55;  // attention of an engine step: fraction of the attention dtype's dense peak
+  double host_seq_s = 20e-6;        // host (CPU) time per running sequence per engine step, not hidden by the GPU
 };
 
 struct Cluster {

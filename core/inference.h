@@ -37,7 +37,8 @@ struct LatencyParts {
   double tp_s = 0, ep_s = 0;
   double pp_s = 0;     // hand-offs between stages, and (pp micro-batches) waiting for the slowest stage
   double draft_s = 0;  // speculative decoding's draft head
-  double total_s() const { return weights_s + kv_s + compute_s + tp_s + ep_s + pp_s + draft_s; }
+  double host_s = 0;   // the host's per-sequence work of each step (in-flight serving)
+  double total_s() const { return weights_s + kv_s + compute_s + tp_s + ep_s + pp_s + draft_s + host_s; }
 };
 
 struct InferenceEstimate {

@@ -100,6 +100,9 @@ const std::vector<Field<Efficiencies>>& efficiency_fields() {
       {"host_link", &Efficiencies::host_link},
       {"kernel_floor_us", &Efficiencies::kernel_floor_s, units::us},
       {"deepep_sm_GBps", &Efficiencies::deepep_sm_bytes_per_s, units::GBps},
+      {"serving_gemm", &Efficiencies::serving_gemm},
+      {"serving_attention", &Efficiencies::serving_attention},
+      {"host_seq_us", &Efficiencies::host_seq_s, units::us},
   };
   return f;
 }
@@ -886,13 +889,14 @@ json time_json(const TrainingEstimate& e) {
 
 json latency_parts_json(const LatencyParts& p) {
   return {{"weights_s", p.weights_s}, {"kv_cache_s", p.kv_s}, {"compute_s", p.compute_s}, {"tp_s", p.tp_s},
-          {"ep_s", p.ep_s},           {"pp_s", p.pp_s},       {"draft_s", p.draft_s}};
+          {"ep_s", p.ep_s},           {"pp_s", p.pp_s},       {"draft_s", p.draft_s},     {"host_s", p.host_s}};
 }
 
 json latency_shares_json(const LatencyParts& p) {
   const double total = p.total_s() > 0 ? p.total_s() : 1.0;
-  return {{"weights", p.weights_s / total}, {"kv_cache", p.kv_s / total}, {"compute", p.compute_s / total}, {"tp", p.tp_s / total},
-          {"ep", p.ep_s / total},           {"pp", p.pp_s / total},       {"draft", p.draft_s / total}};
+  return {{"weights", p.weights_s / total}, {"kv_cache", p.kv_s / total}, {"compute", p.compute_s / total},
+          {"tp", p.tp_s / total},           {"ep", p.ep_s / total},       {"pp", p.pp_s / total},
+          {"draft", p.draft_s / total},     {"host", p.host_s / total}};
 }
 
 json inference_json(const InferenceEstimate& r) {

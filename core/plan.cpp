@@ -295,6 +295,9 @@ void validate_cluster(const Cluster& cl, Checker& c) {
     c.add(ErrorCode::OutOfRange, E + "kernel_floor_us", "must be between 0 and 1,000 µs");
   if (!(e.deepep_sm_bytes_per_s >= 1e8 && e.deepep_sm_bytes_per_s <= 1e12))
     c.add(ErrorCode::OutOfRange, E + "deepep_sm_GBps", "must be between 0.1 and 1,000 GB/s per SM");
+  c.fraction(E + "serving_gemm", e.serving_gemm);
+  c.fraction(E + "serving_attention", e.serving_attention);
+  if (!(e.host_seq_s >= 0 && e.host_seq_s <= 1e-2)) c.add(ErrorCode::OutOfRange, E + "host_seq_us", "must be between 0 and 10,000 µs");
 }
 
 // Every axis in [1, 2^20] (etp ≥ 0); false when one is not, so the rules below are meaningless.

@@ -22,6 +22,10 @@ double serving_gemm_peak_flops_per_s(const Cluster& c, const Workload& w) {
   return c.bf16_flops_per_s;
 }
 
+double serving_attention_peak_flops_per_s(const Cluster& c, const Workload& w) {
+  return w.kv_dtype == KvDtype::FP8 && c.fp8_flops_per_s > 0 ? c.fp8_flops_per_s : c.bf16_flops_per_s;
+}
+
 void use_serving_gemm_precision(Config& config) {
   const double peak = serving_gemm_peak_flops_per_s(config.cluster, config.workload);
   const bool quantized = peak != config.cluster.bf16_flops_per_s;

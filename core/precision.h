@@ -26,6 +26,12 @@ double dtype_bytes(KvDtype dtype);
 // The dense tensor-core peak the serving GEMMs of `w` run at on `c` (FLOP/s; rule above).
 double serving_gemm_peak_flops_per_s(const Cluster& c, const Workload& w);
 
+// The dense peak the attention math (Q·Kᵀ and P·V) of a serving step runs at (FLOP/s): fp8 where the
+// KV cache is fp8 and the GPU has an fp8 peak (TensorRT-LLM's fp8 context FMHA and its XQA /
+// trtllm-gen generation kernels run fp8 Q·Kᵀ and P·V on an fp8 KV cache), bf16 otherwise, whatever
+// the weights' dtype: the weights' fp4/fp8 GEMM peak never applies to attention.
+double serving_attention_peak_flops_per_s(const Cluster& c, const Workload& w);
+
 // The same choice for the training ops that cost a serving prefill (core/ops.h): the quantized GEMM
 // path (workload.dtype fp8, GEMM efficiency gemm_fp8) at the serving peak when the serving GEMMs are
 // fp8 or fp4, bf16 otherwise. Rewrites config.workload.dtype and config.cluster.fp8_flops_per_s.

@@ -50,6 +50,7 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
   // A prompt in n chunks: chunk j reads the K/V of the j − 1 before it, ISL·(n − 1)/2 tokens in all.
   const double chunk = std::clamp(M - b.decode_seqs * q, 1.0, ISL);
   load.prefill_kv_tokens = r * ISL * (std::ceil(ISL / chunk) - 1.0) / 2.0;
+  load.prefill_seqs = b.prefill_tokens / chunk;  // prompts with a chunk in the step
   b.step = step_cost(S, load);
   b.draft_s = w.spec_draft_tokens * (w.spec_draft_tokens > 0 ? draft_pass_s(S, b.decode_seqs, load.decode_context) : 0.0);
   b.cycle_s = pipeline_cycle_s(b.step, b.draft_s);
@@ -58,6 +59,7 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
   StepLoad own = load;
   own.prefill_tokens = std::max(load.prefill_tokens, chunk);
   own.prefill_kv_tokens = std::max(load.prefill_kv_tokens, ISL * (std::ceil(ISL / chunk) - 1.0) / 2.0 / n_pf);
+  own.prefill_seqs = std::max(load.prefill_seqs, 1.0);
   b.prefill_step = own.prefill_tokens > load.prefill_tokens ? step_cost(S, own) : b.step;
   b.prefill_cycle_s = pipeline_cycle_s(b.prefill_step, b.draft_s);
   b.ttft_s = n_pf * b.prefill_cycle_s;

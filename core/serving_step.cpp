@@ -44,7 +44,7 @@ ServingSetup::ServingSetup(const Resolved& r)
       wb(dtype_bytes(w.weight_dtype)),
       kv_layer(kv_bytes_per_token_layer(m, t, dtype_bytes(w.kv_dtype))),
       peak(serving_gemm_peak_flops_per_s(c, w)),  // core/precision.h
-      gemm_eff(peak == c.bf16_flops_per_s ? c.efficiency.gemm : c.efficiency.gemm_fp8),
+      attention_peak(serving_attention_peak_flops_per_s(c, w)),
       group_replicas(std::max(1.0, double(plan.ep) * mesh.etp / (double(plan.tp) * plan.cp))),
       tp(find_group(pl, Axis::TP)),
       ep(find_group(pl, Axis::EP)),
@@ -74,9 +74,14 @@ namespace {
 
 // One stage (or the draft head, posed as a stage of one block with the output layer) for `load`.
 struct StageStep {
-  double weights_s = 0, kv_s = 0, compute_s = 0, tp_s = 0, ep_s = 0, experts_read = 0;
-  double total_s() const { return weights_s + kv_s + compute_s + tp_s + ep_s; }
+  double weights_s = 0, kv_s = 0, compute_s = 0, floor_s = 0, tp_s = 0, ep_s = 0, host_s = 0, experts_read = 0;
+  double total_s() const { return weights_s + kv_s + compute_s + floor_s + tp_s + ep_s + host_s; }
 };
+
+// One roofline term of a kernel class (Williams et al. 2009): the larger of its reads and its math.
+double roofline_s(double bytes, double hbm_bps, double flops, double flops_per_s) {
+  return std::max(bytes / hbm_bps, flops > 0 ? flops / flops_per_s : 0.0);
+}
 
 StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad& L) {
   const ModelSpec& m = S.m;
@@ -93,30 +98,69 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double E = m.experts, k = m.top_k, local = is_moe(m) ? E / S.plan.ep : 0.0;
   const double group_routings = T * S.group_replicas * k;
   r.experts_read = is_moe(m) ? experts_touched(local, E, group_routings) : 0.0;
-  const double weights = (dense + n_moe * r.experts_read * el.routed_expert / S.mesh.etp) * S.wb;
+  const double dense_bytes = dense * S.wb;
+  const double expert_bytes = n_moe * r.experts_read * el.routed_expert / S.mesh.etp * S.wb;
+  // GEMM FLOPs: 2 per dense weight per token; this GPU's experts take group_routings/ep token copies
+  // (local/E of them), 2 FLOPs per expert weight each.
+  const double dense_flops = 2.0 * T * dense;
+  const double expert_flops = 2.0 * (group_routings / std::max(1, S.plan.ep)) * n_moe * el.routed_expert / S.mesh.etp;
+  // GEMM efficiency by shape (core/ops.h gemm_efficiency, the training ops' function): the dense
+  // projections are (T × h/t)·(h/t × h)-like, M = T tokens of the step; the grouped expert GEMM runs
+  // the experts read, each with the tokens routed to it (uniform routing), N = f_e/etp, K = h. Few
+  // tokens per step, or per expert, pad the tiles and leave SMs idle (tile and wave quantization).
+  // Its thin-GEMM term x/(x + gemm_half_dim) is left out (half_dim 0): it stands for a tile's low
+  // arithmetic intensity, which the memory side of this roofline (the weights read) already charges;
+  // with it a decode step of one sequence (M = 1) would run at 1/176 of its FLOP rate.
+  const double dense_eff = gemm_efficiency(T, S.h, S.h / S.t, 1, S.c.sms, e.serving_gemm, 0.0);
+  // Tokens per expert read: this GPU's token copies, group_routings·local/E, over the experts they touch.
+  const double per_expert = r.experts_read > 0 ? group_routings * local / E / r.experts_read : 0.0;
+  const double expert_eff = is_moe(m) ? gemm_efficiency(per_expert, m.expert_ffn_hidden / double(S.mesh.etp), S.h,
+                                                        std::max(1.0, r.experts_read), S.c.sms, e.serving_gemm, 0.0)
+                                      : 1.0;
   // KV cache: each decoding sequence reads its context once per step (its verified draft tokens
   // share the read); prefill chunks read the K/V of their prompt's earlier chunks.
   // (A local-attention layer reads only its window or chunk: stage_attended_keys.)
-  const double kv = S.kv_layer *
-                    (L.decode_seqs * stage_attended_keys(m, st, L.decode_context, Attended::Mean) + n_layers * L.prefill_kv_tokens);
-  // FLOPs: 2 per dense weight per token; this GPU's experts take group_routings/ep token copies
-  // (local/E of them), 2 FLOPs per expert weight each; attention 2·a/t·(d_qk + d_v) per key per token
-  // per layer (QKᵀ and AV).
-  const double gemm_flops = 2.0 * T * dense + 2.0 * (group_routings / std::max(1, S.plan.ep)) * n_moe * el.routed_expert / S.mesh.etp;
-  const double per_key = 2.0 * (m.heads / S.t) * (qk_head_dim(m) + v_head_dim_of(m));
-  const double decode_attn = per_key * L.decode_seqs * L.decode_tokens * stage_attended_keys(m, st, L.decode_context, Attended::Mean);
-  const double prefill_attn = per_key * L.prefill_tokens * stage_attended_keys(m, st, L.prefill_context, Attended::Mean);
-  // Decode attention is memory-bound (a few FLOPs per KV byte) and runs at the GEMM rate here;
-  // prefill attention at flash attention's efficiency for the prompt's key length (core/ops.h).
+  const double decode_keys = stage_attended_keys(m, st, L.decode_context, Attended::Mean);
+  const double decode_kv = S.kv_layer * L.decode_seqs * decode_keys;
+  const double prefill_kv = S.kv_layer * n_layers * L.prefill_kv_tokens;
+  // Attention FLOPs per key per query token per layer, a/t heads:
+  // - decode with MLA as engines run it, weights absorbed (DeepSeek-V2 §2.1.2 "absorb W^UK into W^UQ";
+  //   FlashMLA, deepseek-ai/FlashMLA; TensorRT-LLM's MLA generation kernels): every head attends over
+  //   the shared latent, Q·Kᵀ over r_kv + d_rope and P·V over r_kv: 2·(r_kv + d_rope) + 2·r_kv;
+  // - otherwise (GQA, and MLA's prefill, which decompresses K and V per head): 2·(d_qk + d_v).
+  const double heads = m.heads / S.t;
+  const double per_key_prefill = 2.0 * heads * (qk_head_dim(m) + v_head_dim_of(m));
+  const double per_key_decode = is_mla(m) ? 2.0 * heads * (2.0 * m.kv_lora_rank + m.qk_rope_head_dim) : per_key_prefill;
+  const double decode_attn = per_key_decode * L.decode_seqs * L.decode_tokens * decode_keys;
+  const double prefill_attn = per_key_prefill * L.prefill_tokens * stage_attended_keys(m, st, L.prefill_context, Attended::Mean);
+  // Attention math runs at the attention dtype's peak (S.attention_peak: bf16, or fp8 with an fp8 KV
+  // cache), not at the GEMMs' fp8/fp4 peak; decode at serving_attention, prefill at serving_attention
+  // shaped by head dimension and key length as flash attention's curves (core/ops.h attention_efficiency).
   const double prefill_key_len = std::max(1.0, 2.0 * L.prefill_context);
-  const double compute_s = (gemm_flops + decode_attn) / (S.peak * S.gemm_eff) +
-                           (prefill_attn > 0 ? prefill_attn / (S.c.bf16_flops_per_s *
-                                                               attention_efficiency(qk_head_dim(m), prefill_key_len, e.attention))
-                                             : 0.0);
-  const double mem_s = (weights + kv) / hbm_bps;
-  r.weights_s = weights / hbm_bps;
-  r.kv_s = kv / hbm_bps;
-  r.compute_s = std::max(0.0, compute_s - mem_s);  // only what exceeds the reads (roofline)
+  const double decode_rate = S.attention_peak * e.serving_attention;
+  const double prefill_rate = S.attention_peak * attention_efficiency(qk_head_dim(m), prefill_key_len, e.serving_attention);
+  // Each kernel class is its own roofline (kernels run one after another): the dense projections and
+  // the grouped expert GEMM against their weights, decode attention against the KV it reads, prefill
+  // attention against the earlier chunks' K/V.
+  const double gemm_s = roofline_s(dense_bytes, hbm_bps, dense_flops, S.peak * dense_eff) +
+                        (n_moe > 0 ? roofline_s(expert_bytes, hbm_bps, expert_flops, S.peak * expert_eff) : 0.0);
+  const double attn_s = (decode_kv > 0 || decode_attn > 0 ? roofline_s(decode_kv, hbm_bps, decode_attn, decode_rate) : 0.0) +
+                        (prefill_kv > 0 || prefill_attn > 0 ? roofline_s(prefill_kv, hbm_bps, prefill_attn, prefill_rate) : 0.0);
+  r.weights_s = (dense_bytes + expert_bytes) / hbm_bps;
+  r.kv_s = (decode_kv + prefill_kv) / hbm_bps;
+  r.compute_s = std::max(0.0, gemm_s + attn_s - r.weights_s - r.kv_s);  // what the math adds beyond the reads
+  // Kernel floors: each kernel of a layer costs at least kernel_floor_s (launch, ramp-up and tail;
+  // Gray 2019): CUDA graphs remove the CPU launches, not the ramp-up and tail of each kernel.
+  // Kernels per layer, as engines fuse them (TensorRT-LLM's PyTorch decoder layers): 2 norms, QKV
+  // projection, rotary + KV-cache append, attention, output projection, gate-up projection,
+  // activation, down projection: 9; an MoE layer replaces the last three by router, top-k, permute,
+  // two grouped GEMMs, activation and unpermute: 4 more; each TP all-reduce and EP all-to-all one more
+  // (counted with their communication below).
+  r.floor_s = e.kernel_floor_s * (9.0 * n_layers + 4.0 * n_moe);
+  // Host: the engine's per-request work each step (scheduling, sampling bookkeeping, stop checks,
+  // responses), which the data of the serving cases show is not hidden behind the GPU's step: a
+  // Grace-hosted GB200 serves small models more slowly than an x86-hosted B200 (docs/validation.md §8).
+  r.host_s = e.host_seq_s * (L.decode_seqs + L.prefill_seqs);
   // Two TP all-reduces per layer of the step's T hidden states, 16-bit (Shoeybi et al. 2019 §3); an
   // EP dispatch (Plan::ep_dispatch_dtype) and a bf16 combine of T·k copies per MoE layer.
   r.tp_s = n_layers * 2.0 * S.tp_allreduce(2.0 * T * S.h);
@@ -133,7 +177,8 @@ StepCost step_cost(const ServingSetup& S, const StepLoad& load) {
   for (const StageInfo& st : S.pl.stages) {
     const StageStep s = stage_step(S, st, load);
     c.stage_s.push_back(s.total_s());
-    c.weights_s += s.weights_s, c.kv_s += s.kv_s, c.compute_s += s.compute_s, c.tp_s += s.tp_s, c.ep_s += s.ep_s;
+    c.weights_s += s.weights_s, c.kv_s += s.kv_s, c.compute_s += s.compute_s + s.floor_s, c.tp_s += s.tp_s, c.ep_s += s.ep_s;
+    c.host_s += s.host_s;
     if (st.moe_layers > 0) c.local_experts_read = s.experts_read;
   }
   // The hidden states of the step's tokens, 16-bit, to the next stage.
@@ -149,7 +194,8 @@ double draft_pass_s(const ServingSetup& S, double decode_seqs, double decode_con
   StepLoad one;
   one.decode_seqs = decode_seqs;
   one.decode_context = decode_context;
-  return stage_step(S, head, one).total_s();
+  const StageStep d = stage_step(S, head, one);
+  return d.total_s() - d.host_s;  // the host's work is the step's, counted once there
 }
 
 }  // namespace cutlab

@@ -7,9 +7,12 @@
 // touch) + the KV cache the step's attention reads; FLOPs = 2 per weight per token + attention;
 // plus two TP all-reduces per layer and an EP dispatch and combine per MoE layer sized by the step's
 // tokens (core/comm.h). With expert parallelism the tokens of every attention replica of the EP
-// group reach each GPU's experts.
-// Ignores: kernel launch floors (engines capture decode in CUDA graphs), writes of the new K/V,
-// overlap of communication with compute, sampling.
+// group reach each GPU's experts. Each kernel class is its own roofline (dense GEMMs, grouped expert
+// GEMMs, decode attention, prefill attention), GEMMs at a shape-dependent efficiency (core/ops.h),
+// attention at its own dtype's peak; every kernel costs at least the kernel floor; the host adds
+// host_seq_s per sequence of the step (the engine's per-request work on the CPU each step).
+// Ignores: writes of the new K/V, overlap of communication with compute, sampling on the GPU,
+// load imbalance between experts and between attention-DP ranks.
 #pragma once
 #include <vector>
 
@@ -46,7 +49,8 @@ struct ServingSetup {
   const Mesh& mesh;
   double t, h;            // tp, hidden
   double wb, kv_layer;    // bytes per weight; KV bytes per token per layer on one GPU
-  double peak, gemm_eff;  // GEMM peak of the weight dtype, and its efficiency
+  double peak;            // GEMM peak of the weight dtype (core/precision.h)
+  double attention_peak;  // peak of the attention math's dtype (core/precision.h)
   // Attention replicas whose tokens reach one EP group's experts: the expert group of ep × etp GPUs
   // spans ep·etp/(tp·cp) attention replicas (attention data parallel with expert parallel, DeepSeek-V3
   // §3.4.2; TensorRT-LLM's "DEP"); 1 when attention TP covers the group (TensorRT-LLM's "TEP").
@@ -66,6 +70,7 @@ struct StepLoad {
   double prefill_tokens = 0;     // prompt tokens of the chunks scheduled
   double prefill_context = 0;    // mean context before a prefill token (causal attention over its prompt)
   double prefill_kv_tokens = 0;  // KV-cache tokens of earlier chunks the chunks read
+  double prefill_seqs = 0;       // sequences whose prompt chunks the step runs
   double tokens() const { return decode_seqs * decode_tokens + prefill_tokens; }
 };
 
@@ -74,6 +79,7 @@ struct StepCost {
   // Parts, summed over the stages (the walk of one micro-batch): the roofline's memory side
   // (weights, KV), the compute beyond it, and communication.
   double weights_s = 0, kv_s = 0, compute_s = 0, tp_s = 0, ep_s = 0;
+  double host_s = 0;              // the host's work on the step's sequences (every stage's process)
   double pp_send_s = 0;           // one hand-off between stages
   double local_experts_read = 0;  // routed experts of one GPU read per MoE layer
   double walk_s() const;          // Σ stage_s + (pp − 1) hand-offs

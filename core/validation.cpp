@@ -551,6 +551,53 @@ void compass(Search& s, std::vector<double>& best, double& best_f, int budget) {
   }
 }
 
+// A search over the parameters of `table` that options.fit names (all when empty), from options.start
+// with every parameter of the table brought within its bounds (those outside the fit keep that value);
+// an unknown key in options.fit is an error at /fit.
+Search make_search(const std::vector<CalibrationParam>& table, const CalibrationOptions& options, Errors& errors,
+                   const std::string& what) {
+  Search s;
+  s.base = options.start;
+  for (const CalibrationParam& p : table) {
+    const bool wanted = options.fit.empty() || std::find(options.fit.begin(), options.fit.end(), p.key) != options.fit.end();
+    if (wanted) s.params.push_back(&p);
+    s.base.*(p.member) = std::clamp(s.base.*(p.member), p.lo, p.hi);
+  }
+  for (const std::string& k : options.fit)
+    if (std::none_of(table.begin(), table.end(), [&](const CalibrationParam& p) { return k == p.key; }))
+      errors.push_back({ErrorCode::OutOfRange, "/fit", "unknown " + what + " '" + k + "'"});
+  return s;
+}
+
+// Σ prior_weight·z² of the fitted parameters at `e` (the Gaussian priors of the MAP fit).
+double prior_cost(const std::vector<const CalibrationParam*>& params, const Efficiencies& e) {
+  double prior = 0;
+  for (const CalibrationParam* p : params) {
+    const double v = p->relative_to ? e.*(p->member) / e.*(p->relative_to) : e.*(p->member);
+    const double z = (v - p->prior) / p->prior_sd;
+    prior += prior_weight_percent * z * z;
+  }
+  return prior;
+}
+
+// The search's rounds from s.base: Nelder–Mead then compass, restarted from the best point while a
+// restart improves; the best point in the unit cube.
+std::vector<double> searched(Search& s, const CalibrationOptions& options) {
+  std::vector<double> u(s.params.size());
+  for (size_t i = 0; i < u.size(); ++i) u[i] = (s.base.*(s.params[i]->member) - s.params[i]->lo) / (s.params[i]->hi - s.params[i]->lo);
+  double best = s.f(u);
+  const int rounds = std::max(1, options.restarts + 1);
+  for (int k = 0; k < rounds && !u.empty(); ++k) {
+    const double before = best;
+    const int left = options.max_evaluations - s.evaluations;
+    if (left <= static_cast<int>(u.size()) + 1) break;
+    nelder_mead(s, u, best, left / (rounds - k) * 3 / 4);
+    compass(s, u, best, left / (rounds - k) / 4);
+    if (k > 0 && before - best < 1e-6) break;  // a restart that finds nothing better ends the search
+  }
+  return u;
+}
+
 }  // namespace
 
 Result<CalibrationResult> calibrate_family(const std::vector<ValidationCase>& cases, const std::string& family,
@@ -564,43 +611,15 @@ Result<CalibrationResult> calibrate_family(const std::vector<ValidationCase>& ca
     out.errors.push_back({ErrorCode::OutOfRange, "/family", "no training case has family '" + family + "'"});
     return out;
   }
-  Search s;
-  s.base = options.start;
-  for (const CalibrationParam& p : calibration_params()) {
-    const bool wanted = options.fit.empty() || std::find(options.fit.begin(), options.fit.end(), p.key) != options.fit.end();
-    if (wanted) s.params.push_back(&p);
-    // Parameters outside the fit keep their start value, brought within bounds.
-    s.base.*(p.member) = std::clamp(s.base.*(p.member), p.lo, p.hi);
-  }
-  for (const std::string& k : options.fit)
-    if (std::none_of(calibration_params().begin(), calibration_params().end(), [&](const CalibrationParam& p) { return k == p.key; }))
-      out.errors.push_back({ErrorCode::OutOfRange, "/fit", "unknown efficiency '" + k + "'"});
+  Search s = make_search(calibration_params(), options, out.errors, "efficiency");
   if (!out.ok()) return out;
   const std::vector<const CalibrationParam*> fitted_params = s.params;
   s.objective = [&cases, &family, fitted_params](const Efficiencies& e) {
-    double prior = 0;
-    for (const CalibrationParam* p : fitted_params) {
-      const double v = p->relative_to ? e.*(p->member) / e.*(p->relative_to) : e.*(p->member);
-      const double z = (v - p->prior) / p->prior_sd;
-      prior += prior_weight_percent * z * z;
-    }
-    return family_mape_percent(cases, family, e) + prior;
+    return family_mape_percent(cases, family, e) + prior_cost(fitted_params, e);
   };
-
   r.start = s.base;
-  std::vector<double> u(s.params.size());
-  for (size_t i = 0; i < u.size(); ++i) u[i] = (s.base.*(s.params[i]->member) - s.params[i]->lo) / (s.params[i]->hi - s.params[i]->lo);
-  double best = s.f(u);
   r.start_mape_percent = family_mape_percent(cases, family, s.base);
-  const int rounds = std::max(1, options.restarts + 1);
-  for (int k = 0; k < rounds && !u.empty(); ++k) {
-    const double before = best;
-    const int left = options.max_evaluations - s.evaluations;
-    if (left <= static_cast<int>(u.size()) + 1) break;
-    nelder_mead(s, u, best, left / (rounds - k) * 3 / 4);
-    compass(s, u, best, left / (rounds - k) / 4);
-    if (k > 0 && before - best < 1e-6) break;  // a restart that finds nothing better ends the search
-  }
+  const std::vector<double> u = searched(s, options);
   r.fitted = s.at(u);
   r.fitted_mape_percent = family_mape_percent(cases, family, r.fitted);
   for (const ValidationCase& c : cases)
@@ -610,6 +629,136 @@ Result<CalibrationResult> calibrate_family(const std::vector<ValidationCase>& ca
     }
   r.evaluations = s.evaluations;
   return out;
+}
+
+// [Serving calibration]
+
+const std::vector<CalibrationParam>& serving_calibration_params() {
+  // Priors and bounds (kernel benchmarks; docs/validation.md §8):
+  // - hbm_stream: large sequential reads (weights, KV cache) reach 0.8–0.93 of the datasheet bandwidth
+  //   (NVIDIA nvbandwidth / STREAM-like copies on H100 and H200; FlashMLA's 3,000 of the H800's 3,350 GB/s
+  //   in its memory-bound decode): 0.85 ± 0.07, bounds 0.6–0.95.
+  // - serving_gemm: as `gemm` (cuBLAS/CUTLASS GEMMs of large shapes at 0.6–0.8 of the dense peak, the
+  //   same for fp8 and NVFP4 kernels against their own peaks): 0.70 ± 0.10, bounds 0.3–0.95.
+  // - serving_attention: flash attention at 0.35 (FA2 on H100) to 0.75 (FA3) of the bf16 peak; FlashMLA's
+  //   absorbed decode 580–660 of the H800's 989 TFLOP/s (deepseek-ai/FlashMLA README): 0.55 ± 0.12,
+  //   bounds 0.2–0.9.
+  // - host_seq_us: no kernel benchmark: the engine's Python per-request work each step (scheduling,
+  //   sampler bookkeeping, stop checks, responses), some µs to tens of µs per request on a server CPU
+  //   (vLLM's profiling of its v0.5 engine, "vLLM v0.6.0: 2.7x Throughput Improvement", vLLM blog,
+  //   Sept. 2024, found CPU work a majority of each step for small models): 20 ± 20 µs, bounds 0–150 µs.
+  static const std::vector<CalibrationParam> p = {
+      {"hbm_stream", &Efficiencies::hbm_stream, 0.60, 0.95, 0.85, 0.07},
+      {"serving_gemm", &Efficiencies::serving_gemm, 0.30, 0.95, 0.70, 0.10},
+      {"serving_attention", &Efficiencies::serving_attention, 0.20, 0.90, 0.55, 0.12},
+      {"host_seq_us", &Efficiencies::host_seq_s, 0.0, 150e-6, 20e-6, 20e-6, nullptr, 1e-6, "host_seq_s"},
+  };
+  return p;
+}
+
+Efficiencies serving_fit_start(const Efficiencies& preset) {
+  Efficiencies e = preset;
+  const Efficiencies defaults;
+  for (const CalibrationParam& p : serving_calibration_params()) e.*(p.member) = defaults.*(p.member);
+  return e;
+}
+
+double serving_mape_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e) {
+  double sum = 0;
+  for (const ValidationCase* c : cases) {
+    const CaseResult r = run_case(*c, &e);
+    sum += r.ok ? std::fabs(r.error_percent) : 1000.0;
+  }
+  return cases.empty() ? 0.0 : sum / double(cases.size());
+}
+
+Result<CalibrationResult> calibrate_serving(const std::vector<const ValidationCase*>& cases, const CalibrationOptions& options) {
+  Result<CalibrationResult> out;
+  CalibrationResult& r = out.value;
+  for (const ValidationCase* c : cases) r.case_ids.push_back(c->id);
+  if (cases.empty()) {
+    out.errors.push_back({ErrorCode::OutOfRange, "/cases", "no serving case to fit"});
+    return out;
+  }
+  Search s = make_search(serving_calibration_params(), options, out.errors, "serving efficiency");
+  if (!out.ok()) return out;
+  const std::vector<const CalibrationParam*> fitted_params = s.params;
+  s.objective = [&cases, fitted_params](const Efficiencies& e) {
+    return serving_mape_percent(cases, e) + prior_cost(fitted_params, e);
+  };
+  r.start = s.base;
+  r.start_mape_percent = serving_mape_percent(cases, s.base);
+  const std::vector<double> u = searched(s, options);
+  r.fitted = s.at(u);
+  r.fitted_mape_percent = serving_mape_percent(cases, r.fitted);
+  for (const ValidationCase* c : cases) {
+    const CaseResult cr = run_case(*c, &r.fitted);
+    r.fitted_max_abs_percent = std::max(r.fitted_max_abs_percent, cr.ok ? std::fabs(cr.error_percent) : 1000.0);
+  }
+  r.evaluations = s.evaluations;
+  return out;
+}
+
+ServingCrossValidation serving_cross_validate(const std::vector<ValidationCase>& cases, const CalibrationOptions& options) {
+  ServingCrossValidation cv;
+  std::vector<const ValidationCase*> serving;
+  std::vector<std::string> families, models;
+  for (const ValidationCase& c : cases)
+    if (c.kind == CaseKind::Serving) {
+      serving.push_back(&c);
+      if (std::find(families.begin(), families.end(), c.family) == families.end()) families.push_back(c.family);
+      if (std::find(models.begin(), models.end(), c.config.model.name) == models.end()) models.push_back(c.config.model.name);
+    }
+  for (const ValidationCase* c : serving) {
+    ServingHeldOut h;
+    h.id = c->id, h.model = c->config.model.name, h.family = c->family, h.measured = c->measured;
+    const CaseResult r = run_case(*c);
+    h.in_sample_error_percent = r.ok ? r.error_percent : 1000.0;
+    cv.cases.push_back(h);
+  }
+  auto select = [&](auto keep) {
+    std::vector<const ValidationCase*> v;
+    for (const ValidationCase* c : serving)
+      if (keep(*c)) v.push_back(c);
+    return v;
+  };
+  auto predict = [&](const std::vector<const ValidationCase*>& fit_on, const Efficiencies& preset, auto held,
+                     double ServingHeldOut::*field) {
+    CalibrationOptions o = options;
+    o.start = serving_fit_start(preset);  // nothing of the held-out cases' in-sample fit
+    const Result<CalibrationResult> f = calibrate_serving(fit_on, o);
+    const Efficiencies e = f.ok() ? f.value.fitted : o.start;
+    for (size_t i = 0; i < serving.size(); ++i)
+      if (held(*serving[i])) {
+        const CaseResult r = run_case(*serving[i], &e);
+        cv.cases[i].*field = r.ok ? r.error_percent : 1000.0;
+      }
+  };
+  // Leave one model out, family by family.
+  for (const std::string& fam : families)
+    for (const std::string& model : models) {
+      auto held = [&](const ValidationCase& c) { return c.family == fam && c.config.model.name == model; };
+      if (select(held).empty()) continue;
+      const std::vector<const ValidationCase*> rest = select(
+          [&](const ValidationCase& c) { return c.family == fam && c.config.model.name != model; });
+      predict(rest, select(held).front()->config.cluster.efficiency, held, &ServingHeldOut::model_out_error_percent);
+    }
+  // Leave one GPU family out: the other families' cases, pooled.
+  for (const std::string& fam : families) {
+    auto held = [&](const ValidationCase& c) { return c.family == fam; };
+    const std::vector<const ValidationCase*> rest = select([&](const ValidationCase& c) { return c.family != fam; });
+    predict(rest, select(held).front()->config.cluster.efficiency, held, &ServingHeldOut::gpu_out_error_percent);
+  }
+  const double n = std::max<double>(1.0, double(cv.cases.size()));
+  for (const ServingHeldOut& h : cv.cases) {
+    cv.in_sample_mean_percent += std::fabs(h.in_sample_error_percent) / n;
+    cv.model_out_mean_percent += std::fabs(h.model_out_error_percent) / n;
+    cv.gpu_out_mean_percent += std::fabs(h.gpu_out_error_percent) / n;
+    cv.in_sample_max_percent = std::max(cv.in_sample_max_percent, std::fabs(h.in_sample_error_percent));
+    cv.model_out_max_percent = std::max(cv.model_out_max_percent, std::fabs(h.model_out_error_percent));
+    cv.gpu_out_max_percent = std::max(cv.gpu_out_max_percent, std::fabs(h.gpu_out_error_percent));
+  }
+  return cv;
 }
 
 // [Cross-validation]

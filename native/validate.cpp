@@ -451,6 +451,9 @@ std::string calibrate_usage() {
   for (const CalibrationParam& p : calibration_params()) keys += (keys.empty() ? "" : ", ") + std::string(p.key);
   for (const FamilyFit& f : family_fits()) table += "  " + std::string(f.family) + ": --fit " + joined(f.keys) + "\n";
   return "usage: cutlab calibrate [CASES.json] [--family F]... [--fit key,key,...] [--max-evaluations N] [--json]\n"
+         "       cutlab calibrate --serving SERVING.json [--family F]... [--fit key,...] [--max-evaluations N] [--cross-validate]\n"
+         "  (--serving: each GPU family's serving efficiencies fitted to its serving cases; --cross-validate adds\n"
+         "   the leave-one-model-out and leave-one-GPU-family-out errors)\n"
          "  fits the cluster efficiencies of each family (default: every family with training runs) to its\n"
          "  training runs: bounded Nelder–Mead on the mean |error %|, starting from the Efficiencies defaults.\n"
          "  keys: " +
@@ -549,11 +552,79 @@ int run_validate(const std::vector<std::string>& args) {
   return check && (over_limits(s, &cv.value) || (!serving_path.empty() && serving_over_limits(serving))) ? kOverLimit : kOk;
 }
 
+namespace {
+
+// `cutlab calibrate --serving FILE`: each GPU family's serving efficiencies fitted to its serving cases
+// (core/validation.h calibrate_serving), then with --cross-validate the held-out errors.
+int run_serving_calibrate(const std::string& path, std::vector<std::string> families, CalibrationOptions opt, bool cross) {
+  std::vector<ValidationCase> cases;
+  if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
+  if (families.empty())
+    for (const ValidationCase& c : cases)
+      if (c.kind == CaseKind::Serving && std::find(families.begin(), families.end(), c.family) == families.end())
+        families.push_back(c.family);
+  for (const std::string& fam : families) {
+    std::vector<const ValidationCase*> mine;
+    for (const ValidationCase& c : cases)
+      if (c.kind == CaseKind::Serving && c.family == fam) mine.push_back(&c);
+    if (mine.empty()) return std::cerr << "cutlab: no serving case has family '" << fam << "'\n", kInvalid;
+    CalibrationOptions o = opt;
+    o.start = serving_fit_start(mine.front()->config.cluster.efficiency);
+    const Result<CalibrationResult> r = calibrate_serving(mine, o);
+    if (!r.ok()) {
+      for (const Error& e : r.errors) std::cerr << "cutlab: " << e.path << ": " << e.message << "\n";
+      return kInvalid;
+    }
+    const CalibrationResult& c = r.value;
+    std::cout << "family " << fam << ": " << c.case_ids.size() << " serving cases, " << c.evaluations << " evaluations\n";
+    std::cout << "  mean |error| " << fixed(c.start_mape_percent, 2) << "% at the start → " << fixed(c.fitted_mape_percent, 2)
+              << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
+    Table t{{"efficiency", "start", "fitted", "prior", "bounds"}, {}};
+    for (const CalibrationParam& p : serving_calibration_params())
+      t.rows.push_back({p.key, number(c.start.*(p.member) / p.unit), number(c.fitted.*(p.member) / p.unit),
+                        number(p.prior / p.unit) + " ± " + number(p.prior_sd / p.unit),
+                        number(p.lo / p.unit) + " – " + number(p.hi / p.unit)});
+    std::cout << t.render() << "\n";
+  }
+  if (!cross) return kOk;
+  const ServingCrossValidation cv = serving_cross_validate(cases, opt);
+  std::cout << "serving cross-validation (" << cv.cases.size() << " cases): in-sample mean " << fixed(cv.in_sample_mean_percent, 1)
+            << "% (largest " << fixed(cv.in_sample_max_percent, 1) << "%) · leave one model out "
+            << fixed(cv.model_out_mean_percent, 1) << "% (largest " << fixed(cv.model_out_max_percent, 1)
+            << "%) · leave one GPU family out " << fixed(cv.gpu_out_mean_percent, 1) << "% (largest "
+            << fixed(cv.gpu_out_max_percent, 1) << "%)\n";
+  auto table = [&](auto key, const char* what) {
+    std::vector<std::string> groups;
+    for (const ServingHeldOut& h : cv.cases)
+      if (std::find(groups.begin(), groups.end(), key(h)) == groups.end()) groups.push_back(key(h));
+    Table t{{what, "cases", "in-sample mean", "largest", "model out mean", "largest", "GPU out mean", "largest"}, {}};
+    for (const std::string& g : groups) {
+      double n = 0, a = 0, am = 0, b = 0, bm = 0, c = 0, cm = 0;
+      for (const ServingHeldOut& h : cv.cases) {
+        if (key(h) != g) continue;
+        n += 1, a += std::fabs(h.in_sample_error_percent), b += std::fabs(h.model_out_error_percent),
+            c += std::fabs(h.gpu_out_error_percent);
+        am = std::max(am, std::fabs(h.in_sample_error_percent)), bm = std::max(bm, std::fabs(h.model_out_error_percent));
+        cm = std::max(cm, std::fabs(h.gpu_out_error_percent));
+      }
+      t.rows.push_back({g, std::to_string(int(n)), fixed(a / n, 1) + "%", fixed(am, 1) + "%", fixed(b / n, 1) + "%",
+                        fixed(bm, 1) + "%", fixed(c / n, 1) + "%", fixed(cm, 1) + "%"});
+    }
+    std::cout << t.render();
+  };
+  table([](const ServingHeldOut& h) { return h.model; }, "model");
+  table([](const ServingHeldOut& h) { return h.family; }, "GPU");
+  return kOk;
+}
+
+}  // namespace
+
 int run_calibrate(const std::vector<std::string>& args) {
   std::string path = kDefaultCases;
   std::vector<std::string> families;
   CalibrationOptions opt;
-  bool as_json = false;
+  bool as_json = false, serving_cv = false;
+  std::string serving_path;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") as_json = true;
@@ -565,10 +636,13 @@ int run_calibrate(const std::vector<std::string>& args) {
     } else if (a == "--max-evaluations" && i + 1 < args.size()) {
       opt.max_evaluations = std::atoi(args[++i].c_str());
       if (opt.max_evaluations < 1) return std::cerr << "cutlab: --max-evaluations must be positive\n", kUsage;
-    } else if (a == "--help" || a == "-h") return std::cout << calibrate_usage(), kOk;
+    } else if (a == "--serving" && i + 1 < args.size()) serving_path = args[++i];
+    else if (a == "--cross-validate") serving_cv = true;
+    else if (a == "--help" || a == "-h") return std::cout << calibrate_usage(), kOk;
     else if (a.rfind("--", 0) != 0 && path == kDefaultCases) path = a;
     else return std::cerr << "cutlab: unexpected argument " << a << "\n" << calibrate_usage(), kUsage;
   }
+  if (!serving_path.empty()) return run_serving_calibrate(serving_path, families, opt, serving_cv);
   std::vector<ValidationCase> cases;
   if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
   if (families.empty())

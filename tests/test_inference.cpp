@@ -29,8 +29,10 @@ InferenceEstimate infer(const Config& c) {
 TEST_CASE("Llama 3 70B on 8 H100 with TP 8 decodes near the weight-read bound", "[inference]") {
   const Config c = serving("llama3-70b", 8, 1, 1, 1);
   const InferenceEstimate r = infer(c);
-  // Every GPU reads its 1/8 of the bf16 weights per token: W / (8 × 3.35 TB/s) ≈ 5.3 ms.
-  const double bound = count_params(c.model).total * 2.0 / (8 * c.cluster.hbm_bytes_per_s);
+  // Every GPU reads its 1/8 of the bf16 weights per token at the streaming bandwidth it reaches:
+  // W / (8 × 3.35 TB/s × hbm_stream); the kernel floors (80 layers × 9 kernels × ~3 µs ≈ 2.2 ms) and
+  // 160 small all-reduces add to it.
+  const double bound = count_params(c.model).total * 2.0 / (8 * c.cluster.hbm_bytes_per_s * c.cluster.efficiency.hbm_stream);
   REQUIRE(r.tpot_s >= bound);
   REQUIRE(r.tpot_s <= 1.5 * bound);
 }
@@ -311,4 +313,66 @@ TEST_CASE("bad serving inputs are reported together with their JSON paths", "[in
   c.workload.batching = Batching::Static;
   c.workload.request_rate_per_s = 3;
   REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/request_rate_per_s");
+}
+
+namespace {
+// A one-GPU serving setup whose memory and kernel floors cost nothing, so a step's time is its math.
+Config math_only(const char* model) {
+  Config c = test::config(model, "hgx-h200", 1, 1, 1, 4096, 1);
+  c.workload.mode = Mode::Infer;
+  c.workload.kv_dtype = KvDtype::BF16;
+  c.cluster.hbm_bytes_per_s = 1e16;  // the largest the checks allow (10^7 GB/s): reads cost ~nothing
+  c.cluster.efficiency.kernel_floor_s = 0;
+  c.cluster.efficiency.host_seq_s = 0;
+  c.cluster.efficiency.serving_attention = 0.5;
+  return c;
+}
+// What `seqs` decoding sequences at context ctx_b cost beyond the same at ctx_a, one step.
+double extra_context_s(const Config& c, double seqs, double ctx_a, double ctx_b) {
+  const Result<Resolved> r = resolve(c);
+  REQUIRE(r.ok());
+  const ServingSetup S(r.value);
+  StepLoad a, b;
+  a.decode_seqs = b.decode_seqs = seqs;
+  a.decode_context = ctx_a, b.decode_context = ctx_b;
+  return step_cost(S, b).walk_s() - step_cost(S, a).walk_s();
+}
+}  // namespace
+
+TEST_CASE("MLA decode attends over the absorbed latent: 2·(r_kv + d_rope) + 2·r_kv FLOPs per key per head", "[inference]") {
+  Config c = math_only("deepseek-v3");
+  c.model.mtp_layers = 0;  // served without its MTP module, as estimate_inference does
+  // 1,000 more keys in each of the 61 layers, 128 heads × (2·(512 + 64) + 2·512) = 278,528 FLOPs per key
+  // (DeepSeek-V2 §2.1.2, FlashMLA), at the bf16 peak (bf16 KV) × 0.5: 278,528 · 1,000 · 61 / (989e12 · 0.5).
+  const double expected = 278528.0 * 1000 * 61 / (989e12 * 0.5);
+  REQUIRE_THAT(expected, WithinRel(34.36e-6, 1e-3));
+  REQUIRE_THAT(extra_context_s(c, 1, 1000, 2000), WithinRel(expected, 1e-6));
+}
+
+TEST_CASE("GQA decode attention: 2·(a/t)·(d_qk + d_v) FLOPs per key, at the fp8 peak with an fp8 KV cache", "[inference]") {
+  Config c = math_only("llama3-70b");
+  c.workload.kv_dtype = KvDtype::FP8;
+  // 4 sequences × 2,000 more keys × 80 layers × 2·64·(128 + 128) FLOPs, at 1,979 TFLOP/s × 0.5.
+  const double expected = 4.0 * 2000 * 80 * 2 * 64 * 256 / (1979e12 * 0.5);
+  REQUIRE_THAT(extra_context_s(c, 4, 1000, 3000), WithinRel(expected, 1e-6));
+}
+
+TEST_CASE("the host adds host_seq_s per sequence of the step, and kernel floors 9 per layer", "[inference]") {
+  Config c = math_only("llama3-8b");
+  c.cluster.efficiency.host_seq_s = 30e-6;
+  const Result<Resolved> r = resolve(c);
+  REQUIRE(r.ok());
+  const ServingSetup S(r.value);
+  StepLoad load;
+  load.decode_seqs = 100;
+  load.decode_context = 500;
+  load.prefill_tokens = 2000;
+  load.prefill_seqs = 2;
+  REQUIRE_THAT(step_cost(S, load).host_s, WithinRel(102 * 30e-6, 1e-12));
+  // Kernel floors: 32 dense layers × 9 kernels × 3 µs.
+  Config f = c;
+  f.cluster.efficiency.kernel_floor_s = 3e-6;
+  const Result<Resolved> rf = resolve(f);
+  const ServingSetup Sf(rf.value);
+  REQUIRE_THAT(step_cost(Sf, load).walk_s() - step_cost(S, load).walk_s(), WithinRel(32 * 9 * 3e-6, 1e-6));
 }

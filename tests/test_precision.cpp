@@ -53,3 +53,16 @@ TEST_CASE("the RTX PRO 6000 Blackwell preset has its datasheet memory and no NVL
   REQUIRE(r.fp4_flops_per_s == 2 * r.fp8_flops_per_s);
   REQUIRE(r.fp8_flops_per_s == 2 * r.bf16_flops_per_s);
 }
+
+TEST_CASE("serving attention runs at the bf16 peak, or fp8 with an fp8 KV cache, whatever the weights", "[precision]") {
+  const Cluster b200 = *find_cluster_preset("dgx-b200"), h100 = *find_cluster_preset("dgx-h100");
+  Workload w;
+  w.mode = Mode::Infer;
+  w.weight_dtype = WeightDtype::FP4;  // the weights' fp4 peak never applies to attention
+  w.kv_dtype = KvDtype::FP8;
+  REQUIRE(serving_attention_peak_flops_per_s(b200, w) == 4500 * units::TFLOPs);
+  REQUIRE(serving_attention_peak_flops_per_s(h100, w) == 1979 * units::TFLOPs);
+  w.kv_dtype = KvDtype::BF16;
+  REQUIRE(serving_attention_peak_flops_per_s(b200, w) == 2250 * units::TFLOPs);
+  REQUIRE(serving_attention_peak_flops_per_s(h100, w) == 989 * units::TFLOPs);
+}
