@@ -17,6 +17,7 @@
 #include "core/presets.h"
 #include "native/draw.h"
 #include "native/format.h"
+#include "native/launch_cli.h"
 #include "native/timeline.h"
 #include "native/validate.h"
 
@@ -728,12 +729,60 @@ int cmd_draw(int argc, char** argv) {
   return kOk;
 }
 
+// cutlab export --to FORMAT and cutlab import --from FORMAT FILE: --to/--from are their own, the
+// rest are the flags of every command (for import: applied over the imported config).
+int cmd_launch(int argc, char** argv) {
+  const bool is_export = std::string(argv[1]) == "export";
+  const std::string option = is_export ? "--to" : "--from";
+  std::string format_name;
+  std::vector<char*> rest = {argv[0], argv[1]};
+  for (int i = 2; i < argc; ++i) {
+    if (argv[i] == option && i + 1 < argc) format_name = argv[++i];
+    else rest.push_back(argv[i]);
+  }
+  LaunchFormat format{};
+  if (!launch_format_from_name(format_name, format) ||
+      (!is_export && format != LaunchFormat::Megatron && format != LaunchFormat::Torchtitan)) {
+    std::cerr << "cutlab: " << argv[1] << " needs " << option << " "
+              << (is_export ? launch_format_list() : std::string("megatron, torchtitan"))
+              << (format_name.empty() ? "" : " (got '" + format_name + "')") << "\n";
+    return kUsage;
+  }
+  Args a;
+  std::string problem;
+  if (!parse_args(static_cast<int>(rest.size()), rest.data(), a, problem)) {
+    std::cerr << "cutlab: " << problem << "\n";
+    return kUsage;
+  }
+  if (is_export) {
+    std::string text;
+    int rc = kOk;
+    if (!load_text(a, text, rc)) return rc;
+    return export_launch_text(text, format, a.as_json);
+  }
+  if (a.file.empty()) {
+    std::cerr << "cutlab: import needs the file to read: cutlab import --from " << format_name << " FILE\n";
+    return kUsage;
+  }
+  struct Ctx {
+    const Args& a;
+  } ctx{a};
+  auto apply = +[](json& cfg, void* p) {
+    std::string why;
+    if (apply_overrides(cfg, static_cast<Ctx*>(p)->a, why)) return true;
+    std::cerr << "cutlab: " << why << "\n";
+    return false;
+  };
+  return import_launch_file(a.file, format, a.as_json, apply, &ctx);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "validate") return run_validate({argv + 2, argv + argc});
   if (argc >= 2 && std::string(argv[1]) == "calibrate") return run_calibrate({argv + 2, argv + argc});
   if (argc >= 2 && std::string(argv[1]) == "draw") return cmd_draw(argc, argv);
+  if (argc >= 2 && (std::string(argv[1]) == "export" || std::string(argv[1]) == "import")) return cmd_launch(argc, argv);
   Args a;
   std::string problem;
   if (!parse_args(argc, argv, a, problem)) {
