@@ -7,6 +7,7 @@
 
 #include "core/api.h"
 #include "core/json_io.h"
+#include "native/help.h"
 
 namespace cutlab::cli {
 
@@ -23,7 +24,7 @@ int print_errors(const Errors& errors, bool as_json, const json& config = json()
     std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     std::cerr << "invalid input (" << errors.size() << (errors.size() == 1 ? " problem" : " problems") << "):\n";
-    for (const Error& e : errors) std::cerr << "  " << (e.path.empty() ? "/" : e.path) << ": " << e.message << "\n";
+    for (const Error& e : errors) std::cerr << "  " << error_line(e) << "\n";
   }
   return kInvalid;
 }
@@ -80,8 +81,9 @@ int import_launch_file(const std::string& path, LaunchFormat format, bool as_jso
     return print_errors({e}, as_json, cfg);
   }
   if (!cfg.contains("cluster")) {
-    const Error e{ErrorCode::MissingKey, "/cluster",
-                  "the file names no cluster: add --cluster NAME (e.g. --cluster dgx-h100) and --gpus N (`cutlab presets` lists them)"};
+    const Error e{
+        ErrorCode::MissingKey, "/cluster",
+        "the file names no cluster: add --cluster NAME (e.g. --cluster dgx-h100) and --gpus N (`cutlab presets` lists them)"};
     return print_errors({e}, as_json, cfg);
   }
   const api::Answer<Resolved> resolved = api::resolve(cfg.dump());
