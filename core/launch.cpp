@@ -26,9 +26,12 @@ struct FormatName {
   LaunchFormat format;
   const char* name;
 };
-constexpr FormatName k_formats[] = {{LaunchFormat::Megatron, "megatron"},     {LaunchFormat::MegatronBridge, "megatron-bridge"},
-                                    {LaunchFormat::Torchtitan, "torchtitan"}, {LaunchFormat::DeepSpeed, "deepspeed"},
-                                    {LaunchFormat::Vllm, "vllm"},             {LaunchFormat::Sglang, "sglang"}};
+constexpr FormatName k_formats[] = {{LaunchFormat::Megatron, "megatron"},
+                                    {LaunchFormat::MegatronBridge, "megatron-bridge"},
+                                    {LaunchFormat::Torchtitan, "torchtitan"},
+                                    {LaunchFormat::DeepSpeed, "deepspeed"},
+                                    {LaunchFormat::Vllm, "vllm"},
+                                    {LaunchFormat::Sglang, "sglang"}};
 
 bool serving_format(LaunchFormat f) { return f == LaunchFormat::Vllm || f == LaunchFormat::Sglang; }
 
@@ -88,9 +91,7 @@ json preset_or_object(const Cluster& spec) {
 }
 
 // The GPUs of a config: the cluster's count, else the plan's mesh.
-long long config_gpus(const Config& c) {
-  return c.cluster.gpus > 0 ? c.cluster.gpus : static_cast<long long>(mesh_gpus(c.plan));
-}
+long long config_gpus(const Config& c) { return c.cluster.gpus > 0 ? c.cluster.gpus : static_cast<long long>(mesh_gpus(c.plan)); }
 
 // The keys of `full` whose values differ from `read` (what a framework's reading lost).
 json differing(const json& full, const json& read) {
@@ -363,7 +364,8 @@ TomlTables titan_tables(const Config& c, const Mesh& mesh) {
       par.push_back({"pipeline_parallel_layers_per_stage", str(static_cast<long long>(split / (p.pp * p.vpp)))});
   }
   par.push_back({"context_parallel_degree", str(static_cast<long long>(p.cp))});
-  if (p.cp > 1) par.push_back({"context_parallel_rotate_method", toml_quoted(p.cp_comm == CpComm::AllGather ? "allgather" : "alltoall")});
+  if (p.cp > 1)
+    par.push_back({"context_parallel_rotate_method", toml_quoted(p.cp_comm == CpComm::AllGather ? "allgather" : "alltoall")});
   if (is_moe(m)) {
     par.push_back({"expert_parallel_degree", str(static_cast<long long>(p.ep))});
     if (p.etp > 0) par.push_back({"expert_tensor_parallel_degree", str(static_cast<long long>(p.etp))});
@@ -402,11 +404,15 @@ json deepspeed_config(const Config& c, const Mesh& mesh) {
             {"gradient_accumulation_steps", mesh.num_micro_batches},
             {"bf16", {{"enabled", true}}},
             {"zero_optimization",
-             {{"stage", effective_zero(p)}, {"overlap_comm", p.overlap_grad_reduce}, {"contiguous_gradients", true}, {"reduce_scatter", true}}}};
+             {{"stage", effective_zero(p)},
+              {"overlap_comm", p.overlap_grad_reduce},
+              {"contiguous_gradients", true},
+              {"reduce_scatter", true}}}};
   if (w.grad_dtype == GradDtype::BF16) j["data_types"] = {{"grad_accum_dtype", "bf16"}};
   if (p.tp > 1) j["tensor_parallel"] = {{"autotp_size", p.tp}};
   if (p.recompute != Recompute::None)
-    j["activation_checkpointing"] = {{"partition_activations", p.sp}, {"cpu_checkpointing", p.activation_offload_layers > 0},
+    j["activation_checkpointing"] = {{"partition_activations", p.sp},
+                                     {"cpu_checkpointing", p.activation_offload_layers > 0},
                                      {"contiguous_memory_optimization", false}};
   return j;
 }
@@ -444,9 +450,8 @@ std::vector<Flag> vllm_flags(const Config& c, std::vector<std::string>& notes) {
     notes.push_back("int4 weights: serve an AWQ or GPTQ checkpoint; vLLM reads the quantization from it.");
   if (w.spec_draft_tokens > 0)
     add("--speculative-config", {"'{\"method\": \"" + std::string(is_mla(c.model) ? "deepseek_mtp" : "eagle") +
-                                     "\", \"num_speculative_tokens\": " + str(w.spec_draft_tokens) + "}'"});
-  if (w.batching == Batching::Static)
-    notes.push_back("vLLM always batches in flight; cutlab's static batch has no vLLM setting.");
+                                 "\", \"num_speculative_tokens\": " + str(w.spec_draft_tokens) + "}'"});
+  if (w.batching == Batching::Static) notes.push_back("vLLM always batches in flight; cutlab's static batch has no vLLM setting.");
   return f;
 }
 
@@ -462,8 +467,9 @@ std::vector<Flag> sglang_flags(const Config& c, std::vector<std::string>& notes)
     add("--dp-size", {str(p.ep)});
     add("--enable-dp-attention");
     add("--ep-size", {str(static_cast<long long>(p.tp) * p.ep)});
-    if (p.tp > 1) notes.push_back("SGLang's EP splits whole experts over the engine's " + str(static_cast<long long>(p.tp) * p.ep) +
-                                  " GPUs; cutlab's experts keep TP " + str(p.tp) + " inside EP " + str(p.ep) + ".");
+    if (p.tp > 1)
+      notes.push_back("SGLang's EP splits whole experts over the engine's " + str(static_cast<long long>(p.tp) * p.ep) +
+                      " GPUs; cutlab's experts keep TP " + str(p.tp) + " inside EP " + str(p.ep) + ".");
   } else {
     add("--tp-size", {str(p.tp)});
     if (p.ep > 1) add("--ep-size", {str(p.ep)});
@@ -484,8 +490,7 @@ std::vector<Flag> sglang_flags(const Config& c, std::vector<std::string>& notes)
     add("--speculative-num-steps", {str(w.spec_draft_tokens)});
     add("--speculative-num-draft-tokens", {str(w.spec_draft_tokens + 1)});
   }
-  if (w.batching == Batching::Static)
-    notes.push_back("SGLang always batches in flight; cutlab's static batch has no SGLang setting.");
+  if (w.batching == Batching::Static) notes.push_back("SGLang always batches in flight; cutlab's static batch has no SGLang setting.");
   return f;
 }
 
@@ -613,8 +618,8 @@ bool flag_int(const std::map<std::string, ReadFlag>& flags, const std::string& n
   return true;
 }
 
-std::string flag_word(const std::map<std::string, ReadFlag>& flags, const std::string& name,
-                      const std::vector<std::string>& allowed, Errors& errors) {
+std::string flag_word(const std::map<std::string, ReadFlag>& flags, const std::string& name, const std::vector<std::string>& allowed,
+                      Errors& errors) {
   const auto it = flags.find(name);
   if (it == flags.end()) return "";
   const std::string v = it->second.values.size() == 1 ? it->second.values[0] : "";
@@ -655,7 +660,8 @@ json read_megatron(const std::map<std::string, ReadFlag>& flags, Errors& errors)
   if (flag_int(flags, "--moe-shared-expert-intermediate-size", v, errors) && model.contains("expert_ffn_hidden") &&
       model["expert_ffn_hidden"].get<long long>() > 0)
     model["shared_experts"] = v / model["expert_ffn_hidden"].get<long long>();
-  if (model.contains("heads") && !has("--group-query-attention") && !has("--multi-latent-attention")) model["kv_heads"] = model["heads"];
+  if (model.contains("heads") && !has("--group-query-attention") && !has("--multi-latent-attention"))
+    model["kv_heads"] = model["heads"];
   if (!model.empty()) {
     model["gated_mlp"] = has("--swiglu");
     model["tied_embeddings"] = !has("--untie-embeddings-and-output-weights");
@@ -698,12 +704,14 @@ json read_megatron(const std::map<std::string, ReadFlag>& flags, Errors& errors)
   const std::string dispatcher = flag_word(flags, "--moe-token-dispatcher-type", {"allgather", "alltoall", "flex"}, errors);
   plan["ep_dispatcher"] = dispatcher == "flex" && has("--moe-enable-deepep") ? "deepep" : "alltoall";
   if (has("--moe-expert-capacity-factor")) {
-    const std::string& s = flags.at("--moe-expert-capacity-factor").values.empty() ? "" : flags.at("--moe-expert-capacity-factor").values[0];
+    const std::string& s = flags.at("--moe-expert-capacity-factor").values.empty()
+                               ? ""
+                               : flags.at("--moe-expert-capacity-factor").values[0];
     char* end = nullptr;
     const double cf = std::strtod(s.c_str(), &end);
     if (s.empty() || *end != '\0' || !(cf >= 0 && cf < 1e6))
-      errors.push_back({ErrorCode::WrongType, "line " + std::to_string(flags.at("--moe-expert-capacity-factor").line) +
-                                                  ": --moe-expert-capacity-factor",
+      errors.push_back({ErrorCode::WrongType,
+                        "line " + std::to_string(flags.at("--moe-expert-capacity-factor").line) + ": --moe-expert-capacity-factor",
                         "--moe-expert-capacity-factor must be a number, got '" + s + "'"});
     else plan["moe_capacity_factor"] = cf;
   }
@@ -742,9 +750,11 @@ void megatron_stages(const std::map<std::string, ReadFlag>& flags, int layers, j
   const int given = (first >= 0) + (last >= 0);
   const long long rest = layers - std::max(first, 0LL) - std::max(last, 0LL);
   const long long others = pp - given;
-  const std::string where =
-      "line " + std::to_string(flags.at(first >= 0 ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers").line) +
-      ": " + (first >= 0 ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers");
+  const std::string where = "line " +
+                            std::to_string(
+                                flags.at(first >= 0 ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers")
+                                    .line) +
+                            ": " + (first >= 0 ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers");
   if (pp < 2 || rest < 0 || (others == 0 && rest != 0) || (others > 0 && rest % others != 0)) {
     errors.push_back({ErrorCode::Incompatible, where,
                       "the first and last stages' layers leave " + std::to_string(rest) + " of " + std::to_string(layers) +
@@ -759,9 +769,10 @@ void megatron_stages(const std::map<std::string, ReadFlag>& flags, int layers, j
 
 // Flags every launch script carries that say nothing about the cut (not reported as ignored).
 bool quiet_flag(const std::string& name) {
-  static const char* prefixes[] = {"--lr", "--min-lr", "--train-", "--data-", "--save", "--load", "--log", "--eval", "--tokenizer",
-                                   "--weight-decay", "--adam-", "--clip-grad", "--init-method", "--tensorboard", "--wandb", "--split",
-                                   "--nproc", "--nnodes", "--node-rank", "--master", "--rdzv", "--seed", "--exit-"};
+  static const char* prefixes[] = {"--lr",          "--min-lr",      "--train-",    "--data-",        "--save",  "--load",
+                                   "--log",         "--eval",        "--tokenizer", "--weight-decay", "--adam-", "--clip-grad",
+                                   "--init-method", "--tensorboard", "--wandb",     "--split",        "--nproc", "--nnodes",
+                                   "--node-rank",   "--master",      "--rdzv",      "--seed",         "--exit-"};
   for (const char* p : prefixes)
     if (name.rfind(p, 0) == 0) return true;
   return false;
@@ -856,22 +867,26 @@ json read_torchtitan(const TomlDocument& doc, Errors& errors, std::vector<std::s
     const long long total = replicate * shard;
     const long long per = plan.contains("etp") ? 1 : ep;
     if (per > 0 && total % per == 0) plan["dp"] = total / per;
-    else errors.push_back({ErrorCode::Incompatible, where("parallelism", "expert_parallel_degree"),
-                           "expert_parallel_degree must divide the data-parallel degree " + std::to_string(total)});
+    else
+      errors.push_back({ErrorCode::Incompatible, where("parallelism", "expert_parallel_degree"),
+                        "expert_parallel_degree must divide the data-parallel degree " + std::to_string(total)});
   }
   const std::string reshard = word("parallelism", "fsdp_reshard_after_forward", {"default", "always", "never"});
   if (shard != 1) plan["reshard_after_forward"] = reshard == "never" ? false : reshard == "always" ? true : pp == 1;
   plan["sp"] = tp > 1;  // torchtitan's TP plan shards the norms' activations by sequence (SequenceParallel)
   if (const json* v = get("parallelism", "enable_async_tensor_parallel")) plan["tp_comm_overlap"] = v->is_boolean() && v->get<bool>();
   const std::string schedule = word("parallelism", "pipeline_parallel_schedule",
-                                    {"GPipe", "1F1B", "Interleaved1F1B", "DualPipeV", "InterleavedZeroBubble", "ZBVZeroBubble", "LoopedBFS"});
+                                    {"GPipe", "1F1B", "Interleaved1F1B", "DualPipeV", "InterleavedZeroBubble", "ZBVZeroBubble",
+                                     "LoopedBFS"});
   if (schedule == "GPipe") plan["schedule"] = "gpipe";
-  else if (schedule == "Interleaved1F1B" || schedule == "LoopedBFS" || schedule == "InterleavedZeroBubble") plan["schedule"] = "interleaved";
+  else if (schedule == "Interleaved1F1B" || schedule == "LoopedBFS" || schedule == "InterleavedZeroBubble")
+    plan["schedule"] = "interleaved";
   else if (schedule == "DualPipeV" || schedule == "ZBVZeroBubble") plan["schedule"] = "dualpipe";
   else plan["schedule"] = "1f1b";
   if (!schedule.empty() && schedule != "GPipe" && schedule != "1F1B" && schedule != "Interleaved1F1B" && schedule != "DualPipeV")
     notes.push_back("pipeline_parallel_schedule " + schedule + " read as cutlab's " + plan["schedule"].get<std::string>());
-  const long long micro = pp > 1 ? integer("parallelism", "pipeline_parallel_microbatch_size", 1) : integer("training", "local_batch_size", 8);
+  const long long micro = pp > 1 ? integer("parallelism", "pipeline_parallel_microbatch_size", 1)
+                                 : integer("training", "local_batch_size", 8);
   plan["micro_batch"] = micro;
   if (cp > 1) {
     const std::string rotate = word("parallelism", "context_parallel_rotate_method", {"allgather", "alltoall"});
@@ -891,7 +906,8 @@ json read_torchtitan(const TomlDocument& doc, Errors& errors, std::vector<std::s
   const long long global = integer("training", "global_batch_size", -1);
   if (global > 0) workload["global_batch"] = global;
   else if (plan.contains("dp"))
-    workload["global_batch"] = integer("training", "local_batch_size", 8) * plan["dp"].get<long long>() * (plan.contains("etp") ? 1 : ep);
+    workload["global_batch"] = integer("training", "local_batch_size", 8) * plan["dp"].get<long long>() *
+                               (plan.contains("etp") ? 1 : ep);
   out["plan"] = plan;
   out["workload"] = workload;
   const long long layers_per_stage = integer("parallelism", "pipeline_parallel_layers_per_stage", 0);
@@ -953,8 +969,8 @@ Result<LaunchConfig> export_launch(const Config& c, LaunchFormat format) {
       out.text = "# Megatron-LM arguments (core_r0.13.0 megatron/training/arguments.py) for " + what +
                  ":\n# torchrun --nproc-per-node " + str(static_cast<long long>(c.cluster.gpus_per_node)) + " --nnodes " +
                  str((config_gpus(c) + c.cluster.gpus_per_node - 1) / c.cluster.gpus_per_node) +
-                 " pretrain_gpt.py \\ (then these; data, tokenizer and learning rate are yours)\n# cutlab: " + line.dump(-1, ' ', false, json::error_handler_t::replace) +
-                 "\n" + flags_text(flags, "  ");
+                 " pretrain_gpt.py \\ (then these; data, tokenizer and learning rate are yours)\n# cutlab: " +
+                 line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n" + flags_text(flags, "  ");
       break;
     }
     case LaunchFormat::MegatronBridge: {
@@ -981,16 +997,22 @@ Result<LaunchConfig> export_launch(const Config& c, LaunchFormat format) {
       const json line = cutlab_line(c, plan, workload, out.unexpressed);
       out.file_name = "torchtitan.toml";
       out.text = "# torchtitan job config (v0.1.0 torchtitan/config/job_config.py; DualPipeV: main after v0.1.0) for " + what +
-                 "\n# cutlab: " + line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n[job]\ndescription = " + toml_quoted("cutlab: " + what) + "\n" + body;
+                 "\n# cutlab: " + line.dump(-1, ' ', false, json::error_handler_t::replace) +
+                 "\n\n[job]\ndescription = " + toml_quoted("cutlab: " + what) + "\n" + body;
       break;
     }
     case LaunchFormat::DeepSpeed: {
       out.file_name = "ds_config.json";
       out.text = deepspeed_config(c, mesh).dump(2) + "\n";
-      if (c.plan.pp > 1) out.notes.push_back("PP " + str(c.plan.pp) + ": deepspeed.pipe.PipelineModule(layers, num_stages=" + str(c.plan.pp) + ") in the model code.");
-      if (c.plan.cp > 1) out.notes.push_back("CP " + str(c.plan.cp) + ": DeepSpeed-Ulysses sequence_parallel_size in the model's process groups.");
-      if (c.plan.ep > 1) out.notes.push_back("EP " + str(c.plan.ep) + ": deepspeed.moe.layer.MoE(..., ep_size=" + str(c.plan.ep) + ").");
-      if (c.workload.dtype == Dtype::FP8) out.notes.push_back("fp8 GEMMs: Transformer Engine layers in the model; the config stays bf16.");
+      if (c.plan.pp > 1)
+        out.notes.push_back("PP " + str(c.plan.pp) + ": deepspeed.pipe.PipelineModule(layers, num_stages=" + str(c.plan.pp) +
+                            ") in the model code.");
+      if (c.plan.cp > 1)
+        out.notes.push_back("CP " + str(c.plan.cp) + ": DeepSpeed-Ulysses sequence_parallel_size in the model's process groups.");
+      if (c.plan.ep > 1)
+        out.notes.push_back("EP " + str(c.plan.ep) + ": deepspeed.moe.layer.MoE(..., ep_size=" + str(c.plan.ep) + ").");
+      if (c.workload.dtype == Dtype::FP8)
+        out.notes.push_back("fp8 GEMMs: Transformer Engine layers in the model; the config stays bf16.");
       if (c.plan.recompute != Recompute::None)
         out.notes.push_back("recompute: deepspeed.checkpointing.checkpoint around each layer (full recompute).");
       break;
@@ -1066,8 +1088,8 @@ Result<ImportedConfig> import_launch(const std::string& text, LaunchFormat forma
       std::string name = tokens[i].text;
       if (name.rfind("--", 0) != 0) {
         if (name == "\"" || name.empty()) continue;
-        errors.push_back({ErrorCode::ParseError, "line " + std::to_string(tokens[i].line) + ": " + name,
-                          "a value without a flag before it"});
+        errors.push_back(
+            {ErrorCode::ParseError, "line " + std::to_string(tokens[i].line) + ": " + name, "a value without a flag before it"});
         continue;
       }
       ReadFlag f{{}, tokens[i].line};
@@ -1084,21 +1106,68 @@ Result<ImportedConfig> import_launch(const std::string& text, LaunchFormat forma
       flags[name] = f;
     }
     cfg = read_megatron(flags, errors);
-    static const char* read_flags[] = {
-        "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads", "--num-query-groups", "--kv-channels",
-        "--qk-head-dim", "--vocab-size", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size", "--q-lora-rank",
-        "--kv-lora-rank", "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers", "--moe-shared-expert-intermediate-size",
-        "--group-query-attention", "--multi-latent-attention", "--swiglu", "--untie-embeddings-and-output-weights",
-        "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size", "--expert-model-parallel-size",
-        "--expert-tensor-parallel-size", "--num-virtual-stages-per-pipeline-rank", "--num-layers-per-virtual-pipeline-stage",
-        "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--cp-comm-type", "--sequence-parallel",
-        "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--recompute-granularity",
-        "--recompute-method", "--recompute-num-layers", "--recompute-modules", "--cpu-offloading", "--cpu-offloading-num-layers",
-        "--use-distributed-optimizer", "--use-torch-fsdp2", "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap",
-        "--overlap-moe-expert-parallel-comm", "--moe-shared-expert-overlap", "--attention-backend", "--cross-entropy-loss-fusion",
-        "--moe-token-dispatcher-type", "--moe-enable-deepep", "--moe-expert-capacity-factor", "--moe-pad-expert-input-to-capacity",
-        "--micro-batch-size", "--bf16", "--fp8-format", "--grad-reduce-in-bf16", "--use-precision-aware-optimizer",
-        "--exp-avg-dtype", "--exp-avg-sq-dtype", "--global-batch-size", "--seq-length"};
+    static const char* read_flags[] = {"--num-layers",
+                                       "--hidden-size",
+                                       "--ffn-hidden-size",
+                                       "--num-attention-heads",
+                                       "--num-query-groups",
+                                       "--kv-channels",
+                                       "--qk-head-dim",
+                                       "--vocab-size",
+                                       "--num-experts",
+                                       "--moe-router-topk",
+                                       "--moe-ffn-hidden-size",
+                                       "--q-lora-rank",
+                                       "--kv-lora-rank",
+                                       "--qk-pos-emb-head-dim",
+                                       "--v-head-dim",
+                                       "--mtp-num-layers",
+                                       "--moe-shared-expert-intermediate-size",
+                                       "--group-query-attention",
+                                       "--multi-latent-attention",
+                                       "--swiglu",
+                                       "--untie-embeddings-and-output-weights",
+                                       "--tensor-model-parallel-size",
+                                       "--pipeline-model-parallel-size",
+                                       "--context-parallel-size",
+                                       "--expert-model-parallel-size",
+                                       "--expert-tensor-parallel-size",
+                                       "--num-virtual-stages-per-pipeline-rank",
+                                       "--num-layers-per-virtual-pipeline-stage",
+                                       "--decoder-first-pipeline-num-layers",
+                                       "--decoder-last-pipeline-num-layers",
+                                       "--cp-comm-type",
+                                       "--sequence-parallel",
+                                       "--account-for-embedding-in-pipeline-split",
+                                       "--account-for-loss-in-pipeline-split",
+                                       "--recompute-granularity",
+                                       "--recompute-method",
+                                       "--recompute-num-layers",
+                                       "--recompute-modules",
+                                       "--cpu-offloading",
+                                       "--cpu-offloading-num-layers",
+                                       "--use-distributed-optimizer",
+                                       "--use-torch-fsdp2",
+                                       "--overlap-grad-reduce",
+                                       "--overlap-param-gather",
+                                       "--tp-comm-overlap",
+                                       "--overlap-moe-expert-parallel-comm",
+                                       "--moe-shared-expert-overlap",
+                                       "--attention-backend",
+                                       "--cross-entropy-loss-fusion",
+                                       "--moe-token-dispatcher-type",
+                                       "--moe-enable-deepep",
+                                       "--moe-expert-capacity-factor",
+                                       "--moe-pad-expert-input-to-capacity",
+                                       "--micro-batch-size",
+                                       "--bf16",
+                                       "--fp8-format",
+                                       "--grad-reduce-in-bf16",
+                                       "--use-precision-aware-optimizer",
+                                       "--exp-avg-dtype",
+                                       "--exp-avg-sq-dtype",
+                                       "--global-batch-size",
+                                       "--seq-length"};
     for (const auto& [name, f] : flags)
       if (std::find(std::begin(read_flags), std::end(read_flags), name) == std::end(read_flags) && !quiet_flag(name))
         r.value.notes.push_back("line " + std::to_string(f.line) + ": " + name + " is not read (no cutlab setting)");
@@ -1121,7 +1190,8 @@ Result<ImportedConfig> import_launch(const std::string& text, LaunchFormat forma
       const long long pp = cfg["plan"].value("pp", 1LL);
       const int layers = cfg.contains("model") ? model_layers(cfg["model"]) : 0;
       const json& lp = line.contains("plan") ? line["plan"] : json::object();
-      const long long split = layers + (lp.value("embedding_in_pipeline_split", false) ? 1 : 0) + (lp.value("loss_in_pipeline_split", false) ? 1 : 0);
+      const long long split = layers + (lp.value("embedding_in_pipeline_split", false) ? 1 : 0) +
+                              (lp.value("loss_in_pipeline_split", false) ? 1 : 0);
       if (layers > 0 && split % (pp * per) == 0) cfg["plan"]["vpp"] = split / (pp * per);
     }
   }

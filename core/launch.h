@@ -40,8 +40,8 @@ struct LaunchConfig {
 Result<LaunchConfig> export_launch(const Config& config, LaunchFormat format);
 
 struct ImportedConfig {
-  nlohmann::json config;            // a cutlab config: model, cluster, plan, workload
-  std::vector<std::string> notes;   // flags or keys read but not used (learning rate, data paths, …)
+  nlohmann::json config;           // a cutlab config: model, cluster, plan, workload
+  std::vector<std::string> notes;  // flags or keys read but not used (learning rate, data paths, …)
 };
 
 // Reads Megatron-LM arguments (a launch script or a list of flags; text before the first flag,

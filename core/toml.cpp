@@ -201,8 +201,9 @@ Result<TomlDocument> parse_toml(const std::string& text) {
     }
     json& t = r.value.tables[table];
     if (t.contains(key)) {
-      fail(line_no, where, "key '" + key + "' is set twice in [" + table + "] (first on line " +
-                               std::to_string(r.value.lines[table + "." + key]) + ")");
+      fail(line_no, where,
+           "key '" + key + "' is set twice in [" + table + "] (first on line " + std::to_string(r.value.lines[table + "." + key]) +
+               ")");
       continue;
     }
     t[key] = value;

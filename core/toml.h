@@ -19,7 +19,7 @@ inline constexpr int k_max_toml_array = 1024;
 
 struct TomlDocument {
   nlohmann::json tables = nlohmann::json::object();  // {"table": {"key": value}}; keys before any header under ""
-  std::map<std::string, int> lines;                   // "table.key" → its line (1-based)
+  std::map<std::string, int> lines;                  // "table.key" → its line (1-based)
 };
 
 // Errors carry the path "line N: [table] key".

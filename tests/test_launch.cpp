@@ -95,12 +95,27 @@ TEST_CASE("the README's Llama 3 70B plan exports the Megatron-LM arguments a use
   const Result<LaunchConfig> out = export_launch(resolved_config(k_readme_70b), LaunchFormat::Megatron);
   REQUIRE(out.ok());
   // Written by hand from Megatron-LM core_r0.13.0 arguments.py and examples/llama/train_llama3_70b*.sh.
-  const std::set<std::string> expected = {
-      "--num-layers 80", "--hidden-size 8192", "--ffn-hidden-size 28672", "--num-attention-heads 64", "--group-query-attention",
-      "--num-query-groups 8", "--swiglu", "--untie-embeddings-and-output-weights", "--vocab-size 128256",
-      "--tensor-model-parallel-size 8", "--pipeline-model-parallel-size 2", "--sequence-parallel",
-      "--recompute-granularity selective", "--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather",
-      "--cross-entropy-loss-fusion", "--bf16", "--micro-batch-size 1", "--global-batch-size 64", "--seq-length 8192"};
+  const std::set<std::string> expected = {"--num-layers 80",
+                                          "--hidden-size 8192",
+                                          "--ffn-hidden-size 28672",
+                                          "--num-attention-heads 64",
+                                          "--group-query-attention",
+                                          "--num-query-groups 8",
+                                          "--swiglu",
+                                          "--untie-embeddings-and-output-weights",
+                                          "--vocab-size 128256",
+                                          "--tensor-model-parallel-size 8",
+                                          "--pipeline-model-parallel-size 2",
+                                          "--sequence-parallel",
+                                          "--recompute-granularity selective",
+                                          "--use-distributed-optimizer",
+                                          "--overlap-grad-reduce",
+                                          "--overlap-param-gather",
+                                          "--cross-entropy-loss-fusion",
+                                          "--bf16",
+                                          "--micro-batch-size 1",
+                                          "--global-batch-size 64",
+                                          "--seq-length 8192"};
   CHECK(flag_lines(out.value.text) == expected);
   CHECK(out.value.unexpressed.empty());  // every setting of this plan is a Megatron-LM argument
 }
@@ -189,15 +204,15 @@ mode = 'full'
 
 TEST_CASE("launch files with errors name the line and the flag or key", "[launch]") {
   SECTION("a Megatron-LM value that is not a number") {
-    const Result<ImportedConfig> in =
-        import_launch("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 100\n--tensor-model-parallel-size eight\n",
-                      LaunchFormat::Megatron);
+    const Result<ImportedConfig> in = import_launch(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 100\n--tensor-model-parallel-size eight\n",
+        LaunchFormat::Megatron);
     REQUIRE(in.errors.size() == 1);
     CHECK(in.errors[0].path == "line 2: --tensor-model-parallel-size");
   }
   SECTION("a model that is no preset is imported field by field") {
-    const Result<ImportedConfig> in =
-        import_launch("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 100\n", LaunchFormat::Megatron);
+    const Result<ImportedConfig> in = import_launch("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 100\n",
+                                                    LaunchFormat::Megatron);
     REQUIRE(in.ok());
     CHECK(in.value.config["model"]["layers"] == 2);
     CHECK(in.value.config["model"]["kv_heads"] == 4);
