@@ -6,7 +6,7 @@
   const $ = (id) => document.getElementById(id);
   const G = CL.gfx;
 
-  let api = null, derive = null;
+  let api = null, derive = null, launch = null;
   let state = null;
   let ui = { hover: null };
   let frameQueued = false;
@@ -115,6 +115,7 @@
     tk.tables = performance.now() - t16;
     renderGpuPanel(d);
     renderSearch(d);
+    if (launch) launch.update(d);
     last.d = d;
     const t2 = performance.now();
     perf.drawMs = t2 - t1;
@@ -413,6 +414,7 @@
     CL.controls.build($('form'), presets, onEdit);
     wireSearch();
     wireBalance();
+    if (!EMBED_VIEW) launch = CL.launch.make($('launch'), api);
     state = readUrl();
     if (EMBED_VIEW && EMBED_VIEW !== 'tables') state.view = EMBED_VIEW;
     document.querySelectorAll('#tabs [data-view]').forEach((b) => b.addEventListener('click', () => {
