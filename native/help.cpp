@@ -51,8 +51,7 @@ const CommandText k_commands[] = {
     {"gpu", "what GPU N holds (--rank N): coordinates, node, layers, heads, experts",
      "cutlab gpu [CONFIG.json | -] [flags] --rank N [--rank M ...] [--json]",
      "  What GPU N holds: node, coordinates, layers, heads, FFN columns, experts, sequence chunks.\n"},
-    {"ops", "one training layer as its ops with FLOPs, bytes and F/B/W time",
-     "cutlab ops [CONFIG.json | -] [flags] [--json]",
+    {"ops", "one training layer as its ops with FLOPs, bytes and F/B/W time", "cutlab ops [CONFIG.json | -] [flags] [--json]",
      "  One training layer as its ops: GEMM shapes, attention, memory-bound ops with FLOPs, bytes, bound\n"
      "  and F/B/W time per micro-batch on one GPU.\n"},
     {"draw", "a view of the explorer as SVG: --view cuts|placement|pipeline --svg FILE",
@@ -71,8 +70,7 @@ const CommandText k_commands[] = {
      "  Reads Megatron-LM arguments (a launch script or a list of flags) or a torchtitan TOML and prints\n"
      "  the cutlab config (flags such as --cluster dgx-h100 --gpus 64 fill or override it). Errors name\n"
      "  the line and the flag or key.\n"},
-    {"presets", "the model and cluster presets",
-     "cutlab presets [--json]", "  The model and cluster presets with their sources.\n"},
+    {"presets", "the model and cluster presets", "cutlab presets [--json]", "  The model and cluster presets with their sources.\n"},
     {"validate", "compare with published training runs and serving results",
      "cutlab validate [validation/cases.json] [--serving FILE | --no-serving] [--json] [--svg FILE] [--check]",
      "  Compares the model with published training runs and serving results (cutlab validate --help).\n"},
@@ -94,13 +92,55 @@ const std::vector<std::string>& command_names() {
 }
 
 const std::vector<std::string>& option_names() {
-  static const std::vector<std::string> names = {
-      "--model", "--cluster", "--gpus", "--mode", "--tp", "--pp", "--cp", "--ep", "--dp", "--etp", "--vpp", "--micro-batch", "--sp",
-      "--distributed-optimizer", "--zero", "--recompute", "--cp-comm", "--schedule", "--rank-order", "--ep-dispatcher",
-      "--ep-dispatch-dtype", "--seq-len", "--global-batch", "--dtype", "--grad-dtype", "--batch", "--prompt-len", "--output-len",
-      "--weight-dtype", "--kv-dtype", "--batching", "--max-num-tokens", "--kv-block-tokens", "--request-rate", "--spec-draft-tokens",
-      "--spec-acceptance", "--json", "--require-fit", "--max-memory-fraction", "--svg", "--columns", "--top", "--rank", "--view",
-      "--width", "--layer", "--to", "--from", "--help"};
+  static const std::vector<std::string> names = {"--model",
+                                                 "--cluster",
+                                                 "--gpus",
+                                                 "--mode",
+                                                 "--tp",
+                                                 "--pp",
+                                                 "--cp",
+                                                 "--ep",
+                                                 "--dp",
+                                                 "--etp",
+                                                 "--vpp",
+                                                 "--micro-batch",
+                                                 "--sp",
+                                                 "--distributed-optimizer",
+                                                 "--zero",
+                                                 "--recompute",
+                                                 "--cp-comm",
+                                                 "--schedule",
+                                                 "--rank-order",
+                                                 "--ep-dispatcher",
+                                                 "--ep-dispatch-dtype",
+                                                 "--seq-len",
+                                                 "--global-batch",
+                                                 "--dtype",
+                                                 "--grad-dtype",
+                                                 "--batch",
+                                                 "--prompt-len",
+                                                 "--output-len",
+                                                 "--weight-dtype",
+                                                 "--kv-dtype",
+                                                 "--batching",
+                                                 "--max-num-tokens",
+                                                 "--kv-block-tokens",
+                                                 "--request-rate",
+                                                 "--spec-draft-tokens",
+                                                 "--spec-acceptance",
+                                                 "--json",
+                                                 "--require-fit",
+                                                 "--max-memory-fraction",
+                                                 "--svg",
+                                                 "--columns",
+                                                 "--top",
+                                                 "--rank",
+                                                 "--view",
+                                                 "--width",
+                                                 "--layer",
+                                                 "--to",
+                                                 "--from",
+                                                 "--help"};
   return names;
 }
 
@@ -113,8 +153,9 @@ std::string usage_text() {
     out += "  " + std::string(c.name) + std::string(11 - std::string(c.name).size(), ' ') + c.summary + "\n";
   out += "\n";
   out += k_config_flags;
-  out += "\nStages and layers are numbered from 1 in tables and figures; GPUs (ranks), heads and experts from 0.\n"
-         "Exit codes: 0 ok, 1 usage, 2 invalid input (each problem with its JSON path), 3 does not fit (--require-fit).\n";
+  out +=
+      "\nStages and layers are numbered from 1 in tables and figures; GPUs (ranks), heads and experts from 0.\n"
+      "Exit codes: 0 ok, 1 usage, 2 invalid input (each problem with its JSON path), 3 does not fit (--require-fit).\n";
   return out;
 }
 
@@ -150,27 +191,26 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
 }
 
 std::string flag_for_path(const std::string& path) {
-  static const std::pair<const char*, const char*> flags[] = {
-      {"/model", "--model NAME (e.g. --model llama3-70b)"},
-      {"/cluster", "--cluster NAME (e.g. --cluster dgx-h100)"},
-      {"/cluster/gpus", "--gpus N"},
-      {"/workload/global_batch", "--global-batch N (sequences per step)"},
-      {"/workload/seq_len", "--seq-len N"},
-      {"/workload/batch", "--batch N"},
-      {"/workload/prompt_len", "--prompt-len N"},
-      {"/workload/output_len", "--output-len N"},
-      {"/workload/max_num_tokens", "--max-num-tokens N"},
-      {"/plan/tp", "--tp N"},
-      {"/plan/pp", "--pp N"},
-      {"/plan/cp", "--cp N"},
-      {"/plan/ep", "--ep N"},
-      {"/plan/dp", "--dp N"},
-      {"/plan/etp", "--etp N"},
-      {"/plan/vpp", "--vpp N"},
-      {"/plan/micro_batch", "--micro-batch N"},
-      {"/plan/schedule", "--schedule NAME"},
-      {"/plan/recompute", "--recompute NAME"},
-      {"/plan/zero", "--zero N"}};
+  static const std::pair<const char*, const char*> flags[] = {{"/model", "--model NAME (e.g. --model llama3-70b)"},
+                                                              {"/cluster", "--cluster NAME (e.g. --cluster dgx-h100)"},
+                                                              {"/cluster/gpus", "--gpus N"},
+                                                              {"/workload/global_batch", "--global-batch N (sequences per step)"},
+                                                              {"/workload/seq_len", "--seq-len N"},
+                                                              {"/workload/batch", "--batch N"},
+                                                              {"/workload/prompt_len", "--prompt-len N"},
+                                                              {"/workload/output_len", "--output-len N"},
+                                                              {"/workload/max_num_tokens", "--max-num-tokens N"},
+                                                              {"/plan/tp", "--tp N"},
+                                                              {"/plan/pp", "--pp N"},
+                                                              {"/plan/cp", "--cp N"},
+                                                              {"/plan/ep", "--ep N"},
+                                                              {"/plan/dp", "--dp N"},
+                                                              {"/plan/etp", "--etp N"},
+                                                              {"/plan/vpp", "--vpp N"},
+                                                              {"/plan/micro_batch", "--micro-batch N"},
+                                                              {"/plan/schedule", "--schedule NAME"},
+                                                              {"/plan/recompute", "--recompute NAME"},
+                                                              {"/plan/zero", "--zero N"}};
   for (const auto& [p, f] : flags)
     if (path == p) return f;
   return "";

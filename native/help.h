@@ -9,10 +9,10 @@
 
 namespace cutlab::cli {
 
-std::string usage_text();                              // every command, both modes, the config flags
+std::string usage_text();                                         // every command, both modes, the config flags
 bool command_help(const std::string& command, std::string& out);  // false: no such command
 const std::vector<std::string>& command_names();
-const std::vector<std::string>& option_names();       // every --flag any command reads
+const std::vector<std::string>& option_names();  // every --flag any command reads
 // The candidate closest to `word` by edit distance, "" when none is within a third of its length.
 std::string closest(const std::string& word, const std::vector<std::string>& candidates);
 // "--global-batch N" for "/workload/global_batch"; "" when no flag sets that path.
