@@ -20,6 +20,7 @@
   const found = { result: null, open: false, busy: false, shown: null };
   const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
   const embed = params.get('embed');
+  const DEBUG = params.has('debug');   // ?debug=1: the core's and the drawing's timings in the footer
   const EMBED_VIEW = { timeline: 'pipeline', pipeline: 'pipeline', cuts: 'cuts', placement: 'placement', tables: 'tables' }[embed] || null;
 
   // ---- state ---------------------------------------------------------------------------------
@@ -169,9 +170,10 @@
       return;
     }
     const c = d.good && d.good.r ? d.good.r.config : null;
-    const span = Object.assign(document.createElement('span'), { className: 'perf',
-      textContent: 'core ' + f.fixed(perf.deriveMs, 1) + ' ms · draw ' + f.fixed(perf.drawMs, 1) + ' ms' +
-        (c ? ' · ' + c.workload.mode + ' · ' + c.model.name + ' on ' + f.int(d.good.r.gpus) + ' × ' + c.cluster.gpu : '') });
+    // the plan shown; the core's and the drawing's timings only with ?debug=1
+    const parts = (DEBUG ? ['core ' + f.fixed(perf.deriveMs, 1) + ' ms', 'draw ' + f.fixed(perf.drawMs, 1) + ' ms'] : [])
+      .concat(c ? [c.workload.mode, c.model.name + ' on ' + f.int(d.good.r.gpus) + ' × ' + c.cluster.gpu] : []);
+    const span = Object.assign(document.createElement('span'), { className: 'perf', textContent: parts.join(' · ') });
     foot.replaceChildren('Every number on this page comes from the cutlab core (C++ compiled to WebAssembly); the page only formats and draws. ', span);
   }
 

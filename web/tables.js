@@ -51,6 +51,16 @@
           (fits ? 'fits' : F.gib(r.memory.overflow_bytes, 1) + ' GiB over') + ' · max batch ' + F.int(inf.max_batch_that_fits), fits ? 'ok' : 'bad', 'mem'),
       ].join('');
     }
+    // A plan that does not fit has no step time, MFU or throughput to show as results: the headline
+    // says so, and keeps what it would reach as a muted "if it fit".
+    if (!fits)
+      return [
+        m('Step time', 'does not fit', 'if it fit: ' + F.seconds(r.time.step_s) + ' · ' + e(r.schedule.name), 'nofit', 'step'),
+        m('MFU', 'does not fit', 'if it fit: ' + F.pct(r.mfu) + ' of ' + e(r.peak.name), 'nofit', 'mfu'),
+        m('Throughput', 'does not fit', 'if it fit: ' + F.short(r.throughput.tokens_per_s) + ' tokens/s', 'nofit', 'tps'),
+        m('Peak memory · stage ' + (r.memory.peak_stage + 1), F.gib(mem.total_bytes, 1) + ' / ' + F.gib(mem.capacity_bytes, 1) + ' GiB',
+          F.gib(r.memory.overflow_bytes, 1) + ' GiB over · usable, of ' + F.fixed(hbm, 1) + ' GiB HBM', 'bad', 'mem'),
+      ].join('');
     return [
       m('Step time', F.seconds(r.time.step_s), e(r.schedule.name) + ' · bubble ' + F.pct(r.schedule.bubble_fraction), '', 'step'),
       m('MFU', F.pct(r.mfu), 'of ' + e(r.peak.name), '', 'mfu'),

@@ -40,6 +40,22 @@ async function launchPanel(k, base) {
   k.noErrors(errors, 'launch');
 }
 
-export default [
+const launchCases = [
   { name: 'the Launch panel: every framework\'s text = cutlab export, as text', weight: 2, run: async (k) => launchPanel(k, (await setup()).httpBase) },
 ];
+export default launchCases;
+
+// A plan that does not fit shows no MFU as a result: the headline says "does not fit" (what it would
+// reach stays, muted, "if it fit"); the footer's timings only with ?debug=1.
+async function headlineAndFooter(k, base) {
+  const q = '?model=llama3-70b&cluster=dgx-h100&gpus=8&tp=8&seq_len=8192&global_batch=8';
+  const { page, errors } = await k.open(base + q);
+  const h = await page.evaluate(() => ({ fits: window.__cutlab.derived.r.memory.fits, mfu: document.querySelector('#headline [data-key="mfu"]').textContent,
+    cls: document.querySelector('#headline [data-key="mfu"]').className, foot: document.querySelector('#foot').textContent }));
+  k.check(!h.fits && /does not fit/.test(h.mfu) && /if it fit: [\d.]+%/.test(h.mfu) && /nofit/.test(h.cls), 'headline: a plan that does not fit says so instead of its MFU ("' + h.mfu + '")');
+  k.check(!/ ms/.test(h.foot) && /llama3-70b on 8/.test(h.foot), 'footer: no timings without ?debug=1 ("' + h.foot.slice(-40) + '")');
+  const { page: p2 } = await k.open(base + q + '&debug=1');
+  k.check(/core [\d.]+ ms · draw [\d.]+ ms/.test(await p2.$eval('#foot', (e) => e.textContent)), 'footer: ?debug=1 shows the core\'s and the drawing\'s timings');
+  k.noErrors(errors, 'headline');
+}
+launchCases.push({ name: 'a plan that does not fit: no MFU as a result; timings only with ?debug=1', run: async (k) => headlineAndFooter(k, (await setup()).httpBase) });
