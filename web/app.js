@@ -417,6 +417,7 @@
     wireSearch();
     wireBalance();
     if (!EMBED_VIEW) launch = CL.launch.make($('launch'), api);
+    if (!EMBED_VIEW) CL.terms.panel($('terms'));
     state = readUrl();
     if (EMBED_VIEW && EMBED_VIEW !== 'tables') state.view = EMBED_VIEW;
     document.querySelectorAll('#tabs [data-view]').forEach((b) => b.addEventListener('click', () => {

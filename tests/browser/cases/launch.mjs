@@ -56,6 +56,10 @@ async function headlineAndFooter(k, base) {
   k.check(!/ ms/.test(h.foot) && /llama3-70b on 8/.test(h.foot), 'footer: no timings without ?debug=1 ("' + h.foot.slice(-40) + '")');
   const { page: p2 } = await k.open(base + q + '&debug=1');
   k.check(/core [\d.]+ ms · draw [\d.]+ ms/.test(await p2.$eval('#foot', (e) => e.textContent)), 'footer: ?debug=1 shows the core\'s and the drawing\'s timings');
+  const t = await page.evaluate(() => ({ mfu: document.querySelector('#headline [data-key="mfu"] .term-def').title,
+    terms: Array.from(document.querySelectorAll('#terms dt')).map((d) => d.textContent), sources: document.querySelectorAll('#terms dd .src').length }));
+  k.check(/40–50% is good at scale/.test(t.mfu) && /arXiv:2204\.02311/.test(t.mfu), 'terms: MFU is explained where it appears, with its source');
+  k.check(t.terms.join() === 'MFU,HFU,bubble,VPP,ETP / EDP,ZB-H1,DualPipe,in flight' && t.sources === 8, 'terms: the Terms list defines ' + t.terms.join(', ') + ', each with a source');
   k.noErrors(errors, 'headline');
 }
-launchCases.push({ name: 'a plan that does not fit: no MFU as a result; timings only with ?debug=1', run: async (k) => headlineAndFooter(k, (await setup()).httpBase) });
+launchCases.push({ name: 'a plan that does not fit: no MFU as a result; timings only with ?debug=1; terms explained', run: async (k) => headlineAndFooter(k, (await setup()).httpBase) });

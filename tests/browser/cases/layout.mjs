@@ -113,7 +113,7 @@ async function layout(k, base) {
       for (const [file, query] of STATES) {
         if (first) { await load(page, base + query); first = false; } else await go(page, query || '?view=cuts');
         // lay out the tables (content-visibility: auto skips them below the fold) and open the Launch panel
-        await page.evaluate(() => { document.getElementById('tables').style.contentVisibility = 'visible'; document.getElementById('launch').open = true; });
+        await page.evaluate(() => { document.getElementById('tables').style.contentVisibility = 'visible'; document.getElementById('launch').open = true; document.getElementById('terms').open = true; });
         await settle(page);
         const a = await page.evaluate(audit);
         const what = width + ' px ' + file;
