@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_io.h"
+#include "core/launch.h"
 #include "core/options.h"
 #include "core/scene_cuts.h"
 #include "core/scene_pareto.h"
@@ -423,6 +424,22 @@ std::string options_json(const std::string& text) {
 }
 
 std::string presets_json() { return success(cutlab::presets_json()); }
+
+std::string launch_json(const std::string& text, const std::string& format_name) {
+  LaunchFormat format{};
+  if (!launch_format_from_name(format_name, format))
+    return dump({{"ok", false},
+                 {"errors", to_json(Errors{{ErrorCode::OutOfRange, "format", "format takes one of " + launch_format_list()}})}});
+  const Answer<Resolved> r = resolve(text);
+  if (!r.ok()) return failure(r);
+  const Result<LaunchConfig> l = export_launch(r.result.value.config, format);
+  if (!l.ok()) return dump({{"ok", false}, {"errors", to_json(l.errors)}});
+  return success({{"format", name_of(l.value.format)},
+                  {"file_name", l.value.file_name},
+                  {"text", l.value.text},
+                  {"unexpressed", l.value.unexpressed},
+                  {"notes", l.value.notes}});
+}
 
 namespace {
 

@@ -92,6 +92,9 @@ std::string disaggregation_json(const std::string& config_text);
 std::string balance_json(const std::string& config_text);
 std::string options_json(const std::string& config_text);  // result: valid values per axis
 std::string presets_json();                                // result: models and clusters
+// result: the launch configuration of the config for `format` (core/launch.h: megatron,
+// megatron-bridge, torchtitan, deepspeed, vllm, sglang): {format, file_name, text, unexpressed, notes}.
+std::string launch_json(const std::string& config_text, const std::string& format);
 // result: the Placement view's figure (core/figure.h, core/scene_placement.h) laid out for `width`
 // pixels (200 to 20,000); its height follows from the content.
 std::string placement_scene_json(const std::string& config_text, double width);

@@ -13,8 +13,9 @@ namespace {
 namespace fg = figure;
 using Pen = fg::Pen;
 constexpr double kPad = 16, kHead = 26;
-constexpr int kMaxExperts = 1024;  // drawn one by one; more are counted in the heading
-constexpr int kMaxCp = 256;        // CP ranks drawn one by one
+constexpr double k_stacked_below = 520;  // frames narrower than this stack the depth bar above the layer
+constexpr int kMaxExperts = 1024;        // drawn one by one; more are counted in the heading
+constexpr int kMaxCp = 256;              // CP ranks drawn one by one
 
 struct Ctx {
   const Config& c;
@@ -24,7 +25,14 @@ struct Ctx {
   double depth_w;
   bool narrow;  // below 600 px: no room beside the matrices for their height
   Ctx(const Config& c_, const SceneInput& e_, double width)
-      : c(c_), e(e_), pl(e_.placement), serve(e_.serving), depth_w(width < 820 ? 168 : 218), narrow(width < 600) {}
+      : c(c_),
+        e(e_),
+        pl(e_.placement),
+        serve(e_.serving),
+        depth_w(width < k_stacked_below ? width - 2 * kPad
+                : width < 820           ? 184
+                                        : 218),
+        narrow(width < 600) {}
   GpuPlacement gpu(long long rank) const { return gpu_placement(e.resolved, static_cast<int>(rank)); }
   // The GPUs of rank 0's group on an axis, one per coordinate 0 … n − 1 (under folding the expert
   // mesh is etp (innermost) × ep inside each stage).
@@ -45,18 +53,40 @@ struct Ctx {
   }
 };
 
-// A heading with a muted subtitle; the subtitle moves to a second line when it does not fit.
-// Returns the extra height used (0 or one line).
+// `text` on as many lines of `line_h` as it needs (at most four) from baseline y: a narrow frame
+// wraps a sentence at its spaces instead of cutting it. Returns the height of the lines.
+double wrapped(Pen& o, const char* kind, const std::string& text, double x, double y, double size, int weight, const char* tone,
+               double max_w, double line_h) {
+  double dy = 0;
+  std::string rest = text;
+  for (int line = 0; !rest.empty(); ++line) {
+    std::size_t cut = rest.size();
+    if (line < 3 && fg::measure_text(rest, size, weight) > max_w) {
+      std::size_t best = 0;  // the longest run of whole words that fits
+      for (std::size_t sp = rest.find(' '); sp != std::string::npos; sp = rest.find(' ', sp + 1)) {
+        if (fg::measure_text(rest.substr(0, sp), size, weight) > max_w) break;
+        best = sp;
+      }
+      if (best > 0) cut = best;
+    }
+    o.text(kind, rest.substr(0, cut), x, y + dy, size, weight, tone, "start", max_w);
+    dy += line_h;
+    rest = cut < rest.size() ? rest.substr(cut + 1) : std::string();
+  }
+  return dy;
+}
+
+// A heading with a muted subtitle beside it, or below it on as many lines as it needs when it does
+// not fit. Returns the height used past the heading's first line.
 double section(Pen& o, double x, double y, const std::string& title, const std::string& sub, double max_w) {
-  o.text("heading", title, x, y, 12.5, 650, "text", "start", max_w);
-  if (sub.empty()) return 0;
+  const double extra = wrapped(o, "heading", title, x, y, 12.5, 650, "text", max_w, 16) - 16;  // lines past the first
+  if (sub.empty()) return extra;
   const double w = std::min(fg::measure_text(title, 12.5, 650), max_w);
-  if (fg::measure_text(sub, 12) <= max_w - w - 8) {
+  if (extra == 0 && fg::measure_text(sub, 12) <= max_w - w - 8) {
     o.text("subheading", sub, x + w + 8, y, 12, 400, "muted");
     return 0;
   }
-  o.text("subheading", sub, x, y + 15, 12, 400, "muted", "start", max_w);
-  return 15;
+  return extra + wrapped(o, "subheading", sub, x, y + extra + 15, 12, 400, "muted", max_w, 15);
 }
 
 // ---- depth (PP) ----------------------------------------------------------------------------------
@@ -579,11 +609,18 @@ double replicas(Pen& o, const Ctx& x, double left, double y, double W) {
   for (int k = shown - 1; k >= 0; --k) o.rect("replica_stack", left + k * 14, cy, cw, ch, "dp", k, shown);
   o.text("replica_count", R > 1 ? fg::integer(R) + " replicas" : "one replica", left + 8, cy + 17, 11, 600, "text", "start", cw - 12);
   const double tx = left + cw + (shown - 1) * 14 + 14;
-  o.text("note", first, tx, cy + 10, 11.5, 400, "text", "start", left + W - tx);
-  o.text("note", second, tx, cy + 25, 11.5, 400, "muted", "start", left + W - tx);
   FigureRect& r = o.rect("region", left, cy, cw + (shown - 1) * 14, ch);
   r.hit = "replicas", r.count = R;
-  return cy + ch + 6;
+  if (fg::measure_text(first, 11.5) <= left + W - tx && fg::measure_text(second, 11.5) <= left + W - tx) {
+    o.text("note", first, tx, cy + 10, 11.5, 400, "text", "start", left + W - tx);
+    o.text("note", second, tx, cy + 25, 11.5, 400, "muted", "start", left + W - tx);
+    return cy + ch + 6;
+  }
+  // no room beside the stack: the two sentences below it, wrapped
+  double ny = cy + ch + 16;
+  ny += wrapped(o, "note", first, left, ny, 11.5, 400, "text", W, 15);
+  ny += wrapped(o, "note", second, left, ny, 11.5, 400, "muted", W, 15);
+  return ny - 9;
 }
 
 std::vector<fg::LegendItem> legend_items(const Ctx& x) {
@@ -613,15 +650,19 @@ Figure cuts_scene(const Resolved& r, const Estimate& estimate, double width, int
   Pen o{f};
   const Ctx x(c, e, width);
   if (layer < 0 || layer >= c.model.layers) layer = default_cuts_layer(c.model);
-  const double rx = kPad + x.depth_w + 28, rw = width - rx - kPad;
-  double y = opened_layer(o, x, rx, kHead, rw, layer);
+  // A phone-wide frame stacks the depth bar above the opened layer, each the whole width; wider
+  // frames put them side by side.
+  const bool stacked = width < k_stacked_below;
+  const double depth_h = stacked ? std::clamp(6.0 * c.model.layers, 200.0, 300.0) : 0;
+  const double rx = stacked ? kPad : kPad + x.depth_w + 28, rw = width - rx - kPad, ry = stacked ? kHead + depth_h + 30 : kHead;
+  double y = opened_layer(o, x, rx, ry, rw, layer);
   y = sequence(o, x, rx, y + 14, rw);
   const double end = replicas(o, x, rx, y + 24, rw);
   Figure probe;
   const std::vector<fg::LegendItem> items = legend_items(x);
   const double legend_h = fg::legend(probe, items, kPad, 0, width - 2 * kPad);
-  f.height = std::max(end + 18, 380.0) + legend_h + 4;
-  depth(o, x, kPad, kHead, f.height - kHead - legend_h - 14, layer);
+  f.height = (stacked ? end + 18 : std::max(end + 18, 380.0)) + legend_h + 4;
+  depth(o, x, kPad, kHead, stacked ? depth_h : f.height - kHead - legend_h - 14, layer);
   const double ly = f.height - legend_h;
   o.rect("rule", kPad, ly - 8, width - 2 * kPad, 1, "rule");
   fg::legend(f, items, kPad, ly, width - 2 * kPad);

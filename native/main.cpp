@@ -1,6 +1,5 @@
-// cutlab: the command-line face of the core.
-//   cutlab evaluate [CONFIG.json|-] [flags] [--json] [--require-fit] [--max-memory-fraction F]
-//   cutlab presets [--json]
+// cutlab: the command-line face of the core. What it says about itself (cutlab --help, cutlab
+// COMMAND --help, suggestions, missing inputs) is native/help.h; export and import native/launch_cli.h.
 // Exit codes: 0 ok, 1 usage or I/O error, 2 invalid input, 3 does not fit (with --require-fit).
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +18,8 @@
 #include "core/scene_pareto.h"
 #include "native/draw.h"
 #include "native/format.h"
+#include "native/help.h"
+#include "native/launch_cli.h"
 #include "native/timeline.h"
 #include "native/validate.h"
 
@@ -29,48 +30,6 @@ using namespace cutlab::cli;
 namespace {
 
 constexpr int kOk = 0, kUsage = 1, kInvalid = 2, kNoFit = 3;
-
-const char* kUsageText = R"(usage:
-  cutlab evaluate [CONFIG.json | -] [options]   evaluate a training plan
-  cutlab schedule [CONFIG.json | -] [options]   the simulated pipeline schedule: a text Gantt chart,
-                                                --json (every op), --svg FILE (the figure)
-  cutlab search [CONFIG.json | -] [options]     rank the plans that fit for --model, --cluster, --gpus
-                                                and the workload, fastest first (--top N, --json,
-                                                --threads N; plan fields given are fixed);
-                                                serving (--mode infer): by output tokens/s per GPU under
-                                                --max-ttft-ms MS and --max-tpot-ms MS, with the Pareto
-                                                front per GPU against per user (--svg FILE: its plot)
-  cutlab balance [CONFIG.json | -] [options]    a split of the layers over the pipeline stages
-                                                (layers_per_stage) that shortens the step and fits
-  cutlab gpu [CONFIG.json | -] --rank N [...]   what GPU N holds: coordinates, node, layers, heads,
-                                                FFN columns, experts, sequence chunks (--json)
-  cutlab ops [CONFIG.json | -] [options]        one layer as its ops: GEMMs, attention, memory-bound ops
-                                                with FLOPs, bytes, bound and F/B/W time (--json)
-  cutlab presets [--json]                       list model and cluster presets
-  A config with a "disaggregation" section ({"prefill": {"gpus", "plan", "batch"}, "decode": {…}})
-  is evaluated as prefill and decode pools with the KV transfer between them (README).
-  cutlab draw [CONFIG.json | -] --view cuts|placement|pipeline --svg FILE [--width PX] [--layer N] [options]
-                                                the explorer's figure of a view as SVG (--json: the figure)
-  cutlab validate [CASES.json] [--json] [--svg FILE] [--check]
-                                                compare with published runs (validation/cases.json) and
-                                                cross-validate the calibration, one source left out at a time
-  cutlab calibrate [CASES.json] [--family F] [--fit KEY,...] [--json]
-                                                fit cluster efficiencies to those runs
-
-evaluate options:
-  --json                      print one JSON document instead of tables
-  --require-fit               exit 3 when the plan does not fit in memory
-  --max-memory-fraction F     with --require-fit: peak must stay under F × usable HBM
-  --model NAME --cluster NAME --gpus N
-  --tp N --pp N --cp N --ep N --dp N --etp N --vpp N --micro-batch N --cp-comm ring|allgather|a2a
-  --zero 0-3|fsdp --sp --distributed-optimizer --recompute none|selective|full|op_sac
-  --schedule gpipe|1f1b|interleaved|zb-h1|dualpipe --rank-order tp-cp-ep-dp-pp
-  --seq-len N --global-batch N --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
-  --mode train|infer --batch N --prompt-len N --output-len N --weight-dtype bf16|fp8|int4 --kv-dtype bf16|fp8
-  --batching inflight|static --max-num-tokens N --kv-block-tokens N --request-rate R --spec-draft-tokens N
-  --spec-acceptance A --ep-dispatch-dtype bf16|fp8 --ep-dispatcher alltoall|deepep
-A flag overrides the same field of the config file; without a file the flags are the config.
-)";
 
 struct Args {
   std::string command, file;
@@ -148,7 +107,8 @@ bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
     } else if (auto it = fields.find(flag); it != fields.end()) {
       set_field(cfg, it->second.first, it->second.second, parse_value(value));
     } else {
-      problem = "unknown option " + flag;
+      const std::string near = closest(flag, option_names());
+      problem = "unknown option " + flag + (near.empty() ? "" : " (did you mean " + near + "?)") + "; cutlab --help lists the flags";
       return false;
     }
   }
@@ -191,7 +151,12 @@ bool parse_args(int argc, char** argv, Args& a, std::string& problem) {
       }
     } else if (s == "--max-memory-fraction" || (s.rfind("--", 0) == 0 && s.size() > 2)) {
       if (i + 1 >= argc) {
-        problem = s + " needs a value";
+        const auto& known = option_names();
+        const std::string near = closest(s, known);
+        problem = std::find(known.begin(), known.end(), s) != known.end()
+                      ? s + " needs a value"
+                      : "unknown option " + s + (near.empty() ? "" : " (did you mean " + near + "?)") +
+                            "; cutlab --help lists the flags";
         return false;
       }
       const std::string v = argv[++i];
@@ -244,7 +209,7 @@ int report_errors(const Errors& errors, bool as_json) {
     std::cout << json{{"errors", to_json(errors)}}.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     std::cerr << "invalid input (" << errors.size() << (errors.size() == 1 ? " problem" : " problems") << "):\n";
-    for (const Error& e : errors) std::cerr << "  " << (e.path.empty() ? "/" : e.path) << ": " << e.message << "\n";
+    for (const Error& e : errors) std::cerr << "  " << error_line(e) << "\n";
   }
   return kInvalid;
 }
@@ -291,10 +256,10 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
     const StageInfo& st = e.placement.stages[i];
     std::string layers;
     for (auto [a, b] : st.chunks)
-      if (b >= a) layers += (layers.empty() ? "" : ",") + std::to_string(a) + (b > a ? "–" + std::to_string(b) : "");
+      if (b >= a) layers += (layers.empty() ? "" : ",") + std::to_string(a + 1) + (b > a ? "–" + std::to_string(b + 1) : "");
     if (st.embedding) layers += " +emb";
     if (st.output) layers += " +out";
-    mem.rows.push_back({std::to_string(s.stage) + (int(i) == e.memory.peak_stage ? " *" : ""), layers, gib(s.weights_bytes),
+    mem.rows.push_back({std::to_string(s.stage + 1) + (int(i) == e.memory.peak_stage ? " *" : ""), layers, gib(s.weights_bytes),
                         gib(s.grads_bytes), gib(s.optimizer_bytes), gib(s.activations_bytes), fixed(s.in_flight_micro_batches, 2),
                         gib(s.allocator_bytes), gib(s.total_bytes), gib(s.capacity_bytes),
                         s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
@@ -303,7 +268,8 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
   if (e.memory.fits)
     std::cout << " fits: peak " << gib(e.memory.per_stage[e.memory.peak_stage].total_bytes) << " of "
               << gib(e.memory.per_stage[0].capacity_bytes) << " GiB usable\n\n";
-  else std::cout << " DOES NOT FIT: stage " << e.memory.peak_stage << " overflows by " << gib(e.memory.overflow_bytes) << " GiB\n\n";
+  else
+    std::cout << " DOES NOT FIT: stage " << e.memory.peak_stage + 1 << " overflows by " << gib(e.memory.overflow_bytes) << " GiB\n\n";
   if (p.activation_offload_layers > 0) {
     double host = 0;
     for (const StageMemory& s : e.memory.per_stage) host = std::max(host, s.offloaded_activations_bytes);
@@ -316,7 +282,7 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
     comm.rows.push_back({std::to_string(comm.rows.size() + 1), name_of(op.axis), name_of(op.collective), std::to_string(op.group_size),
                          name_of(op.link), human_bytes(op.message_bytes), with_commas(op.calls), human_bytes(op.bytes),
                          human_time(op.time_s), human_time(op.exposed_s)});
-  std::cout << "Communication per step, one GPU of stage " << e.comm_stage << "\n";
+  std::cout << "Communication per step, one GPU of stage " << e.comm_stage + 1 << "\n";
   if (comm.rows.empty()) {
     std::cout << " none\n\n";
   } else {
@@ -372,7 +338,7 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   std::cout << "\n\n";
   Table mem{{"stage", "weights", "KV cache", "workspace", "total GiB", "usable", "fits"}, {}};
   for (const StageMemory& s : r.memory.per_stage)
-    mem.rows.push_back({std::to_string(s.stage) + (s.stage == r.memory.peak_stage ? " *" : ""), gib(s.weights_bytes),
+    mem.rows.push_back({std::to_string(s.stage + 1) + (s.stage == r.memory.peak_stage ? " *" : ""), gib(s.weights_bytes),
                         gib(s.kv_cache_bytes), gib(s.activations_bytes), gib(s.total_bytes), gib(s.capacity_bytes),
                         s.fits ? "yes" : "NO +" + gib(s.total_bytes - s.capacity_bytes)});
   std::cout << "Memory per GPU, GiB (* peak stage)\n" << mem.render();
@@ -387,7 +353,7 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   for (const CommOp& op : r.comm)
     comm.rows.push_back({name_of(op.axis), name_of(op.collective), std::to_string(op.group_size), name_of(op.link),
                          human_bytes(op.message_bytes), with_commas(op.calls), human_time(op.time_s)});
-  if (!comm.rows.empty()) std::cout << "Communication per step, one GPU of stage 0\n" << comm.render() << "\n";
+  if (!comm.rows.empty()) std::cout << "Communication per step, one GPU of stage 1\n" << comm.render() << "\n";
   if (inflight) {
     std::cout << "Steady state per replica: " << fixed(r.concurrency, 1) << " sequences in flight (limited by "
               << ChoiceTable<ConcurrencyLimit>::entries[static_cast<size_t>(r.concurrency_limit)].label << ")"
@@ -459,7 +425,7 @@ bool load_text(const Args& a, std::string& out, int& rc) {
   }
   std::string problem;
   if (!apply_overrides(cfg, a, problem)) {
-    std::cerr << "cutlab: " << problem << "\n" << kUsageText;
+    std::cerr << "cutlab: " << problem << "\n";
     rc = kUsage;
     return false;
   }
@@ -633,8 +599,9 @@ int cmd_balance(const Args& a) {
   std::cout << "Stage balance (" << b.evaluations << " splits evaluated)\n";
   Table t{{"stage", "layers", "busy", "memory GiB", "→ layers", "busy", "memory GiB"}, {}};
   for (size_t s = 0; s < now.layers_per_stage.size(); ++s)
-    t.rows.push_back({std::to_string(s), std::to_string(now.layers_per_stage[s]), human_time(now.busy_s[s]), gib(now.memory_bytes[s]),
-                      std::to_string(to.layers_per_stage[s]), human_time(to.busy_s[s]), gib(to.memory_bytes[s])});
+    t.rows.push_back({std::to_string(s + 1), std::to_string(now.layers_per_stage[s]), human_time(now.busy_s[s]),
+                      gib(now.memory_bytes[s]), std::to_string(to.layers_per_stage[s]), human_time(to.busy_s[s]),
+                      gib(to.memory_bytes[s])});
   std::cout << t.render();
   auto line = [](const StageSplit& s) {
     return human_time(s.step_s) + " step, " + with_commas(s.tokens_per_s) + " tokens/s, " + (s.fits ? "fits" : "does not fit");
@@ -658,7 +625,7 @@ void print_gpu(const GpuPlacement& g, const ModelSpec& m) {
   std::cout << "GPU " << g.rank << " · node " << g.node << " (local " << g.local << ") · TP " << g.tp << " · CP " << g.cp << " · EP "
             << g.ep << " · DP " << g.dp << " · PP " << g.pp << " · replica " << g.replica << "\n";
   if (g.last_layer >= g.first_layer)
-    std::cout << "  layers " << g.first_layer << "–" << g.last_layer << (g.embedding ? " + embedding" : "")
+    std::cout << "  layers " << g.first_layer + 1 << "–" << g.last_layer + 1 << (g.embedding ? " + embedding" : "")
               << (g.output ? " + output layer" : "");
   else  // a stage of only the embedding and/or the output layer (counted as pipeline layers)
     std::cout << "  no transformer layer" << (g.embedding ? " · embedding" : "") << (g.output ? " · output layer" : "");
@@ -809,7 +776,7 @@ int cmd_evaluate(const Args& a) {
     const MemoryResult& mem = serve ? serve->serving.memory : train->memory;
     const StageMemory& peak = mem.per_stage[mem.peak_stage];
     if (peak.total_bytes > a.max_fraction * peak.capacity_bytes) {
-      std::cerr << "cutlab: stage " << mem.peak_stage << " needs " << gib(peak.total_bytes) << " GiB, over "
+      std::cerr << "cutlab: stage " << mem.peak_stage + 1 << " needs " << gib(peak.total_bytes) << " GiB, over "
                 << fixed(a.max_fraction * 100, 0) << "% of " << gib(peak.capacity_bytes) << " GiB usable\n";
       return kNoFit;
     }
@@ -844,8 +811,7 @@ int cmd_draw(int argc, char** argv) {
   std::string problem;
   if (!parse_args(static_cast<int>(rest.size()), rest.data(), a, problem) || view.empty() || (a.svg_path.empty() && !a.as_json)) {
     std::cerr << "cutlab: " << (problem.empty() ? "draw needs --view cuts|placement|pipeline and --svg FILE (or --json)" : problem)
-              << "\n"
-              << kUsageText;
+              << "\n(cutlab draw --help)\n";
     return kUsage;
   }
   if (!(width >= 200 && width <= 20000)) {
@@ -875,17 +841,75 @@ int cmd_draw(int argc, char** argv) {
   return kOk;
 }
 
+// cutlab export --to FORMAT and cutlab import --from FORMAT FILE: --to/--from are their own, the
+// rest are the flags of every command (for import: applied over the imported config).
+int cmd_launch(int argc, char** argv) {
+  const bool is_export = std::string(argv[1]) == "export";
+  const std::string option = is_export ? "--to" : "--from";
+  std::string format_name;
+  std::vector<char*> rest = {argv[0], argv[1]};
+  for (int i = 2; i < argc; ++i) {
+    if (argv[i] == option && i + 1 < argc) format_name = argv[++i];
+    else rest.push_back(argv[i]);
+  }
+  LaunchFormat format{};
+  if (!launch_format_from_name(format_name, format) ||
+      (!is_export && format != LaunchFormat::Megatron && format != LaunchFormat::Torchtitan)) {
+    std::cerr << "cutlab: " << argv[1] << " needs " << option << " "
+              << (is_export ? launch_format_list() : std::string("megatron, torchtitan"))
+              << (format_name.empty() ? "" : " (got '" + format_name + "')") << "\n";
+    return kUsage;
+  }
+  Args a;
+  std::string problem;
+  if (!parse_args(static_cast<int>(rest.size()), rest.data(), a, problem)) {
+    std::cerr << "cutlab: " << problem << "\n";
+    return kUsage;
+  }
+  if (is_export) {
+    std::string text;
+    int rc = kOk;
+    if (!load_text(a, text, rc)) return rc;
+    return export_launch_text(text, format, a.as_json);
+  }
+  if (a.file.empty()) {
+    std::cerr << "cutlab: import needs the file to read: cutlab import --from " << format_name << " FILE\n";
+    return kUsage;
+  }
+  struct Ctx {
+    const Args& a;
+  } ctx{a};
+  auto apply = +[](json& cfg, void* p) {
+    std::string why;
+    if (apply_overrides(cfg, static_cast<Ctx*>(p)->a, why)) return true;
+    std::cerr << "cutlab: " << why << "\n";
+    return false;
+  };
+  return import_launch_file(a.file, format, a.as_json, apply, &ctx);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "validate") return run_validate({argv + 2, argv + argc});
-  if (argc >= 2 && std::string(argv[1]) == "calibrate") return run_calibrate({argv + 2, argv + argc});
-  if (argc >= 2 && std::string(argv[1]) == "draw") return cmd_draw(argc, argv);
+  const std::string command = argc >= 2 ? argv[1] : "";
+  if (command == "validate") return run_validate({argv + 2, argv + argc});
+  if (command == "calibrate") return run_calibrate({argv + 2, argv + argc});
+  // --help: the overview, or one command's (cutlab help COMMAND, cutlab COMMAND --help).
+  std::string text;
+  if (command.empty() || command == "--help" || command == "-h" || command == "help") {
+    if (command == "help" && argc >= 3 && command_help(argv[2], text)) return std::cout << text, kOk;
+    (command.empty() ? std::cerr : std::cout) << usage_text();
+    return command.empty() ? kUsage : kOk;
+  }
+  for (int i = 2; i < argc; ++i)
+    if ((std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") && command_help(command, text))
+      return std::cout << text, kOk;
+  if (command == "draw") return cmd_draw(argc, argv);
+  if (command == "export" || command == "import") return cmd_launch(argc, argv);
   Args a;
   std::string problem;
   if (!parse_args(argc, argv, a, problem)) {
-    if (!problem.empty()) std::cerr << "cutlab: " << problem << "\n";
-    std::cerr << kUsageText;
+    std::cerr << "cutlab: " << problem << "\n";
     return kUsage;
   }
   if (a.command == "evaluate") return cmd_evaluate(a);
@@ -895,10 +919,8 @@ int main(int argc, char** argv) {
   if (a.command == "balance") return cmd_balance(a);
   if (a.command == "gpu") return cmd_gpu(a);
   if (a.command == "ops") return cmd_ops(a);
-  if (a.command == "--help" || a.command == "help" || a.command == "-h") {
-    std::cout << kUsageText;
-    return kOk;
-  }
-  std::cerr << "cutlab: unknown command " << a.command << "\n" << kUsageText;
+  const std::string near = closest(a.command, command_names());
+  std::cerr << "cutlab: unknown command " << a.command << (near.empty() ? "" : " (did you mean " + near + "?)")
+            << "; cutlab --help lists the commands\n";
   return kUsage;
 }

@@ -31,7 +31,7 @@ std::string gantt_text(const ScheduleResult& s, int columns) {
   std::string out;
   for (int r = 0; r < rows; ++r) {
     char label[24];
-    std::snprintf(label, sizeof label, "stage %-3d ", r);
+    std::snprintf(label, sizeof label, "stage %-3d ", r + 1);  // stages from 1, as everywhere people read them
     out += label + cells[r] + "\n";
   }
   out += "          0" + std::string(std::max(0, columns - 1 - static_cast<int>(human_time(s.makespan_s).size())), ' ') +

@@ -19,6 +19,7 @@ EMSCRIPTEN_BINDINGS(cutlab) {
   emscripten::function("disaggregation", &disaggregation_json);
   emscripten::function("balance", &balance_json);
   emscripten::function("presets", &presets_json);
+  emscripten::function("launch", &launch_json);
   emscripten::function(
       "evaluations", +[]() { return static_cast<double>(evaluations()); });
   emscripten::function("placementScene", &placement_scene_json);

@@ -6,7 +6,7 @@
   const $ = (id) => document.getElementById(id);
   const G = CL.gfx;
 
-  let api = null, derive = null;
+  let api = null, derive = null, launch = null;
   let state = null;
   let ui = { hover: null };
   let frameQueued = false;
@@ -20,6 +20,7 @@
   const found = { result: null, open: false, busy: false, shown: null, limits: { ttft: 0, tpot: 0 } };
   const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
   const embed = params.get('embed');
+  const DEBUG = params.has('debug');   // ?debug=1: the core's and the drawing's timings in the footer
   const EMBED_VIEW = { timeline: 'pipeline', pipeline: 'pipeline', cuts: 'cuts', placement: 'placement', tables: 'tables' }[embed] || null;
 
   // ---- state ---------------------------------------------------------------------------------
@@ -115,6 +116,7 @@
     tk.tables = performance.now() - t16;
     renderGpuPanel(d);
     renderSearch(d);
+    if (launch) launch.update(d);
     last.d = d;
     const t2 = performance.now();
     perf.drawMs = t2 - t1;
@@ -168,9 +170,10 @@
       return;
     }
     const c = d.good && d.good.r ? d.good.r.config : null;
-    const span = Object.assign(document.createElement('span'), { className: 'perf',
-      textContent: 'core ' + f.fixed(perf.deriveMs, 1) + ' ms · draw ' + f.fixed(perf.drawMs, 1) + ' ms' +
-        (c ? ' · ' + c.workload.mode + ' · ' + c.model.name + ' on ' + f.int(d.good.r.gpus) + ' × ' + c.cluster.gpu : '') });
+    // the plan shown; the core's and the drawing's timings only with ?debug=1
+    const parts = (DEBUG ? ['core ' + f.fixed(perf.deriveMs, 1) + ' ms', 'draw ' + f.fixed(perf.drawMs, 1) + ' ms'] : [])
+      .concat(c ? [c.workload.mode, c.model.name + ' on ' + f.int(d.good.r.gpus) + ' × ' + c.cluster.gpu] : []);
+    const span = Object.assign(document.createElement('span'), { className: 'perf', textContent: parts.join(' · ') });
     foot.replaceChildren('Every number on this page comes from the cutlab core (C++ compiled to WebAssembly); the page only formats and draws. ', span);
   }
 
@@ -444,6 +447,8 @@
     CL.controls.build($('form'), presets, onEdit);
     wireSearch();
     wireBalance();
+    if (!EMBED_VIEW) launch = CL.launch.make($('launch'), api);
+    if (!EMBED_VIEW) CL.terms.panel($('terms'));
     state = readUrl();
     if (EMBED_VIEW && EMBED_VIEW !== 'tables') state.view = EMBED_VIEW;
     document.querySelectorAll('#tabs [data-view]').forEach((b) => b.addEventListener('click', () => {

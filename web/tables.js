@@ -51,9 +51,19 @@
           (fits ? 'fits' : F.gib(r.memory.overflow_bytes, 1) + ' GiB over') + ' · max batch ' + F.int(inf.max_batch_that_fits), fits ? 'ok' : 'bad', 'mem'),
       ].join('');
     }
+    // A plan that does not fit has no step time, MFU or throughput to show as results: the headline
+    // says so, and keeps what it would reach as a muted "if it fit".
+    if (!fits)
+      return [
+        m('Step time', 'does not fit', 'if it fit: ' + F.seconds(r.time.step_s) + ' · ' + e(r.schedule.name), 'nofit', 'step'),
+        m(CL.terms.mark('MFU', 'mfu'), 'does not fit', 'if it fit: ' + F.pct(r.mfu) + ' of ' + e(r.peak.name), 'nofit', 'mfu'),
+        m('Throughput', 'does not fit', 'if it fit: ' + F.short(r.throughput.tokens_per_s) + ' tokens/s', 'nofit', 'tps'),
+        m('Peak memory · stage ' + (r.memory.peak_stage + 1), F.gib(mem.total_bytes, 1) + ' / ' + F.gib(mem.capacity_bytes, 1) + ' GiB',
+          F.gib(r.memory.overflow_bytes, 1) + ' GiB over · usable, of ' + F.fixed(hbm, 1) + ' GiB HBM', 'bad', 'mem'),
+      ].join('');
     return [
-      m('Step time', F.seconds(r.time.step_s), e(r.schedule.name) + ' · bubble ' + F.pct(r.schedule.bubble_fraction), '', 'step'),
-      m('MFU', F.pct(r.mfu), 'of ' + e(r.peak.name), '', 'mfu'),
+      m('Step time', F.seconds(r.time.step_s), e(r.schedule.name) + ' · ' + CL.terms.mark('bubble', 'bubble') + ' ' + F.pct(r.schedule.bubble_fraction), '', 'step'),
+      m(CL.terms.mark('MFU', 'mfu'), F.pct(r.mfu), 'of ' + e(r.peak.name), '', 'mfu'),
       m('Throughput', F.short(r.throughput.tokens_per_s) + ' tokens/s', F.int(r.throughput.tokens_per_s_per_gpu) + ' tokens/s per GPU', '', 'tps'),
       m('Peak memory · stage ' + (r.memory.peak_stage + 1), F.gib(mem.total_bytes, 1) + ' / ' + F.gib(mem.capacity_bytes, 1) + ' GiB',
         (fits ? 'fits' : F.gib(r.memory.overflow_bytes, 1) + ' GiB over') + ' · usable, of ' + F.fixed(hbm, 1) + ' GiB HBM', fits ? 'ok' : 'bad', 'mem'),
@@ -137,7 +147,7 @@
     const kinds = kindsOf(r), train = !isInfer(r);
     let h = '<h3>Memory per stage <span class="muted">· GiB per GPU</span></h3><div class="scroll"><table class="t mem-stages"><thead><tr>' +
       '<th>stage</th><th>layers</th>' + kinds.map(([, l, c]) => '<th class="num">' + sw(P.state[c]) + l + '</th>').join('') +
-      (train ? '<th class="num">in flight</th>' : '') + '<th class="num">total</th><th class="num">usable</th><th>fits</th></tr></thead><tbody>';
+      (train ? '<th class="num">' + CL.terms.mark('in flight', 'inflight') + '</th>' : '') + '<th class="num">total</th><th class="num">usable</th><th>fits</th></tr></thead><tbody>';
     for (const st of rows) {
       h += '<tr data-stage="' + st.stage + '"' + (st.stage === r.memory.peak_stage ? ' class="peak"' : '') + '><td>' + (st.stage + 1) +
         (st.stage === r.memory.peak_stage ? ' <small class="tag">peak</small>' : '') + '</td><td>' + stageLabel(r, st.stage) + '</td>' +
@@ -232,8 +242,8 @@
     }
     h += '<tr class="total"><th>step</th><td class="num"' + raw(step) + '>' + F.seconds(step) + '</td><td class="num muted">100%</td></tr>';
     h += '<tr><th>tokens/s</th><td class="num"' + raw(r.throughput.tokens_per_s) + '>' + F.int(r.throughput.tokens_per_s) + '</td><td></td></tr>';
-    h += '<tr><th>MFU</th><td class="num"' + raw(r.mfu) + '>' + F.pct(r.mfu) + '</td><td class="muted note">of ' + e(r.peak.name) + '</td></tr>';
-    h += '<tr><th>HFU</th><td class="num"' + raw(r.hfu) + '>' + F.pct(r.hfu) + '</td><td class="muted note">incl. recompute</td></tr>';
+    h += '<tr><th>' + CL.terms.mark('MFU', 'mfu') + '</th><td class="num"' + raw(r.mfu) + '>' + F.pct(r.mfu) + '</td><td class="muted note">of ' + e(r.peak.name) + '</td></tr>';
+    h += '<tr><th>' + CL.terms.mark('HFU', 'hfu') + '</th><td class="num"' + raw(r.hfu) + '>' + F.pct(r.hfu) + '</td><td class="muted note">incl. recompute</td></tr>';
     return h + '</tbody></table>';
   }
 

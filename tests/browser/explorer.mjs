@@ -12,6 +12,8 @@
 //   cases/screenshots.mjs  pictures of the examples, the 700-px embeds, docs/explorer.png (DOCS_SCREENSHOT)
 //   cases/hostile.mjs      markup in every URL field and in a pasted config.json: nothing runs, no element
 //   cases/csp.mjs          the page under a strict Content-Security-Policy: no violation in any view
+//   cases/layout.mjs       390, 700 and 1280 px: no overflow, clipping, ellipsis or overlapping text; screenshots
+//   cases/launch.mjs       the Launch panel = `cutlab export` for every format, text never HTML
 //   cases/redraw.mjs       change → redraw < 16 ms for Llama 3 405B on 16,384 GPUs in every view
 // Run: node tests/browser/explorer.mjs; BROWSER_CASES=N cases at a time (default 3; 1: one after the
 // other); BROWSER_ONLY=REGEX runs the cases whose names match (node's --test-name-pattern would
@@ -29,9 +31,11 @@ import screenshots from './cases/screenshots.mjs';
 import redraw from './cases/redraw.mjs';
 import hostile from './cases/hostile.mjs';
 import csp from './cases/csp.mjs';
+import layout from './cases/layout.mjs';
+import launch from './cases/launch.mjs';
 
 const only = process.env.BROWSER_ONLY ? new RegExp(process.env.BROWSER_ONLY) : null;
-const all = [...controls, ...serving, ...pipeline, ...hf, ...search, ...servingSearch, ...screenshots, ...redraw, ...hostile, ...csp].filter((c) => !only || only.test(c.name));
+const all = [...controls, ...serving, ...pipeline, ...hf, ...search, ...servingSearch, ...screenshots, ...redraw, ...hostile, ...csp, ...layout, ...launch].filter((c) => !only || only.test(c.name));
 const alone = all.filter((c) => c.alone);
 // the longest first, so the last ones to finish are short
 const together = all.filter((c) => !c.alone).sort((a, b) => (b.weight || 1) - (a.weight || 1));
