@@ -126,6 +126,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"activation_func_fp8_input_store", &Plan::activation_func_fp8_input_store},
       {"flash_attention", &Plan::flash_attention},
       {"fused_cross_entropy", &Plan::fused_cross_entropy},
+      {"fused_elementwise", &Plan::fused_elementwise},
       {"rank_order", &Plan::rank_order},
       {"overlap_grad_reduce", &Plan::overlap_grad_reduce},
       {"overlap_param_gather", &Plan::overlap_param_gather},

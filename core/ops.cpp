@@ -108,10 +108,15 @@ struct OpList {
     return &ops.back();
   }
   // The activation function over `width` outputs (tokens × columns): read gate·width, write width
-  // (2-byte elements); one kernel.
+  // (2-byte elements); one kernel. Eager PyTorch (plan.fused_elementwise false) runs SwiGLU as
+  // F.silu(gate) (read 2, write 2 bytes per element) and the product with up (read 4, write 2):
+  // 10 bytes per element in 2 kernels (torchtitan models/llama/model.py FeedForward); GeLU is one
+  // ATen kernel either way.
   void activation(std::string_view name, double width, unsigned modules) {
-    const double gate = r.config.model.gated_mlp ? 2.0 : 1.0;
-    if (LayerOp* op = memory(name, 2.0 * (gate + 1.0) * width, 1)) op->modules = modules;
+    const bool gated = r.config.model.gated_mlp, eager = !r.config.plan.fused_elementwise;
+    const double gate = gated ? 2.0 : 1.0;
+    const double bytes = eager && gated ? 10.0 * width : 2.0 * (gate + 1.0) * width;
+    if (LayerOp* op = memory(name, bytes, eager && gated ? 2 : 1)) op->modules = modules;
   }
   void fp8_casts() {
     if (fp8_gemms == 0) return;
@@ -248,15 +253,34 @@ void mlp_ops(OpList& L, bool moe) {
 // write), dropout (read + write) twice if used (fused with the residual adds into Megatron's
 // bias-dropout-add kernels: no kernels of its own), rotary embedding on q and k (MLA: part of the
 // up-projections Megatron's mla_up_proj recomputes). The activation functions are with their MLPs.
+//
+// Eager PyTorch (plan.fused_elementwise false: torchtitan without torch.compile; models/llama/model.py
+// and torch.nn.RMSNorm at the benchmark's commit b5bcd76c66) runs each elementwise op of a composite
+// as its own kernel, one HBM pass each, bytes per element:
+//  - RMSNorm (x·rsqrt(mean(x²) + ε) on x.float(), then ·weight: torchtitan's RMSNorm and ATen's
+//    composite rms_norm behind torch.nn.RMSNorm run the same passes): x.float() read 2 write 4, pow
+//    4 + 4, mean 4, ·rsqrt 4 + 4, type_as 4 + 2, ·weight 2 + 2: 36 bytes in 7 kernels, against 4 in
+//    one fused kernel. (LayerNorm is one ATen kernel even in eager mode; cutlab's unfused norms are
+//    RMSNorm's.)
+//  - rotary (apply_rotary_emb on q and k): .float() 2 + 4, the complex product 4 + 4, type_as 4 + 2:
+//    20 bytes in 3 kernels per tensor, against 4.
+//  - repeat_kv (GQA): K and V expanded from g to a heads per GPU (expand + reshape copies): read 2·g·d,
+//    write 2·a·d bytes per token each; fused attention kernels index the KV heads instead.
+// Their backward moves twice the bytes, as every memory-bound op here.
 void memory_ops(OpList& L) {
   const ModelSpec& m = L.r.config.model;
   const Shape z = shape(L.r);
   const double M = z.M, h = z.h, ts = z.ts;
-  if (LayerOp* op = L.memory("norms (2)", M * 2.0 * (2.0 * 2.0) * h / ts, 2)) op->modules = module_bit(RecomputeModule::LayerNorm);
+  const bool eager = !L.r.config.plan.fused_elementwise;
+  const double norm_bytes = eager ? 36.0 : 4.0, rotary_bytes = eager ? 20.0 : 4.0;
+  if (LayerOp* op = L.memory("norms (2)", M * 2.0 * norm_bytes * h / ts, eager ? 14 : 2))
+    op->modules = module_bit(RecomputeModule::LayerNorm);
   L.memory("residual adds (2)", M * 2.0 * (2.0 * 3.0) * h / ts, 2);
   L.memory("dropout (2, fused with the adds)", m.dropout ? M * 2.0 * (2.0 * 2.0) * h / ts : 0.0, 0);
-  if (LayerOp* op = L.memory("rotary embedding (q, k)", M * 2.0 * 2.0 * (z.a_gpu + z.g_gpu) * qk_head_dim(m), 2))
+  if (LayerOp* op = L.memory("rotary embedding (q, k)", M * rotary_bytes * (z.a_gpu + z.g_gpu) * qk_head_dim(m), eager ? 6 : 2))
     op->modules = is_mla(m) ? module_bit(RecomputeModule::MlaUpProj) : 0u;
+  if (eager && !is_mla(m) && z.g_gpu < z.a_gpu)
+    L.memory("repeat_kv (GQA keys and values to all heads)", M * 2.0 * 2.0 * (z.g_gpu + z.a_gpu) * m.head_dim, 2);
 }
 
 }  // namespace

@@ -42,8 +42,12 @@ struct Plan {
   // host link (Megatron-Core cpu_offloading, cpu_offloading_num_layers, cpu_offloading_activations;
   // Transformer Engine's CPU offload context). The first layers of each stage; 0: none.
   int activation_offload_layers = 0;
-  bool flash_attention = true;                // the s×s score matrix is never stored
-  bool fused_cross_entropy = true;            // Megatron's in-place vocab-parallel loss; false: PyTorch's on fp32 logits
+  bool flash_attention = true;      // the s×s score matrix is never stored
+  bool fused_cross_entropy = true;  // Megatron's in-place vocab-parallel loss; false: PyTorch's on fp32 logits
+  // Elementwise ops as fused kernels (Megatron-Core and Transformer Engine, Apex, torch.compile);
+  // false: PyTorch eager composite ops, one HBM pass each (RMSNorm, rotary, SwiGLU, GQA's repeat_kv;
+  // torchtitan without torch.compile): core/ops.cpp memory_ops.
+  bool fused_elementwise = true;
   std::string rank_order = "tp-cp-ep-dp-pp";  // innermost first (Megatron-Core default)
   bool overlap_grad_reduce = true;            // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;           // distributed-optimizer / ZeRO-3 parameter gathers overlapped with forward

@@ -275,3 +275,44 @@ TEST_CASE("a layer's shared-expert time is the sum of its shared-expert ops", "[
   REQUIRE_THAT(lt.shared_experts.w_s, WithinRel(sum.w_s, 1e-12));
   REQUIRE(layer_times(r, false).shared_experts.f_s == 0);
 }
+
+TEST_CASE("eager PyTorch elementwise ops move the bytes of their unfused passes", "[compute][ops]") {
+  // Llama 3 8B (h 4096, 32 heads and 8 KV heads of 128, f 14336) at TP 1, s 8192, micro-batch 2:
+  // M = 16,384 tokens. Forward bytes per token that eager kernels add (core/ops.cpp memory_ops):
+  //   norms     2 × (36 − 4) × 4096            = 262,144
+  //   rotary    (20 − 4) × (32 + 8) × 128       =  81,920
+  //   repeat_kv 2 × 2 × (8 + 32) × 128          =  20,480
+  //   SwiGLU    (10 − 6) × 14336                =  57,344
+  //   total                                     = 421,888 = 103·h
+  // and 12 + 4 + 2 + 1 = 19 more kernels (norms 7 instead of 1 each, rotary 3 per tensor instead of
+  // 1, repeat_kv 2, SwiGLU 2 instead of 1).
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 8, 8192, 16);
+  c.plan.micro_batch = 2;
+  c.cluster.efficiency.kernel_floor_s = 0;
+  auto memory_bytes = [](const std::vector<LayerOp>& ops) {
+    double sum = 0;
+    for (const LayerOp& op : ops)
+      if (op.op_class == OpClass::Memory) sum += op.bytes;
+    return sum;
+  };
+  const double fused = memory_bytes(layer_ops(test::resolved(c), false));
+  const LayerTimes fused_t = layer_times(test::resolved(c), false);
+  c.plan.fused_elementwise = false;
+  const double eager = memory_bytes(layer_ops(test::resolved(c), false));
+  const LayerTimes eager_t = layer_times(test::resolved(c), false);
+  const double extra = 421888.0 * 16384;
+  REQUIRE_THAT(eager - fused, WithinRel(extra, 1e-12));
+  // Memory-bound time: the bytes at the achieved HBM bandwidth, twice in the backward.
+  const double hbm = c.cluster.hbm_bytes_per_s * c.cluster.efficiency.hbm;
+  REQUIRE_THAT(eager_t.f_s() - fused_t.f_s(), WithinRel(extra / hbm, 1e-9));
+  REQUIRE_THAT(eager_t.b_s() - fused_t.b_s(), WithinRel(2.0 * extra / hbm, 1e-9));
+  REQUIRE(eager_t.w_s() == fused_t.w_s());
+  SECTION("with HBM free, the extra kernels' floors remain") {
+    c.cluster.hbm_bytes_per_s = 1e30;
+    c.cluster.efficiency.kernel_floor_s = 1e-6;
+    c.plan.fused_elementwise = true;
+    const double f_fused = layer_times(test::resolved(c), false).f_s();
+    c.plan.fused_elementwise = false;
+    REQUIRE_THAT(layer_times(test::resolved(c), false).f_s() - f_fused, WithinRel(19e-6, 1e-6));
+  }
+}
