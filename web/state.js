@@ -20,7 +20,7 @@
   const VIEWS = ['cuts', 'placement', 'pipeline'];
   // Field order in the URL and in the config (stable links).
   const PLAN_KEYS = ['tp', 'pp', 'cp', 'ep', 'dp', 'etp', 'sp', 'cp_comm', 'zero', 'distributed_optimizer', 'recompute',
-    'flash_attention', 'schedule', 'vpp', 'micro_batch', 'rank_order', 'tp_comm_overlap', 'overlap_grad_reduce',
+    'flash_attention', 'fused_elementwise', 'schedule', 'vpp', 'micro_batch', 'rank_order', 'tp_comm_overlap', 'overlap_grad_reduce',
     'overlap_param_gather', 'reshard_after_forward', 'activation_offload_layers', 'ep_comm_overlap', 'ep_dispatcher', 'ep_dispatch_dtype', 'fused_cross_entropy', 'recompute_modules',
     'activation_func_fp8_input_store', 'layers_per_stage', 'embedding_in_pipeline_split', 'loss_in_pipeline_split',
     'moe_capacity_factor', 'moe_pad_to_capacity', 'moe_imbalance', 'moe_shared_expert_overlap'];
