@@ -11,11 +11,13 @@
   'use strict';
   const F = CL.fmt, P = CL.palette, e = F.escape;
 
-  // Plan fields the search chooses (core/search.cpp); the rest of the plan (ZeRO, flash attention,
-  // rank order, overlaps) it takes from the config, as it does the model, cluster and workload.
-  const CHOSEN = ['tp', 'pp', 'cp', 'ep', 'dp', 'etp', 'sp', 'schedule', 'vpp', 'micro_batch', 'recompute', 'distributed_optimizer', 'layers_per_stage'];
+  // Plan fields the search chooses (core/search.cpp: the whole space); the rest of the plan (flash
+  // attention, rank order, CP exchange, MoE options) it takes from the config, as the model, cluster and workload.
+  const CHOSEN = ['tp', 'pp', 'cp', 'ep', 'dp', 'etp', 'sp', 'schedule', 'vpp', 'micro_batch', 'recompute', 'recompute_modules', 'zero', 'distributed_optimizer',
+    'tp_comm_overlap', 'overlap_grad_reduce', 'overlap_param_gather', 'layers_per_stage'];
   // What makes two plans the same plan (the current one is marked in the table).
-  const SAME = ['tp', 'pp', 'cp', 'ep', 'dp', 'etp', 'sp', 'zero', 'distributed_optimizer', 'schedule', 'vpp', 'micro_batch', 'recompute'];
+  const SAME = ['tp', 'pp', 'cp', 'ep', 'dp', 'etp', 'sp', 'zero', 'distributed_optimizer', 'schedule', 'vpp', 'micro_batch', 'recompute',
+    'tp_comm_overlap', 'overlap_grad_reduce', 'overlap_param_gather'];
   // The core's label of a named choice (core/choices.h).
   const label = (key, name) => { const c = CL.presets.choices[key].find((x) => x.name === name); return c ? c.label : name; };
 
@@ -41,12 +43,21 @@
     n.example = null;
     n.gpu = null;
     n.gpus = gpus;
-    for (const k of ['tp', 'pp', 'cp', 'ep', 'sp', 'distributed_optimizer', 'recompute', 'schedule', 'micro_batch']) n.plan[k] = plan[k];
+    for (const k of ['tp', 'pp', 'cp', 'ep', 'sp', 'zero', 'distributed_optimizer', 'recompute', 'schedule', 'micro_batch', 'tp_comm_overlap',
+      'overlap_grad_reduce', 'overlap_param_gather']) n.plan[k] = plan[k];
+    if (plan.recompute === 'selective') n.plan.recompute_modules = plan.recompute_modules.slice(); else delete n.plan.recompute_modules;
     delete n.plan.dp;
     delete n.plan.layers_per_stage;
     if (plan.etp > 0) n.plan.etp = plan.etp; else delete n.plan.etp;
     if (CL.state.choice('schedule', plan.schedule).virtual_stages || plan.vpp > 1) n.plan.vpp = plan.vpp; else delete n.plan.vpp;
     return n;
+  }
+
+  // "ZeRO-1 (dist. opt.) · SP · TP, grad, param overlap": the choices that shape memory and overlap.
+  function memoryText(p) {
+    const zero = p.distributed_optimizer && p.zero <= 1 ? 'dist. opt.' : p.zero > 0 ? 'ZeRO-' + p.zero : 'no ZeRO';
+    const over = [p.tp_comm_overlap && 'TP', p.overlap_grad_reduce && 'grad', p.overlap_param_gather && 'param'].filter(Boolean);
+    return zero + (p.sp ? ' · SP' : '') + (over.length ? ' · ' + over.join(', ') + ' overlap' : '');
   }
 
   function same(a, b) { return !!a && !!b && SAME.every((k) => a[k] === b[k]); }
@@ -86,7 +97,7 @@
       ' are the plans closest to fitting.</p>';
     const ax = (k, t) => '<th class="num ax" data-css="--c:' + P.axis[k] + '">' + t + '</th>';
     h += '<div class="scroll"><table class="t search' + (o.stale ? ' outdated' : '') + '"><thead><tr><th class="num">#</th>' + ax('tp', 'TP') + ax('pp', 'PP') + ax('cp', 'CP') + ax('ep', 'EP') + ax('dp', 'DP') +
-      '<th>schedule</th><th class="num">micro-batch</th><th>recompute</th><th class="num">step time</th><th class="num">tokens/s</th><th class="num">MFU</th>' +
+      '<th>schedule</th><th class="num">micro-batch</th><th>recompute</th><th>state · SP · overlaps</th><th class="num">step time</th><th class="num">tokens/s</th><th class="num">MFU</th>' +
       '<th class="num">peak / usable GiB</th><th>fits</th></tr></thead><tbody>';
     let marked = false;
     r.best.forEach((b, i) => {
@@ -96,15 +107,16 @@
       const td = (k, v, text, cls) => '<td class="' + (cls || 'num') + '" data-k="' + k + '"' + (v === null ? '' : ' data-v="' + e(v) + '"') + '>' + text + '</td>';
       h += '<tr data-i="' + i + '"' + (cur ? ' class="current" aria-current="true"' : '') + (o.stale ? '' : ' tabindex="0" title="Apply this plan"') + '>' +
         '<td class="num rank">' + (i + 1) + '</td>' + td('tp', p.tp, p.tp) + td('pp', p.pp, p.pp) + td('cp', p.cp, p.cp) + td('ep', p.ep, p.ep) + td('dp', p.dp, p.dp) +
-        td('schedule', p.schedule, e(scheduleText(p)), p.pp > 1 ? 'sched' : 'sched muted') + td('micro_batch', p.micro_batch, p.micro_batch) + td('recompute', p.recompute, e(p.recompute), 'rc') +
+        td('schedule', p.schedule, e(scheduleText(p)), p.pp > 1 ? 'sched' : 'sched muted') + td('micro_batch', p.micro_batch, p.micro_batch) + td('recompute', p.recompute, e(p.recompute + (p.recompute === 'selective' && p.recompute_modules ? ' (' + p.recompute_modules.join(', ') + ')' : '')), 'rc') +
+        td('memory', null, e(memoryText(p)), 'mem') +
         td('step_s', b.step_s, F.seconds(b.step_s)) + td('tokens_per_s', b.tokens_per_s, F.int(b.tokens_per_s), 'num strong') + td('mfu', b.mfu, F.pct(b.mfu)) +
         td('peak_memory_bytes', b.peak_memory_bytes, F.gib(b.peak_memory_bytes, 1) + ' / ' + F.gib(b.capacity_bytes, 1)) +
         td('fits', b.fits, b.fits ? '✓ fits' : 'does not fit', b.fits ? 'ok' : 'bad') + '</tr>';
     });
     h += '</tbody></table></div>';
     const note = o.stale ? '' : (marked ? 'The highlighted row is the current plan. ' : o.current ? 'The current plan is not among these. ' : '') + 'Click a row to apply that plan.';
-    return h + '<p class="search-foot">' + note + ' <span class="muted">All with SP when TP > 1 and the distributed optimizer' +
-      (found.rankOrder ? '; rank order ' + e(found.rankOrder) : '') + (r.fitting ? '; fastest first' : '') + '.</span></p>';
+    return h + '<p class="search-foot">' + note + ' <span class="muted">Searched: TP, PP, VPP, CP, EP, ETP, schedule, micro-batch, ZeRO, SP, recompute and its modules, ' +
+      'TP/DP overlap flags' + (found.rankOrder ? '; rank order ' + e(found.rankOrder) : '') + (r.fitting ? '; fastest first' : '') + '.</span></p>';
   }
 
   // "Llama 3 70B on 64 × H100 SXM · seq 8,192 · global batch 64": what was searched, from the config as the core read it.

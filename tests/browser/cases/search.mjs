@@ -60,8 +60,10 @@ async function bestPlans(k, base) {
     let pick = ref.best.findIndex((b, i) => i > 0 && (b.plan.tp !== 8 || b.plan.pp !== 2));
     if (pick < 0) pick = 1;
     const bp = ref.best[pick], pp = bp.plan;
-    const sent = { tp: pp.tp, pp: pp.pp, cp: pp.cp, ep: pp.ep, sp: pp.sp, distributed_optimizer: pp.distributed_optimizer, recompute: pp.recompute, schedule: pp.schedule, micro_batch: pp.micro_batch };
+    const sent = { tp: pp.tp, pp: pp.pp, cp: pp.cp, ep: pp.ep, sp: pp.sp, zero: pp.zero, distributed_optimizer: pp.distributed_optimizer, recompute: pp.recompute,
+      schedule: pp.schedule, micro_batch: pp.micro_batch, tp_comm_overlap: pp.tp_comm_overlap, overlap_grad_reduce: pp.overlap_grad_reduce, overlap_param_gather: pp.overlap_param_gather };
     if (pp.schedule === 'interleaved') sent.vpp = pp.vpp;
+    if (pp.recompute === 'selective') sent.recompute_modules = pp.recompute_modules;
     const evP = cliEvaluate({ model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 64 }, plan: sent, workload: { seq_len: 8192, global_batch: 64 } });
     await click(page, '#search-panel tbody tr[data-i="' + pick + '"]');
     const got = await page.evaluate(() => {
@@ -74,7 +76,7 @@ async function bestPlans(k, base) {
     k.check(ev.status === 0 && ev.json.time.step_s === bp.step_s && ev.json.throughput.tokens_per_s === bp.tokens_per_s,
       'search: `cutlab evaluate` of row ' + (pick + 1) + ' gives its step time and tokens/s');
     const keys = Object.keys(sent);
-    k.check(got.ok && got.gpus === 64 && keys.every((key) => got.plan[key] === sent[key]), 'search: clicking row ' + (pick + 1) + ' sends plan ' + JSON.stringify(got.plan));
+    k.check(got.ok && got.gpus === 64 && keys.every((key) => JSON.stringify(got.plan[key]) === JSON.stringify(sent[key])), 'search: clicking row ' + (pick + 1) + ' sends plan ' + JSON.stringify(got.plan));
     const c = got.c;
     k.check(c.tp === String(pp.tp) && c.pp === String(pp.pp) && c.cp === String(pp.cp) && c.dp === String(pp.dp) && c.schedule === pp.schedule && c.vpp === String(pp.vpp) &&
       c.micro_batch === String(pp.micro_batch) && c.recompute === pp.recompute && c.sp === pp.sp && c.distributed_optimizer === pp.distributed_optimizer && c.gpus === '64',
