@@ -142,7 +142,7 @@ async function levers(k) {
     k.check(/^Published 1,543 tokens\/s per GPU · cutlab [\d,]+ \([+−][\d.]+%\)DeepSeek-V3/.test(pub) &&
       pub.includes(Math.round(tps).toLocaleString('en-US')), 'the published figure beside cutlab\'s: ' + pub.slice(0, 70));
     const row = '[data-path="/plan/recompute_modules"]';
-    k.check(!(await page.$eval(row, (r) => r.hidden)), 'the modules set is shown with selective recompute');
+    k.check(await page.$eval(row, (r) => !r.hidden && getComputedStyle(r).display !== 'none'), 'the modules set is shown with selective recompute');
     const checked = await page.$$eval(row + ' input:checked', (l) => l.map((b) => b.value));
     k.check(JSON.stringify(checked) === JSON.stringify(['mla_up_proj', 'layernorm', 'moe_act']), 'checked in table order: ' + checked.join(', '));
     await page.uncheck(row + ' input[value="moe_act"]');
@@ -152,7 +152,7 @@ async function levers(k) {
     k.check(/recompute_modules=mla_up_proj,layernorm(&|$)/.test(url), 'the URL holds the list (' + url.slice(url.indexOf('recompute_modules')) + ')');
     k.check(b.ok && b.bytes > a.bytes, 'without moe_act the peak grows (' + (b.bytes / 2 ** 30).toFixed(1) + ' GiB)');
     await select(page, '/plan/recompute', 'full');
-    k.check(await page.$eval(row, (r) => r.hidden), 'full recompute hides the modules');
+    k.check(await page.$eval(row, (r) => r.hidden && getComputedStyle(r).display === 'none'), 'full recompute hides the modules (not displayed)');
     const c = await peak();
     k.check(c.ok, 'full recompute drops the module list (the plan stays valid)');
     // The experts' section: shown for an MoE model with the example's dispatcher; a load imbalance slows the step.
