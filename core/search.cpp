@@ -13,14 +13,14 @@
 
 namespace cutlab {
 
-namespace {
-
 std::vector<int> divisors_up_to(long long n, long long limit) {
   std::vector<int> d;
   for (long long i = 1; i <= n && i <= limit; ++i)
     if (n % i == 0) d.push_back(static_cast<int>(i));
   return d;
 }
+
+namespace {
 
 struct ZeroDo {
   int zero = 0;

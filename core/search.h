@@ -50,6 +50,9 @@ struct SearchResult {
   long long fitting = 0;            // evaluated plans that fit in memory
 };
 
+// The divisors of n up to `limit`, ascending (the sizes an axis can take; the serving search too).
+std::vector<int> divisors_up_to(long long n, long long limit);
+
 // `base.cluster.gpus` must be set (the GPU count to fill).
 Result<SearchResult> search_plans(const Config& base, const SearchOptions& options = {});
 

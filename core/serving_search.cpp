@@ -4,17 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_io.h"
+#include "core/search.h"
 
 namespace cutlab {
 
 namespace {
-
-std::vector<int> divisors_up_to(long long n, long long limit) {
-  std::vector<int> d;
-  for (long long i = 1; i <= n && i <= limit; ++i)
-    if (n % i == 0) d.push_back(static_cast<int>(i));
-  return d;
-}
 
 ServingPoint point_of(const Plan& plan, int batch, const InferenceEstimate& r) {
   ServingPoint p;
