@@ -285,6 +285,9 @@ Answer<DisaggregationRun> disaggregate(const std::string& text) {
                         "disaggregated pools are modelled offline (every request queued): leave the request rate out"});
     if (w.batching != Batching::InFlight)
       errors.push_back({ErrorCode::Incompatible, "/workload/batching", "disaggregated pools run in-flight batching"});
+    if (w.num_requests > 0)
+      errors.push_back({ErrorCode::Incompatible, "/workload/num_requests",
+                        "disaggregated pools are modelled at steady state: leave num_requests out"});
   }
   if (!errors.empty()) return failed<DisaggregationRun>(std::move(errors), seen);
   Answer<DisaggregationRun> a;

@@ -156,8 +156,27 @@ void static_batch(const Resolved& resolved, const ServingSetup& S, InferenceEsti
   r.requests_per_s = r.e2e_latency_s > 0 ? B / r.e2e_latency_s : 0.0;  // per replica until scaled below
 }
 
+// An offline run of `requests` per replica, all queued at the start, at `full.concurrency` in flight.
+// With uniform lengths the sequences admitted together finish together, so the run proceeds in waves
+// (trtllm-bench and vLLM's benchmark_throughput queue every request at once): w = ⌈N / C⌉ waves,
+// each lasting a request's end-to-end latency at its concurrency, the last holding the N − (w − 1)·C
+// requests left: run_s = (w − 1)·E2E(C) + E2E(k_last). A last wave of a few sequences still reads
+// every weight on each step, which is what a steady-state rate misses; for N a multiple of C the run
+// serves at the steady-state rate. Ignores the overlap of one wave's last steps with the next one's
+// prefill (their prefills spread over ⌈C·ISL / max_num_tokens⌉ steps).
+void offline_run(const ServingSetup& S, const BatchingState& full, double requests, InferenceEstimate& r) {
+  const double C = full.concurrency;
+  const double waves = std::max(1.0, std::ceil(requests / C - 1e-9));
+  const double last = requests - (waves - 1.0) * C;
+  const double last_e2e_s = last < C ? inflight_state(S, last).e2e_s : full.e2e_s;
+  r.run_waves = waves;
+  r.run_s = (waves - 1.0) * full.e2e_s + last_e2e_s;
+  r.requests_per_s = r.run_s > 0 ? requests / r.run_s : 0.0;  // per replica until scaled
+}
+
 void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& r) {
-  const Concurrency conc = inflight_concurrency(S, kv_cap, S.w.request_rate_per_s / r.replicas);
+  const double run_requests = double(S.w.num_requests) / r.replicas;  // offline run, per replica (0: endless)
+  const Concurrency conc = inflight_concurrency(S, kv_cap, S.w.request_rate_per_s / r.replicas, run_requests);
   r.concurrency = conc.value;
   r.concurrency_limit = conc.limit;
   r.saturated = conc.saturated;
@@ -178,6 +197,7 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
   r.decode_stage_s = b.step.stage_s;
   r.pp_send_s = b.step.pp_send_s;
   r.requests_per_s = b.requests_per_s;  // per replica until scaled below
+  if (run_requests > 0) offline_run(S, b, run_requests, r);
 }
 
 // Communication of one step, one GPU of the first stage.

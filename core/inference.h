@@ -68,6 +68,11 @@ struct InferenceEstimate {
   double ttft_s = 0;  // to the first token
   double tpot_s = 0;  // between output tokens (inter-token latency)
   double e2e_latency_s = 0;
+  // Offline run of workload.num_requests (0 when the workload is an endless stream): per replica,
+  // from the start to the last token, and the waves of sequences it takes; the throughputs below
+  // are the run's (requests ÷ run_s), not the steady state's.
+  double run_s = 0;
+  double run_waves = 0;
   LatencyParts prefill, decode;        // add up to ttft_s and tpot_s
   double stage_idle_fraction = 0;      // mean over the stages of the time each waits
   std::vector<double> decode_stage_s;  // one step on each stage (the walk, in order)

@@ -166,6 +166,7 @@ const std::vector<Field<Workload>>& workload_fields() {
       {"max_num_tokens", &Workload::max_num_tokens},
       {"kv_block_tokens", &Workload::kv_block_tokens},
       {"request_rate_per_s", &Workload::request_rate_per_s},
+      {"num_requests", &Workload::num_requests},
       {"spec_draft_tokens", &Workload::spec_draft_tokens},
       {"spec_acceptance", &Workload::spec_acceptance},
   };
@@ -905,6 +906,8 @@ json inference_json(const InferenceEstimate& r) {
             {"ttft_s", r.ttft_s},
             {"tpot_s", r.tpot_s},
             {"e2e_latency_s", r.e2e_latency_s},
+            {"run_s", r.run_s},
+            {"run_waves", r.run_waves},
             {"output_tokens_per_s_per_user", r.output_tokens_per_s_per_user},
             {"output_tokens_per_s_per_replica", r.output_tokens_per_s_per_replica},
             {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},

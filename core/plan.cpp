@@ -577,6 +577,13 @@ void validate_workload(const Workload& w, Checker& c) {
     c.at_most(P + "kv_block_tokens", w.kv_block_tokens, 1 << 16, "KV blocks of more than 65,536 tokens");
     c.non_negative(P + "request_rate_per_s", w.request_rate_per_s);
     c.at_most(P + "request_rate_per_s", w.request_rate_per_s, 1e9, "more than a billion requests per second");
+    c.non_negative(P + "num_requests", w.num_requests);
+    c.at_most(P + "num_requests", w.num_requests, 1e9, "more than a billion requests in one run");
+    if (w.num_requests > 0 && w.request_rate_per_s > 0)
+      c.add(ErrorCode::Incompatible, P + "num_requests",
+            "a fixed number of requests is an offline run (every request queued at the start): leave request_rate_per_s at 0");
+    if (w.num_requests > 0 && w.batching == Batching::Static)
+      c.add(ErrorCode::Incompatible, P + "num_requests", "an offline run of num_requests is modelled with batching \"inflight\"");
     c.non_negative(P + "spec_draft_tokens", w.spec_draft_tokens);
     c.at_most(P + "spec_draft_tokens", w.spec_draft_tokens, 64, "more than 64 draft tokens per step");
     if (!(w.spec_acceptance >= 0 && w.spec_acceptance <= 1))

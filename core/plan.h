@@ -112,6 +112,12 @@ struct Workload {
   // Requests per second arriving at the whole deployment (all replicas); 0: offline, every request
   // queued from the start (the maximum-throughput operating point).
   double request_rate_per_s = 0;
+  // Offline run of a fixed number of requests over the whole deployment, all queued at the start
+  // (trtllm-bench throughput --num_requests, vLLM benchmark_throughput --num-prompts); 0: an endless
+  // stream, throughput at steady state. With uniform lengths such a run proceeds in waves: the first
+  // `concurrency` requests start together and finish together, then the next; the last wave holds
+  // what is left and runs as long as a full one with fewer sequences (core/inference.h run_s).
+  int num_requests = 0;
   // Speculative decoding: tokens drafted per step (0: off) by a one-block draft head of the target's
   // shape sharing its output layer (DeepSeek-V3 §2.2 MTP module; EAGLE, Li et al. 2024), each
   // accepted with probability spec_acceptance (Leviathan et al. 2023, eq. 1).

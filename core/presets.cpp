@@ -279,7 +279,7 @@ std::vector<ClusterPreset> make_clusters() {
   v.push_back({calibrated(node("dgx-a100", "A100 SXM 80GB", 8, 80, 2039, 312, 0, 300, 25, 108, 32), a100_fitted()),
                std::string(sheet) + "; NVLink 3 600 GB/s total; 8× HDR 200 Gb/s IB per node"});
   v.push_back({serving(calibrated(node("dgx-h100", "H100 SXM", 8, 79.6, 3350, 989, 1979, 450, 50, 132, 64), h100_fitted()), 0.600,
-                       0.300, 0.506, 112.8),
+                       0.300, 0.510, 87.2),
                std::string(sheet) + "; 81,559 MiB usable; NVLink 4 900 GB/s total; 8× NDR 400 Gb/s per node"});
   v.push_back(
       {calibrated(node("grand-teton-h100", "H100 96GB HBM2e (500 W)", 8, 95.5, 2400, 989, 1979, 450, 50, 132, 64), gt_fitted()),
@@ -287,17 +287,17 @@ std::vector<ClusterPreset> make_clusters() {
                             "NVLink 4, 400 Gb/s RDMA per GPU"});
   v.push_back({calibrated(node("hgx-h800", "H800 SXM", 8, 79.6, 3350, 989, 1979, 200, 50, 132, 64), h100_fitted()),
                std::string(sheet) + "; NVLink 400 GB/s total (DeepSeek-V3 §3.2.2: ~160 GB/s achievable), 400 Gb/s IB"});
-  v.push_back({serving(calibrated(node("hgx-h200", "H200 SXM", 8, 140.4, 4800, 989, 1979, 450, 50, 132, 64), h100_fitted()), 0.673,
-                       0.300, 0.360, 33.6),
+  v.push_back({serving(calibrated(node("hgx-h200", "H200 SXM", 8, 140.4, 4800, 989, 1979, 450, 50, 132, 64), h100_fitted()), 0.720,
+                       0.300, 0.351, 33.4),
                std::string(sheet) + "; 141 GB HBM3e (143,771 MiB usable); NVLink 4; 400 Gb/s per GPU"});
   // fp4: dense NVFP4 peaks, half the datasheets' sparse figures (HGX B200 18 PFLOPS, GB200 NVL72
   // 1,440 PFLOPS per 72 GPUs = 20 PFLOPS per GPU).
   v.push_back({serving(calibrated(with_fp4(node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50, 148, 64), 9000), h100_fitted()),
-                       0.681, 0.300, 0.200, 29.0),
+                       0.664, 0.300, 0.200, 19.3),
                std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU"});
   v.push_back(
       {serving(calibrated(with_fp4(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148, 450), 10000), h100_fitted()),
-               0.747, 0.300, 0.200, 31.7),
+               0.750, 0.328, 0.200, 29.0),
        std::string(sheet) + "; 186 GB HBM3e; 72 GPUs in one NVLink 5 domain; 400 Gb/s per GPU scale-out"});
   // RTX PRO 6000 Blackwell Server Edition (NVIDIA datasheet): 96 GB GDDR7 at 1.6 TB/s (1,597 GB/s),
   // 188 SMs, PCIe Gen5 x16 and no NVLink: the GPUs of a server talk over PCIe (64 GB/s per direction,
@@ -309,7 +309,7 @@ std::vector<ClusterPreset> make_clusters() {
                                                 1000, 64, 50, 188, 64),
                                            2000),
                                   h100_fitted()),
-                       0.786, 0.300, 0.534, 36.6),
+                       0.853, 0.300, 0.535, 30.7),
                std::string(sheet) + "; 96 GB GDDR7 at 1.6 TB/s; PCIe Gen5 x16, no NVLink (GPU to GPU over PCIe)"});
   return v;
 }

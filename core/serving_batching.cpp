@@ -71,7 +71,7 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
   return b;
 }
 
-Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double lambda) {
+Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double lambda, double requests_per_replica) {
   Concurrency out;
   const double asked = double(S.plan.pp) * S.w.batch;
   if (kv_capacity_sequences < 1) {
@@ -82,6 +82,10 @@ Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_se
   if (double(kv_capacity_sequences) < asked) {
     out.value = double(kv_capacity_sequences);
     out.limit = ConcurrencyLimit::KvCache;
+  }
+  if (requests_per_replica > 0 && requests_per_replica < out.value) {
+    out.value = requests_per_replica;
+    out.limit = ConcurrencyLimit::Requests;
   }
   if (!(lambda > 0)) return out;
   // Little's law: C = λ · E2E(C). E2E grows with C, so g(C) = λ·E2E(C) − C is positive near 0; at the

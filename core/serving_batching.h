@@ -49,22 +49,26 @@ struct BatchingState {
 // The steady state of a replica holding `concurrency` sequences (> 0).
 BatchingState inflight_state(const ServingSetup& S, double concurrency);
 
-// Sequences in flight per replica: pp × batch, at most the KV cache's capacity, and with a request
-// rate λ per replica Little's law C = λ · E2E(C) (Little 1961) when that is smaller.
-enum class ConcurrencyLimit { Batch, KvCache, RequestRate, Memory };
+// Sequences in flight per replica: pp × batch, at most the KV cache's capacity, at most the requests
+// of an offline run that reach the replica, and with a request rate λ per replica Little's law
+// C = λ · E2E(C) (Little 1961) when that is smaller.
+enum class ConcurrencyLimit { Batch, KvCache, RequestRate, Memory, Requests };
 template <>
 struct ChoiceTable<ConcurrencyLimit> {
   static constexpr const char* key = "concurrency_limit";
-  static constexpr std::array<Named<ConcurrencyLimit>, 4> entries{{{ConcurrencyLimit::Batch, "batch", "pp × batch"},
+  static constexpr std::array<Named<ConcurrencyLimit>, 5> entries{{{ConcurrencyLimit::Batch, "batch", "pp × batch"},
                                                                    {ConcurrencyLimit::KvCache, "kv_cache", "the KV cache"},
                                                                    {ConcurrencyLimit::RequestRate, "request_rate", "the request rate"},
-                                                                   {ConcurrencyLimit::Memory, "memory", "weights fill the memory"}}};
+                                                                   {ConcurrencyLimit::Memory, "memory", "weights fill the memory"},
+                                                                   {ConcurrencyLimit::Requests, "requests", "the run's requests"}}};
 };
 struct Concurrency {
   double value = 0;
   ConcurrencyLimit limit = ConcurrencyLimit::Batch;
   bool saturated = false;  // the request rate exceeds what the replica serves: the queue grows without bound
 };
-Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double rate_per_replica_per_s);
+// `requests_per_replica`: an offline run's requests per replica (0: an endless stream).
+Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double rate_per_replica_per_s,
+                                 double requests_per_replica);
 
 }  // namespace cutlab

@@ -331,6 +331,7 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   if (inflight)
     std::cout << "\nmax_num_tokens " << with_commas(w.max_num_tokens) << " · KV blocks of " << w.kv_block_tokens << " tokens · "
               << (w.request_rate_per_s > 0 ? fixed(w.request_rate_per_s, 2) + " requests/s"
+                  : w.num_requests > 0     ? "offline run of " + with_commas(w.num_requests) + " requests (all queued at the start)"
                                            : std::string("offline (all requests queued)"));
   if (w.spec_draft_tokens > 0)
     std::cout << "\nspeculative decoding: " << w.spec_draft_tokens << " draft tokens, acceptance " << fixed(w.spec_acceptance, 2)
@@ -360,7 +361,11 @@ void print_inference(const ServingEstimate& e, const Config& c) {
               << (r.saturated ? ", saturated: requests arrive faster than they are served" : "") << "\n"
               << " each step: " << fixed(r.decode_seqs_per_step, 1) << " decoding sequences + "
               << with_commas(r.prefill_tokens_per_step) << " prompt tokens" << (r.token_budget_bound ? " (token budget full)" : "")
-              << " · step " << human_time(r.step_s) << " · first token after " << fixed(r.prefill_steps, 1) << " steps\n\n";
+              << " · step " << human_time(r.step_s) << " · first token after " << fixed(r.prefill_steps, 1) << " steps\n";
+    if (r.run_s > 0)
+      std::cout << " the run: " << human_time(r.run_s) << " per replica in " << fixed(r.run_waves, 0)
+                << " waves of sequences started together (the last one partly full); the throughputs below are the run's\n";
+    std::cout << "\n";
   }
   Table t{{"part", "prefill (TTFT)", "decode (TPOT)"}, {}};
   const LatencyParts &pf = r.prefill, &dc = r.decode;

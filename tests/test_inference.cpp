@@ -290,6 +290,33 @@ TEST_CASE("in-flight steady state: flow balance, the token budget and Little's l
     REQUIRE(over.saturated);
     REQUIRE(over.concurrency == 64);
   }
+  SECTION("an offline run of N requests proceeds in waves of the sequences in flight") {
+    // 2 replicas × 64 in flight; 288 requests = 144 per replica = 2 full waves of 64 and one of 16:
+    // run = 2·E2E(64) + E2E(16), where E2E(k) is the steady state's with k sequences in flight.
+    Config c = serving("llama3-70b", 8, 1, 2, 64);
+    const InferenceEstimate full = infer(c);
+    c.workload.batch = 16;
+    const InferenceEstimate last = infer(c);
+    c.workload.batch = 64;
+    c.workload.num_requests = 288;
+    const InferenceEstimate r = infer(c);
+    REQUIRE(r.run_waves == 3);
+    REQUIRE_THAT(r.run_s, WithinRel(2 * full.e2e_latency_s + last.e2e_latency_s, 1e-9));
+    REQUIRE_THAT(r.requests_per_s, WithinRel(288 / r.run_s, 1e-9));  // both replicas
+    REQUIRE_THAT(r.output_tokens_per_s_total, WithinRel(288.0 * 256 / r.run_s, 1e-9));
+    REQUIRE(r.output_tokens_per_s_total < full.output_tokens_per_s_total);  // the partly full last wave
+    REQUIRE(r.tpot_s == full.tpot_s);                                       // latencies: the full waves'
+    // A multiple of the sequences in flight runs at the steady-state rate.
+    c.workload.num_requests = 256;
+    REQUIRE_THAT(infer(c).output_tokens_per_s_total, WithinRel(full.output_tokens_per_s_total, 1e-9));
+    // Fewer requests than slots: they all run at once, in one wave.
+    c.workload.num_requests = 40;
+    const InferenceEstimate few = infer(c);
+    REQUIRE(few.concurrency == 20);
+    REQUIRE(few.concurrency_limit == ConcurrencyLimit::Requests);
+    REQUIRE(few.run_waves == 1);
+    REQUIRE_THAT(few.run_s, WithinRel(few.e2e_latency_s, 1e-12));
+  }
 }
 
 TEST_CASE("bad serving inputs are reported together with their JSON paths", "[inference]") {
@@ -313,6 +340,13 @@ TEST_CASE("bad serving inputs are reported together with their JSON paths", "[in
   c.workload.batching = Batching::Static;
   c.workload.request_rate_per_s = 3;
   REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/request_rate_per_s");
+  c = serving("llama3-70b", 8, 1, 1, 1);
+  c.workload.request_rate_per_s = 3;
+  c.workload.num_requests = 100;  // an offline run has no arrival rate
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/num_requests");
+  c.workload.request_rate_per_s = 0;
+  c.workload.num_requests = -1;
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/num_requests");
 }
 
 namespace {

@@ -76,6 +76,7 @@
       infer(num('/workload/output_len', 'Output tokens')),
       infer(num('/workload/max_num_tokens', 'Tokens per step', { title: 'Token budget of one engine step: decodes plus prefill chunks (max_num_tokens)' })),
       infer(num('/workload/request_rate_per_s', 'Requests/s', { step: 'any', title: 'Arrival rate over all replicas; 0: offline, every request queued' })),
+      infer(num('/workload/num_requests', 'Requests in run', { title: 'Offline run of this many requests, all queued at the start (trtllm-bench --num_requests); 0: an endless stream, steady state' })),
       infer(num('/workload/spec_draft_tokens', 'Draft tokens', { title: 'Speculative decoding: tokens drafted per step (0: off)' })),
       sel('/workload/dtype', 'GEMM dtype', 'dtype'),
       train(sel('/workload/grad_dtype', 'Gradients', 'grad_dtype')),

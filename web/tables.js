@@ -274,6 +274,7 @@
     h += row('tokens/s per user', inf.output_tokens_per_s_per_user, F.sig(inf.output_tokens_per_s_per_user));
     h += row('tokens/s per replica', inf.output_tokens_per_s_per_replica, F.int(inf.output_tokens_per_s_per_replica), F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''));
     h += row('tokens/s in total', inf.output_tokens_per_s_total, F.int(inf.output_tokens_per_s_total), F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU');
+    if (inf.run_s > 0) h += row('the run', inf.run_s, F.seconds(inf.run_s), F.int(inf.run_waves) + ' wave' + (inf.run_waves > 1 ? 's' : '') + ' of sequences started together; throughputs are the run\'s');
     h += row('requests/s', inf.requests_per_s, F.sig(inf.requests_per_s), inf.saturated ? 'saturated: the queue grows' : 'all replicas');
     h += row('in flight', inf.concurrency, F.sig(inf.concurrency), 'sequences per replica, limited by ' + inf.concurrency_limit.replace('_', ' '));
     h += row('stage idle', inf.stage_idle_fraction, F.pct(inf.stage_idle_fraction), inf.micro_batches > 1 ? inf.micro_batches + ' micro-batches in flight' : 'while a step walks the pipeline');
