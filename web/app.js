@@ -21,7 +21,11 @@
   const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
   const embed = params.get('embed');
   const DEBUG = params.has('debug');   // ?debug=1: the core's and the drawing's timings in the footer
-  const EMBED_VIEW = { timeline: 'pipeline', pipeline: 'pipeline', cuts: 'cuts', placement: 'placement', tables: 'tables' }[embed] || null;
+  // embed=table: the five-axis table alone; embed=tables: every table; the others one view and its table
+  const EMBED_VIEW = { timeline: 'pipeline', pipeline: 'pipeline', cuts: 'cuts', placement: 'placement', tables: 'tables', table: 'tables' }[embed] || null;
+  // The frame's name for its parent (embed.js matches frames by their window; `embed_id` is echoed
+  // for an author's own listener): letters, digits, - and _ only, at most 64.
+  const EMBED_ID = (params.get('embed_id') || '').replace(/[^\w-]/g, '').slice(0, 64) || null;
 
   // ---- state ---------------------------------------------------------------------------------
   function setState(next, how) {
@@ -40,7 +44,7 @@
   }
 
   function query() {
-    const extra = embed ? { embed } : null;
+    const extra = embed ? (EMBED_ID ? { embed, embed_id: EMBED_ID } : { embed }) : null;
     const q = CL.state.toQuery(state, extra);
     return state.example ? q + '&ex=' + encodeURIComponent(state.example) : q;
   }
@@ -133,6 +137,20 @@
       perf.change.changeToTablesMs = t2 - perf.change.at;
     }
     renderFooter(d);
+    reportHeight();
+  }
+
+  // ---- embedded: the content's height for the parent page (web/embed.js sizes the frame) ---------
+  // Message: { type: 'cutlab:height', height: CSS pixels of the content (an integer), id: the
+  // frame's embed_id or null }, posted on load and whenever the content's height changes (a
+  // ResizeObserver on the body, and after every frame). The height is no secret: any origin may read it.
+  let reportedHeight = -1;
+  function reportHeight() {
+    if (!EMBED_VIEW || window.parent === window) return;
+    const h = Math.ceil(document.body.getBoundingClientRect().height);
+    if (h === reportedHeight || !(h > 0)) return;
+    reportedHeight = h;
+    window.parent.postMessage({ type: 'cutlab:height', height: h, id: EMBED_ID }, '*');
   }
 
   function currentView() { return EMBED_VIEW && EMBED_VIEW !== 'tables' ? EMBED_VIEW : state.view; }
@@ -441,6 +459,11 @@
     const presets = api.presets().result;
     CL.presets = presets;
     if (EMBED_VIEW) document.body.classList.add('embed');
+    if (EMBED_VIEW && window.ResizeObserver) new ResizeObserver(reportHeight).observe(document.body);
+    // a parent that started listening late asks again (embed.js: { type: 'cutlab:measure' })
+    if (EMBED_VIEW) window.addEventListener('message', (ev) => {
+      if (ev.source === window.parent && ev.data && ev.data.type === 'cutlab:measure') { reportedHeight = -1; reportHeight(); }
+    });
     buildExamples();
     // Enter in a field must not submit the form (a listener, not an inline onsubmit: strict CSP).
     $('form').addEventListener('submit', (ev) => ev.preventDefault());

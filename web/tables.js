@@ -398,7 +398,7 @@
     if (view === 'pipeline' || view === 'timeline') return '<div class="tcard">' + (isInfer(r) ? latency(r) : time(r)) + '</div>';
     if (view === 'placement') return '<div class="tcard">' + comm(r) + '</div>';
     if (view === 'tables') return all(d);
-    return '<div class="tcard">' + axes(g) + '</div>';
+    return '<div class="tcard' + (view === 'table' ? ' axes-only' : '') + '">' + axes(g) + '</div>';
   }
 
   CL.tables = { headline, headlineCompact, equation, all, embed, balanceLine, memoryBar, KINDS, KINDS_INFER, kindsOf, isInfer, PARTS, opsState };
