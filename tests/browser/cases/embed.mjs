@@ -12,7 +12,7 @@ function fit() {
   return { status: document.body.dataset.status, sh: d.scrollHeight, ch: d.clientHeight, sw: d.scrollWidth, cw: d.clientWidth,
     body: Math.ceil(document.body.getBoundingClientRect().height),
     // a card that scrolls sideways hides part of its table
-    inner: [...document.querySelectorAll('.tcard, .scroll')].filter((e) => e.getClientRects().length && e.scrollWidth > e.clientWidth + 1)
+    inner: [...document.querySelectorAll('.tcard, .scroll')].filter((e) => e.getClientRects().length && !e.closest('details:not([open])') && e.scrollWidth > e.clientWidth + 1)
       .map((e) => e.className + ' ' + e.scrollWidth + '>' + e.clientWidth) };
 }
 
@@ -41,8 +41,10 @@ async function chapter(k) {
   const url = httpBase.replace(/index\.html$/, 'chapter.html');
   await k.step('docs/chapter.html at 640 px: every figure as tall as its content, nothing overflows', async () => {
     await page.goto(url);
+    await page.waitForFunction(() => document.querySelectorAll('cutlab-figure > iframe').length === document.querySelectorAll('cutlab-figure').length);
     const list = await frames(page);
     k.check(list.length >= 4, 'the chapter embeds at least four figures (' + list.length + ')');
+    k.check(await page.evaluate(() => document.querySelectorAll('cutlab-figure > iframe.cutlab-embed').length >= 1), '<cutlab-figure> made its frame');
     await allSized(page, list);
     for (const { el, frame, id } of list) {
       const f = await frame.evaluate(fit);
