@@ -85,9 +85,25 @@ async function chapter(k) {
   });
 }
 
+// The labels of the figure on the canvas that are shortened ("…" from the core, or wider than their
+// max_w so that the page cuts them when it draws), as in cases/layout.mjs.
+function shortened() {
+  const d = window.__cutlab.derived, st = window.__cutlab.state;
+  const w = Math.max(320, Math.floor(document.getElementById('canvas-wrap').clientWidth));
+  const fig = d && d.good && (st.view === 'cuts' ? d.good.cuts(w, st.layer == null ? -1 : st.layer) : st.view === 'placement' ? d.good.placement(w) : null);
+  const ctx = document.createElement('canvas').getContext('2d');
+  const out = [];
+  if (fig && fig.texts)
+    for (const t of fig.texts) {
+      ctx.font = window.CL.gfx.font(t.font_px, t.weight);
+      if (/[^\s,]…$/.test(t.text) || (t.max_w && ctx.measureText(t.text).width > t.max_w + 0.5)) out.push(t.text);
+    }
+  return out;
+}
+
 // Each embed on its own at 500 and 700 px: no horizontal overflow, no inner scroll, complete table.
 const EMBEDS = ['ex=tp8pp2&embed=cuts', 'ex=tp8pp2&embed=placement', 'ex=tp8pp2&embed=pipeline', 'ex=zero3&embed=table',
-  'ex=serve-ep8&embed=table', 'ex=tp8pp2&embed=tables'];
+  'ex=serve-ep8&embed=table', 'ex=tp8pp2&embed=tables', 'ex=serve-ep8&embed=cuts', 'ex=dp2-tp8&embed=placement'];
 async function widths(k) {
   const { httpBase } = await setup();
   for (const width of [500, 700]) {
@@ -98,6 +114,10 @@ async function widths(k) {
         const f = await page.evaluate(fit);
         k.check(f.sw <= f.cw + 1, q + ' at ' + width + ': no horizontal scroll (' + f.sw + ' in ' + f.cw + ')');
         k.check(f.inner.length === 0, q + ' at ' + width + ': no card or table scrolls inside' + (f.inner.length ? ': ' + f.inner.join(', ') : ''));
+        if (/embed=(cuts|placement)/.test(q)) {
+          const cut = await page.evaluate(shortened);
+          k.check(cut.length === 0, q + ' at ' + width + ': the figure shortens no label' + (cut.length ? ': ' + cut.slice(0, 4).join('; ') : ''));
+        }
       }
       k.noErrors(errors, 'embeds at ' + width);
     });
