@@ -203,10 +203,13 @@ void header(Pen& o, const Ctx& x) {
          fg::integer(x.gpus) + " × " + cl.gpu + " in " + fg::integer(x.nodes) + " node" + (x.nodes > 1 ? "s" : "") + " of " +
              std::to_string(x.gn),
          kPad, 20, 13, 650);
-  o.text("subtitle",
-         "NVLink " + fg::integer(cl.nvlink_bytes_per_s / 1e9) + " GB/s per GPU inside a node · scale-out " +
-             fg::integer(cl.scaleout_bytes_per_s / 1e9) + " GB/s per GPU between nodes · rank order " + x.c.plan.rank_order,
-         kPad, 38, 11.5, 400, "muted", "start", x.W - 2 * kPad);
+  // the long form when it fits the width, else the same numbers in fewer words (a 500-px frame)
+  const std::string nv = fg::integer(cl.nvlink_bytes_per_s / 1e9), so = fg::integer(cl.scaleout_bytes_per_s / 1e9);
+  std::string sub = "NVLink " + nv + " GB/s per GPU inside a node · scale-out " + so + " GB/s per GPU between nodes · rank order " +
+                    x.c.plan.rank_order;
+  if (fg::measure_text(sub, 11.5, 400) > x.W - 2 * kPad)
+    sub = "per GPU: NVLink " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + x.c.plan.rank_order;
+  o.text("subtitle", sub, kPad, 38, 11.5, 400, "muted", "start", x.W - 2 * kPad);
   const GroupInfo* tp = x.group(Axis::TP);
   if (tp && tp->size > 1 && tp->nodes_spanned > 1) {
     const std::string msg = "⚠ each TP group spans " + std::to_string(tp->nodes_spanned) + " nodes: its collectives use scale-out";
@@ -271,8 +274,10 @@ Layout layout_full(const Ctx& x, double band) {
   const int N = x.nodes, per_node = std::min(x.gn, x.gpus);
   L.node_cols = N == 1 ? 1 : 2;
   const double node_w = (inner_w - (L.node_cols - 1) * 28) / L.node_cols;
+  // a GPU's box at least 112 px wide, so that its lines ("FFN 14.3k–17.9k", "stage 1 +emb") fit
+  // whole in a 500-px frame too; fewer columns, more rows
   int gcols = std::min(per_node, 8);
-  while (gcols > 1 && (node_w - 20) / gcols < 96) gcols = (gcols + 1) / 2;
+  while (gcols > 1 && (node_w - 20) / gcols < 112) gcols = (gcols + 1) / 2;
   const int grows = (per_node + gcols - 1) / gcols;
   const double cell_w = (node_w - 20 - (gcols - 1) * 8) / gcols;
   const ModelSpec& m = x.c.model;
@@ -392,7 +397,9 @@ void draw_links_full(Pen& o, const Ctx& x, const Layout& L) {
     } else {
       o.line("bus", nd.x + 16, by, nd.x + nd.w - 16, by, 1, "rule", true);
     }
-    const std::string label = x.nvlink.bytes > 0 ? "NVLink · " + axis_list(x.nvlink) + " " + x.per : std::string("NVLink · idle");
+    std::string label = x.nvlink.bytes > 0 ? "NVLink · " + axis_list(x.nvlink) + " " + x.per : std::string("NVLink · idle");
+    // a narrow node: the bytes alone (the scale-out label and the legend say per what)
+    if (x.nvlink.bytes > 0 && fg::measure_text(label, 11, 600) > nd.w - 40) label = "NVLink · " + axis_list(x.nvlink);
     const double lw = std::min(fg::measure_text(label, 11, 600) + 12, nd.w - 40);
     o.rect("label_bg", nd.x + nd.w / 2 - lw / 2, by + 6, lw, 15);
     o.text("link_label", label, nd.x + nd.w / 2, by + 17, 11, 600, x.nvlink.bytes > 0 ? "nvlink" : "faint", "middle", nd.w - 40);

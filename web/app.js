@@ -8,7 +8,7 @@
 
   let api = null, derive = null, launch = null;
   let state = null;
-  let ui = { hover: null };
+  let ui = { hover: null, kbd: null };   // kbd: the figure's item chosen with the arrow keys
   let frameQueued = false;
   let last = { d: null, tablesD: null, viewKey: null };
   let hits = G.hits();
@@ -21,7 +21,11 @@
   const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
   const embed = params.get('embed');
   const DEBUG = params.has('debug');   // ?debug=1: the core's and the drawing's timings in the footer
-  const EMBED_VIEW = { timeline: 'pipeline', pipeline: 'pipeline', cuts: 'cuts', placement: 'placement', tables: 'tables' }[embed] || null;
+  // embed=table: the five-axis table alone; embed=tables: every table; the others one view and its table
+  const EMBED_VIEW = { timeline: 'pipeline', pipeline: 'pipeline', cuts: 'cuts', placement: 'placement', tables: 'tables', table: 'tables' }[embed] || null;
+  // The frame's name for its parent (embed.js matches frames by their window; `embed_id` is echoed
+  // for an author's own listener): letters, digits, - and _ only, at most 64.
+  const EMBED_ID = (params.get('embed_id') || '').replace(/[^\w-]/g, '').slice(0, 64) || null;
 
   // ---- state ---------------------------------------------------------------------------------
   function setState(next, how) {
@@ -40,7 +44,7 @@
   }
 
   function query() {
-    const extra = embed ? { embed } : null;
+    const extra = embed ? (EMBED_ID ? { embed, embed_id: EMBED_ID } : { embed }) : null;
     const q = CL.state.toQuery(state, extra);
     return state.example ? q + '&ex=' + encodeURIComponent(state.example) : q;
   }
@@ -133,6 +137,20 @@
       perf.change.changeToTablesMs = t2 - perf.change.at;
     }
     renderFooter(d);
+    reportHeight();
+  }
+
+  // ---- embedded: the content's height for the parent page (web/embed.js sizes the frame) ---------
+  // Message: { type: 'cutlab:height', height: CSS pixels of the content (an integer), id: the
+  // frame's embed_id or null }, posted on load and whenever the content's height changes (a
+  // ResizeObserver on the body, and after every frame). The height is no secret: any origin may read it.
+  let reportedHeight = -1;
+  function reportHeight() {
+    if (!EMBED_VIEW || window.parent === window) return;
+    const h = Math.ceil(document.body.getBoundingClientRect().height);
+    if (h === reportedHeight || !(h > 0)) return;
+    reportedHeight = h;
+    window.parent.postMessage({ type: 'cutlab:height', height: h, id: EMBED_ID }, '*');
   }
 
   function currentView() { return EMBED_VIEW && EMBED_VIEW !== 'tables' ? EMBED_VIEW : state.view; }
@@ -141,7 +159,12 @@
     const canvas = $('canvas');
     const g = d.good;
     const view = CL.views[currentView()];
-    document.querySelectorAll('#tabs [data-view]').forEach((b) => b.setAttribute('aria-selected', String(b.dataset.view === state.view)));
+    document.querySelectorAll('#tabs [data-view]').forEach((b) => {
+      const on = b.dataset.view === state.view;
+      b.setAttribute('aria-selected', String(on));
+      b.tabIndex = on ? 0 : -1;   // roving tabindex: Tab enters the list at the selected tab, arrows move
+      if (on) $('view').setAttribute('aria-labelledby', b.id);
+    });
     if (EMBED_VIEW === 'tables') { $('view').hidden = true; return; }
     $('export-svg').disabled = !g;
     $('export-png').disabled = !g;
@@ -149,7 +172,7 @@
     if (!canvasWidth) canvasWidth = Math.floor($('canvas-wrap').clientWidth);
     const width = Math.max(320, canvasWidth);
     const u = { layer: state.layer, gpu: state.gpu, hover: ui.hover, compact: !!EMBED_VIEW, width };
-    const key = [g.text, currentView(), width, state.layer, state.gpu, JSON.stringify(ui.hover && ui.hover.key)].join('|');
+    const key = [g.text, currentView(), width, state.layer, state.gpu, JSON.stringify(ui.hover && ui.hover.key), ui.kbd && ui.kbd.id].join('|');
     if (key === last.viewKey) return;
     last.viewKey = key;
     $('view-caption').innerHTML = view.caption(g, u);
@@ -157,6 +180,102 @@
     const ctx = G.setup(canvas, width, h);
     hits = G.hits();
     view.draw(ctx, g, { w: width, h }, u, hits);
+    if (ui.kbd) {
+      // the item chosen with the keyboard: found again among the new hits, outlined
+      const it = kbdItems().find((x) => itemId(x.payload) === ui.kbd.id);
+      if (it) {
+        ctx.save();
+        ctx.strokeStyle = CL.palette.ink.text;
+        ctx.lineWidth = 2;
+        ctx.setLineDash([4, 3]);
+        ctx.strokeRect(it.x - 2, it.y - 2, it.w + 4, it.h + 4);
+        ctx.restore();
+      }
+    }
+    describeView(g, width, u);
+  }
+
+  // ---- the figure in words (figure-text.js): the canvas's name and description, and a table ------
+  const described = { key: null, t: null };
+  function describeView(g, width, u) {
+    const view = currentView();
+    const key = [g.text, view, width, state.layer].join('|');
+    if (key === described.key) return;
+    described.key = key;
+    const t = CL.figureText.describe(view, g, width, u);
+    described.t = t;
+    $('canvas').setAttribute('aria-label', t ? t.label : 'Selected view');
+    $('figure-desc').innerHTML = t ? CL.figureText.html({ text: t.text }) : '';
+    fillFigureTable();
+  }
+  // The table only while the details are open (it may ask the core what each GPU holds).
+  function fillFigureTable() {
+    const t = described.t;
+    $('figure-table').innerHTML = t && $('figure-text').open ? CL.figureText.html({ text: [], table: t.table }) : '';
+  }
+
+  // ---- the figure by keyboard: arrow keys move between its GPUs (or layers), Enter opens one ------
+  const KBD_KINDS = new Set(['gpu', 'node', 'layer', 'stage', 'replica', 'balancer']);
+  const itemId = (p) => [p.kind, p.rank, p.node, p.layer, p.stage, p.replica].join(',');
+  function kbdItems() {
+    const seen = new Set();
+    return hits.list.filter((it) => {
+      if (typeof it.payload === 'function' || !KBD_KINDS.has(it.payload.kind)) return false;
+      const id = itemId(it.payload);
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    });
+  }
+  function kbdMove(ev) {
+    const items = kbdItems();
+    const keys = ['ArrowRight', 'ArrowLeft', 'ArrowDown', 'ArrowUp', 'Home', 'End', 'Enter', ' ', 'Escape'];
+    if (!items.length || !keys.includes(ev.key)) return;
+    ev.preventDefault();
+    let i = ui.kbd ? items.findIndex((x) => itemId(x.payload) === ui.kbd.id) : -1;
+    const cur = items[i];
+    if (ev.key === 'Escape') { ui.kbd = null; ui.hover = null; $('tooltip').hidden = true; request(); return; }
+    if (ev.key === 'Enter' || ev.key === ' ') { if (cur) choose(cur.payload); return; }
+    if (ev.key === 'Home') i = 0;
+    else if (ev.key === 'End') i = items.length - 1;
+    else if (i < 0) i = 0;
+    else if (ev.key === 'ArrowRight') i = (i + 1) % items.length;
+    else if (ev.key === 'ArrowLeft') i = (i - 1 + items.length) % items.length;
+    else {
+      // the nearest item below (above): the smallest vertical step, then the closest column
+      const down = ev.key === 'ArrowDown', cx = cur.x + cur.w / 2, cy = cur.y + cur.h / 2;
+      let best = -1, bestD = Infinity;
+      items.forEach((x, j) => {
+        const dy = (x.y + x.h / 2 - cy) * (down ? 1 : -1);
+        if (dy <= 1) return;
+        const dd = dy * 4 + Math.abs(x.x + x.w / 2 - cx);
+        if (dd < bestD) { bestD = dd; best = j; }
+      });
+      if (best >= 0) i = best;
+    }
+    const it = items[i];
+    ui.kbd = { id: itemId(it.payload) };
+    ui.hover = it.payload.key ? it.payload : null;
+    const g = last.d && last.d.good;
+    const tipHtml = g ? CL.views[currentView()].tip(g, it.payload) : '';
+    const div = document.createElement('div');
+    div.innerHTML = (tipHtml || '').replace(/<br\s*\/?>/g, ' · ');
+    $('figure-focus').textContent = (div.textContent || it.payload.kind).replace(/click[^.]*$/i, '').trim();
+    request();
+  }
+  function choose(pl) {
+    if (pl.kind === 'layer') setState(Object.assign(CL.state.clone(state), { layer: pl.layer }), 'push');
+    else if (pl.kind === 'gpu' || (pl.kind === 'node' && pl.rank !== undefined)) setState(Object.assign(CL.state.clone(state), { gpu: pl.rank }), 'push');
+  }
+  function tabKeys(ev) {
+    const tabs = Array.from(document.querySelectorAll('#tabs [role=tab]'));
+    const i = tabs.indexOf(document.activeElement);
+    if (i < 0) return;
+    const j = { ArrowRight: (i + 1) % tabs.length, ArrowLeft: (i - 1 + tabs.length) % tabs.length, Home: 0, End: tabs.length - 1 }[ev.key];
+    if (j === undefined) return;
+    ev.preventDefault();
+    tabs[j].focus();
+    tabs[j].click();   // automatic activation: the view follows the focus
   }
 
   // The footer names the model and the GPU of the config, which a link or a pasted config.json
@@ -389,9 +508,7 @@
     const p = pointer(ev);
     const h = hits.at(p.x, p.y);
     if (!h) return;
-    const pl = h.payload;
-    if (pl.kind === 'layer') setState(Object.assign(CL.state.clone(state), { layer: pl.layer }), 'push');
-    else if (pl.kind === 'gpu' || (pl.kind === 'node' && pl.rank !== undefined)) setState(Object.assign(CL.state.clone(state), { gpu: pl.rank }), 'push');
+    choose(h.payload);
   }
 
   // ---- setup ---------------------------------------------------------------------------------
@@ -441,6 +558,11 @@
     const presets = api.presets().result;
     CL.presets = presets;
     if (EMBED_VIEW) document.body.classList.add('embed');
+    if (EMBED_VIEW && window.ResizeObserver) new ResizeObserver(reportHeight).observe(document.body);
+    // a parent that started listening late asks again (embed.js: { type: 'cutlab:measure' })
+    if (EMBED_VIEW) window.addEventListener('message', (ev) => {
+      if (ev.source === window.parent && ev.data && ev.data.type === 'cutlab:measure') { reportedHeight = -1; reportHeight(); }
+    });
     buildExamples();
     // Enter in a field must not submit the form (a listener, not an inline onsubmit: strict CSP).
     $('form').addEventListener('submit', (ev) => ev.preventDefault());
@@ -460,6 +582,10 @@
     canvas.addEventListener('mousemove', onMove);
     canvas.addEventListener('mouseleave', () => { $('tooltip').hidden = true; if (ui.hover) { ui.hover = null; request(); } });
     canvas.addEventListener('click', onClick);
+    canvas.addEventListener('keydown', kbdMove);
+    canvas.addEventListener('blur', () => { if (ui.kbd) { ui.kbd = null; ui.hover = null; last.viewKey = null; request(); } });
+    $('tabs').addEventListener('keydown', tabKeys);
+    $('figure-text').addEventListener('toggle', fillFigureTable);
     window.addEventListener('popstate', () => { state = readUrl(); request(); });
     window.addEventListener('hashchange', () => { const s = readUrl(); if (CL.state.toQuery(s) !== CL.state.toQuery(state)) { state = s; request(); } });
     $('export-svg').addEventListener('click', exportSvg);

@@ -62,6 +62,7 @@
         const store = gpuStore(api, text);
         d.gpuStats = store.stats;
         d.gpu = (rank) => (rank >= 0 && rank < d.r.gpus ? store.get(rank) : null);
+        d.prefetchGpus = (ranks) => store.fetch(ranks.filter((r) => r >= 0 && r < d.r.gpus));   // one core call for a list
         // The views' figures laid out by the core (core/scene.h, core/figure.h), one per size.
         const scenes = new Map();
         const figure = (name, key, call) => {

@@ -13,6 +13,9 @@
     edp: '#4dabf7',  // light blue: expert data parallel
   };
   axis.dp_grad = axis.dp;
+  // The same hues as text on white or the panel grey: at least 4.5:1 (WCAG AA) on both; CP and EDP
+  // darkened (their fills stay light).
+  const text = Object.assign({}, axis, { cp: '#c2410c', edp: '#1a6fb5', dp_grad: axis.dp });
   const state = {
     weights: '#343a40',
     grads: '#f0a800',
@@ -57,5 +60,5 @@
     const l = 0.299 * m[0] + 0.587 * m[1] + 0.114 * m[2];
     return l > 150 ? '#1f2328' : '#ffffff';
   }
-  CL.palette = { axis, state, op, link, ink, tone, rank, alpha, onFill, hexToRgb };
+  CL.palette = { axis, text, state, op, link, ink, tone, rank, alpha, onFill, hexToRgb };
 })(window.CL = window.CL || {});

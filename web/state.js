@@ -87,7 +87,7 @@
     return v !== null && typeof v === 'object' ? v : null;
   }
 
-  const RESERVED = new Set(['model', 'hf', 'cluster', 'gpus', 'view', 'layer', 'gpu', 'embed', 'ex']);
+  const RESERVED = new Set(['model', 'hf', 'cluster', 'gpus', 'view', 'layer', 'gpu', 'embed', 'embed_id', 'ex']);
   // Returns null when the query holds no plan (then the default state applies).
   function fromQuery(search) {
     const q = new URLSearchParams(search);

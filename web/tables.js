@@ -94,7 +94,7 @@
     const plan = d.ok ? r.config.plan : d.config ? d.config.plan : Object.assign({ tp: 1, pp: 1, cp: 1, ep: 1 }, s.plan);
     const gpus = d.ok ? r.gpus : (s.gpus != null ? s.gpus : '?');
     const dp = d.ok || d.config ? plan.dp : (s.plan.dp != null ? s.plan.dp : '?');
-    const t = (ax, v) => '<span class="term" data-css="--c:' + P.axis[ax] + '"><small>' + ax.toUpperCase() + '</small>' + (typeof v === 'number' ? F.int(v) : '?') + '</span>';
+    const t = (ax, v) => '<span class="term" data-css="--c:' + P.text[ax] + '"><small>' + ax.toUpperCase() + '</small>' + (typeof v === 'number' ? F.int(v) : '?') + '</span>';
     const x = '<span class="op">×</span>';
     const folding = plan.etp > 0;
     let html = '<span class="gpus"><small>GPUs</small>' + (typeof gpus === 'number' ? F.int(gpus) : '?') + '</span><span class="op">=</span>';
@@ -145,7 +145,7 @@
   function memoryStages(r) {
     const rows = r.memory.per_stage;
     const kinds = kindsOf(r), train = !isInfer(r);
-    let h = '<h3>Memory per stage <span class="muted">· GiB per GPU</span></h3><div class="scroll"><table class="t mem-stages"><thead><tr>' +
+    let h = '<h3>Memory per stage <span class="muted">· GiB per GPU</span></h3><div class="scroll" tabindex="0" role="region" aria-label="Memory per stage"><table class="t mem-stages"><thead><tr>' +
       '<th>stage</th><th>layers</th>' + kinds.map(([, l, c]) => '<th class="num">' + sw(P.state[c]) + l + '</th>').join('') +
       (train ? '<th class="num">' + CL.terms.mark('in flight', 'inflight') + '</th>' : '') + '<th class="num">total</th><th class="num">usable</th><th>fits</th></tr></thead><tbody>';
     for (const st of rows) {
@@ -188,10 +188,10 @@
   function comm(r) {
     let h = '<h3>Communication ' + (isInfer(r) ? 'per request batch' : 'per step') + ' <span class="muted">· ' +
       (r.comm_stage !== undefined ? 'one GPU of stage ' + (r.comm_stage + 1) + ', the busiest' : 'one GPU: prefill and one decode step') + '</span></h3>' +
-      '<div class="scroll"><table class="t comm"><thead><tr><th>axis</th><th>collective</th><th>what</th><th class="num">group</th><th>link</th>' +
+      '<div class="scroll" tabindex="0" role="region" aria-label="Communication per step"><table class="t comm"><thead><tr><th>axis</th><th>collective</th><th>what</th><th class="num">group</th><th>link</th>' +
       '<th class="num">message</th><th class="num">calls</th><th class="num">bytes</th><th class="num">time</th><th class="num">exposed</th></tr></thead><tbody>';
     r.comm.forEach((c, i) => {
-      h += '<tr data-i="' + i + '"><td><span class="axis" data-css="--c:' + (P.axis[c.axis] || P.ink.muted) + '">' + e(c.axis.toUpperCase()) + '</span></td><td>' +
+      h += '<tr data-i="' + i + '"><td><span class="axis" data-css="--c:' + (P.text[c.axis] || P.ink.muted) + '">' + e(c.axis.toUpperCase()) + '</span></td><td>' +
         e(c.collective) + '</td><td class="what">' + e(c.what) + '</td><td class="num">' + c.group_size + '</td><td><span class="link ' + c.link + '">' +
         CL.state.choice('link', c.link).label + '</span></td><td class="num"' + raw(c.message_bytes) + '>' + F.bytes(c.message_bytes) +
         '</td><td class="num"' + raw(c.calls) + '>' + F.int(c.calls) + '</td><td class="num"' + raw(c.bytes) + '>' + F.bytes(c.bytes) +
@@ -305,7 +305,7 @@
     // GPU 0 (the core's gpu()): coordinate 0 on every axis, so TP rank 0, CP rank 0, EP rank 0 and ETP rank 0.
     const g0 = d.gpu(0);
     const rows = [];
-    const ax = (key, name) => '<span class="axis" data-css="--c:' + P.axis[key] + '">' + name + '</span>';
+    const ax = (key, name) => '<span class="axis" data-css="--c:' + P.text[key] + '">' + name + '</span>';
     rows.push([ax('tp', 'TP' + (plan.sp ? ' + SP' : '')) + ' = ' + plan.tp,
       'every weight matrix inside every layer: ' + m.heads + ' heads, ' + m.kv_heads + ' KV heads' + (m.ffn_hidden ? ', ' + F.int(m.ffn_hidden) + ' FFN columns' : ''),
       g0 ? (plan.tp > 1 ? '1/' + plan.tp + ' slice of every matrix: ' : 'every matrix whole: ') + 'heads ' + F.span(g0.heads[0], g0.heads[1]) +
@@ -347,7 +347,7 @@
         : plan.zero === 1 || plan.distributed_optimizer ? 'full weights and gradients; 1/' + grad.size + ' of the optimizer' : 'a full replica of its stage'),
       commSummary(r, ['dp', 'edp'].filter((a) => !(plan.etp > 0 && a === 'edp'))), crosses(r, 'dp_grad'), 'aggregate throughput', 'dp']);
     let h = '<h3>The five cuts, for this plan <span class="muted">· the table of the text, filled with the core’s numbers</span></h3>' +
-      '<div class="scroll"><table class="t axes"><thead><tr><th>axis</th><th>what is divided</th><th>each GPU holds</th><th>communication ' + (serve ? '(prefill + a decode step)' : 'per step') + '</th>' +
+      '<div class="scroll" tabindex="0" role="region" aria-label="The five cuts"><table class="t axes"><thead><tr><th>axis</th><th>what is divided</th><th>each GPU holds</th><th>communication ' + (serve ? '(prefill + a decode step)' : 'per step') + '</th>' +
       '<th>crosses nodes?</th><th>optimizes</th></tr></thead><tbody>';
     for (const row of rows) h += '<tr data-axis="' + row[6] + '">' + row.slice(0, 6).map((c) => '<td>' + c + '</td>').join('') + '</tr>';
     return h + '</tbody></table></div>';
@@ -363,7 +363,7 @@
     for (const [key, title] of OPS) {
       const list = r.ops[key];
       if (!list || !list.length) continue;
-      h += '<h4>' + title + '</h4><div class="scroll"><table class="t ops" data-layer="' + key + '"><thead><tr><th>op</th><th class="num">GEMM M×N×K</th>' +
+      h += '<h4>' + title + '</h4><div class="scroll" tabindex="0" role="region" aria-label="Ops of the ' + title + '"><table class="t ops" data-layer="' + key + '"><thead><tr><th>op</th><th class="num">GEMM M×N×K</th>' +
         '<th class="num">GFLOP</th><th class="num">MB</th><th>bound</th><th class="num" title="fraction of the compute peak the op reaches">eff</th><th class="num">F</th><th class="num">B</th><th class="num">W</th></tr></thead><tbody>';
       let f = 0, b = 0, w = 0;
       for (const op of list) {
@@ -399,7 +399,7 @@
     if (view === 'pipeline' || view === 'timeline') return '<div class="tcard">' + (isInfer(r) ? latency(r) : time(r)) + '</div>';
     if (view === 'placement') return '<div class="tcard">' + comm(r) + '</div>';
     if (view === 'tables') return all(d);
-    return '<div class="tcard">' + axes(g) + '</div>';
+    return '<div class="tcard' + (view === 'table' ? ' axes-only' : '') + '">' + axes(g) + '</div>';
   }
 
   CL.tables = { headline, headlineCompact, equation, all, embed, balanceLine, memoryBar, KINDS, KINDS_INFER, kindsOf, isInfer, PARTS, opsState };

@@ -85,7 +85,7 @@
     for (const [k, l, c] of CL.tables.kindsOf(r)) h += '<tr><th><i class="sw" data-css="--c:' + P.state[c] + '"></i>' + l + '</th><td class="num">' + F.gib(mem[k], 2) + ' GiB</td></tr>';
     h += '<tr class="total"><th>total</th><td class="num">' + F.gib(mem.total_bytes, 2) + ' / ' + F.gib(mem.capacity_bytes, 2) + ' GiB</td></tr></tbody></table></div><div>' +
       '<table class="t"><thead><tr><th>axis</th><th>collective</th><th>link</th><th class="num">bytes</th><th class="num">exposed</th></tr></thead><tbody>';
-    for (const c of r.comm) h += '<tr><td><span class="axis" data-css="--c:' + (P.axis[c.axis] || P.ink.muted) + '">' + c.axis.toUpperCase() + '</span></td><td>' + e(c.collective) +
+    for (const c of r.comm) h += '<tr><td><span class="axis" data-css="--c:' + (P.text[c.axis] || P.ink.muted) + '">' + c.axis.toUpperCase() + '</span></td><td>' + e(c.collective) +
       '</td><td><span class="link ' + c.link + '">' + CL.state.choice('link', c.link).label + '</span></td><td class="num">' + F.bytes(c.bytes) + '</td><td class="num">' +
       (c.exposed_s > 0 ? F.seconds(c.exposed_s) : 'hidden') + '</td></tr>';
     h += '</tbody></table><p class="muted" data-css="margin:4px 0 0;font-size:11px">' + (r.comm_stage !== undefined ? 'Traffic per step of a GPU of stage ' + (r.comm_stage + 1) +

@@ -14,6 +14,8 @@
 //   cases/csp.mjs          the page under a strict Content-Security-Policy: no violation in any view
 //   cases/layout.mjs       390, 700 and 1280 px: no overflow, clipping, ellipsis or overlapping text; screenshots
 //   cases/launch.mjs       the Launch panel = `cutlab export` for every format, text never HTML
+//   cases/a11y.mjs         axe-core: no serious or critical violation in any view, embed or the chapter; keyboard
+//   cases/embed.mjs        docs/chapter.html at 640 px: frames sized to their figures (embed.js); embeds at 500/700 px
 //   cases/redraw.mjs       change → redraw < 16 ms for Llama 3 405B on 16,384 GPUs in every view
 // Run: node tests/browser/explorer.mjs; BROWSER_CASES=N cases at a time (default 3; 1: one after the
 // other); BROWSER_ONLY=REGEX runs the cases whose names match (node's --test-name-pattern would
@@ -33,9 +35,11 @@ import hostile from './cases/hostile.mjs';
 import csp from './cases/csp.mjs';
 import layout from './cases/layout.mjs';
 import launch from './cases/launch.mjs';
+import embed from './cases/embed.mjs';
+import a11y from './cases/a11y.mjs';
 
 const only = process.env.BROWSER_ONLY ? new RegExp(process.env.BROWSER_ONLY) : null;
-const all = [...controls, ...serving, ...pipeline, ...hf, ...search, ...servingSearch, ...screenshots, ...redraw, ...hostile, ...csp, ...layout, ...launch].filter((c) => !only || only.test(c.name));
+const all = [...controls, ...serving, ...pipeline, ...hf, ...search, ...servingSearch, ...screenshots, ...redraw, ...hostile, ...csp, ...layout, ...launch, ...embed, ...a11y].filter((c) => !only || only.test(c.name));
 const alone = all.filter((c) => c.alone);
 // the longest first, so the last ones to finish are short
 const together = all.filter((c) => !c.alone).sort((a, b) => (b.weight || 1) - (a.weight || 1));
