@@ -47,10 +47,13 @@ enum class EpDispatchDtype { BF16, FP8 };
 // query chunks; not overlapped) or a2a (DeepSpeed-Ulysses, Jacobs et al. 2023, arXiv:2309.14509: Q, K,
 // V all-to-all from sequence shards to head shards and the output back; not overlapped).
 enum class CpComm { Ring, AllGather, AllToAll };
-enum class Dtype { BF16, FP8 };                   // GEMM precision of training
-enum class GradDtype { FP32, BF16, FP16 };        // gradient buffer (Megatron main_grad fp32; ZeRO paper fp16)
-enum class WeightDtype { BF16, FP8, INT4, FP4 };  // serving weights (core/precision.h)
-enum class KvDtype { BF16, FP8 };                 // serving KV cache
+enum class Dtype { BF16, FP8 };                          // GEMM precision of training
+enum class GradDtype { FP32, BF16, FP16 };               // gradient buffer (Megatron main_grad fp32; ZeRO paper fp16)
+enum class WeightDtype { BF16, FP8, INT4, FP4, MXFP4 };  // serving weights (core/precision.h)
+// The routed experts' weights when they differ from the rest (gpt-oss's checkpoint: MXFP4 experts,
+// bf16 attention): same (as weight_dtype) or a weight dtype.
+enum class ExpertWeightDtype { Same, BF16, FP8, INT4, FP4, MXFP4 };
+enum class KvDtype { BF16, FP8 };  // serving KV cache
 // How a serving replica batches requests: inflight (continuous batching: iteration-level scheduling,
 // Yu et al. 2022, Orca, OSDI'22; prefill chunks beside decode tokens under a token budget per step,
 // Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310) or static (one batch prefilled, then decoded
@@ -105,7 +108,12 @@ CUTLAB_CHOICES(Dtype, "dtype", {Dtype::BF16, "bf16", "bf16"}, {Dtype::FP8, "fp8"
 CUTLAB_CHOICES(GradDtype, "grad_dtype", {GradDtype::FP32, "fp32", "fp32 (Megatron)"}, {GradDtype::BF16, "bf16", "bf16"},
                {GradDtype::FP16, "fp16", "fp16"})
 CUTLAB_CHOICES(WeightDtype, "weight_dtype", {WeightDtype::BF16, "bf16", "bf16"}, {WeightDtype::FP8, "fp8", "fp8"},
-               {WeightDtype::INT4, "int4", "int4"}, {WeightDtype::FP4, "fp4", "fp4 (NVFP4)"})
+               {WeightDtype::INT4, "int4", "int4"}, {WeightDtype::FP4, "fp4", "fp4 (NVFP4)"},
+               {WeightDtype::MXFP4, "mxfp4", "mxfp4 (OCP MX)"})
+CUTLAB_CHOICES(ExpertWeightDtype, "expert_weight_dtype", {ExpertWeightDtype::Same, "same", "as the weights"},
+               {ExpertWeightDtype::BF16, "bf16", "bf16"}, {ExpertWeightDtype::FP8, "fp8", "fp8"},
+               {ExpertWeightDtype::INT4, "int4", "int4"}, {ExpertWeightDtype::FP4, "fp4", "fp4 (NVFP4)"},
+               {ExpertWeightDtype::MXFP4, "mxfp4", "mxfp4 (OCP MX)"})
 CUTLAB_CHOICES(KvDtype, "kv_dtype", {KvDtype::BF16, "bf16", "bf16"}, {KvDtype::FP8, "fp8", "fp8"})
 CUTLAB_CHOICES(Batching, "batching", {Batching::InFlight, "inflight", "in-flight (continuous)"},
                {Batching::Static, "static", "static batch"})

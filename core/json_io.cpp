@@ -20,8 +20,8 @@ namespace {
 template <class T>
 using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*, Schedule T::*,
                             Recompute T::*, std::vector<RecomputeModule> T::*, MomentDtype T::*, Ema T::*, EpDispatcher T::*,
-                            EpDispatchDtype T::*, CpComm T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, KvDtype T::*,
-                            Optimizer T::*, Batching T::*>;
+                            EpDispatchDtype T::*, CpComm T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, ExpertWeightDtype T::*,
+                            KvDtype T::*, Optimizer T::*, Batching T::*>;
 
 template <class T>
 struct Field {
@@ -161,6 +161,7 @@ const std::vector<Field<Workload>>& workload_fields() {
       {"prompt_len", &Workload::prompt_len},
       {"output_len", &Workload::output_len},
       {"weight_dtype", &Workload::weight_dtype},
+      {"expert_weight_dtype", &Workload::expert_weight_dtype},
       {"kv_dtype", &Workload::kv_dtype},
       {"batching", &Workload::batching},
       {"max_num_tokens", &Workload::max_num_tokens},
@@ -1038,6 +1039,7 @@ json choices_json() {
   add_choices(out, w.dtype);
   add_choices(out, w.grad_dtype);
   add_choices(out, w.weight_dtype);
+  add_choices(out, w.expert_weight_dtype);
   add_choices(out, w.kv_dtype);
   add_choices(out, w.batching);
   add_choices(out, w.optimizer);

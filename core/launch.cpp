@@ -446,8 +446,12 @@ std::vector<Flag> vllm_flags(const Config& c, std::vector<std::string>& notes) {
   if (w.kv_dtype == KvDtype::FP8) add("--kv-cache-dtype", {"fp8"});
   if (w.weight_dtype == WeightDtype::FP8) add("--quantization", {"fp8"});
   if (w.weight_dtype == WeightDtype::FP4) add("--quantization", {"modelopt_fp4"});
+  if (w.weight_dtype == WeightDtype::MXFP4) add("--quantization", {"mxfp4"});
   if (w.weight_dtype == WeightDtype::INT4)
     notes.push_back("int4 weights: serve an AWQ or GPTQ checkpoint; vLLM reads the quantization from it.");
+  if (w.expert_weight_dtype != ExpertWeightDtype::Same)
+    notes.push_back(std::string("experts in ") + name_of(w.expert_weight_dtype) +
+                    ": serve a checkpoint that stores them so (gpt-oss: MXFP4); vLLM reads it from the checkpoint.");
   if (w.spec_draft_tokens > 0)
     add("--speculative-config", {"'{\"method\": \"" + std::string(is_mla(c.model) ? "deepseek_mtp" : "eagle") +
                                  "\", \"num_speculative_tokens\": " + str(w.spec_draft_tokens) + "}'"});
@@ -483,8 +487,12 @@ std::vector<Flag> sglang_flags(const Config& c, std::vector<std::string>& notes)
   if (w.kv_dtype == KvDtype::FP8) add("--kv-cache-dtype", {"fp8_e4m3"});
   if (w.weight_dtype == WeightDtype::FP8) add("--quantization", {"fp8"});
   if (w.weight_dtype == WeightDtype::FP4) add("--quantization", {"modelopt_fp4"});
+  if (w.weight_dtype == WeightDtype::MXFP4) add("--quantization", {"mxfp4"});
   if (w.weight_dtype == WeightDtype::INT4)
     notes.push_back("int4 weights: serve an AWQ or GPTQ checkpoint; SGLang reads the quantization from it.");
+  if (w.expert_weight_dtype != ExpertWeightDtype::Same)
+    notes.push_back(std::string("experts in ") + name_of(w.expert_weight_dtype) +
+                    ": serve a checkpoint that stores them so (gpt-oss: MXFP4); SGLang reads it from the checkpoint.");
   if (w.spec_draft_tokens > 0) {
     add("--speculative-algorithm", {is_mla(c.model) ? "NEXTN" : "EAGLE"});
     add("--speculative-num-steps", {str(w.spec_draft_tokens)});

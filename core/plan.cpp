@@ -611,6 +611,8 @@ Errors validate_all(const ModelSpec& m, const Cluster& cl, const Plan& p, const 
   validate_model(m, c);
   validate_cluster(cl, c);
   validate_workload(w, c);
+  if (w.mode == Mode::Infer && w.expert_weight_dtype != ExpertWeightDtype::Same && !(m.experts > 0))
+    c.add(ErrorCode::Incompatible, "/workload/expert_weight_dtype", "the model has no routed experts: leave it \"same\"");
   validate_plan(m, cl, p, w, mesh, c);
   if (p.activation_offload_layers > 0 && !(cl.host_link_bytes_per_s > 0))
     c.add(ErrorCode::Incompatible, "/cluster/host_link_GBps",

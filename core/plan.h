@@ -102,6 +102,10 @@ struct Workload {
   int prompt_len = 1024;  // tokens prefilled per sequence (input sequence length)
   int output_len = 256;   // tokens generated per sequence, the first (from the prefill) included
   WeightDtype weight_dtype = WeightDtype::BF16;
+  // The routed experts' weights, stored and read (same: weight_dtype). Their GEMMs run at the peak
+  // weight_dtype gives (core/precision.h): the activations' precision, as W4A8 and W4A16 MoE kernels
+  // upcast 4-bit experts in the kernel.
+  ExpertWeightDtype expert_weight_dtype = ExpertWeightDtype::Same;
   KvDtype kv_dtype = KvDtype::BF16;
   // In-flight batching: tokens one engine step may process, decode and prefill chunks together
   // (TensorRT-LLM max_num_tokens, vLLM max_num_batched_tokens).

@@ -3,9 +3,12 @@
 // - Weights: bf16 2 bytes, fp8 1, int4 0.5 (weight-only), fp4 NVFP4: 4-bit E2M1 values in blocks of
 //   16 sharing one fp8 (E4M3) scale, so 0.5 + 1/16 bytes per weight (NVIDIA, "Introducing NVFP4 for
 //   Efficient and Accurate Low-Precision Inference", technical blog, June 2025; the per-tensor fp32
-//   scale is negligible).
+//   scale is negligible); mxfp4: E2M1 values in blocks of 32 sharing one E8M0 scale, 0.5 + 1/32
+//   bytes (OCP Microscaling Formats (MX) Specification v1.0, 2023, §5; gpt-oss's checkpoint stores
+//   its experts so). `expert_weight_dtype` stores the routed experts apart.
 // - GEMMs: fp4 weights on a GPU with an fp4 peak run fp4 GEMMs (activations quantized to NVFP4 too,
-//   as TensorRT-LLM's NVFP4 checkpoints do), fp8 weights on a GPU with an fp8 peak run fp8 GEMMs;
+//   as TensorRT-LLM's NVFP4 checkpoints do; mxfp4 too, Blackwell's tensor cores run both block-scaled
+//   formats at the fp4 rate), fp8 weights on a GPU with an fp8 peak run fp8 GEMMs;
 //   otherwise the weights are dequantised and the GEMMs run in bf16 (weight-only quantisation).
 // Ignores: layers a checkpoint keeps in higher precision (attention, router, output layer), the
 // quantisation kernels of the activations.
@@ -22,6 +25,8 @@ struct Config;
 // its block scales).
 double dtype_bytes(WeightDtype dtype);
 double dtype_bytes(KvDtype dtype);
+// Bytes per routed-expert weight: expert_weight_dtype's, or weight_dtype's when it is "same".
+double expert_weight_bytes(const Workload& w);
 
 // The dense tensor-core peak the serving GEMMs of `w` run at on `c` (FLOP/s; rule above).
 double serving_gemm_peak_flops_per_s(const Cluster& c, const Workload& w);

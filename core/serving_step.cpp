@@ -42,6 +42,7 @@ ServingSetup::ServingSetup(const Resolved& r)
       t(plan.tp),
       h(m.hidden),
       wb(dtype_bytes(w.weight_dtype)),
+      expert_wb(expert_weight_bytes(w)),
       kv_layer(kv_bytes_per_token_layer(m, t, dtype_bytes(w.kv_dtype))),
       peak(serving_gemm_peak_flops_per_s(c, w)),  // core/precision.h
       attention_peak(serving_attention_peak_flops_per_s(c, w)),
@@ -99,7 +100,7 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double group_routings = T * S.group_replicas * k;
   r.experts_read = is_moe(m) ? experts_touched(local, E, group_routings) : 0.0;
   const double dense_bytes = dense * S.wb;
-  const double expert_bytes = n_moe * r.experts_read * el.routed_expert / S.mesh.etp * S.wb;
+  const double expert_bytes = n_moe * r.experts_read * el.routed_expert / S.mesh.etp * S.expert_wb;
   // GEMM FLOPs: 2 per dense weight per token; this GPU's experts take group_routings/ep token copies
   // (local/E of them), 2 FLOPs per expert weight each.
   const double dense_flops = 2.0 * T * dense;

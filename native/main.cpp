@@ -326,8 +326,10 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   std::cout << (inflight ? "in-flight batching · batch " : "static batch ") << w.batch
             << (inflight ? (r.micro_batches > 1 ? " per micro-batch × " + std::to_string(r.micro_batches) : std::string(" per step"))
                          : std::string(" per replica"))
-            << " · prompt " << w.prompt_len << " · output " << w.output_len << " · weights " << w.weight_dtype << " · KV cache "
-            << w.kv_dtype << " (" << human_bytes(r.kv_cache_bytes_per_token) << " per token)";
+            << " · prompt " << w.prompt_len << " · output " << w.output_len << " · weights " << w.weight_dtype
+            << (w.expert_weight_dtype != ExpertWeightDtype::Same ? std::string(" (experts ") + name_of(w.expert_weight_dtype) + ")"
+                                                                 : std::string())
+            << " · KV cache " << w.kv_dtype << " (" << human_bytes(r.kv_cache_bytes_per_token) << " per token)";
   if (inflight)
     std::cout << "\nmax_num_tokens " << with_commas(w.max_num_tokens) << " · KV blocks of " << w.kv_block_tokens << " tokens · "
               << (w.request_rate_per_s > 0 ? fixed(w.request_rate_per_s, 2) + " requests/s"

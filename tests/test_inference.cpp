@@ -149,6 +149,30 @@ TEST_CASE("DeepSeek-V3 EP8 decode reads nearly all local experts: every replica'
   REQUIRE(infer(c).local_experts_read > expected);
 }
 
+TEST_CASE("gpt-oss's MXFP4 experts beside fp8 attention: the experts' bytes apart, read and held", "[inference]") {
+  Config c = test::config("gpt-oss-120b", "hgx-h200", 1, 1, 1, 4096, 1);
+  c.workload.mode = Mode::Infer;
+  c.workload.batch = 8;
+  c.workload.weight_dtype = WeightDtype::FP8;
+  c.workload.batching = Batching::Static;
+  const InferenceEstimate fp8 = infer(c);
+  c.workload.expert_weight_dtype = ExpertWeightDtype::MXFP4;
+  const InferenceEstimate mx = infer(c);
+  // By hand: 36 layers × 128 experts × 3 matrices of 2,880 × 2,880 = 114.67 G weights; MXFP4 stores
+  // each in 4 bits plus one 8-bit scale per 32 (OCP MX v1.0): 17/32 byte instead of 1.
+  const double expert_weights = 36.0 * 128 * 3 * 2880.0 * 2880;
+  REQUIRE_THAT(expert_weights, WithinRel(114.67e9, 1e-4));
+  const double saved = fp8.memory.per_stage[0].weights_bytes - mx.memory.per_stage[0].weights_bytes;
+  REQUIRE_THAT(saved, WithinRel(expert_weights * (1.0 - 17.0 / 32), 1e-9));
+  REQUIRE(mx.max_batch_that_fits > fp8.max_batch_that_fits);  // the bytes saved hold KV cache
+  REQUIRE(mx.tpot_s < fp8.tpot_s);                            // fewer expert bytes read per step
+  // A dense model has no experts to store apart.
+  c = test::config("llama3-8b", "hgx-h200", 1, 1, 1, 4096, 1);
+  c.workload.mode = Mode::Infer;
+  c.workload.expert_weight_dtype = ExpertWeightDtype::FP8;
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/expert_weight_dtype");
+}
+
 TEST_CASE("attention DP with expert EP is the same layout with or without folding (DEP8)", "[inference]") {
   Config plain = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1), folded = plain;
   plain.plan.ep = 8;                                            // tp 1 × ep 8: 8 attention replicas

@@ -81,6 +81,7 @@
       sel('/workload/dtype', 'GEMM dtype', 'dtype'),
       train(sel('/workload/grad_dtype', 'Gradients', 'grad_dtype')),
       infer(sel('/workload/weight_dtype', 'Weights', 'weight_dtype')),
+      infer(sel('/workload/expert_weight_dtype', 'Expert weights', 'expert_weight_dtype', { title: 'Routed experts stored apart (gpt-oss: MXFP4 experts); their GEMMs run at the weights\' precision' })),
       infer(sel('/workload/kv_dtype', 'KV cache', 'kv_dtype'))] },
   ];
 
