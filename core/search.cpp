@@ -288,58 +288,109 @@ void parallel_for(std::size_t count, int threads, const std::function<void(std::
 #endif
 }
 
+void add_counts(SearchResult& into, const SearchResult& n) {
+  into.candidates += n.candidates, into.pruned_invalid += n.pruned_invalid, into.pruned_equivalent += n.pruned_equivalent;
+  into.pruned_memory += n.pruned_memory, into.evaluated += n.evaluated, into.fitting += n.fitting;
+}
+
+// The units of shard `shard` of `shards`, one after another, into one part.
+SearchPart run_shard(const Config& base, const Space& space, const std::vector<Unit>& units, const SearchOptions& o, bool memory_prune,
+                     std::size_t shard, std::size_t shards) {
+  UnitResult all;
+  all.best.top = static_cast<std::size_t>(o.top);
+  for (std::size_t i = shard; i < units.size(); i += shards) {
+    UnitResult u;
+    u.best.top = all.best.top;
+    // Orders of different units never meet: each unit has 2^32 numbers of its own.
+    search_unit(base, space, o, memory_prune, units[i], static_cast<long long>(i) << 32, u);
+    add_counts(all.counts, u.counts);
+    for (Entry& e : u.best.entries) all.best.add(std::move(e));
+  }
+  all.best.trim();
+  SearchPart part;
+  part.result = all.counts;
+  part.result.valid = part.result.evaluated;
+  part.units = static_cast<long long>(units.size());
+  for (Entry& e : all.best.entries) {
+    part.result.best.push_back(std::move(e.plan));
+    part.order.push_back(e.order);
+  }
+  return part;
+}
+
+// The errors that keep a config from being searched (none: it can be).
+Errors search_errors(const Config& base, const SearchOptions& opt) {
+  Errors errors;
+  if (base.cluster.gpus <= 0) {
+    errors.push_back({ErrorCode::MissingKey, "/cluster/gpus", "search needs the GPU count to fill (cluster.gpus)"});
+  } else if (base.workload.mode != Mode::Train) {
+    errors.push_back(
+        {ErrorCode::Incompatible, "/workload/mode", "search ranks training plans; serving plans are evaluated one by one"});
+  } else if (base.workload.global_batch <= 0) {
+    // Without a global batch every plan fails validation: say so once rather than "0 valid".
+    errors.push_back({ErrorCode::MissingKey, "/workload/global_batch",
+                      "search needs the global batch (workload.global_batch, sequences per step) to rank training plans"});
+  } else if (opt.top < 1 || !(opt.max_memory_fraction > 0 && opt.max_memory_fraction <= 1)) {
+    errors.push_back({ErrorCode::OutOfRange, "/search", "top must be ≥ 1 and max_memory_fraction in (0, 1]"});
+  }
+  return errors;
+}
+
 }  // namespace
 
-Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) {
-  Result<SearchResult> out;
-  if (base.cluster.gpus <= 0) {
-    out.errors.push_back({ErrorCode::MissingKey, "/cluster/gpus", "search needs the GPU count to fill (cluster.gpus)"});
-    return out;
-  }
-  if (base.workload.mode != Mode::Train) {
-    out.errors.push_back(
-        {ErrorCode::Incompatible, "/workload/mode", "search ranks training plans; serving plans are evaluated one by one"});
-    return out;
-  }
-  // Without a global batch every plan fails validation: say so once rather than "0 valid".
-  if (base.workload.global_batch <= 0) {
-    out.errors.push_back({ErrorCode::MissingKey, "/workload/global_batch",
-                          "search needs the global batch (workload.global_batch, sequences per step) to rank training plans"});
-    return out;
-  }
-  if (opt.top < 1 || !(opt.max_memory_fraction > 0 && opt.max_memory_fraction <= 1)) {
-    out.errors.push_back({ErrorCode::OutOfRange, "/search", "top must be ≥ 1 and max_memory_fraction in (0, 1]"});
-    return out;
-  }
+Result<SearchPart> search_part(const Config& base, const SearchOptions& opt, int shard, int shards, bool memory_prune) {
+  Result<SearchPart> out;
+  out.errors = search_errors(base, opt);
+  if (out.errors.empty() && !(shards >= 1 && shard >= 0 && shard < shards))
+    out.errors.push_back({ErrorCode::OutOfRange, "/shard", "shard must be in [0, shards) and shards ≥ 1"});
+  if (!out.errors.empty()) return out;
   const Space space = make_space(base, opt);
   const std::vector<Unit> units = make_units(base, space);
-  const std::size_t top = static_cast<std::size_t>(opt.top);
-  auto run = [&](bool memory_prune) {
-    std::vector<UnitResult> results(units.size());
-    parallel_for(units.size(), opt.threads, [&](std::size_t i) {
-      results[i].best.top = top;
-      // Orders of different units never meet: each unit has 2^32 numbers of its own.
-      search_unit(base, space, opt, memory_prune, units[i], static_cast<long long>(i) << 32, results[i]);
-    });
-    return results;
-  };
-  std::vector<UnitResult> results = run(true);
-  // When nothing fits, the answer is the plans closest to fitting: the memory bound pruned some of them.
-  bool any_fits = false, memory_pruned = false;
-  for (const UnitResult& u : results) any_fits |= u.counts.fitting > 0, memory_pruned |= u.counts.pruned_memory > 0;
-  if (!any_fits && memory_pruned) results = run(false);
-  SearchResult& r = out.value;
+  out.value = run_shard(base, space, units, opt, memory_prune, static_cast<std::size_t>(shard), static_cast<std::size_t>(shards));
+  return out;
+}
+
+SearchPart merge_search_parts(const std::vector<SearchPart>& parts, int top) {
+  SearchPart merged;
+  SearchResult& r = merged.result;
   Best all;
-  all.top = top;
-  for (UnitResult& u : results) {
-    const SearchResult& n = u.counts;
-    r.candidates += n.candidates, r.pruned_invalid += n.pruned_invalid, r.pruned_equivalent += n.pruned_equivalent;
-    r.pruned_memory += n.pruned_memory, r.evaluated += n.evaluated, r.fitting += n.fitting;
-    for (Entry& e : u.best.entries) all.add(std::move(e));
+  all.top = static_cast<std::size_t>(std::max(1, top));
+  for (const SearchPart& part : parts) {
+    add_counts(r, part.result);
+    merged.units = std::max(merged.units, part.units);
+    for (std::size_t i = 0; i < part.result.best.size(); ++i) {
+      Entry e;
+      e.plan = part.result.best[i];
+      e.order = i < part.order.size() ? part.order[i] : 0;
+      all.add(std::move(e));
+    }
   }
   r.valid = r.evaluated;
   all.trim();
-  for (Entry& e : all.entries) r.best.push_back(std::move(e.plan));
+  for (Entry& e : all.entries) {
+    r.best.push_back(std::move(e.plan));
+    merged.order.push_back(e.order);
+  }
+  return merged;
+}
+
+bool needs_second_pass(const SearchResult& merged) { return merged.fitting == 0 && merged.pruned_memory > 0; }
+
+Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) {
+  Result<SearchResult> out;
+  out.errors = search_errors(base, opt);
+  if (!out.errors.empty()) return out;
+  const Space space = make_space(base, opt);
+  const std::vector<Unit> units = make_units(base, space);
+  // One shard per unit, taken by the threads as they come free; the merge is search_part's.
+  auto run = [&](bool memory_prune) {
+    std::vector<SearchPart> parts(units.size());
+    parallel_for(units.size(), opt.threads,
+                 [&](std::size_t i) { parts[i] = run_shard(base, space, units, opt, memory_prune, i, units.size()); });
+    return merge_search_parts(parts, opt.top).result;
+  };
+  out.value = run(true);
+  if (needs_second_pass(out.value)) out.value = run(false);
   return out;
 }
 

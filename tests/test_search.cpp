@@ -120,3 +120,66 @@ TEST_CASE("fields the config fixes stay fixed; the others are searched", "[searc
   for (const RankedPlan& p : r.value.best)
     CHECK(std::tie(p.plan.tp, p.plan.pp, p.plan.recompute) == std::tie(c.plan.tp, c.plan.pp, c.plan.recompute));
 }
+
+TEST_CASE("the merge of every shard's part is the one-shot search, for any number of shards", "[search][shards]") {
+  // 70B on 64 H100s: plans fit; 405B on 8: none fits, so the merge asks for the second pass.
+  const auto [model, gpus, batch] = GENERATE(std::make_tuple("llama3-70b", 64, 64), std::make_tuple("mixtral-8x22b", 16, 32),
+                                             std::make_tuple("llama3-405b", 8, 8));
+  const int shards = GENERATE(1, 3, 7);
+  Config c = test::config(model, "dgx-h100", 1, 1, 1, 8192, batch);
+  c.cluster.gpus = gpus;
+  CAPTURE(model, gpus, shards);
+  const SearchOptions o = top(10);
+  const Result<SearchResult> one = search_plans(c, o);
+  REQUIRE(one.ok());
+  auto merged = [&](bool memory_prune) {
+    std::vector<SearchPart> parts;
+    for (int k = 0; k < shards; ++k) {
+      const Result<SearchPart> p = search_part(c, o, k, shards, memory_prune);
+      REQUIRE(p.ok());
+      REQUIRE(p.value.order.size() == p.value.result.best.size());
+      parts.push_back(p.value);
+    }
+    // Merging in two halves, then the halves, gives the same as merging all at once.
+    const std::vector<SearchPart> first(parts.begin(), parts.begin() + shards / 2), second(parts.begin() + shards / 2, parts.end());
+    const SearchPart all = merge_search_parts(parts, o.top);
+    const SearchPart halves = merge_search_parts({merge_search_parts(first, o.top), merge_search_parts(second, o.top)}, o.top);
+    CHECK(all.order == halves.order);
+    return all;
+  };
+  SearchPart m = merged(true);
+  CHECK(needs_second_pass(m.result) == (one.value.fitting == 0 && m.result.pruned_memory > 0));
+  if (needs_second_pass(m.result)) m = merged(false);
+  const SearchResult &a = one.value, &b = m.result;
+  CHECK(a.candidates == b.candidates);
+  CHECK(a.pruned_invalid == b.pruned_invalid);
+  CHECK(a.pruned_equivalent == b.pruned_equivalent);
+  CHECK(a.pruned_memory == b.pruned_memory);
+  CHECK(a.evaluated == b.evaluated);
+  CHECK(a.valid == b.valid);
+  CHECK(a.fitting == b.fitting);
+  REQUIRE(a.best.size() == b.best.size());
+  for (size_t i = 0; i < a.best.size(); ++i) {
+    const Plan &x = a.best[i].plan, &y = b.best[i].plan;
+    CHECK(a.best[i].step_s == b.best[i].step_s);
+    CHECK(a.best[i].peak_memory_bytes == b.best[i].peak_memory_bytes);
+    CHECK(std::tie(x.tp, x.pp, x.cp, x.ep, x.dp, x.etp, x.vpp, x.micro_batch, x.zero, x.distributed_optimizer, x.sp,
+                   x.tp_comm_overlap) == std::tie(y.tp, y.pp, y.cp, y.ep, y.dp, y.etp, y.vpp, y.micro_batch, y.zero,
+                                                  y.distributed_optimizer, y.sp, y.tp_comm_overlap));
+    CHECK(x.schedule == y.schedule);
+    CHECK(x.recompute == y.recompute);
+    CHECK(x.recompute_modules == y.recompute_modules);
+  }
+}
+
+TEST_CASE("a shard outside [0, shards) is an error, a shard beyond the units an empty part", "[search][shards]") {
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 4096, 8);
+  c.cluster.gpus = 8;
+  REQUIRE(search_part(c, top(3), 3, 3).errors.front().path == "/shard");
+  REQUIRE(search_part(c, top(3), 0, 0).errors.front().path == "/shard");
+  const Result<SearchPart> p = search_part(c, top(3), 9999, 10000);
+  REQUIRE(p.ok());
+  CHECK(p.value.units < 9999);
+  CHECK(p.value.result.candidates == 0);
+  CHECK(p.value.result.best.empty());
+}
