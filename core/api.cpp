@@ -142,11 +142,12 @@ Answer<SearchResult> search(const std::string& text, const SearchOptions& option
   return a;
 }
 
-Answer<SearchPart> search_part(const std::string& text, const SearchOptions& options, int shard, int shards, bool memory_prune) {
+Answer<SearchPart> search_part(const std::string& text, const SearchOptions& options, long long first, long long count,
+                               bool memory_prune) {
   const Answer<Config> cfg = read(text);
   if (!cfg.ok()) return failed<SearchPart>(cfg);
   Answer<SearchPart> a;
-  a.result = cutlab::search_part(cfg.result.value, with_fixed_keys(text, options), shard, shards, memory_prune);
+  a.result = cutlab::search_part(cfg.result.value, with_fixed_keys(text, options), first, count, memory_prune);
   return a;
 }
 
@@ -407,10 +408,10 @@ std::string search_json(const std::string& text, int top) {
   return to_json_text(search(text, options));
 }
 
-std::string search_part_json(const std::string& text, int top, int shard, int shards, bool memory_prune) {
+std::string search_part_json(const std::string& text, int top, int first, int count, bool memory_prune) {
   SearchOptions options;
   options.top = top;
-  const Answer<SearchPart> a = search_part(text, options, shard, shards, memory_prune);
+  const Answer<SearchPart> a = search_part(text, options, first, count, memory_prune);
   if (!a.ok()) return failure(a);
   return success(to_json(a.result.value));
 }
@@ -454,7 +455,7 @@ std::string search_merge_json(const std::string& text, int top) {
     r.pruned_memory = part_count(p, "pruned_memory", at, errors);
     r.evaluated = part_count(p, "evaluated", at, errors);
     r.fitting = part_count(p, "fitting", at, errors);
-    part.units = part_count(p, "units", at, errors);
+    part.items = part_count(p, "items", at, errors);
     const auto best = p.find("best"), order = p.find("order");
     if (best == p.end() || order == p.end() || !best->is_array() || !order->is_array() || best->size() != order->size()) {
       errors.push_back({ErrorCode::WrongType, at + "/best", "best and order must be arrays of the same length"});

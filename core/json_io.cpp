@@ -715,7 +715,7 @@ json to_json(const SearchResult& s) {
 json to_json(const SearchPart& p) {
   json out = to_json(p.result);
   out["order"] = p.order;
-  out["units"] = p.units;
+  out["items"] = p.items;
   return out;
 }
 

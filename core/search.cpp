@@ -185,89 +185,115 @@ double memory_floor(Config c) {
   return peak;
 }
 
-void search_unit(const Config& base, const Space& s, const SearchOptions& o, bool memory_prune, const Unit& u, long long order_base,
-                 UnitResult& out) {
+// The micro-batches a unit tries: every divisor of a replica's batch (the base's when fixed; 1 when
+// DP does not divide the batch, a unit that is all invalid).
+std::vector<int> micro_batches(const Config& base, const Space& s, const Unit& u) {
+  const long long gb = base.workload.global_batch;
+  if (s.fixed_mb) return {base.plan.micro_batch};
+  return gb % u.dp == 0 ? divisors_up_to(gb / u.dp, gb / u.dp) : std::vector<int>{1};
+}
+
+// The plans of one ZeRO choice and micro-batch of a unit (every recompute and flag).
+long long plans_per_item(const Space& s) {
+  return static_cast<long long>(s.recomputes.size()) *
+         static_cast<long long>(s.sps.size() * s.tp_overlaps.size() * s.grad_overlaps.size() * s.param_overlaps.size());
+}
+
+// A unit's items: one per ZeRO choice × micro-batch, ZeRO outermost (its enumeration order, cut
+// finer so that a piece of the search stays short); a unit whose DP does not divide the batch is one.
+long long unit_items(const Config& base, const Space& s, const Unit& u) {
+  if (base.workload.global_batch % u.dp != 0) return 1;
+  return static_cast<long long>(s.zero_do.size()) * static_cast<long long>(micro_batches(base, s, u).size());
+}
+
+// Items [from, to) of unit `u` (the unit_index-th): counts and the best plans into `out`. The order
+// of a plan is its position in the unit's enumeration, offset by the unit's own 2^32 numbers (orders
+// of different units never meet), whatever range it is searched in.
+void search_unit(const Config& base, const Space& s, const SearchOptions& o, bool memory_prune, const Unit& u, std::size_t unit_index,
+                 long long from, long long to, UnitResult& out) {
   SearchResult& n = out.counts;
   Config c = base;
   Plan& p = c.plan;
   p.tp = u.tp, p.pp = u.pp, p.cp = u.cp, p.ep = u.ep, p.etp = u.etp, p.dp = u.dp;
   p.schedule = u.schedule, p.vpp = u.vpp;
   if (!s.fixed_layers) p.layers_per_stage.clear();
-  const long long gb = base.workload.global_batch;
-  std::vector<int> mbs{base.plan.micro_batch};
-  if (!s.fixed_mb) mbs = gb % u.dp == 0 ? divisors_up_to(gb / u.dp, gb / u.dp) : std::vector<int>{1};
-  const long long per_zero = static_cast<long long>(mbs.size()) * static_cast<long long>(s.recomputes.size()) *
-                             static_cast<long long>(s.sps.size() * s.tp_overlaps.size() * s.grad_overlaps.size() *
-                                                    s.param_overlaps.size());
-  n.candidates = per_zero * static_cast<long long>(s.zero_do.size());
-  if (gb % u.dp != 0) {
-    n.pruned_invalid = n.candidates;
+  const std::vector<int> mbs = micro_batches(base, s, u);
+  const long long per_item = plans_per_item(s), num_mbs = static_cast<long long>(mbs.size());
+  if (base.workload.global_batch % u.dp != 0) {
+    const long long all = from < to ? per_item * num_mbs * static_cast<long long>(s.zero_do.size()) : 0;
+    n.candidates += all, n.pruned_invalid += all;
     return;
   }
-  long long order = order_base;
-  for (const ZeroDo& zd : s.zero_do) {
+  const long long order_base = static_cast<long long>(unit_index) << 32;
+  long long floor_zero = -1;
+  double floor = -1;
+  for (long long item = from; item < to; ++item) {
+    const long long zi = item / num_mbs;
+    const ZeroDo& zd = s.zero_do[static_cast<std::size_t>(zi)];
+    const int mb = mbs[static_cast<std::size_t>(item % num_mbs)];
+    n.candidates += per_item;
     p.zero = zd.zero, p.distributed_optimizer = zd.distributed_optimizer;
     if (zd.zero >= 2 && u.pp > 1) {  // refused, as DeepSpeed does (plan.cpp)
-      n.pruned_invalid += per_zero;
+      n.pruned_invalid += per_item;
       continue;
     }
     if (o.prune && !zd.first) {
-      n.pruned_equivalent += per_zero;
+      n.pruned_equivalent += per_item;
       continue;
     }
     if (o.prune && memory_prune) {
-      const double floor = memory_floor(c);
+      if (floor_zero != zi) floor = memory_floor(c), floor_zero = zi;  // the same for every micro-batch
       if (floor >= 0 && floor > o.max_memory_fraction * (c.cluster.hbm_bytes - c.cluster.reserved_bytes)) {
-        n.pruned_memory += per_zero;
+        n.pruned_memory += per_item;
         continue;
       }
     }
-    for (int mb : mbs)
-      for (const RecomputeChoice& rc : s.recomputes)
-        for (char sp : s.sps)
-          for (char tpo : s.tp_overlaps)
-            for (char grad : s.grad_overlaps)
-              for (char param : s.param_overlaps) {
-                ++order;
-                if (sp && u.tp == 1) {  // sequence parallel needs a TP group
-                  ++n.pruned_invalid;
-                  continue;
-                }
-                // Dominated: off never beats on (same memory, time the same or longer), and TP overlap
-                // without TP is the same plan.
-                const bool dominated = (!s.fixed_tpo && (u.tp == 1 ? tpo : !tpo)) || (!s.fixed_grad && !grad) ||
-                                       (!s.fixed_param && !param);
-                if (o.prune && dominated) {
-                  ++n.pruned_equivalent;
-                  continue;
-                }
-                p.micro_batch = mb, p.recompute = rc.mode, p.recompute_modules = rc.modules;
-                p.sp = sp, p.tp_comm_overlap = tpo, p.overlap_grad_reduce = grad, p.overlap_param_gather = param;
-                const Result<Resolved> resolved = resolve(c);
-                if (!resolved.ok()) {
-                  ++n.pruned_invalid;
-                  continue;
-                }
-                const Result<TrainingEstimate> e = evaluate_training(resolved.value, false);
-                if (!e.ok()) {
-                  ++n.pruned_invalid;
-                  continue;
-                }
-                ++n.evaluated;
-                const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
-                Entry entry;
-                entry.order = order;
-                RankedPlan& rp = entry.plan;
-                rp.plan = p;
-                rp.step_s = e.value.step_s;
-                rp.tokens_per_s = e.value.tokens_per_s;
-                rp.mfu = e.value.mfu;
-                rp.peak_memory_bytes = peak.total_bytes;
-                rp.capacity_bytes = peak.capacity_bytes;
-                rp.fits = peak.total_bytes <= o.max_memory_fraction * peak.capacity_bytes;
-                n.fitting += rp.fits;
-                out.best.add(std::move(entry));
+    long long order = order_base + item * per_item;
+    for (const RecomputeChoice& rc : s.recomputes)
+      for (char sp : s.sps)
+        for (char tpo : s.tp_overlaps)
+          for (char grad : s.grad_overlaps)
+            for (char param : s.param_overlaps) {
+              ++order;
+              if (sp && u.tp == 1) {  // sequence parallel needs a TP group
+                ++n.pruned_invalid;
+                continue;
               }
+              // Dominated: off never beats on (same memory, time the same or longer), and TP overlap
+              // without TP is the same plan.
+              const bool dominated = (!s.fixed_tpo && (u.tp == 1 ? tpo : !tpo)) || (!s.fixed_grad && !grad) ||
+                                     (!s.fixed_param && !param);
+              if (o.prune && dominated) {
+                ++n.pruned_equivalent;
+                continue;
+              }
+              p.micro_batch = mb, p.recompute = rc.mode, p.recompute_modules = rc.modules;
+              p.sp = sp, p.tp_comm_overlap = tpo, p.overlap_grad_reduce = grad, p.overlap_param_gather = param;
+              const Result<Resolved> resolved = resolve(c);
+              if (!resolved.ok()) {
+                ++n.pruned_invalid;
+                continue;
+              }
+              const Result<TrainingEstimate> e = evaluate_training(resolved.value, false);
+              if (!e.ok()) {
+                ++n.pruned_invalid;
+                continue;
+              }
+              ++n.evaluated;
+              const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
+              Entry entry;
+              entry.order = order;
+              RankedPlan& rp = entry.plan;
+              rp.plan = p;
+              rp.step_s = e.value.step_s;
+              rp.tokens_per_s = e.value.tokens_per_s;
+              rp.mfu = e.value.mfu;
+              rp.peak_memory_bytes = peak.total_bytes;
+              rp.capacity_bytes = peak.capacity_bytes;
+              rp.fits = peak.total_bytes <= o.max_memory_fraction * peak.capacity_bytes;
+              n.fitting += rp.fits;
+              out.best.add(std::move(entry));
+            }
   }
 }
 
@@ -293,24 +319,37 @@ void add_counts(SearchResult& into, const SearchResult& n) {
   into.pruned_memory += n.pruned_memory, into.evaluated += n.evaluated, into.fitting += n.fitting;
 }
 
-// The units of shard `shard` of `shards`, one after another, into one part.
-SearchPart run_shard(const Config& base, const Space& space, const std::vector<Unit>& units, const SearchOptions& o, bool memory_prune,
-                     std::size_t shard, std::size_t shards) {
+// The space cut into items: the units, and where each unit's items begin (begin.back(): all items).
+struct Items {
+  std::vector<Unit> units;
+  std::vector<long long> begin;
+};
+
+Items make_items(const Config& base, const Space& s) {
+  Items it;
+  it.units = make_units(base, s);
+  it.begin.push_back(0);
+  for (const Unit& u : it.units) it.begin.push_back(it.begin.back() + unit_items(base, s, u));
+  return it;
+}
+
+// Items [first, last) into one part, unit by unit.
+SearchPart run_items(const Config& base, const Space& space, const Items& items, const SearchOptions& o, bool memory_prune,
+                     long long first, long long last) {
   UnitResult all;
   all.best.top = static_cast<std::size_t>(o.top);
-  for (std::size_t i = shard; i < units.size(); i += shards) {
-    UnitResult u;
-    u.best.top = all.best.top;
-    // Orders of different units never meet: each unit has 2^32 numbers of its own.
-    search_unit(base, space, o, memory_prune, units[i], static_cast<long long>(i) << 32, u);
-    add_counts(all.counts, u.counts);
-    for (Entry& e : u.best.entries) all.best.add(std::move(e));
+  const auto from = std::upper_bound(items.begin.begin(), items.begin.end(), first);
+  for (std::size_t i = static_cast<std::size_t>(std::max<long>(0, from - items.begin.begin() - 1));
+       i < items.units.size() && items.begin[i] < last; ++i) {
+    const long long lo = std::max(first, items.begin[i]) - items.begin[i], hi = std::min(last, items.begin[i + 1]) - items.begin[i];
+    if (lo >= hi) continue;
+    search_unit(base, space, o, memory_prune, items.units[i], i, lo, hi, all);
   }
   all.best.trim();
   SearchPart part;
   part.result = all.counts;
   part.result.valid = part.result.evaluated;
-  part.units = static_cast<long long>(units.size());
+  part.items = items.begin.back();
   for (Entry& e : all.best.entries) {
     part.result.best.push_back(std::move(e.plan));
     part.order.push_back(e.order);
@@ -338,16 +377,22 @@ Errors search_errors(const Config& base, const SearchOptions& opt) {
 
 }  // namespace
 
-Result<SearchPart> search_part(const Config& base, const SearchOptions& opt, int shard, int shards, bool memory_prune) {
+Result<SearchPart> search_part(const Config& base, const SearchOptions& opt, long long first, long long count, bool memory_prune) {
   Result<SearchPart> out;
   out.errors = search_errors(base, opt);
-  if (out.errors.empty() && !(shards >= 1 && shard >= 0 && shard < shards))
-    out.errors.push_back({ErrorCode::OutOfRange, "/shard", "shard must be in [0, shards) and shards ≥ 1"});
+  if (out.errors.empty() && !(first >= 0 && count >= 0))
+    out.errors.push_back({ErrorCode::OutOfRange, "/first", "first and count must be ≥ 0"});
   if (!out.errors.empty()) return out;
   const Space space = make_space(base, opt);
-  const std::vector<Unit> units = make_units(base, space);
-  out.value = run_shard(base, space, units, opt, memory_prune, static_cast<std::size_t>(shard), static_cast<std::size_t>(shards));
+  const Items items = make_items(base, space);
+  const long long last = first > items.begin.back() - count ? items.begin.back() : first + count;
+  out.value = run_items(base, space, items, opt, memory_prune, std::min(first, last), last);
   return out;
+}
+
+long long search_items(const Config& base, const SearchOptions& opt) {
+  if (!search_errors(base, opt).empty()) return 0;
+  return make_items(base, make_space(base, opt)).begin.back();
 }
 
 SearchPart merge_search_parts(const std::vector<SearchPart>& parts, int top) {
@@ -357,7 +402,7 @@ SearchPart merge_search_parts(const std::vector<SearchPart>& parts, int top) {
   all.top = static_cast<std::size_t>(std::max(1, top));
   for (const SearchPart& part : parts) {
     add_counts(r, part.result);
-    merged.units = std::max(merged.units, part.units);
+    merged.items = std::max(merged.items, part.items);
     for (std::size_t i = 0; i < part.result.best.size(); ++i) {
       Entry e;
       e.plan = part.result.best[i];
@@ -381,12 +426,13 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
   out.errors = search_errors(base, opt);
   if (!out.errors.empty()) return out;
   const Space space = make_space(base, opt);
-  const std::vector<Unit> units = make_units(base, space);
-  // One shard per unit, taken by the threads as they come free; the merge is search_part's.
+  const Items items = make_items(base, space);
+  // One part per unit, taken by the threads as they come free; merged as search_part's are.
   auto run = [&](bool memory_prune) {
-    std::vector<SearchPart> parts(units.size());
-    parallel_for(units.size(), opt.threads,
-                 [&](std::size_t i) { parts[i] = run_shard(base, space, units, opt, memory_prune, i, units.size()); });
+    std::vector<SearchPart> parts(items.units.size());
+    parallel_for(items.units.size(), opt.threads, [&](std::size_t i) {
+      parts[i] = run_items(base, space, items, opt, memory_prune, items.begin[i], items.begin[i + 1]);
+    });
     return merge_search_parts(parts, opt.top).result;
   };
   out.value = run(true);

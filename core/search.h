@@ -13,10 +13,11 @@
 // activation left out) do not fit; the plans left are resolved, validated and simulated (the schedule's
 // fast path) and those that fit ranked by tokens/s. Results do not depend on the thread count: ties are
 // broken by the order of enumeration.
-// The space is cut into units (a mesh and a schedule with its VPP). search_part() searches one shard
-// of them (unit i belongs to shard i mod shards), so a caller that must not block (the page) can
-// run the search piece by piece and show what it has so far; merge_search_parts() of every shard's
-// part is the one-shot search_plans() (which runs the units on its threads the same way).
+// The space is cut into items (a mesh, a schedule with its VPP, a ZeRO choice and a micro-batch;
+// every recompute and flag inside). search_part() searches a range of them, so that a caller that
+// must not block (the page) can run the search piece by piece and show what it has so far;
+// merge_search_parts() of the parts of any partition of the items is the one-shot search_plans()
+// (which runs the items of each mesh and schedule on its threads the same way).
 #pragma once
 #include <string>
 #include <vector>
@@ -60,21 +61,23 @@ std::vector<int> divisors_up_to(long long n, long long limit);
 // `base.cluster.gpus` must be set (the GPU count to fill).
 Result<SearchResult> search_plans(const Config& base, const SearchOptions& options = {});
 
-// One shard's share of the search: its counts and its best `top`, each with its enumeration order.
+// A piece of the search: its counts and its best `top`, each with its enumeration order.
 struct SearchPart {
-  SearchResult result;           // counts of this shard's units; best: its best `top`, best first
+  SearchResult result;           // counts of its items; best: its best `top`, best first
   std::vector<long long> order;  // the enumeration order of each of result.best (ties in the merge)
-  long long units = 0;           // units in the whole space (shards beyond it are empty)
+  long long items = 0;           // items in the whole space
 };
 
-// Shard `shard` of `shards` (0 ≤ shard < shards): the units i with i mod shards = shard.
+// Items [first, first + count) of the space (clamped to it; search_items: how many there are).
 // memory_prune false: no plan is pruned for its model states (the second pass, below).
-Result<SearchPart> search_part(const Config& base, const SearchOptions& options, int shard, int shards, bool memory_prune = true);
+Result<SearchPart> search_part(const Config& base, const SearchOptions& options, long long first, long long count,
+                               bool memory_prune = true);
+long long search_items(const Config& base, const SearchOptions& options);  // 0 when the config cannot be searched
 
-// The parts of every shard merged: the counts summed, the best `top` of all, ties broken by the
-// enumeration order (the same ranking as search_plans for any number of shards). When no plan fit
-// and the memory bound pruned some (needs_second_pass), search_plans answers with the plans closest
-// to fitting: run every shard again with memory_prune false and merge those parts instead.
+// The parts of a partition of the items merged: the counts summed, the best `top` of all, ties
+// broken by the enumeration order (the same ranking as search_plans for any partition). When no
+// plan fit and the memory bound pruned some (needs_second_pass), search_plans answers with the plans
+// closest to fitting: search every item again with memory_prune false and merge those parts instead.
 // The merge is itself a part (its order kept): merging merges of disjoint shards gives the same.
 SearchPart merge_search_parts(const std::vector<SearchPart>& parts, int top);
 bool needs_second_pass(const SearchResult& merged);

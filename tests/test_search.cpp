@@ -121,7 +121,7 @@ TEST_CASE("fields the config fixes stay fixed; the others are searched", "[searc
     CHECK(std::tie(p.plan.tp, p.plan.pp, p.plan.recompute) == std::tie(c.plan.tp, c.plan.pp, c.plan.recompute));
 }
 
-TEST_CASE("the merge of every shard's part is the one-shot search, for any number of shards", "[search][shards]") {
+TEST_CASE("the merge of the parts of any partition of the items is the one-shot search", "[search][shards]") {
   // 70B on 64 H100s: plans fit; 405B on 8: none fits, so the merge asks for the second pass.
   const auto [model, gpus, batch] = GENERATE(std::make_tuple("llama3-70b", 64, 64), std::make_tuple("mixtral-8x22b", 16, 32),
                                              std::make_tuple("llama3-405b", 8, 8));
@@ -132,11 +132,15 @@ TEST_CASE("the merge of every shard's part is the one-shot search, for any numbe
   const SearchOptions o = top(10);
   const Result<SearchResult> one = search_plans(c, o);
   REQUIRE(one.ok());
+  const long long items = search_items(c, o);
+  REQUIRE(items > shards);
   auto merged = [&](bool memory_prune) {
     std::vector<SearchPart> parts;
-    for (int k = 0; k < shards; ++k) {
-      const Result<SearchPart> p = search_part(c, o, k, shards, memory_prune);
+    for (int k = 0; k < shards; ++k) {  // shard k: items [k·I/n, (k+1)·I/n)
+      const long long first = k * items / shards, last = (k + 1) * items / shards;
+      const Result<SearchPart> p = search_part(c, o, first, last - first, memory_prune);
       REQUIRE(p.ok());
+      REQUIRE(p.value.items == items);
       REQUIRE(p.value.order.size() == p.value.result.best.size());
       parts.push_back(p.value);
     }
@@ -172,14 +176,16 @@ TEST_CASE("the merge of every shard's part is the one-shot search, for any numbe
   }
 }
 
-TEST_CASE("a shard outside [0, shards) is an error, a shard beyond the units an empty part", "[search][shards]") {
+TEST_CASE("a negative range is an error, a range beyond the items an empty part", "[search][shards]") {
   Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 4096, 8);
   c.cluster.gpus = 8;
-  REQUIRE(search_part(c, top(3), 3, 3).errors.front().path == "/shard");
-  REQUIRE(search_part(c, top(3), 0, 0).errors.front().path == "/shard");
-  const Result<SearchPart> p = search_part(c, top(3), 9999, 10000);
+  REQUIRE(search_part(c, top(3), -1, 3).errors.front().path == "/first");
+  REQUIRE(search_part(c, top(3), 0, -1).errors.front().path == "/first");
+  const long long items = search_items(c, top(3));
+  const Result<SearchPart> p = search_part(c, top(3), items, 10);
   REQUIRE(p.ok());
-  CHECK(p.value.units < 9999);
+  CHECK(p.value.items == items);
   CHECK(p.value.result.candidates == 0);
   CHECK(p.value.result.best.empty());
+  CHECK(search_part(c, top(3), 0, items + 100).value.result.candidates == search_plans(c, top(3)).value.candidates);
 }
