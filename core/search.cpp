@@ -193,17 +193,18 @@ std::vector<int> micro_batches(const Config& base, const Space& s, const Unit& u
   return gb % u.dp == 0 ? divisors_up_to(gb / u.dp, gb / u.dp) : std::vector<int>{1};
 }
 
-// The plans of one ZeRO choice and micro-batch of a unit (every recompute and flag).
+// The plans of one item: every SP and overlap flag.
 long long plans_per_item(const Space& s) {
-  return static_cast<long long>(s.recomputes.size()) *
-         static_cast<long long>(s.sps.size() * s.tp_overlaps.size() * s.grad_overlaps.size() * s.param_overlaps.size());
+  return static_cast<long long>(s.sps.size() * s.tp_overlaps.size() * s.grad_overlaps.size() * s.param_overlaps.size());
 }
 
-// A unit's items: one per ZeRO choice × micro-batch, ZeRO outermost (its enumeration order, cut
-// finer so that a piece of the search stays short); a unit whose DP does not divide the batch is one.
+// A unit's items: one per ZeRO choice × micro-batch × recompute choice, in the enumeration's order
+// (cut this fine so that a piece of the search stays short: the plans of one item cost about the
+// same); a unit whose DP does not divide the batch is one item.
 long long unit_items(const Config& base, const Space& s, const Unit& u) {
   if (base.workload.global_batch % u.dp != 0) return 1;
-  return static_cast<long long>(s.zero_do.size()) * static_cast<long long>(micro_batches(base, s, u).size());
+  return static_cast<long long>(s.zero_do.size()) * static_cast<long long>(micro_batches(base, s, u).size()) *
+         static_cast<long long>(s.recomputes.size());
 }
 
 // Items [from, to) of unit `u` (the unit_index-th): counts and the best plans into `out`. The order
@@ -218,9 +219,10 @@ void search_unit(const Config& base, const Space& s, const SearchOptions& o, boo
   p.schedule = u.schedule, p.vpp = u.vpp;
   if (!s.fixed_layers) p.layers_per_stage.clear();
   const std::vector<int> mbs = micro_batches(base, s, u);
-  const long long per_item = plans_per_item(s), num_mbs = static_cast<long long>(mbs.size());
+  const long long per_item = plans_per_item(s), num_mbs = static_cast<long long>(mbs.size()),
+                  num_rc = static_cast<long long>(s.recomputes.size());
   if (base.workload.global_batch % u.dp != 0) {
-    const long long all = from < to ? per_item * num_mbs * static_cast<long long>(s.zero_do.size()) : 0;
+    const long long all = from < to ? per_item * num_rc * num_mbs * static_cast<long long>(s.zero_do.size()) : 0;
     n.candidates += all, n.pruned_invalid += all;
     return;
   }
@@ -228,9 +230,10 @@ void search_unit(const Config& base, const Space& s, const SearchOptions& o, boo
   long long floor_zero = -1;
   double floor = -1;
   for (long long item = from; item < to; ++item) {
-    const long long zi = item / num_mbs;
+    const long long zi = item / (num_mbs * num_rc);
     const ZeroDo& zd = s.zero_do[static_cast<std::size_t>(zi)];
-    const int mb = mbs[static_cast<std::size_t>(item % num_mbs)];
+    const int mb = mbs[static_cast<std::size_t>(item / num_rc % num_mbs)];
+    const RecomputeChoice& rc = s.recomputes[static_cast<std::size_t>(item % num_rc)];
     n.candidates += per_item;
     p.zero = zd.zero, p.distributed_optimizer = zd.distributed_optimizer;
     if (zd.zero >= 2 && u.pp > 1) {  // refused, as DeepSpeed does (plan.cpp)
@@ -242,58 +245,57 @@ void search_unit(const Config& base, const Space& s, const SearchOptions& o, boo
       continue;
     }
     if (o.prune && memory_prune) {
-      if (floor_zero != zi) floor = memory_floor(c), floor_zero = zi;  // the same for every micro-batch
+      if (floor_zero != zi) floor = memory_floor(c), floor_zero = zi;  // the same for every micro-batch and recompute
       if (floor >= 0 && floor > o.max_memory_fraction * (c.cluster.hbm_bytes - c.cluster.reserved_bytes)) {
         n.pruned_memory += per_item;
         continue;
       }
     }
     long long order = order_base + item * per_item;
-    for (const RecomputeChoice& rc : s.recomputes)
-      for (char sp : s.sps)
-        for (char tpo : s.tp_overlaps)
-          for (char grad : s.grad_overlaps)
-            for (char param : s.param_overlaps) {
-              ++order;
-              if (sp && u.tp == 1) {  // sequence parallel needs a TP group
-                ++n.pruned_invalid;
-                continue;
-              }
-              // Dominated: off never beats on (same memory, time the same or longer), and TP overlap
-              // without TP is the same plan.
-              const bool dominated = (!s.fixed_tpo && (u.tp == 1 ? tpo : !tpo)) || (!s.fixed_grad && !grad) ||
-                                     (!s.fixed_param && !param);
-              if (o.prune && dominated) {
-                ++n.pruned_equivalent;
-                continue;
-              }
-              p.micro_batch = mb, p.recompute = rc.mode, p.recompute_modules = rc.modules;
-              p.sp = sp, p.tp_comm_overlap = tpo, p.overlap_grad_reduce = grad, p.overlap_param_gather = param;
-              const Result<Resolved> resolved = resolve(c);
-              if (!resolved.ok()) {
-                ++n.pruned_invalid;
-                continue;
-              }
-              const Result<TrainingEstimate> e = evaluate_training(resolved.value, false);
-              if (!e.ok()) {
-                ++n.pruned_invalid;
-                continue;
-              }
-              ++n.evaluated;
-              const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
-              Entry entry;
-              entry.order = order;
-              RankedPlan& rp = entry.plan;
-              rp.plan = p;
-              rp.step_s = e.value.step_s;
-              rp.tokens_per_s = e.value.tokens_per_s;
-              rp.mfu = e.value.mfu;
-              rp.peak_memory_bytes = peak.total_bytes;
-              rp.capacity_bytes = peak.capacity_bytes;
-              rp.fits = peak.total_bytes <= o.max_memory_fraction * peak.capacity_bytes;
-              n.fitting += rp.fits;
-              out.best.add(std::move(entry));
+    for (char sp : s.sps)
+      for (char tpo : s.tp_overlaps)
+        for (char grad : s.grad_overlaps)
+          for (char param : s.param_overlaps) {
+            ++order;
+            if (sp && u.tp == 1) {  // sequence parallel needs a TP group
+              ++n.pruned_invalid;
+              continue;
             }
+            // Dominated: off never beats on (same memory, time the same or longer), and TP overlap
+            // without TP is the same plan.
+            const bool dominated = (!s.fixed_tpo && (u.tp == 1 ? tpo : !tpo)) || (!s.fixed_grad && !grad) ||
+                                   (!s.fixed_param && !param);
+            if (o.prune && dominated) {
+              ++n.pruned_equivalent;
+              continue;
+            }
+            p.micro_batch = mb, p.recompute = rc.mode, p.recompute_modules = rc.modules;
+            p.sp = sp, p.tp_comm_overlap = tpo, p.overlap_grad_reduce = grad, p.overlap_param_gather = param;
+            const Result<Resolved> resolved = resolve(c);
+            if (!resolved.ok()) {
+              ++n.pruned_invalid;
+              continue;
+            }
+            const Result<TrainingEstimate> e = evaluate_training(resolved.value, false);
+            if (!e.ok()) {
+              ++n.pruned_invalid;
+              continue;
+            }
+            ++n.evaluated;
+            const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
+            Entry entry;
+            entry.order = order;
+            RankedPlan& rp = entry.plan;
+            rp.plan = p;
+            rp.step_s = e.value.step_s;
+            rp.tokens_per_s = e.value.tokens_per_s;
+            rp.mfu = e.value.mfu;
+            rp.peak_memory_bytes = peak.total_bytes;
+            rp.capacity_bytes = peak.capacity_bytes;
+            rp.fits = peak.total_bytes <= o.max_memory_fraction * peak.capacity_bytes;
+            n.fitting += rp.fits;
+            out.best.add(std::move(entry));
+          }
   }
 }
 

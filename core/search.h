@@ -13,8 +13,8 @@
 // activation left out) do not fit; the plans left are resolved, validated and simulated (the schedule's
 // fast path) and those that fit ranked by tokens/s. Results do not depend on the thread count: ties are
 // broken by the order of enumeration.
-// The space is cut into items (a mesh, a schedule with its VPP, a ZeRO choice and a micro-batch;
-// every recompute and flag inside). search_part() searches a range of them, so that a caller that
+// The space is cut into items (a mesh, a schedule with its VPP, a ZeRO choice, a micro-batch and a
+// recompute choice; every SP and overlap flag inside). search_part() searches a range of them, so that a caller that
 // must not block (the page) can run the search piece by piece and show what it has so far;
 // merge_search_parts() of the parts of any partition of the items is the one-shot search_plans()
 // (which runs the items of each mesh and schedule on its threads the same way).
