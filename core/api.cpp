@@ -143,11 +143,11 @@ Answer<SearchResult> search(const std::string& text, const SearchOptions& option
 }
 
 Answer<SearchPart> search_part(const std::string& text, const SearchOptions& options, long long first, long long count,
-                               bool memory_prune) {
+                               bool memory_prune, double budget_s) {
   const Answer<Config> cfg = read(text);
   if (!cfg.ok()) return failed<SearchPart>(cfg);
   Answer<SearchPart> a;
-  a.result = cutlab::search_part(cfg.result.value, with_fixed_keys(text, options), first, count, memory_prune);
+  a.result = cutlab::search_part(cfg.result.value, with_fixed_keys(text, options), first, count, memory_prune, budget_s);
   return a;
 }
 
@@ -408,10 +408,12 @@ std::string search_json(const std::string& text, int top) {
   return to_json_text(search(text, options));
 }
 
-std::string search_part_json(const std::string& text, int top, int first, int count, bool memory_prune) {
+std::string search_part_json(const std::string& text, int top, int first, int count, bool memory_prune, double budget_ms) {
   SearchOptions options;
   options.top = top;
-  const Answer<SearchPart> a = search_part(text, options, first, count, memory_prune);
+  if (!(budget_ms >= 0))
+    return failure(failed<SearchPart>({{ErrorCode::OutOfRange, "/budget_ms", "budget_ms must be ≥ 0 (0: none)"}}));
+  const Answer<SearchPart> a = search_part(text, options, first, count, memory_prune, budget_ms / 1e3);
   if (!a.ok()) return failure(a);
   return success(to_json(a.result.value));
 }

@@ -716,6 +716,7 @@ json to_json(const SearchPart& p) {
   json out = to_json(p.result);
   out["order"] = p.order;
   out["items"] = p.items;
+  out["next"] = p.next;
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 
 #ifndef __EMSCRIPTEN__
@@ -210,8 +211,12 @@ long long unit_items(const Config& base, const Space& s, const Unit& u) {
 // Items [from, to) of unit `u` (the unit_index-th): counts and the best plans into `out`. The order
 // of a plan is its position in the unit's enumeration, offset by the unit's own 2^32 numbers (orders
 // of different units never meet), whatever range it is searched in.
-void search_unit(const Config& base, const Space& s, const SearchOptions& o, bool memory_prune, const Unit& u, std::size_t unit_index,
-                 long long from, long long to, UnitResult& out) {
+using Clock = std::chrono::steady_clock;
+
+// Returns the item it stopped before: `to`, or an earlier one once the clock passed `deadline` (the
+// first item of the range is always searched).
+long long search_unit(const Config& base, const Space& s, const SearchOptions& o, bool memory_prune, const Unit& u,
+                      std::size_t unit_index, long long from, long long to, UnitResult& out, const Clock::time_point* deadline) {
   SearchResult& n = out.counts;
   Config c = base;
   Plan& p = c.plan;
@@ -224,12 +229,13 @@ void search_unit(const Config& base, const Space& s, const SearchOptions& o, boo
   if (base.workload.global_batch % u.dp != 0) {
     const long long all = from < to ? per_item * num_rc * num_mbs * static_cast<long long>(s.zero_do.size()) : 0;
     n.candidates += all, n.pruned_invalid += all;
-    return;
+    return to;
   }
   const long long order_base = static_cast<long long>(unit_index) << 32;
   long long floor_zero = -1;
   double floor = -1;
   for (long long item = from; item < to; ++item) {
+    if (deadline && item > from && Clock::now() >= *deadline) return item;
     const long long zi = item / (num_mbs * num_rc);
     const ZeroDo& zd = s.zero_do[static_cast<std::size_t>(zi)];
     const int mb = mbs[static_cast<std::size_t>(item / num_rc % num_mbs)];
@@ -297,6 +303,7 @@ void search_unit(const Config& base, const Space& s, const SearchOptions& o, boo
             out.best.add(std::move(entry));
           }
   }
+  return to;
 }
 
 // Runs work(i) for i in [0, count) on `threads` threads (the calling one among them); each i once.
@@ -335,23 +342,29 @@ Items make_items(const Config& base, const Space& s) {
   return it;
 }
 
-// Items [first, last) into one part, unit by unit.
+// Items [first, last) into one part, unit by unit; with a deadline, those searched before it passed
+// (part.next: the first one not searched).
 SearchPart run_items(const Config& base, const Space& space, const Items& items, const SearchOptions& o, bool memory_prune,
-                     long long first, long long last) {
+                     long long first, long long last, const Clock::time_point* deadline = nullptr) {
   UnitResult all;
   all.best.top = static_cast<std::size_t>(o.top);
+  long long next = last;
   const auto from = std::upper_bound(items.begin.begin(), items.begin.end(), first);
   for (std::size_t i = static_cast<std::size_t>(std::max<long>(0, from - items.begin.begin() - 1));
        i < items.units.size() && items.begin[i] < last; ++i) {
     const long long lo = std::max(first, items.begin[i]) - items.begin[i], hi = std::min(last, items.begin[i + 1]) - items.begin[i];
     if (lo >= hi) continue;
-    search_unit(base, space, o, memory_prune, items.units[i], i, lo, hi, all);
+    const long long stopped = search_unit(base, space, o, memory_prune, items.units[i], i, lo, hi, all, deadline);
+    next = items.begin[i] + stopped;
+    if (stopped < hi) break;
+    if (deadline && Clock::now() >= *deadline) break;
   }
   all.best.trim();
   SearchPart part;
   part.result = all.counts;
   part.result.valid = part.result.evaluated;
   part.items = items.begin.back();
+  part.next = std::max(first, std::min(next, last));
   for (Entry& e : all.best.entries) {
     part.result.best.push_back(std::move(e.plan));
     part.order.push_back(e.order);
@@ -379,7 +392,8 @@ Errors search_errors(const Config& base, const SearchOptions& opt) {
 
 }  // namespace
 
-Result<SearchPart> search_part(const Config& base, const SearchOptions& opt, long long first, long long count, bool memory_prune) {
+Result<SearchPart> search_part(const Config& base, const SearchOptions& opt, long long first, long long count, bool memory_prune,
+                               double budget_s) {
   Result<SearchPart> out;
   out.errors = search_errors(base, opt);
   if (out.errors.empty() && !(first >= 0 && count >= 0))
@@ -388,7 +402,9 @@ Result<SearchPart> search_part(const Config& base, const SearchOptions& opt, lon
   const Space space = make_space(base, opt);
   const Items items = make_items(base, space);
   const long long last = first > items.begin.back() - count ? items.begin.back() : first + count;
-  out.value = run_items(base, space, items, opt, memory_prune, std::min(first, last), last);
+  const Clock::time_point deadline = Clock::now() +
+                                     std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+  out.value = run_items(base, space, items, opt, memory_prune, std::min(first, last), last, budget_s > 0 ? &deadline : nullptr);
   return out;
 }
 

@@ -77,13 +77,13 @@ TEST_CASE("the search in parts: the merged parts' JSON is search_json's, bad par
                                .dump();
   const json one = json::parse(cutlab::api::search_json(text, 5));
   REQUIRE(one["ok"] == true);
-  const json head = json::parse(cutlab::api::search_part_json(text, 5, 0, 0, true));
+  const json head = json::parse(cutlab::api::search_part_json(text, 5, 0, 0, true, 0));
   REQUIRE(head["ok"] == true);
   const int items = head["result"]["items"];
   REQUIRE(items > 4);
   json parts = json::array();
   for (int first = 0; first < items; first += items / 4) {
-    const json p = json::parse(cutlab::api::search_part_json(text, 5, first, items / 4, true));
+    const json p = json::parse(cutlab::api::search_part_json(text, 5, first, items / 4, true, 0));
     REQUIRE(p["ok"] == true);
     parts.push_back(p["result"]);
   }
@@ -99,5 +99,5 @@ TEST_CASE("the search in parts: the merged parts' JSON is search_json's, bad par
   REQUIRE(bad["ok"] == false);
   CHECK(bad["errors"][0]["path"] == "/0/candidates");
   CHECK(json::parse(cutlab::api::search_merge_json("[", 5))["ok"] == false);
-  CHECK(json::parse(cutlab::api::search_part_json(text, 5, -1, 4, true))["errors"][0]["path"] == "/first");
+  CHECK(json::parse(cutlab::api::search_part_json(text, 5, -1, 4, true, 0))["errors"][0]["path"] == "/first");
 }

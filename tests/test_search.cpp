@@ -189,3 +189,26 @@ TEST_CASE("a negative range is an error, a range beyond the items an empty part"
   CHECK(p.value.result.best.empty());
   CHECK(search_part(c, top(3), 0, items + 100).value.result.candidates == search_plans(c, top(3)).value.candidates);
 }
+
+TEST_CASE("pieces cut by a time budget, each going on at its next item, merge to the one-shot search", "[search][shards]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 1, 1, 1, 8192, 64);
+  c.cluster.gpus = 64;
+  const SearchOptions o = top(10);
+  std::vector<SearchPart> parts;
+  long long items = 1;
+  for (long long first = 0; first < items;) {
+    const Result<SearchPart> p = search_part(c, o, first, 1 << 30, true, 1e-9);  // a budget that has always run out: one item
+    REQUIRE(p.ok());
+    items = p.value.items;
+    REQUIRE(p.value.next > first);
+    if (parts.size() < 3) CHECK(p.value.next == first + 1);
+    first = p.value.next;
+    parts.push_back(p.value);
+  }
+  CHECK(static_cast<long long>(parts.size()) == items);
+  const SearchResult m = merge_search_parts(parts, o.top).result, one = search_plans(c, o).value;
+  CHECK(m.candidates == one.candidates);
+  CHECK(m.evaluated == one.evaluated);
+  REQUIRE(m.best.size() == one.best.size());
+  for (size_t i = 0; i < m.best.size(); ++i) CHECK(m.best[i].step_s == one.best[i].step_s);
+}
