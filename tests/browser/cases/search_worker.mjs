@@ -154,7 +154,29 @@ async function onThePage(k) {
   });
 }
 
+// A worker that fails to load (its script missing: a server without it, a policy that blocks it)
+// reports an error event: the search goes on on the page, from the start, with the same result.
+async function workerFails(k) {
+  const { httpBase } = await setup();
+  const args = ['--model', 'llama3-70b', '--cluster', 'dgx-h100', '--gpus', '64', '--seq-len', '8192', '--global-batch', '64', '--top', '10'];
+  const refP = cliSearch(args);
+  const { page, errors } = await k.open(null);
+  await page.route((u) => u.pathname.endsWith('/search-worker.js'), (route) => route.fulfill({ status: 404, body: 'gone' }));
+  await page.goto(httpBase + '?model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&pp=2&seq_len=8192&global_batch=64');
+  await page.waitForFunction(() => document.body.dataset.status === 'ready', null, { timeout: 30000 });
+  await settle(page);
+  const ref = await refP;
+  await k.step('a worker that cannot load: the search runs on the page instead', async () => {
+    await page.click('#find-plans');
+    await searchDone(page);
+    sameAsCli(k, await rows(page), ref, 'worker missing');
+    k.check((await page.$eval('#search-panel', (p) => p.dataset.runner)) === 'page', 'the search ran on the page');
+    k.noErrors(errors.filter((e) => !/404|search-worker/.test(e)), 'worker missing');
+  });
+}
+
 export default [
+  { name: 'search when the worker cannot load: on the page, the same result', weight: 1, run: workerFails },
   { name: 'search in a worker: progress, responsive page, cancel, one-shot result', weight: 3, alone: true, run: inWorker },
   { name: 'search on the page (file://): progress, responsive, cancel', weight: 3, alone: true, run: onThePage },
 ];
