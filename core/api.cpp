@@ -120,17 +120,34 @@ Answer<std::vector<GpuPlacement>> gpus(const std::string& text, int first, int c
   return a;
 }
 
-Answer<SearchResult> search(const std::string& text, const SearchOptions& options) {
-  const Answer<Config> cfg = read(text);
-  if (!cfg.ok()) return failed<SearchResult>(cfg);
-  // The plan keys the config gives are fixed; the search chooses the others (search.h).
+namespace {
+
+// The plan keys the config gives are fixed; the search chooses the others (search.h).
+SearchOptions with_fixed_keys(const std::string& text, const SearchOptions& options) {
   SearchOptions o = options;
   Errors ignored;
   const json j = parse_strict(text, ignored);
   if (j.is_object() && j.contains("plan") && j["plan"].is_object())
     for (const auto& [key, value] : j["plan"].items()) o.fixed.push_back(key);
+  return o;
+}
+
+}  // namespace
+
+Answer<SearchResult> search(const std::string& text, const SearchOptions& options) {
+  const Answer<Config> cfg = read(text);
+  if (!cfg.ok()) return failed<SearchResult>(cfg);
   Answer<SearchResult> a;
-  a.result = search_plans(cfg.result.value, o);
+  a.result = search_plans(cfg.result.value, with_fixed_keys(text, options));
+  return a;
+}
+
+Answer<SearchPart> search_part(const std::string& text, const SearchOptions& options, long long first, long long count,
+                               bool memory_prune, double budget_s) {
+  const Answer<Config> cfg = read(text);
+  if (!cfg.ok()) return failed<SearchPart>(cfg);
+  Answer<SearchPart> a;
+  a.result = cutlab::search_part(cfg.result.value, with_fixed_keys(text, options), first, count, memory_prune, budget_s);
   return a;
 }
 
@@ -392,6 +409,95 @@ std::string search_json(const std::string& text, int top) {
   SearchOptions options;
   options.top = top;
   return to_json_text(search(text, options));
+}
+
+std::string search_part_json(const std::string& text, int top, int first, int count, bool memory_prune, double budget_ms) {
+  SearchOptions options;
+  options.top = top;
+  if (!(budget_ms >= 0))
+    return failure(failed<SearchPart>({{ErrorCode::OutOfRange, "/budget_ms", "budget_ms must be ≥ 0 (0: none)"}}));
+  const Answer<SearchPart> a = search_part(text, options, first, count, memory_prune, budget_ms / 1e3);
+  if (!a.ok()) return failure(a);
+  return success(to_json(a.result.value));
+}
+
+namespace {
+
+// A count of a part: a non-negative integer at parts[i]/key, else an error.
+long long part_count(const json& part, const char* key, const std::string& at, Errors& errors) {
+  const auto it = part.find(key);
+  if (it == part.end() || !it->is_number_integer() || it->get<long long>() < 0) {
+    errors.push_back({ErrorCode::WrongType, at + "/" + key, std::string(key) + " must be a count (an integer ≥ 0)"});
+    return 0;
+  }
+  return it->get<long long>();
+}
+
+}  // namespace
+
+std::string search_merge_json(const std::string& text, int top) {
+  Errors errors;
+  const json j = parse_strict(text, errors);
+  if (!errors.empty()) return failure(failed<SearchPart>(std::move(errors)));
+  if (!j.is_array()) return failure(failed<SearchPart>({{ErrorCode::WrongType, "", "the parts must be an array of search parts"}}));
+  if (top < 1) return failure(failed<SearchPart>({{ErrorCode::OutOfRange, "/top", "top must be ≥ 1"}}));
+  // The merge ranks by what the search ranks by (fits, tokens/s, peak memory, order); each plan
+  // keeps its JSON as the part gave it, found again by its order (unique in the space).
+  std::vector<SearchPart> parts;
+  std::vector<std::pair<long long, const json*>> entries;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const json& p = j[i];
+    const std::string at = "/" + std::to_string(i);
+    if (!p.is_object()) {
+      errors.push_back({ErrorCode::WrongType, at, "a part must be an object (a search_part result)"});
+      continue;
+    }
+    SearchPart part;
+    SearchResult& r = part.result;
+    r.candidates = part_count(p, "candidates", at, errors);
+    r.pruned_invalid = part_count(p, "pruned_invalid", at, errors);
+    r.pruned_equivalent = part_count(p, "pruned_equivalent", at, errors);
+    r.pruned_memory = part_count(p, "pruned_memory", at, errors);
+    r.evaluated = part_count(p, "evaluated", at, errors);
+    r.fitting = part_count(p, "fitting", at, errors);
+    part.items = part_count(p, "items", at, errors);
+    const auto best = p.find("best"), order = p.find("order");
+    if (best == p.end() || order == p.end() || !best->is_array() || !order->is_array() || best->size() != order->size()) {
+      errors.push_back({ErrorCode::WrongType, at + "/best", "best and order must be arrays of the same length"});
+      continue;
+    }
+    for (std::size_t k = 0; k < best->size(); ++k) {
+      const json& b = (*best)[k];
+      const json& o = (*order)[k];
+      const std::string bat = at + "/best/" + std::to_string(k);
+      if (!o.is_number_integer() || !b.is_object() || !b.contains("fits") || !b["fits"].is_boolean() || !b.contains("tokens_per_s") ||
+          !b["tokens_per_s"].is_number() || !b.contains("peak_memory_bytes") || !b["peak_memory_bytes"].is_number()) {
+        errors.push_back({ErrorCode::WrongType, bat, "a plan needs fits, tokens_per_s, peak_memory_bytes and an integer order"});
+        continue;
+      }
+      RankedPlan rp;
+      rp.fits = b["fits"].get<bool>();
+      rp.tokens_per_s = b["tokens_per_s"].get<double>();
+      rp.peak_memory_bytes = b["peak_memory_bytes"].get<double>();
+      r.best.push_back(rp);
+      part.order.push_back(o.get<long long>());
+      entries.emplace_back(o.get<long long>(), &b);
+    }
+    parts.push_back(std::move(part));
+  }
+  if (!errors.empty()) return failure(failed<SearchPart>(std::move(errors)));
+  const SearchPart merged = merge_search_parts(parts, top);
+  json out = to_json(merged);
+  json best = json::array();
+  for (long long order : merged.order)
+    for (const auto& [o, entry] : entries)
+      if (o == order) {
+        best.push_back(*entry);
+        break;
+      }
+  out["best"] = std::move(best);
+  out["second_pass"] = needs_second_pass(merged.result);
+  return success(std::move(out));
 }
 
 std::string serving_search_json(const std::string& text, int top, double max_ttft_ms, double max_tpot_ms, double width) {

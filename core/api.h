@@ -43,6 +43,9 @@ std::size_t evaluations();  // evaluations run so far on this thread (tests, the
 // What GPUs first … first + count − 1 hold (count ≤ 4,096).
 Answer<std::vector<GpuPlacement>> gpus(const std::string& config_text, int first, int count);
 Answer<SearchResult> search(const std::string& config_text, const SearchOptions& options);
+// One shard of that search (search.h: search_part; the same fixed keys).
+Answer<SearchPart> search_part(const std::string& config_text, const SearchOptions& options, long long first, long long count,
+                               bool memory_prune, double budget_s = 0);
 Answer<StageBalance> balance(const std::string& config_text, const StageBalanceOptions& options);
 // Serving plans ranked under latency limits, and their Pareto front (serving_search.h).
 Answer<ServingSearchResult> serving_search(const std::string& config_text, const ServingSearchOptions& options);
@@ -82,6 +85,17 @@ std::string gpus_json(const std::string& config_text, int first, int count);
 std::string gpu_json(const std::string& config_text, int rank);  // result: what one GPU holds
 // result: the fastest plans that fit for the config's model, cluster.gpus and workload (search.h).
 std::string search_json(const std::string& config_text, int top);
+// The same search in pieces, for a caller that must stay responsive (the page): result: items
+// [first, first + count) of the space (search.h: search_part), the keys of search_json's result and
+// "order" (the enumeration order of each plan of "best"), "items" (in the whole space; count 0 asks
+// only for that) and "next" (the first item not searched: with budget_ms > 0 the part stops once
+// that much time has passed, after at least one item). memory_prune false: the second pass (below).
+std::string search_part_json(const std::string& config_text, int top, int first, int count, bool memory_prune, double budget_ms);
+// result: the parts (a JSON array of search_part_json results, or of merges) merged: search_json's
+// result (the same for any partition of the items once all are in), with "order", "items" and
+// "second_pass": true when no plan fit and the memory bound pruned some, so that every item must be
+// searched again with memory_prune false and those parts be merged instead (search.h).
+std::string search_merge_json(const std::string& parts_text, int top);
 // result: the serving search (serving_search.h) under a TTFT and a TPOT limit in milliseconds (0:
 // none), and with `width` ≥ 200 its Pareto plot laid out for that many pixels ("figure",
 // core/scene_pareto.h); `top` plans in "best".

@@ -714,6 +714,14 @@ json to_json(const SearchResult& s) {
           {"best", best}};
 }
 
+json to_json(const SearchPart& p) {
+  json out = to_json(p.result);
+  out["order"] = p.order;
+  out["items"] = p.items;
+  out["next"] = p.next;
+  return out;
+}
+
 json to_json(const StageBalance& b) {
   auto split = [](const StageSplit& s) {
     return json{{"layers_per_stage", s.layers_per_stage},

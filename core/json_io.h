@@ -44,6 +44,7 @@ nlohmann::json to_json(const ScheduleResult& s, bool with_ops);
 nlohmann::json to_json(const GpuPlacement& g);
 nlohmann::json to_json(const Scene& s);
 nlohmann::json to_json(const SearchResult& s);
+nlohmann::json to_json(const SearchPart& p);  // the result's keys, and "order" and "units"
 nlohmann::json to_json(const StageBalance& b);
 nlohmann::json to_json(const Errors& errors);
 nlohmann::json choices_json();  // every named choice: [{name, label}] per key

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 
 #ifndef __EMSCRIPTEN__
@@ -185,90 +186,124 @@ double memory_floor(Config c) {
   return peak;
 }
 
-void search_unit(const Config& base, const Space& s, const SearchOptions& o, bool memory_prune, const Unit& u, long long order_base,
-                 UnitResult& out) {
+// The micro-batches a unit tries: every divisor of a replica's batch (the base's when fixed; 1 when
+// DP does not divide the batch, a unit that is all invalid).
+std::vector<int> micro_batches(const Config& base, const Space& s, const Unit& u) {
+  const long long gb = base.workload.global_batch;
+  if (s.fixed_mb) return {base.plan.micro_batch};
+  return gb % u.dp == 0 ? divisors_up_to(gb / u.dp, gb / u.dp) : std::vector<int>{1};
+}
+
+// The plans of one item: every SP and overlap flag.
+long long plans_per_item(const Space& s) {
+  return static_cast<long long>(s.sps.size() * s.tp_overlaps.size() * s.grad_overlaps.size() * s.param_overlaps.size());
+}
+
+// A unit's items: one per ZeRO choice × micro-batch × recompute choice, in the enumeration's order
+// (cut this fine so that a piece of the search stays short: the plans of one item cost about the
+// same); a unit whose DP does not divide the batch is one item.
+long long unit_items(const Config& base, const Space& s, const Unit& u) {
+  if (base.workload.global_batch % u.dp != 0) return 1;
+  return static_cast<long long>(s.zero_do.size()) * static_cast<long long>(micro_batches(base, s, u).size()) *
+         static_cast<long long>(s.recomputes.size());
+}
+
+// Items [from, to) of unit `u` (the unit_index-th): counts and the best plans into `out`. The order
+// of a plan is its position in the unit's enumeration, offset by the unit's own 2^32 numbers (orders
+// of different units never meet), whatever range it is searched in.
+using Clock = std::chrono::steady_clock;
+
+// Returns the item it stopped before: `to`, or an earlier one once the clock passed `deadline` (the
+// first item of the range is always searched).
+long long search_unit(const Config& base, const Space& s, const SearchOptions& o, bool memory_prune, const Unit& u,
+                      std::size_t unit_index, long long from, long long to, UnitResult& out, const Clock::time_point* deadline) {
   SearchResult& n = out.counts;
   Config c = base;
   Plan& p = c.plan;
   p.tp = u.tp, p.pp = u.pp, p.cp = u.cp, p.ep = u.ep, p.etp = u.etp, p.dp = u.dp;
   p.schedule = u.schedule, p.vpp = u.vpp;
   if (!s.fixed_layers) p.layers_per_stage.clear();
-  const long long gb = base.workload.global_batch;
-  std::vector<int> mbs{base.plan.micro_batch};
-  if (!s.fixed_mb) mbs = gb % u.dp == 0 ? divisors_up_to(gb / u.dp, gb / u.dp) : std::vector<int>{1};
-  const long long per_zero = static_cast<long long>(mbs.size()) * static_cast<long long>(s.recomputes.size()) *
-                             static_cast<long long>(s.sps.size() * s.tp_overlaps.size() * s.grad_overlaps.size() *
-                                                    s.param_overlaps.size());
-  n.candidates = per_zero * static_cast<long long>(s.zero_do.size());
-  if (gb % u.dp != 0) {
-    n.pruned_invalid = n.candidates;
-    return;
+  const std::vector<int> mbs = micro_batches(base, s, u);
+  const long long per_item = plans_per_item(s), num_mbs = static_cast<long long>(mbs.size()),
+                  num_rc = static_cast<long long>(s.recomputes.size());
+  if (base.workload.global_batch % u.dp != 0) {
+    const long long all = from < to ? per_item * num_rc * num_mbs * static_cast<long long>(s.zero_do.size()) : 0;
+    n.candidates += all, n.pruned_invalid += all;
+    return to;
   }
-  long long order = order_base;
-  for (const ZeroDo& zd : s.zero_do) {
+  const long long order_base = static_cast<long long>(unit_index) << 32;
+  long long floor_zero = -1;
+  double floor = -1;
+  for (long long item = from; item < to; ++item) {
+    if (deadline && item > from && Clock::now() >= *deadline) return item;
+    const long long zi = item / (num_mbs * num_rc);
+    const ZeroDo& zd = s.zero_do[static_cast<std::size_t>(zi)];
+    const int mb = mbs[static_cast<std::size_t>(item / num_rc % num_mbs)];
+    const RecomputeChoice& rc = s.recomputes[static_cast<std::size_t>(item % num_rc)];
+    n.candidates += per_item;
     p.zero = zd.zero, p.distributed_optimizer = zd.distributed_optimizer;
     if (zd.zero >= 2 && u.pp > 1) {  // refused, as DeepSpeed does (plan.cpp)
-      n.pruned_invalid += per_zero;
+      n.pruned_invalid += per_item;
       continue;
     }
     if (o.prune && !zd.first) {
-      n.pruned_equivalent += per_zero;
+      n.pruned_equivalent += per_item;
       continue;
     }
     if (o.prune && memory_prune) {
-      const double floor = memory_floor(c);
+      if (floor_zero != zi) floor = memory_floor(c), floor_zero = zi;  // the same for every micro-batch and recompute
       if (floor >= 0 && floor > o.max_memory_fraction * (c.cluster.hbm_bytes - c.cluster.reserved_bytes)) {
-        n.pruned_memory += per_zero;
+        n.pruned_memory += per_item;
         continue;
       }
     }
-    for (int mb : mbs)
-      for (const RecomputeChoice& rc : s.recomputes)
-        for (char sp : s.sps)
-          for (char tpo : s.tp_overlaps)
-            for (char grad : s.grad_overlaps)
-              for (char param : s.param_overlaps) {
-                ++order;
-                if (sp && u.tp == 1) {  // sequence parallel needs a TP group
-                  ++n.pruned_invalid;
-                  continue;
-                }
-                // Dominated: off never beats on (same memory, time the same or longer), and TP overlap
-                // without TP is the same plan.
-                const bool dominated = (!s.fixed_tpo && (u.tp == 1 ? tpo : !tpo)) || (!s.fixed_grad && !grad) ||
-                                       (!s.fixed_param && !param);
-                if (o.prune && dominated) {
-                  ++n.pruned_equivalent;
-                  continue;
-                }
-                p.micro_batch = mb, p.recompute = rc.mode, p.recompute_modules = rc.modules;
-                p.sp = sp, p.tp_comm_overlap = tpo, p.overlap_grad_reduce = grad, p.overlap_param_gather = param;
-                const Result<Resolved> resolved = resolve(c);
-                if (!resolved.ok()) {
-                  ++n.pruned_invalid;
-                  continue;
-                }
-                const Result<TrainingEstimate> e = evaluate_training(resolved.value, false);
-                if (!e.ok()) {
-                  ++n.pruned_invalid;
-                  continue;
-                }
-                ++n.evaluated;
-                const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
-                Entry entry;
-                entry.order = order;
-                RankedPlan& rp = entry.plan;
-                rp.plan = p;
-                rp.step_s = e.value.step_s;
-                rp.tokens_per_s = e.value.tokens_per_s;
-                rp.mfu = e.value.mfu;
-                rp.peak_memory_bytes = peak.total_bytes;
-                rp.capacity_bytes = peak.capacity_bytes;
-                rp.fits = peak.total_bytes <= o.max_memory_fraction * peak.capacity_bytes;
-                n.fitting += rp.fits;
-                out.best.add(std::move(entry));
-              }
+    long long order = order_base + item * per_item;
+    for (char sp : s.sps)
+      for (char tpo : s.tp_overlaps)
+        for (char grad : s.grad_overlaps)
+          for (char param : s.param_overlaps) {
+            ++order;
+            if (sp && u.tp == 1) {  // sequence parallel needs a TP group
+              ++n.pruned_invalid;
+              continue;
+            }
+            // Dominated: off never beats on (same memory, time the same or longer), and TP overlap
+            // without TP is the same plan.
+            const bool dominated = (!s.fixed_tpo && (u.tp == 1 ? tpo : !tpo)) || (!s.fixed_grad && !grad) ||
+                                   (!s.fixed_param && !param);
+            if (o.prune && dominated) {
+              ++n.pruned_equivalent;
+              continue;
+            }
+            p.micro_batch = mb, p.recompute = rc.mode, p.recompute_modules = rc.modules;
+            p.sp = sp, p.tp_comm_overlap = tpo, p.overlap_grad_reduce = grad, p.overlap_param_gather = param;
+            const Result<Resolved> resolved = resolve(c);
+            if (!resolved.ok()) {
+              ++n.pruned_invalid;
+              continue;
+            }
+            const Result<TrainingEstimate> e = evaluate_training(resolved.value, false);
+            if (!e.ok()) {
+              ++n.pruned_invalid;
+              continue;
+            }
+            ++n.evaluated;
+            const StageMemory& peak = e.value.memory.per_stage[e.value.memory.peak_stage];
+            Entry entry;
+            entry.order = order;
+            RankedPlan& rp = entry.plan;
+            rp.plan = p;
+            rp.step_s = e.value.step_s;
+            rp.tokens_per_s = e.value.tokens_per_s;
+            rp.mfu = e.value.mfu;
+            rp.peak_memory_bytes = peak.total_bytes;
+            rp.capacity_bytes = peak.capacity_bytes;
+            rp.fits = peak.total_bytes <= o.max_memory_fraction * peak.capacity_bytes;
+            n.fitting += rp.fits;
+            out.best.add(std::move(entry));
+          }
   }
+  return to;
 }
 
 // Runs work(i) for i in [0, count) on `threads` threads (the calling one among them); each i once.
@@ -288,58 +323,138 @@ void parallel_for(std::size_t count, int threads, const std::function<void(std::
 #endif
 }
 
+void add_counts(SearchResult& into, const SearchResult& n) {
+  into.candidates += n.candidates, into.pruned_invalid += n.pruned_invalid, into.pruned_equivalent += n.pruned_equivalent;
+  into.pruned_memory += n.pruned_memory, into.evaluated += n.evaluated, into.fitting += n.fitting;
+}
+
+// The space cut into items: the units, and where each unit's items begin (begin.back(): all items).
+struct Items {
+  std::vector<Unit> units;
+  std::vector<long long> begin;
+};
+
+Items make_items(const Config& base, const Space& s) {
+  Items it;
+  it.units = make_units(base, s);
+  it.begin.push_back(0);
+  for (const Unit& u : it.units) it.begin.push_back(it.begin.back() + unit_items(base, s, u));
+  return it;
+}
+
+// Items [first, last) into one part, unit by unit; with a deadline, those searched before it passed
+// (part.next: the first one not searched).
+SearchPart run_items(const Config& base, const Space& space, const Items& items, const SearchOptions& o, bool memory_prune,
+                     long long first, long long last, const Clock::time_point* deadline = nullptr) {
+  UnitResult all;
+  all.best.top = static_cast<std::size_t>(o.top);
+  long long next = last;
+  const auto from = std::upper_bound(items.begin.begin(), items.begin.end(), first);
+  for (std::size_t i = static_cast<std::size_t>(std::max<long>(0, from - items.begin.begin() - 1));
+       i < items.units.size() && items.begin[i] < last; ++i) {
+    const long long lo = std::max(first, items.begin[i]) - items.begin[i], hi = std::min(last, items.begin[i + 1]) - items.begin[i];
+    if (lo >= hi) continue;
+    const long long stopped = search_unit(base, space, o, memory_prune, items.units[i], i, lo, hi, all, deadline);
+    next = items.begin[i] + stopped;
+    if (stopped < hi) break;
+    if (deadline && Clock::now() >= *deadline) break;
+  }
+  all.best.trim();
+  SearchPart part;
+  part.result = all.counts;
+  part.result.valid = part.result.evaluated;
+  part.items = items.begin.back();
+  part.next = std::max(first, std::min(next, last));
+  for (Entry& e : all.best.entries) {
+    part.result.best.push_back(std::move(e.plan));
+    part.order.push_back(e.order);
+  }
+  return part;
+}
+
+// The errors that keep a config from being searched (none: it can be).
+Errors search_errors(const Config& base, const SearchOptions& opt) {
+  Errors errors;
+  if (base.cluster.gpus <= 0) {
+    errors.push_back({ErrorCode::MissingKey, "/cluster/gpus", "search needs the GPU count to fill (cluster.gpus)"});
+  } else if (base.workload.mode != Mode::Train) {
+    errors.push_back(
+        {ErrorCode::Incompatible, "/workload/mode", "search ranks training plans; serving plans are evaluated one by one"});
+  } else if (base.workload.global_batch <= 0) {
+    // Without a global batch every plan fails validation: say so once rather than "0 valid".
+    errors.push_back({ErrorCode::MissingKey, "/workload/global_batch",
+                      "search needs the global batch (workload.global_batch, sequences per step) to rank training plans"});
+  } else if (opt.top < 1 || !(opt.max_memory_fraction > 0 && opt.max_memory_fraction <= 1)) {
+    errors.push_back({ErrorCode::OutOfRange, "/search", "top must be ≥ 1 and max_memory_fraction in (0, 1]"});
+  }
+  return errors;
+}
+
 }  // namespace
 
-Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) {
-  Result<SearchResult> out;
-  if (base.cluster.gpus <= 0) {
-    out.errors.push_back({ErrorCode::MissingKey, "/cluster/gpus", "search needs the GPU count to fill (cluster.gpus)"});
-    return out;
-  }
-  if (base.workload.mode != Mode::Train) {
-    out.errors.push_back(
-        {ErrorCode::Incompatible, "/workload/mode", "search ranks training plans; serving plans are evaluated one by one"});
-    return out;
-  }
-  // Without a global batch every plan fails validation: say so once rather than "0 valid".
-  if (base.workload.global_batch <= 0) {
-    out.errors.push_back({ErrorCode::MissingKey, "/workload/global_batch",
-                          "search needs the global batch (workload.global_batch, sequences per step) to rank training plans"});
-    return out;
-  }
-  if (opt.top < 1 || !(opt.max_memory_fraction > 0 && opt.max_memory_fraction <= 1)) {
-    out.errors.push_back({ErrorCode::OutOfRange, "/search", "top must be ≥ 1 and max_memory_fraction in (0, 1]"});
-    return out;
-  }
+Result<SearchPart> search_part(const Config& base, const SearchOptions& opt, long long first, long long count, bool memory_prune,
+                               double budget_s) {
+  Result<SearchPart> out;
+  out.errors = search_errors(base, opt);
+  if (out.errors.empty() && !(first >= 0 && count >= 0))
+    out.errors.push_back({ErrorCode::OutOfRange, "/first", "first and count must be ≥ 0"});
+  if (!out.errors.empty()) return out;
   const Space space = make_space(base, opt);
-  const std::vector<Unit> units = make_units(base, space);
-  const std::size_t top = static_cast<std::size_t>(opt.top);
-  auto run = [&](bool memory_prune) {
-    std::vector<UnitResult> results(units.size());
-    parallel_for(units.size(), opt.threads, [&](std::size_t i) {
-      results[i].best.top = top;
-      // Orders of different units never meet: each unit has 2^32 numbers of its own.
-      search_unit(base, space, opt, memory_prune, units[i], static_cast<long long>(i) << 32, results[i]);
-    });
-    return results;
-  };
-  std::vector<UnitResult> results = run(true);
-  // When nothing fits, the answer is the plans closest to fitting: the memory bound pruned some of them.
-  bool any_fits = false, memory_pruned = false;
-  for (const UnitResult& u : results) any_fits |= u.counts.fitting > 0, memory_pruned |= u.counts.pruned_memory > 0;
-  if (!any_fits && memory_pruned) results = run(false);
-  SearchResult& r = out.value;
+  const Items items = make_items(base, space);
+  const long long last = first > items.begin.back() - count ? items.begin.back() : first + count;
+  const Clock::time_point deadline = Clock::now() +
+                                     std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+  out.value = run_items(base, space, items, opt, memory_prune, std::min(first, last), last, budget_s > 0 ? &deadline : nullptr);
+  return out;
+}
+
+long long search_items(const Config& base, const SearchOptions& opt) {
+  if (!search_errors(base, opt).empty()) return 0;
+  return make_items(base, make_space(base, opt)).begin.back();
+}
+
+SearchPart merge_search_parts(const std::vector<SearchPart>& parts, int top) {
+  SearchPart merged;
+  SearchResult& r = merged.result;
   Best all;
-  all.top = top;
-  for (UnitResult& u : results) {
-    const SearchResult& n = u.counts;
-    r.candidates += n.candidates, r.pruned_invalid += n.pruned_invalid, r.pruned_equivalent += n.pruned_equivalent;
-    r.pruned_memory += n.pruned_memory, r.evaluated += n.evaluated, r.fitting += n.fitting;
-    for (Entry& e : u.best.entries) all.add(std::move(e));
+  all.top = static_cast<std::size_t>(std::max(1, top));
+  for (const SearchPart& part : parts) {
+    add_counts(r, part.result);
+    merged.items = std::max(merged.items, part.items);
+    for (std::size_t i = 0; i < part.result.best.size(); ++i) {
+      Entry e;
+      e.plan = part.result.best[i];
+      e.order = i < part.order.size() ? part.order[i] : 0;
+      all.add(std::move(e));
+    }
   }
   r.valid = r.evaluated;
   all.trim();
-  for (Entry& e : all.entries) r.best.push_back(std::move(e.plan));
+  for (Entry& e : all.entries) {
+    r.best.push_back(std::move(e.plan));
+    merged.order.push_back(e.order);
+  }
+  return merged;
+}
+
+bool needs_second_pass(const SearchResult& merged) { return merged.fitting == 0 && merged.pruned_memory > 0; }
+
+Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) {
+  Result<SearchResult> out;
+  out.errors = search_errors(base, opt);
+  if (!out.errors.empty()) return out;
+  const Space space = make_space(base, opt);
+  const Items items = make_items(base, space);
+  // One part per unit, taken by the threads as they come free; merged as search_part's are.
+  auto run = [&](bool memory_prune) {
+    std::vector<SearchPart> parts(items.units.size());
+    parallel_for(items.units.size(), opt.threads, [&](std::size_t i) {
+      parts[i] = run_items(base, space, items, opt, memory_prune, items.begin[i], items.begin[i + 1]);
+    });
+    return merge_search_parts(parts, opt.top).result;
+  };
+  out.value = run(true);
+  if (needs_second_pass(out.value)) out.value = run(false);
   return out;
 }
 

@@ -13,6 +13,11 @@
 // activation left out) do not fit; the plans left are resolved, validated and simulated (the schedule's
 // fast path) and those that fit ranked by tokens/s. Results do not depend on the thread count: ties are
 // broken by the order of enumeration.
+// The space is cut into items (a mesh, a schedule with its VPP, a ZeRO choice, a micro-batch and a
+// recompute choice; every SP and overlap flag inside). search_part() searches a range of them, so that a caller that
+// must not block (the page) can run the search piece by piece and show what it has so far;
+// merge_search_parts() of the parts of any partition of the items is the one-shot search_plans()
+// (which runs the items of each mesh and schedule on its threads the same way).
 #pragma once
 #include <string>
 #include <vector>
@@ -55,5 +60,30 @@ std::vector<int> divisors_up_to(long long n, long long limit);
 
 // `base.cluster.gpus` must be set (the GPU count to fill).
 Result<SearchResult> search_plans(const Config& base, const SearchOptions& options = {});
+
+// A piece of the search: its counts and its best `top`, each with its enumeration order.
+struct SearchPart {
+  SearchResult result;           // counts of its items; best: its best `top`, best first
+  std::vector<long long> order;  // the enumeration order of each of result.best (ties in the merge)
+  long long items = 0;           // items in the whole space
+  long long next = 0;            // the first item after those searched (the range's end unless the budget ran out)
+};
+
+// Items [first, first + count) of the space (clamped to it; search_items: how many there are).
+// memory_prune false: no plan is pruned for its model states (the second pass, below). budget_s > 0:
+// stop after the item during which that much time has passed (at least one item is searched; `next`
+// says where to go on): the only input that reads a clock, and it changes where the part ends, never
+// what the merge of a partition gives.
+Result<SearchPart> search_part(const Config& base, const SearchOptions& options, long long first, long long count,
+                               bool memory_prune = true, double budget_s = 0);
+long long search_items(const Config& base, const SearchOptions& options);  // 0 when the config cannot be searched
+
+// The parts of a partition of the items merged: the counts summed, the best `top` of all, ties
+// broken by the enumeration order (the same ranking as search_plans for any partition). When no
+// plan fit and the memory bound pruned some (needs_second_pass), search_plans answers with the plans
+// closest to fitting: search every item again with memory_prune false and merge those parts instead.
+// The merge is itself a part (its order kept): merging merges of disjoint shards gives the same.
+SearchPart merge_search_parts(const std::vector<SearchPart>& parts, int top);
+bool needs_second_pass(const SearchResult& merged);
 
 }  // namespace cutlab

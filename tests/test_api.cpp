@@ -69,3 +69,35 @@ TEST_CASE("the page's calls for one state evaluate it once", "[api]") {
   cutlab::api::evaluate_json(text);
   REQUIRE(cutlab::api::evaluations() == before + 3);
 }
+
+TEST_CASE("the search in parts: the merged parts' JSON is search_json's, bad parts are errors", "[api][search]") {
+  const std::string text = json{{"model", "llama3-70b"},
+                                {"cluster", {{"preset", "dgx-h100"}, {"gpus", 32}}},
+                                {"workload", {{"seq_len", 4096}, {"global_batch", 32}}}}
+                               .dump();
+  const json one = json::parse(cutlab::api::search_json(text, 5));
+  REQUIRE(one["ok"] == true);
+  const json head = json::parse(cutlab::api::search_part_json(text, 5, 0, 0, true, 0));
+  REQUIRE(head["ok"] == true);
+  const int items = head["result"]["items"];
+  REQUIRE(items > 4);
+  json parts = json::array();
+  for (int first = 0; first < items; first += items / 4) {
+    const json p = json::parse(cutlab::api::search_part_json(text, 5, first, items / 4, true, 0));
+    REQUIRE(p["ok"] == true);
+    parts.push_back(p["result"]);
+  }
+  const json m = json::parse(cutlab::api::search_merge_json(parts.dump(), 5));
+  REQUIRE(m["ok"] == true);
+  const json& r = m["result"];
+  CHECK(r["second_pass"] == false);
+  for (const char* k : {"candidates", "pruned_invalid", "pruned_equivalent", "pruned_memory", "evaluated", "valid", "fitting", "best"})
+    CHECK(r[k] == one["result"][k]);
+  // errors as values: not an array, a part without its counts, a shard out of range
+  CHECK(json::parse(cutlab::api::search_merge_json("{}", 5))["ok"] == false);
+  const json bad = json::parse(cutlab::api::search_merge_json("[{\"best\": []}]", 5));
+  REQUIRE(bad["ok"] == false);
+  CHECK(bad["errors"][0]["path"] == "/0/candidates");
+  CHECK(json::parse(cutlab::api::search_merge_json("[", 5))["ok"] == false);
+  CHECK(json::parse(cutlab::api::search_part_json(text, 5, -1, 4, true, 0))["errors"][0]["path"] == "/first");
+}

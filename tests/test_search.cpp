@@ -120,3 +120,95 @@ TEST_CASE("fields the config fixes stay fixed; the others are searched", "[searc
   for (const RankedPlan& p : r.value.best)
     CHECK(std::tie(p.plan.tp, p.plan.pp, p.plan.recompute) == std::tie(c.plan.tp, c.plan.pp, c.plan.recompute));
 }
+
+TEST_CASE("the merge of the parts of any partition of the items is the one-shot search", "[search][shards]") {
+  // 70B on 64 H100s: plans fit; 405B on 8: none fits, so the merge asks for the second pass.
+  const auto [model, gpus, batch] = GENERATE(std::make_tuple("llama3-70b", 64, 64), std::make_tuple("mixtral-8x22b", 16, 32),
+                                             std::make_tuple("llama3-405b", 8, 8));
+  const int shards = GENERATE(1, 3, 7);
+  Config c = test::config(model, "dgx-h100", 1, 1, 1, 8192, batch);
+  c.cluster.gpus = gpus;
+  CAPTURE(model, gpus, shards);
+  const SearchOptions o = top(10);
+  const Result<SearchResult> one = search_plans(c, o);
+  REQUIRE(one.ok());
+  const long long items = search_items(c, o);
+  REQUIRE(items > shards);
+  auto merged = [&](bool memory_prune) {
+    std::vector<SearchPart> parts;
+    for (int k = 0; k < shards; ++k) {  // shard k: items [k·I/n, (k+1)·I/n)
+      const long long first = k * items / shards, last = (k + 1) * items / shards;
+      const Result<SearchPart> p = search_part(c, o, first, last - first, memory_prune);
+      REQUIRE(p.ok());
+      REQUIRE(p.value.items == items);
+      REQUIRE(p.value.order.size() == p.value.result.best.size());
+      parts.push_back(p.value);
+    }
+    // Merging in two halves, then the halves, gives the same as merging all at once.
+    const std::vector<SearchPart> first(parts.begin(), parts.begin() + shards / 2), second(parts.begin() + shards / 2, parts.end());
+    const SearchPart all = merge_search_parts(parts, o.top);
+    const SearchPart halves = merge_search_parts({merge_search_parts(first, o.top), merge_search_parts(second, o.top)}, o.top);
+    CHECK(all.order == halves.order);
+    return all;
+  };
+  SearchPart m = merged(true);
+  CHECK(needs_second_pass(m.result) == (one.value.fitting == 0 && m.result.pruned_memory > 0));
+  if (needs_second_pass(m.result)) m = merged(false);
+  const SearchResult &a = one.value, &b = m.result;
+  CHECK(a.candidates == b.candidates);
+  CHECK(a.pruned_invalid == b.pruned_invalid);
+  CHECK(a.pruned_equivalent == b.pruned_equivalent);
+  CHECK(a.pruned_memory == b.pruned_memory);
+  CHECK(a.evaluated == b.evaluated);
+  CHECK(a.valid == b.valid);
+  CHECK(a.fitting == b.fitting);
+  REQUIRE(a.best.size() == b.best.size());
+  for (size_t i = 0; i < a.best.size(); ++i) {
+    const Plan &x = a.best[i].plan, &y = b.best[i].plan;
+    CHECK(a.best[i].step_s == b.best[i].step_s);
+    CHECK(a.best[i].peak_memory_bytes == b.best[i].peak_memory_bytes);
+    CHECK(std::tie(x.tp, x.pp, x.cp, x.ep, x.dp, x.etp, x.vpp, x.micro_batch, x.zero, x.distributed_optimizer, x.sp,
+                   x.tp_comm_overlap) == std::tie(y.tp, y.pp, y.cp, y.ep, y.dp, y.etp, y.vpp, y.micro_batch, y.zero,
+                                                  y.distributed_optimizer, y.sp, y.tp_comm_overlap));
+    CHECK(x.schedule == y.schedule);
+    CHECK(x.recompute == y.recompute);
+    CHECK(x.recompute_modules == y.recompute_modules);
+  }
+}
+
+TEST_CASE("a negative range is an error, a range beyond the items an empty part", "[search][shards]") {
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 4096, 8);
+  c.cluster.gpus = 8;
+  REQUIRE(search_part(c, top(3), -1, 3).errors.front().path == "/first");
+  REQUIRE(search_part(c, top(3), 0, -1).errors.front().path == "/first");
+  const long long items = search_items(c, top(3));
+  const Result<SearchPart> p = search_part(c, top(3), items, 10);
+  REQUIRE(p.ok());
+  CHECK(p.value.items == items);
+  CHECK(p.value.result.candidates == 0);
+  CHECK(p.value.result.best.empty());
+  CHECK(search_part(c, top(3), 0, items + 100).value.result.candidates == search_plans(c, top(3)).value.candidates);
+}
+
+TEST_CASE("pieces cut by a time budget, each going on at its next item, merge to the one-shot search", "[search][shards]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 1, 1, 1, 8192, 64);
+  c.cluster.gpus = 64;
+  const SearchOptions o = top(10);
+  std::vector<SearchPart> parts;
+  long long items = 1;
+  for (long long first = 0; first < items;) {
+    const Result<SearchPart> p = search_part(c, o, first, 1 << 30, true, 1e-9);  // a budget that has always run out: one item
+    REQUIRE(p.ok());
+    items = p.value.items;
+    REQUIRE(p.value.next > first);
+    if (parts.size() < 3) CHECK(p.value.next == first + 1);
+    first = p.value.next;
+    parts.push_back(p.value);
+  }
+  CHECK(static_cast<long long>(parts.size()) == items);
+  const SearchResult m = merge_search_parts(parts, o.top).result, one = search_plans(c, o).value;
+  CHECK(m.candidates == one.candidates);
+  CHECK(m.evaluated == one.evaluated);
+  REQUIRE(m.best.size() == one.best.size());
+  for (size_t i = 0; i < m.best.size(); ++i) CHECK(m.best[i].step_s == one.best[i].step_s);
+}

@@ -15,6 +15,8 @@ EMSCRIPTEN_BINDINGS(cutlab) {
   emscripten::function("gpus", &gpus_json);
   emscripten::function("options", &options_json);
   emscripten::function("search", &search_json);
+  emscripten::function("searchPart", &search_part_json);
+  emscripten::function("searchMerge", &search_merge_json);
   emscripten::function("servingSearch", &serving_search_json);
   emscripten::function("disaggregation", &disaggregation_json);
   emscripten::function("balance", &balance_json);

@@ -16,8 +16,9 @@
   let tablesDue = false;                         // the tables wait for the next frame
   let canvasWidth = 0;                           // CSS width of the canvas, kept by a ResizeObserver
   const perf = { deriveMs: 0, drawMs: 0, workMs: 0, changeToDrawMs: null, frames: 0, searchMs: null };
-  // The last plan search (search.js): { key, out, ms, gpus, what, rankOrder }; shown while `open`.
-  const found = { result: null, open: false, busy: false, shown: null, limits: { ttft: 0, tpot: 0 } };
+  // The last plan search (search.js): { key, out, ms, gpus, what, rankOrder, where }; shown while `open`;
+  // progress: the running search's last report (search-run.js).
+  const found = { result: null, open: false, busy: false, cancelled: false, progress: null, what: null, shown: null, limits: { ttft: 0, tpot: 0 } };
   const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
   const embed = params.get('embed');
   const DEBUG = params.has('debug');   // ?debug=1: the core's and the drawing's timings in the footer
@@ -339,33 +340,73 @@
   }
 
   // ---- best plans (a click runs the core's search; a row click applies that plan) ----------------
+  // Training: the search runs in pieces in a worker (or between frames), search-run.js; the page
+  // keeps working, shows the bar and the best so far, and Cancel stops it. Serving: one call.
+  let running = null;   // the training search in progress: { cancel() }
+  let progressQueued = false;
   function runSearch() {
     if (found.busy) return;
     found.open = true;
     found.busy = true;
+    found.cancelled = false;
+    found.progress = null;
+    const d = last.d;
+    const cfg = CL.search.config(state, d);
+    const text = JSON.stringify(cfg);
+    const serving = CL.state.serving(CL.search.modeOf(state, d));
+    const lim = found.limits;
+    const conf = d && d.config;
+    const meta = { key: text, gpus: cfg.cluster.gpus, what: CL.search.describe(d, cfg.cluster.gpus),
+      rankOrder: conf && conf.plan ? conf.plan.rank_order : null, serving, limits: Object.assign({}, lim) };
+    found.what = meta.what;
     renderSearch(last.d, true);
     $('find-plans').disabled = true;
-    // let the "searching…" state paint first: the search takes a few hundred milliseconds
+    if (!serving) {
+      running = CL.searchRun.start(api, text, 10, {
+        progress(p) {   // drawn once per frame however many pieces come in between
+          found.progress = p;
+          if (progressQueued) return;
+          progressQueued = true;
+          requestAnimationFrame(() => {
+            progressQueued = false;
+            if (found.busy && found.progress) CL.search.progress($('search-panel'), found.progress, { current: last.d && last.d.ok ? last.d.r.config.plan : null });
+          });
+        },
+        done(out, info) {
+          running = null;
+          finish(Object.assign(meta, { out, ms: info.ms, where: info.where, pieces: info.pieces }));
+        },
+      });
+      return;
+    }
+    // let the "searching…" state paint first: the serving search takes a few hundred milliseconds
     requestAnimationFrame(() => setTimeout(() => {
-      const d = last.d;
-      const cfg = CL.search.config(state, d);
-      const text = JSON.stringify(cfg);
-      const serving = CL.state.serving(CL.search.modeOf(state, d));
-      const lim = found.limits;
       const t0 = performance.now();
-      const out = serving ? api.servingSearch(text, 10, lim.ttft || 0, lim.tpot || 0, CL.search.plotWidth($('search-panel'))) : api.search(text, 10);
-      const ms = performance.now() - t0;
-      perf.searchMs = ms;
-      const conf = d && d.config;
-      found.result = { key: text, out, ms, gpus: cfg.cluster.gpus, what: CL.search.describe(d, cfg.cluster.gpus),
-        rankOrder: conf && conf.plan ? conf.plan.rank_order : null, serving, limits: Object.assign({}, lim) };
-      found.busy = false;
-      $('find-plans').disabled = false;
-      renderSearch(last.d, true);
-      // bring the table into view when the page was scrolled away from it (below the sticky header)
-      const top = $('search-panel').getBoundingClientRect().top;
-      if (top < 64 || top > window.innerHeight - 160) window.scrollBy({ top: top - 64 });
+      const out = api.servingSearch(text, 10, lim.ttft || 0, lim.tpot || 0, CL.search.plotWidth($('search-panel')));
+      finish(Object.assign(meta, { out, ms: performance.now() - t0, where: 'page' }));
     }, 0));
+  }
+  function finish(result) {
+    perf.searchMs = result.ms;
+    found.result = result;
+    found.busy = false;
+    found.progress = null;
+    $('find-plans').disabled = false;
+    renderSearch(last.d, true);
+    // bring the table into view when the page was scrolled away from it (below the sticky header)
+    const top = $('search-panel').getBoundingClientRect().top;
+    if (top < 64 || top > window.innerHeight - 160) window.scrollBy({ top: top - 64 });
+  }
+  // Cancel: the search stops (its worker terminated); the previous result, if any, stays.
+  function cancelSearch() {
+    if (!running) return;
+    running.cancel();
+    running = null;
+    found.busy = false;
+    found.progress = null;
+    found.cancelled = true;
+    $('find-plans').disabled = false;
+    renderSearch(last.d, true);
   }
   function renderSearch(d, force) {
     const panel = $('search-panel');
@@ -374,19 +415,22 @@
     const res = found.result;
     const stale = !!res && res.out.ok && CL.search.key(state, d) !== res.key;
     const current = d && d.ok ? d.r.config.plan : null;
-    const sig = [res && res.key, res && res.ms, found.busy, mode, stale, JSON.stringify(current)].join('|');
+    const sig = [res && res.key, res && res.ms, found.busy, found.cancelled, mode, stale, JSON.stringify(current)].join('|');
     if (!force && sig === found.shown && !panel.hidden) return;
     found.shown = sig;
     // a row chosen with the keyboard keeps the focus across the redraw
     const focused = panel.contains(document.activeElement) ? document.activeElement.dataset.i : undefined;
-    panel.innerHTML = CL.search.html(res, { current, currentConfig: d && d.ok ? d.r.config : null, stale, mode, busy: found.busy });
+    panel.innerHTML = CL.search.html(res, { current, currentConfig: d && d.ok ? d.r.config : null, stale, mode, busy: found.busy,
+      cancelled: found.cancelled, what: found.what });
     panel.hidden = false;
+    if (found.busy && found.progress) CL.search.progress(panel, found.progress, { current });
+    panel.dataset.runner = res && !found.busy ? res.where || '' : '';
     if (res && res.serving) CL.search.drawPlot(panel, res);
     if (focused !== undefined) { const row = panel.querySelector('tbody tr[data-i="' + focused + '"]'); if (row) row.focus(); }
   }
   function applyRow(tr) {
     const res = found.result;
-    if (!tr || !res || !res.out.ok || tr.closest('table.outdated')) return;
+    if (!tr || !res || !res.out.ok || tr.closest('table.outdated, table.partial')) return;
     const row = res.out.result[tr.dataset.set === 'front' ? 'front' : 'best'][Number(tr.dataset.i)];
     if (!row) return;
     applyFound(row);
@@ -402,7 +446,8 @@
     button.addEventListener('click', runSearch);
     const panel = $('search-panel');
     panel.addEventListener('click', (ev) => {
-      if (ev.target.closest('.close')) { found.open = false; renderSearch(last.d, true); return; }
+      if (ev.target.closest('.cancel')) { cancelSearch(); return; }
+      if (ev.target.closest('.close')) { cancelSearch(); found.open = false; renderSearch(last.d, true); return; }
       if (ev.target.closest('.again')) { runSearch(); return; }
       const plot = ev.target.closest('canvas.pareto');
       if (plot) {

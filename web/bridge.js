@@ -3,7 +3,7 @@
 // and the page are built from one tree, so every function of bindings.cpp is here.
 (function (CL) {
   'use strict';
-  const FUNCTIONS = ['evaluate', 'evaluations', 'presets', 'options', 'schedule', 'timeline', 'gpu', 'gpus', 'search', 'servingSearch', 'disaggregation', 'balance', 'placementScene', 'cutsScene', 'launch'];
+  const FUNCTIONS = ['evaluate', 'evaluations', 'presets', 'options', 'schedule', 'timeline', 'gpu', 'gpus', 'search', 'searchPart', 'searchMerge', 'servingSearch', 'disaggregation', 'balance', 'placementScene', 'cutsScene', 'launch'];
 
   function wrap(m) {
     const api = { module: m };

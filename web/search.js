@@ -69,8 +69,18 @@
   // o: { current (the current plan as the core read it, null: invalid), stale, mode, busy }.
   function html(found, o) {
     const close = '<button type="button" class="close" title="Close the search" aria-label="Close">×</button>';
-    if (o.busy) return '<div class="search-head"><h3>Best plans <span class="muted">· searching…</span></h3>' + close + '</div>';
-    if (!found) return '';
+    if (o.busy && CL.state.serving(o.mode)) return '<div class="search-head"><h3>Best plans <span class="muted">· searching…</span></h3>' + close + '</div>';
+    // Training: the search runs in pieces (search-run.js); progress() fills the bar and the best so far.
+    if (o.busy) {
+      return '<div class="search-head"><h3>Best plans <span class="muted">· ' + (o.what || 'searching…') + '</span></h3>' + close + '</div>' +
+        '<div class="search-progress"><progress max="1" value="0" aria-label="Share of the space searched"></progress>' +
+        '<span class="search-progress-text" role="status">Searching…</span><button type="button" class="cancel">Cancel</button></div>' +
+        '<div class="search-partial"></div>';
+    }
+    if (!found) {
+      if (!o.cancelled) return '';
+      return '<div class="search-head"><h3>Best plans <span class="muted">· search cancelled</span></h3><button type="button" class="again">Search again</button>' + close + '</div>';
+    }
     if (found.serving) return servingHtml(found, o, close);
     const out = found.out;
     const again = '<button type="button" class="again">Search again</button>';
@@ -95,17 +105,27 @@
       'try more GPUs, ZeRO, or a shorter sequence.</p>';
     else if (r.fitting < r.best.length) h += '<p class="search-msg warn">Only ' + plural(r.fitting, 'plan fits', 'plans fit') + ' in memory; the rows after ' + (r.fitting === 1 ? 'it' : 'them') +
       ' are the plans closest to fitting.</p>';
+    const t = table(r, o);
+    h += t.html;
+    const marked = t.marked;
+    const note = o.stale ? '' : (marked ? 'The highlighted row is the current plan. ' : o.current ? 'The current plan is not among these. ' : '') + 'Click a row to apply that plan.';
+    return h + '<p class="search-foot">' + note + ' <span class="muted">Searched: TP, PP, VPP, CP, EP, ETP, schedule, micro-batch, ZeRO, SP, recompute and its modules, ' +
+      'TP/DP overlap flags' + (found.rankOrder ? '; rank order ' + e(found.rankOrder) : '') + (r.fitting ? '; fastest first' : '') + '.</span></p>';
+  }
+
+  // The ranked plans as a table; o.partial: the best so far of a running search (not clickable).
+  function table(r, o) {
     const ax = (k, t) => '<th class="num ax" data-css="--c:' + P.axis[k] + '">' + t + '</th>';
-    h += '<div class="scroll"><table class="t search' + (o.stale ? ' outdated' : '') + '"><thead><tr><th class="num">#</th>' + ax('tp', 'TP') + ax('pp', 'PP') + ax('cp', 'CP') + ax('ep', 'EP') + ax('dp', 'DP') +
+    let h = '<div class="scroll"><table class="t search' + (o.stale ? ' outdated' : o.partial ? ' partial' : '') + '"><thead><tr><th class="num">#</th>' + ax('tp', 'TP') + ax('pp', 'PP') + ax('cp', 'CP') + ax('ep', 'EP') + ax('dp', 'DP') +
       '<th>schedule</th><th class="num">micro-batch</th><th>recompute</th><th>state · SP · overlaps</th><th class="num">step time</th><th class="num">tokens/s</th><th class="num">MFU</th>' +
       '<th class="num">peak / usable GiB</th><th>fits</th></tr></thead><tbody>';
     let marked = false;
     r.best.forEach((b, i) => {
       const p = b.plan;
-      const cur = !o.stale && !marked && same(p, o.current);
+      const cur = !o.stale && !o.partial && !marked && same(p, o.current);
       if (cur) marked = true;
       const td = (k, v, text, cls) => '<td class="' + (cls || 'num') + '" data-k="' + k + '"' + (v === null ? '' : ' data-v="' + e(v) + '"') + '>' + text + '</td>';
-      h += '<tr data-i="' + i + '"' + (cur ? ' class="current" aria-current="true"' : '') + (o.stale ? '' : ' tabindex="0" title="Apply this plan"') + '>' +
+      h += '<tr data-i="' + i + '"' + (cur ? ' class="current" aria-current="true"' : '') + (o.stale || o.partial ? '' : ' tabindex="0" title="Apply this plan"') + '>' +
         '<td class="num rank">' + (i + 1) + '</td>' + td('tp', p.tp, p.tp) + td('pp', p.pp, p.pp) + td('cp', p.cp, p.cp) + td('ep', p.ep, p.ep) + td('dp', p.dp, p.dp) +
         td('schedule', p.schedule, e(scheduleText(p)), p.pp > 1 ? 'sched' : 'sched muted') + td('micro_batch', p.micro_batch, p.micro_batch) + td('recompute', p.recompute, e(p.recompute + (p.recompute === 'selective' && p.recompute_modules ? ' (' + p.recompute_modules.join(', ') + ')' : '')), 'rc') +
         td('memory', null, e(memoryText(p)), 'mem') +
@@ -113,10 +133,23 @@
         td('peak_memory_bytes', b.peak_memory_bytes, F.gib(b.peak_memory_bytes, 1) + ' / ' + F.gib(b.capacity_bytes, 1)) +
         td('fits', b.fits, b.fits ? '✓ fits' : 'does not fit', b.fits ? 'ok' : 'bad') + '</tr>';
     });
-    h += '</tbody></table></div>';
-    const note = o.stale ? '' : (marked ? 'The highlighted row is the current plan. ' : o.current ? 'The current plan is not among these. ' : '') + 'Click a row to apply that plan.';
-    return h + '<p class="search-foot">' + note + ' <span class="muted">Searched: TP, PP, VPP, CP, EP, ETP, schedule, micro-batch, ZeRO, SP, recompute and its modules, ' +
-      'TP/DP overlap flags' + (found.rankOrder ? '; rank order ' + e(found.rankOrder) : '') + (r.fitting ? '; fastest first' : '') + '.</span></p>';
+    return { html: h + '</tbody></table></div>', marked };
+  }
+
+  // A running training search: the bar, its text and the best plans so far (p: search-run.js's progress).
+  function progress(panel, p, o) {
+    const bar = panel.querySelector('.search-progress progress');
+    if (!bar || !p) return;
+    bar.max = p.items;
+    bar.value = p.done;
+    const r = p.merged.result;
+    const where = p.where === 'worker' ? 'in a worker' : 'on this page, between frames';
+    const text = panel.querySelector('.search-progress-text');
+    text.textContent = (p.pass === 2 ? 'None fits: searching again for the plans closest to fitting, ' : 'Searching ') + where + ' · ' +
+      Math.floor(100 * p.done / Math.max(1, p.items)) + '% of the space · ' + F.int(r.evaluated) + ' plans evaluated, ' + F.int(r.fitting) + ' ' + (r.fitting === 1 ? 'fits' : 'fit');
+    text.title = F.int(p.done) + ' of ' + F.int(p.items) + ' groups of plans (a mesh, a schedule, a ZeRO choice and a micro-batch) searched';
+    const box = panel.querySelector('.search-partial');
+    box.innerHTML = r.best.length ? '<p class="search-msg muted">Best so far:</p>' + table(r, { partial: true, current: o.current }).html : '';
   }
 
   // "Llama 3 70B on 64 × H100 SXM · seq 8,192 · global batch 64": what was searched, from the config as the core read it.
@@ -234,5 +267,5 @@
   // The width the plot is laid out for: the panel's, 280 to 1,000 px.
   const plotWidth = (panel) => Math.max(280, Math.min(1000, Math.floor((panel.clientWidth || 800) - 26)));
 
-  CL.search = { CHOSEN, SAME, config, key, modeOf, apply, applyServing, same, html, describe, scheduleText, drawPlot, pointAt, plotWidth, planText };
+  CL.search = { CHOSEN, SAME, config, key, modeOf, apply, applyServing, same, html, progress, describe, scheduleText, drawPlot, pointAt, plotWidth, planText };
 })(window.CL = window.CL || {});

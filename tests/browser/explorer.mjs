@@ -8,6 +8,7 @@
 //   cases/pipeline.mjs     the core's timeline() scene = `cutlab schedule`; hover; SVG/PNG export; decode walk
 //   cases/hf.mjs           a pasted Hugging Face config.json
 //   cases/search.mjs       "Find the best plans" = `cutlab search`; apply a row; outdated; serve; none fits
+//   cases/search_worker.mjs  a large search in a worker (file://: on the page): progress, a responsive page, Cancel
 //   cases/serving_search.mjs  serve mode: rows and front = `cutlab search --mode infer`; TPOT limit; a point applied; 390 px
 //   cases/screenshots.mjs  pictures of the examples, the 700-px embeds, docs/explorer.png (DOCS_SCREENSHOT)
 //   cases/hostile.mjs      markup in every URL field and in a pasted config.json: nothing runs, no element
@@ -28,6 +29,7 @@ import serving from './cases/serving.mjs';
 import pipeline from './cases/pipeline.mjs';
 import hf from './cases/hf.mjs';
 import search from './cases/search.mjs';
+import searchWorker from './cases/search_worker.mjs';
 import servingSearch from './cases/serving_search.mjs';
 import screenshots from './cases/screenshots.mjs';
 import redraw from './cases/redraw.mjs';
@@ -39,7 +41,7 @@ import embed from './cases/embed.mjs';
 import a11y from './cases/a11y.mjs';
 
 const only = process.env.BROWSER_ONLY ? new RegExp(process.env.BROWSER_ONLY) : null;
-const all = [...controls, ...serving, ...pipeline, ...hf, ...search, ...servingSearch, ...screenshots, ...redraw, ...hostile, ...csp, ...layout, ...launch, ...embed, ...a11y].filter((c) => !only || only.test(c.name));
+const all = [...controls, ...serving, ...pipeline, ...hf, ...search, ...searchWorker, ...servingSearch, ...screenshots, ...redraw, ...hostile, ...csp, ...layout, ...launch, ...embed, ...a11y].filter((c) => !only || only.test(c.name));
 const alone = all.filter((c) => c.alone);
 // the longest first, so the last ones to finish are short
 const together = all.filter((c) => !c.alone).sort((a, b) => (b.weight || 1) - (a.weight || 1));

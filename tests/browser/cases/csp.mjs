@@ -1,7 +1,7 @@
 // Strict Content-Security-Policy (issue 15): the page served with
 //   default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; worker-src 'self' blob:
 // loads, evaluates and draws every view, the tables, the search panel and the examples with no
-// violation: no inline handler, no style attribute in markup, no eval. Violations are counted from
+// violation (the search in its Web Worker too): no inline handler, no style attribute in markup, no eval. Violations are counted from
 // the page's securitypolicyviolation events (and the console's CSP errors).
 import { setup, load, click, settle } from '../lib.mjs';
 
@@ -10,8 +10,9 @@ export const POLICY = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval';
 async function strict(k) {
   const { httpBase } = await setup();
   const { page, errors } = await k.open(null);
-  // The policy as a response header of the page (what an embedder's server sends).
-  await page.route((u) => u.pathname.endsWith('/index.html'), async (route) => {
+  // The policy as a response header of the page and of the search's worker script (what an
+  // embedder's server sends; a worker runs under its own script's policy).
+  await page.route((u) => u.pathname.endsWith('/index.html') || u.pathname.endsWith('/search-worker.js'), async (route) => {
     const res = await route.fetch();
     await route.fulfill({ response: res, headers: { ...res.headers(), 'content-security-policy': POLICY } });
   });
@@ -28,7 +29,9 @@ async function strict(k) {
       await settle(page);
     }
     await click(page, '#find-plans');
-    await page.waitForFunction(() => !document.querySelector('#search-panel').hidden && !/searching/.test(document.querySelector('#search-panel').textContent), null, { timeout: 30000 });
+    await page.waitForFunction(() => !document.querySelector('#search-panel').hidden && !/searching/i.test(document.querySelector('#search-panel').textContent), null, { timeout: 30000 });
+    const runner = await page.$eval('#search-panel', (p) => p.dataset.runner);
+    k.check(runner === 'worker', 'the search ran in its worker under the policy (' + runner + ')');
     await page.selectOption('#examples select', 'deepseek-v3');
     await settle(page);
     const v = await violations();
