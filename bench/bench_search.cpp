@@ -47,9 +47,7 @@ void run(benchmark::State& state, const Config& c) {
 int all_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 void BM_SearchGpt3_1024A100(benchmark::State& state) { run(state, base("gpt3-175b", "dgx-a100", 1024, 2048, 1536)); }
-void BM_SearchLlama405B_16384H100(benchmark::State& state) {
-  run(state, base("llama3-405b", "dgx-h100", 16384, 8192, 2048));
-}
+void BM_SearchLlama405B_16384H100(benchmark::State& state) { run(state, base("llama3-405b", "dgx-h100", 16384, 8192, 2048)); }
 
 }  // namespace
 
