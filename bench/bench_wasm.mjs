@@ -1,4 +1,6 @@
-// WASM benchmark: the explorer's calls on Llama 3 405B, 16,384 H100s (TP 8 × PP 16 × DP 128).
+// WASM benchmark: the explorer's calls on Llama 3 405B, 16,384 H100s (TP 8 × PP 16 × DP 128), then
+// the whole-space training search (one thread, as in the page) on GPT-3 175B / 1,024 A100s and
+// Llama 3 405B / 16,384 H100s: the same spaces as bench/bench_search.cpp natively.
 // Run: node bench/bench_wasm.mjs [build-wasm/web]   (after `cmake --build --preset wasm`)
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -27,3 +29,29 @@ if (core.options) bench('options (valid values of every axis)', () => core.optio
 if (core.timeline) bench('timeline scene, 1000 px', () => core.timeline(config, 1000, 0));
 if (core.gpus) bench('gpus: 64 GPU placements', () => core.gpus(config, 0, 64));
 bench('schedule with every op', () => core.schedule(config));
+
+// The searches: plans in the space (candidates) and simulated plans per second, median of 3 runs,
+// by wall time and by this process's CPU time (the two differ on a busy machine).
+export const SEARCHES = [
+  ['GPT-3 175B, 1,024 A100', { model: 'gpt3-175b', cluster: { preset: 'dgx-a100', gpus: 1024 }, workload: { seq_len: 2048, global_batch: 1536 } }],
+  ['Llama 3 405B, 16,384 H100', { model: 'llama3-405b', cluster: { preset: 'dgx-h100', gpus: 16384 }, workload: { seq_len: 8192, global_batch: 2048 } }],
+];
+for (const [name, cfg] of SEARCHES) {
+  const text = JSON.stringify(cfg);
+  const runs = [], cpus = [];
+  let out = null;
+  for (let i = 0; i < 3; ++i) {
+    const t0 = performance.now(), c0 = process.cpuUsage();
+    out = JSON.parse(core.search(text, 10));
+    const c = process.cpuUsage(c0);
+    runs.push(performance.now() - t0), cpus.push((c.user + c.system) / 1000);
+  }
+  if (!out.ok) throw new Error(name + ': ' + JSON.stringify(out.errors));
+  const med = (a) => a.sort((x, y) => x - y)[1];
+  const ms = med(runs), cpu = med(cpus);
+  const r = out.result;
+  const rate = (n, t) => Math.round((n / t) * 1000).toLocaleString('en-US').padStart(10);
+  console.log(`search ${name} (${r.candidates.toLocaleString('en-US')} candidates, ${r.evaluated.toLocaleString('en-US')} simulated)\n` +
+    `  wall ${ms.toFixed(0).padStart(6)} ms ${rate(r.candidates, ms)} candidates/s ${rate(r.evaluated, ms)} simulated/s\n` +
+    `  cpu  ${cpu.toFixed(0).padStart(6)} ms ${rate(r.candidates, cpu)} candidates/s ${rate(r.evaluated, cpu)} simulated/s`);
+}

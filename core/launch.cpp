@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "core/json_io.h"
 #include "core/presets.h"
@@ -69,10 +69,10 @@ constexpr TitanModel k_titan_models[] = {{"llama3-8b", "llama3", "8B"},
 
 std::string str(int v) { return std::to_string(v); }
 std::string str(long long v) { return std::to_string(v); }
-std::string str(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
+std::string str(double v) {  // as `std::ostream << v` writes it (%g, 6 digits), without iostreams
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 // The model (or cluster) as the "# cutlab:" line carries it: its preset name when it is that preset
@@ -1065,13 +1065,16 @@ Result<ImportedConfig> import_launch(const std::string& text, LaunchFormat forma
   std::string line_text;
   int line_no = 0;
   {
-    std::istringstream in(text);
-    std::string l;
-    for (int n = 1; std::getline(in, l); ++n)
-      if (l.rfind("# cutlab:", 0) == 0) {
-        line_text = l.substr(9);
+    // Line by line as std::getline splits (no line after a final '\n'), without iostreams.
+    std::size_t at = 0;
+    for (int n = 1; at < text.size(); ++n) {
+      const std::size_t end = std::min(text.find('\n', at), text.size());
+      if (text.compare(at, 9, "# cutlab:") == 0) {
+        line_text = text.substr(at + 9, end - at - 9);
         line_no = n;
       }
+      at = end + 1;
+    }
   }
   json line = json::object();
   if (!line_text.empty()) {
