@@ -115,7 +115,7 @@
 
   // The ranked plans as a table; o.partial: the best so far of a running search (not clickable).
   function table(r, o) {
-    const ax = (k, t) => '<th class="num ax" data-css="--c:' + P.axis[k] + '">' + t + '</th>';
+    const ax = (k, t) => '<th class="num ax" data-css="--c:' + P.text[k] + '">' + t + '</th>';
     let h = '<div class="scroll"><table class="t search' + (o.stale ? ' outdated' : o.partial ? ' partial' : '') + '"><thead><tr><th class="num">#</th>' + ax('tp', 'TP') + ax('pp', 'PP') + ax('cp', 'CP') + ax('ep', 'EP') + ax('dp', 'DP') +
       '<th>schedule</th><th class="num">micro-batch</th><th>recompute</th><th>state · SP · overlaps</th><th class="num">step time</th><th class="num">tokens/s</th><th class="num">MFU</th>' +
       '<th class="num">peak / usable GiB</th><th>fits</th></tr></thead><tbody>';
@@ -184,7 +184,7 @@
     (v > 0 ? e(v) : '') + '" placeholder="none" aria-label="' + label + ' limit in milliseconds"> ms</label>';
 
   function servingTable(list, set, o, marked) {
-    const ax = (k, t) => '<th class="num ax" data-css="--c:' + P.axis[k] + '">' + t + '</th>';
+    const ax = (k, t) => '<th class="num ax" data-css="--c:' + P.text[k] + '">' + t + '</th>';
     let h = '<div class="scroll"><table class="t search serving' + (o.stale ? ' outdated' : '') + '" data-set="' + set + '"><thead><tr><th class="num">#</th>' +
       ax('tp', 'TP') + ax('pp', 'PP') + ax('ep', 'EP') + ax('dp', 'DP') + '<th class="num">batch</th><th class="num">TTFT</th><th class="num">TPOT</th>' +
       '<th class="num">tokens/s per user</th><th class="num">tokens/s per GPU</th><th class="num">total tokens/s</th><th class="num">in flight</th>' +

@@ -58,7 +58,9 @@ std::string check_input(const std::string& text) {
   std::string broke = check_answer("evaluate", evaluated);
   if (!broke.empty()) return broke;
   const bool ok = json::parse(evaluated, nullptr, false).value("ok", false);
-  for (const auto& [call, answer] : {std::pair<std::string, std::string>{"options", api::options_json(text)}}) {
+  // The page's search merges the parts its worker sends back (search_merge_json): any text may reach it.
+  for (const auto& [call, answer] : {std::pair<std::string, std::string>{"options", api::options_json(text)},
+                                     std::pair<std::string, std::string>{"search_merge", api::search_merge_json(text, 3)}}) {
     broke = check_answer(call, answer);
     if (!broke.empty()) return broke;
   }
@@ -69,6 +71,7 @@ std::string check_input(const std::string& text) {
       {"placement", api::placement_scene_json(text, 800)},
       {"cuts", api::cuts_scene_json(text, 800, -1)},
       {"balance", api::balance_json(text)},
+      {"search_part", api::search_part_json(text, 3, 0, 2, true, 0)},  // the first two items of the space
   };
   for (const auto& [call, answer] : calls) {
     broke = check_answer(call, answer);

@@ -45,6 +45,12 @@ async function axePages(k) {
     await page.evaluate(() => { document.querySelector('#terms').open = true; document.querySelector('#launch').open = true; });
     await settle(page);
     report(k, 'Terms and Launch open', await audit(page));
+    // The search panel's table (axis-coloured headers), after a small search has finished.
+    await load(page, httpBase + '?model=llama3-8b&cluster=dgx-h100&gpus=8&global_batch=64');
+    await page.click('#find-plans');
+    await page.waitForFunction(() => !document.getElementById('find-plans').disabled && document.querySelector('#search-panel .search-counts'), null, { timeout: 60000 });
+    await settle(page);
+    report(k, 'search results', await audit(page));
     await load(page, httpBase + '?ex=serve-tp8pp2&view=placement');
     report(k, 'serve example, placement', await audit(page));
     await load(page, httpBase + '?ex=mixtral-folding');
