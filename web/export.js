@@ -63,13 +63,13 @@
     const band = [], nums = [];
     for (let i = 0; i < R.count; i++) {
       const k = R.kind[i];
-      const fill = k === 'idle' ? 'url(#idle)' : V.fillOf(k);
+      const fill = k === 'idle' ? 'url(#idle)' : V.fillOf(k, R.chunk[i], fig.dual);
       const w = k === 'idle' ? R.w[i] : R.w[i] >= 3 ? R.w[i] - 0.5 : Math.max(0.6, R.w[i]);   // as on the canvas
       o.push('<rect x="' + n(R.x[i]) + '" y="' + n(R.y[i]) + '" width="' + n(w) + '" height="' + n(R.h[i]) + '" fill="' + fill + '" data-kind="' + k + '" data-stage="' + R.stage[i] + '"/>');
-      if (R.chunk[i] > 0 && k !== 'idle' && k !== 'dp' && k !== 'optimizer' && k !== 'decode')
+      if (!fig.dual && R.chunk[i] > 0 && k !== 'idle' && k !== 'dp' && k !== 'optimizer' && k !== 'decode')
         band.push('<rect x="' + n(R.x[i]) + '" y="' + n(R.y[i]) + '" width="' + n(Math.max(0.6, R.w[i] - 0.5)) + '" height="' + n(Math.max(2, R.h[i] * 0.22)) + '"/>');
       const s = V.numberOn(fig, i);
-      if (s) nums.push(text({ text: s, x: R.x[i] + R.w[i] / 2, y: R.y[i] + R.h[i] / 2 + 4, font: fig.numFont, color: V.textOn(k), align: 'center' }));
+      if (s) nums.push(text({ text: s, x: R.x[i] + R.w[i] / 2, y: R.y[i] + R.h[i] / 2 + 4, font: fig.numFont, color: V.textOn(k, R.chunk[i], fig.dual), align: 'center' }));
     }
     if (band.length) o.push('<g fill="#101828" fill-opacity="0.55">' + band.join('') + '</g>');
     o.push(nums.join('\n'));

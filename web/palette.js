@@ -26,6 +26,8 @@
   };
   // Pipeline ops: F and B in slate (compute, no axis), W in the gradients' amber (it computes them).
   const op = { F: '#a3b8cc', B: '#3d5a76', W: '#f0a800', FB: '#6f8aa6', decode: '#a3b8cc' };
+  // DualPipe's second direction (micro-batches fed at the last stage): the same lightness in teal.
+  const op2 = { F: '#9fcfc2', B: '#2b6f60', W: op.W, FB: '#5f9e8e' };
   const link = { nvlink: '#2f9e44', scaleout: '#e67700' };
   const ink = { text: '#1f2328', muted: '#656d76', faint: '#8c959f', rule: '#d0d7de', bg: '#ffffff', panel: '#f6f8fa', warn: '#cf222e' };
 
@@ -60,5 +62,5 @@
     const l = 0.299 * m[0] + 0.587 * m[1] + 0.114 * m[2];
     return l > 150 ? '#1f2328' : '#ffffff';
   }
-  CL.palette = { axis, text, state, op, link, ink, tone, rank, alpha, onFill, hexToRgb };
+  CL.palette = { axis, text, state, op, op2, link, ink, tone, rank, alpha, onFill, hexToRgb };
 })(window.CL = window.CL || {});

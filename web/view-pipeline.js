@@ -17,9 +17,13 @@
   const KIND_FILL = { F: P.op.F, B: P.op.B, W: P.op.W, FB: P.op.FB, decode: P.op.decode, dp: P.axis.dp, optimizer: P.state.optimizer };
   const OPS = new Set(['F', 'B', 'W', 'FB']);
   const isOp = (k) => OPS.has(k);
-  function fillOf(kind) { return KIND_FILL[kind] || P.op.F; }
+  // `dual`: a DualPipe schedule, whose chunk 1 is its second direction (fed at the last stage), drawn in P.op2.
+  function fillOf(kind, chunk, dual) { return (dual && chunk === 1 && P.op2[kind]) || KIND_FILL[kind] || P.op.F; }
   const TEXT_ON = {};
-  function textOn(kind) { return TEXT_ON[kind] || (TEXT_ON[kind] = P.onFill(fillOf(kind))); }
+  function textOn(kind, chunk, dual) {
+    const key = kind + (dual && chunk === 1 ? '2' : '');
+    return TEXT_ON[key] || (TEXT_ON[key] = P.onFill(fillOf(kind, chunk, dual)));
+  }
 
   // The rect under a point of the scene (scene pixels), or −1: rects indexed by stage row once.
   function rectAt(fig, x, y) {
@@ -45,7 +49,7 @@
   const measure = G.measure;
 
   // ---- the figure --------------------------------------------------------------------------
-  function legendItems(sc, serve, numbered) {
+  function legendItems(sc, serve, numbered, dual) {
     const has = new Set(sc.rects.kind);
     if (serve) {
       const items = [{ label: 'decode of one token on a stage', color: P.op.decode, kind: 'box' }, { label: 'idle (waiting for the token)', color: HATCH, kind: 'hatch' }];
@@ -53,9 +57,14 @@
       return items;
     }
     const items = [{ label: 'F forward', color: P.op.F, kind: 'box' }, { label: has.has('W') ? 'B backward (inputs)' : 'B backward', color: P.op.B, kind: 'box' }];
+    if (dual) {
+      items[0].label = 'F forward, fed at stage 1 (↓)';
+      items[1].label = 'B backward, fed at stage 1';
+      items.push({ label: 'F forward, fed at the last stage (↑)', color: P.op2.F, kind: 'box' }, { label: 'B backward, fed at the last stage', color: P.op2.B, kind: 'box' });
+    }
     if (has.has('W')) items.push({ label: 'W weight gradients', color: P.op.W, kind: 'box' });
-    if (has.has('FB')) items.push({ label: 'F&B overlapped (DualPipe)', color: P.op.FB, kind: 'box' });
-    if (sc.rects.chunk.some((c) => c > 0)) items.push({ label: 'later model chunk (dark band)', color: P.op.F, kind: 'band' });
+    if (has.has('FB')) items.push({ label: 'F&B overlapped (DualPipe; hue of its forward\'s direction)', color: P.op.FB, kind: 'box' });
+    if (!dual && sc.rects.chunk.some((c) => c > 0)) items.push({ label: 'later model chunk (dark band)', color: P.op.F, kind: 'band' });
     if (has.has('idle')) items.push({ label: 'idle (bubble)', color: HATCH, kind: 'hatch' });
     if (has.has('dp')) items.push({ label: 'DP exposed', color: P.axis.dp, kind: 'box' });
     if (has.has('optimizer')) items.push({ label: 'optimizer step', color: P.state.optimizer, kind: 'box' });
@@ -148,11 +157,12 @@
     const digitW = measure(numFont, '0');
     let numbered = false;
     for (let i = 0; i < n && !numbered; i++) numbered = fits(R, i, digitW);
-    const legend = legendItems(sc, serve, numbered);
+    const dual = !serve && plan.schedule === 'dualpipe';  // chunk 1 is the second direction
+    const legend = legendItems(sc, serve, numbered, dual);
     const legendW = W - 2 * PAD;
     const legendY = oy + axisY + BELOW + 12;
     const height = legendY + G.legendHeight(legend, legendW);
-    return { W, height, ox, oy, sc, rows, rowH, axisY, plotRight, text, stageLabels, right, marks, numFont, digitW, legend, legendY, legendW, serve, X };
+    return { W, height, ox, oy, sc, rows, rowH, axisY, plotRight, text, stageLabels, right, marks, numFont, digitW, legend, legendY, legendW, serve, X, dual };
   }
 
   // The number drawn on rect i (micro-batch or token, from 1), or '' when it does not fit.
@@ -190,20 +200,20 @@
     for (let i = 0; i < n; i++) {
       const k = R.kind[i];
       if (k === 'idle') continue;
-      const f = fillOf(k);
+      const f = fillOf(k, R.chunk[i], fig.dual);
       if (f !== fill) { ctx.fillStyle = f; fill = f; }
       const w = R.w[i];
       ctx.fillRect(ox + R.x[i], oy + R.y[i], w >= 3 ? w - 0.5 : Math.max(0.6, w), R.h[i]);
     }
     // later model chunks: a dark band on top
     ctx.fillStyle = 'rgba(16,24,40,0.55)';
-    for (let i = 0; i < n; i++) if (R.chunk[i] > 0 && isOp(R.kind[i])) ctx.fillRect(ox + R.x[i], oy + R.y[i], Math.max(0.6, R.w[i] - 0.5), Math.max(2, R.h[i] * 0.22));
+    if (!fig.dual) for (let i = 0; i < n; i++) if (R.chunk[i] > 0 && isOp(R.kind[i])) ctx.fillRect(ox + R.x[i], oy + R.y[i], Math.max(0.6, R.w[i] - 0.5), Math.max(2, R.h[i] * 0.22));
     // numbers
     ctx.font = fig.numFont; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
     for (let i = 0; i < n; i++) {
       const s = numberOn(fig, i);
       if (!s) continue;
-      ctx.fillStyle = textOn(R.kind[i]);
+      ctx.fillStyle = textOn(R.kind[i], R.chunk[i], fig.dual);
       ctx.fillText(s, ox + R.x[i] + R.w[i] / 2, oy + R.y[i] + R.h[i] / 2 + 0.5);
     }
     ctx.textBaseline = 'alphabetic';
