@@ -261,9 +261,14 @@ test('web/export.js: the SVG of the pipeline holds every rect of the scene, in t
     assert.equal(m[6], R.kind[i]);
     assert.equal(Number(m[7]), R.stage[i]);
     assert.ok(Math.abs(Number(m[1]) - R.x[i]) <= 0.005 && Math.abs(Number(m[2]) - R.y[i]) <= 0.005);
-    assert.equal(m[5], R.kind[i] === 'idle' ? 'url(#idle)' : CL.views.pipeline.fillOf(R.kind[i]));
+    assert.equal(m[5], R.kind[i] === 'idle' ? 'url(#idle)' : CL.views.pipeline.fillOf(R.kind[i], R.chunk[i], fig.dual));
   });
+  // DualPipe: its two directions (chunks 0 and 1) in two colours, both drawn
+  assert.ok(fig.dual);
+  const fills = new Set(rects.filter((m) => m[6] === 'F').map((m) => m[5]));
+  assert.deepEqual([...fills].sort(), [CL.palette.op.F, CL.palette.op2.F].sort());
   assert.equal(CL.views.pipeline.fillOf('F'), CL.palette.op.F);
+  assert.equal(CL.views.pipeline.fillOf('F', 1, false), CL.palette.op.F);  // a later chunk of an interleaved schedule: same hue
   assert.equal(CL.views.pipeline.fillOf('dp'), CL.palette.axis.dp);
   // stage labels numbered from 1, ticks as the core wrote them
   assert.ok(svg.includes('>stage 1</text>') && svg.includes('>stage 16</text>') && !svg.includes('>stage 0</text>'));
