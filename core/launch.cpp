@@ -425,6 +425,20 @@ std::string hf_repo(const ModelSpec& m) {
   return "MODEL";
 }
 
+// vLLM's and SGLang's --quantization (both name the same methods) and what the checkpoint decides.
+void weight_quantization(const Workload& w, const char* engine, std::vector<Flag>& f, std::vector<std::string>& notes) {
+  const char* method = w.weight_dtype == WeightDtype::FP8     ? "fp8"
+                       : w.weight_dtype == WeightDtype::FP4   ? "modelopt_fp4"
+                       : w.weight_dtype == WeightDtype::MXFP4 ? "mxfp4"
+                                                              : nullptr;
+  if (method) f.push_back({"--quantization", {method}});
+  if (w.weight_dtype == WeightDtype::INT4)
+    notes.push_back(std::string("int4 weights: serve an AWQ or GPTQ checkpoint; ") + engine + " reads the quantization from it.");
+  if (w.expert_weight_dtype != ExpertWeightDtype::Same)
+    notes.push_back(std::string("experts in ") + name_of(w.expert_weight_dtype) +
+                    ": serve a checkpoint that stores them so (gpt-oss: MXFP4); " + engine + " reads it from the checkpoint.");
+}
+
 std::vector<Flag> vllm_flags(const Config& c, std::vector<std::string>& notes) {
   const Plan& p = c.plan;
   const Workload& w = c.workload;
@@ -444,14 +458,7 @@ std::vector<Flag> vllm_flags(const Config& c, std::vector<std::string>& notes) {
   if (block == 1 || block == 8 || block == 16 || block == 32 || block == 64 || block == 128) add("--block-size", {str(block)});
   else notes.push_back("vLLM's --block-size takes 1, 8, 16, 32, 64 or 128 tokens, not " + str(static_cast<long long>(block)) + ".");
   if (w.kv_dtype == KvDtype::FP8) add("--kv-cache-dtype", {"fp8"});
-  if (w.weight_dtype == WeightDtype::FP8) add("--quantization", {"fp8"});
-  if (w.weight_dtype == WeightDtype::FP4) add("--quantization", {"modelopt_fp4"});
-  if (w.weight_dtype == WeightDtype::MXFP4) add("--quantization", {"mxfp4"});
-  if (w.weight_dtype == WeightDtype::INT4)
-    notes.push_back("int4 weights: serve an AWQ or GPTQ checkpoint; vLLM reads the quantization from it.");
-  if (w.expert_weight_dtype != ExpertWeightDtype::Same)
-    notes.push_back(std::string("experts in ") + name_of(w.expert_weight_dtype) +
-                    ": serve a checkpoint that stores them so (gpt-oss: MXFP4); vLLM reads it from the checkpoint.");
+  weight_quantization(w, "vLLM", f, notes);
   if (w.spec_draft_tokens > 0)
     add("--speculative-config", {"'{\"method\": \"" + std::string(is_mla(c.model) ? "deepseek_mtp" : "eagle") +
                                  "\", \"num_speculative_tokens\": " + str(w.spec_draft_tokens) + "}'"});
@@ -485,14 +492,7 @@ std::vector<Flag> sglang_flags(const Config& c, std::vector<std::string>& notes)
   add("--context-length", {str(static_cast<long long>(w.prompt_len) + w.output_len)});
   add("--page-size", {str(w.kv_block_tokens)});
   if (w.kv_dtype == KvDtype::FP8) add("--kv-cache-dtype", {"fp8_e4m3"});
-  if (w.weight_dtype == WeightDtype::FP8) add("--quantization", {"fp8"});
-  if (w.weight_dtype == WeightDtype::FP4) add("--quantization", {"modelopt_fp4"});
-  if (w.weight_dtype == WeightDtype::MXFP4) add("--quantization", {"mxfp4"});
-  if (w.weight_dtype == WeightDtype::INT4)
-    notes.push_back("int4 weights: serve an AWQ or GPTQ checkpoint; SGLang reads the quantization from it.");
-  if (w.expert_weight_dtype != ExpertWeightDtype::Same)
-    notes.push_back(std::string("experts in ") + name_of(w.expert_weight_dtype) +
-                    ": serve a checkpoint that stores them so (gpt-oss: MXFP4); SGLang reads it from the checkpoint.");
+  weight_quantization(w, "SGLang", f, notes);
   if (w.spec_draft_tokens > 0) {
     add("--speculative-algorithm", {is_mla(c.model) ? "NEXTN" : "EAGLE"});
     add("--speculative-num-steps", {str(w.spec_draft_tokens)});
