@@ -9,10 +9,12 @@
 namespace cutlab {
 
 struct Efficiencies {
-  double gemm = 0.8;                   // large bf16 GEMMs: fraction of the dense bf16 peak
-  double gemm_fp8 = 0.7;               // large fp8 GEMMs: fraction of the dense fp8 peak (scaling and casts cost more)
-  double gemm_half_dim = 128;          // GEMM efficiency = gemm · x/(x + gemm_half_dim) · quantization, x the smallest GEMM
-                                       // dimension (core/ops.h gemm_efficiency)
+  double gemm = 0.8;                   // large bf16 GEMMs: fraction of the sustained bf16 GEMM rate (the dense peak ·
+                                       // Cluster::gemm_sustained)
+  double gemm_fp8 = 0.7;               // large fp8 GEMMs: fraction of the sustained fp8 rate (scaling and casts cost more)
+  double gemm_half_balance = 0.43;     // GEMM efficiency = gemm · x/(x + half) · quantization, x the smaller output
+                                       // dimension, half = gemm_half_balance · the GPU's machine balance (bf16 FLOP per
+                                       // HBM byte; core/ops.h gemm_half_dim): 0.43 is 128 elements on an H100 SXM
   double attention = 0.6;              // flash-attention score/value FLOPs, fraction of peak
   double hbm = 0.8;                    // memory-bound ops of training (norms, activations), fraction of HBM bandwidth
   double hbm_stream = 0.9;             // streaming weights and KV cache in decode (large sequential reads); not fitted:
@@ -29,7 +31,7 @@ struct Efficiencies {
                                        // Graphs", NVIDIA developer blog); bounds 1–8 µs
   // Serving (core/serving_step.h); fitted per GPU family to the serving cases (docs/validation.md §8), none of
   // them read by training.
-  double serving_gemm = 0.7;        // GEMMs of an engine step at large shapes: fraction of the weight dtype's dense
+  double serving_gemm = 0.7;        // GEMMs of an engine step at large shapes: fraction of the weight dtype's sustained
                                     // peak (smaller M and few tokens per expert lose more: core/ops.h gemm_efficiency)
   double serving_attention = 0.55;  // attention of an engine step: fraction of the attention dtype's dense peak
   double host_seq_s = 20e-6;        // host (CPU) time per running sequence per engine step, not hidden by the GPU
@@ -43,9 +45,16 @@ struct Cluster {
   int sms = 0;            // streaming multiprocessors per GPU (GEMM wave quantization); 0: not modelled
   double hbm_bytes = 0;
   double hbm_bytes_per_s = 0;
-  double bf16_flops_per_s = 0;    // dense peak
-  double fp8_flops_per_s = 0;     // dense peak (0: not supported)
-  double fp4_flops_per_s = 0;     // dense peak of fp4 (NVFP4) tensor cores (0: none; Blackwell has them)
+  double bf16_flops_per_s = 0;  // dense peak
+  double fp8_flops_per_s = 0;   // dense peak (0: not supported)
+  double fp4_flops_per_s = 0;   // dense peak of fp4 (NVFP4) tensor cores (0: none; Blackwell has them)
+  // Fraction of the dense datasheet peaks that the fastest large GEMM sustains on this GPU (power and
+  // clock limits: the datasheet peak assumes the boost clock). Measured as the maximum achievable
+  // matmul FLOPS (MAMF, a search over GEMM shapes): A100 SXM 267.9 of 312 bf16 TFLOP/s (0.859), H100
+  // SXM 792.1 of 989 (0.801) (Bekman, "Machine Learning Engineering", Accelerators chapter, MAMF
+  // table, CUDA 12.1). The GEMM efficiencies (Efficiencies::gemm, gemm_fp8, serving_gemm) are
+  // fractions of this sustained rate, so that they carry from one GPU to another. 1: not measured.
+  double gemm_sustained = 1.0;
   double nvlink_bytes_per_s = 0;  // per GPU per direction
   double nvlink_latency_s = 0;
   double scaleout_bytes_per_s = 0;  // per GPU per direction (one NIC per GPU)

@@ -75,6 +75,7 @@ const std::vector<Field<Cluster>>& cluster_fields() {
       {"bf16_TFLOPs", &Cluster::bf16_flops_per_s, units::TFLOPs},
       {"fp8_TFLOPs", &Cluster::fp8_flops_per_s, units::TFLOPs},
       {"fp4_TFLOPs", &Cluster::fp4_flops_per_s, units::TFLOPs},
+      {"gemm_sustained", &Cluster::gemm_sustained},
       {"nvlink_GBps", &Cluster::nvlink_bytes_per_s, units::GBps},
       {"nvlink_latency_us", &Cluster::nvlink_latency_s, units::us},
       {"scaleout_GBps", &Cluster::scaleout_bytes_per_s, units::GBps},
@@ -90,7 +91,7 @@ const std::vector<Field<Efficiencies>>& efficiency_fields() {
   static const std::vector<Field<Efficiencies>> f = {
       {"gemm", &Efficiencies::gemm},
       {"gemm_fp8", &Efficiencies::gemm_fp8},
-      {"gemm_half_dim", &Efficiencies::gemm_half_dim},
+      {"gemm_half_balance", &Efficiencies::gemm_half_balance},
       {"attention", &Efficiencies::attention},
       {"hbm", &Efficiencies::hbm},
       {"hbm_stream", &Efficiencies::hbm_stream},

@@ -31,6 +31,21 @@ double attended_tokens(const ModelSpec& m, int i, double context) {
   return context - W * std::floor((context - 1) / W);  // chunked: the query's own chunk so far
 }
 
+double local_attention_share(const ModelSpec& m) {
+  if (m.attention_window <= 0 || m.layers <= 0) return 0.0;
+  const int every = m.global_attention_every;
+  const int global = every > 0 ? m.layers / every : 0;  // layers every−1, 2·every−1, … (0-based)
+  return double(m.layers - global) / m.layers;
+}
+
+double local_attention_pairs(const ModelSpec& m, double s) {
+  const double W = m.attention_window;
+  if (W <= 0 || s <= W) return 0.5 * s * s;
+  if (!m.attention_chunked) return W * s - 0.5 * W * W;
+  const double full = std::floor(s / W), r = s - full * W;
+  return full * 0.5 * W * W + 0.5 * r * r;
+}
+
 double qk_head_dim(const ModelSpec& m) { return is_mla(m) ? double(m.head_dim) + m.qk_rope_head_dim : double(m.head_dim); }
 double v_head_dim_of(const ModelSpec& m) { return is_mla(m) && m.v_head_dim > 0 ? double(m.v_head_dim) : double(m.head_dim); }
 

@@ -30,6 +30,10 @@ double attention_efficiency(double head_dim, double key_len, double attention) {
   return attention * d * (128 + d0) / (128 * (d + d0)) * s / (s + s0);
 }
 
+double gemm_half_dim(const Cluster& c) {
+  return c.hbm_bytes_per_s > 0 ? c.efficiency.gemm_half_balance * c.bf16_flops_per_s / c.hbm_bytes_per_s : 0.0;
+}
+
 namespace {
 
 // Builds the op list of one layer with the roofline time of every op.
@@ -40,6 +44,7 @@ struct OpList {
   bool fp8;               // GEMMs with weights run in fp8 (Transformer Engine) and carry their casts
   double hbm_bps;         // achieved HBM bandwidth
   double grad_acc_bytes;  // weight gradient accumulated into the main gradient: read + write
+  double half_dim;        // core/ops.h gemm_half_dim
   double fp8_cast_f = 0, fp8_cast_b = 0, fp8_gemms = 0;
   std::vector<LayerOp> ops;
 
@@ -47,24 +52,28 @@ struct OpList {
       : r(res), c(res.config.cluster), e(res.config.cluster.efficiency), fp8(res.config.workload.dtype == Dtype::FP8) {
     hbm_bps = c.hbm_bytes_per_s * e.hbm;
     grad_acc_bytes = r.config.workload.grad_dtype == GradDtype::FP32 ? 8.0 : 4.0;
+    half_dim = gemm_half_dim(c);
   }
   // Roofline of one pass: the larger of the compute and the memory time, plus the kernels' floor.
   double roofline(double flops, double flops_per_s, double bytes, double kernels) const {
     return std::max(flops_per_s > 0 ? flops / flops_per_s : 0.0, bytes / hbm_bps) + kernels * e.kernel_floor_s;
   }
   double gemm_pass(double M, double N, double K, double count, double peak, double ge, double bytes) const {
-    return roofline(count * 2.0 * M * N * K, peak * gemm_efficiency(M, N, K, count, c.sms, ge, e.gemm_half_dim), bytes, 1);
+    return roofline(count * 2.0 * M * N * K, peak * gemm_efficiency(M, N, K, count, c.sms, ge, half_dim), bytes, 1);
   }
   // `count` GEMMs of (M×K)·(K×N) run as one (grouped) kernel. weights: the second operand is a weight
   // (its gradient is the W pass); otherwise both gradients are input gradients (B).
   LayerOp& gemm(std::string_view name, double M, double N, double K, double count = 1, bool weights = true, bool fp8_ok = true) {
     const bool q = fp8 && fp8_ok && weights;
-    const double peak = q ? c.fp8_flops_per_s : c.bf16_flops_per_s, ge = q ? e.gemm_fp8 : e.gemm, a = q ? 1.0 : 2.0;
+    // The GEMM efficiencies are fractions of the sustained rate (core/hardware.h Cluster::gemm_sustained);
+    // ge, and op.efficiency, are fractions of the datasheet peak.
+    const double peak = q ? c.fp8_flops_per_s : c.bf16_flops_per_s, a = q ? 1.0 : 2.0;
+    const double ge = (q ? e.gemm_fp8 : e.gemm) * c.gemm_sustained;
     LayerOp op;
     op.name = name, op.op_class = OpClass::Gemm, op.count = count, op.m = M, op.n = N, op.k = K, op.weights = weights;
     op.flops = count * 2.0 * M * N * K;
     op.bytes = count * (a * (M * K + K * N) + 2.0 * M * N);  // output in bf16
-    op.efficiency = gemm_efficiency(M, N, K, count, c.sms, ge, e.gemm_half_dim);
+    op.efficiency = gemm_efficiency(M, N, K, count, c.sms, ge, half_dim);
     op.memory_bound = op.bytes / hbm_bps > op.flops / (peak * op.efficiency);
     op.f_s = roofline(op.flops, peak * op.efficiency, op.bytes, 1);
     // dX = dY·Wᵀ: M×K output, reduction over N.  dW = Xᵀ·dY: K×N output, reduction over M.
@@ -85,7 +94,8 @@ struct OpList {
     return ops.back();
   }
   // Flash attention: one fused kernel forward, one backward with 2.5× the FLOPs and 2× the bytes.
-  void flash_attention(std::string_view name, double flops, double bytes, double head_dim, double key_len) {
+  // `kernels`: the share of the layers that run it (local attention, attention_ops), 1 otherwise.
+  void flash_attention(std::string_view name, double flops, double bytes, double head_dim, double key_len, double kernels = 1) {
     LayerOp op;
     op.name = name, op.op_class = OpClass::Attention, op.flops = flops, op.bytes = bytes, op.core_attention = true;
     op.modules = module_bit(RecomputeModule::CoreAttn);
@@ -93,8 +103,8 @@ struct OpList {
     op.efficiency = attention_efficiency(head_dim, key_len, e.attention);
     const double peak = c.bf16_flops_per_s * op.efficiency;
     op.memory_bound = bytes / hbm_bps > flops / peak;
-    op.f_s = roofline(flops, peak, bytes, 1);
-    op.b_s = roofline(2.5 * flops, peak, 2.0 * bytes, 1);
+    op.f_s = roofline(flops, peak, bytes, kernels);
+    op.b_s = roofline(2.5 * flops, peak, 2.0 * bytes, kernels);
     ops.push_back(op);
   }
   // A memory-bound op: forward bytes in `kernels` kernels; backward `bwd` × the bytes in as many kernels.
@@ -176,7 +186,26 @@ void attention_ops(OpList& L) {
     const double kv_heads = (is_mla(m) ? a_gpu : g_gpu) / (ulysses ? plan.cp : 1.0);
     const double flops = 0.5 * 2.0 * z.b * s_q * s_k * heads * (d_qk + d_v);
     const double bytes = 2.0 * z.b * (s_q * heads * (d_qk + d_v) + s_k * kv_heads * (d_qk + d_v));
-    L.flash_attention("attention scores and values (flash, causal half)", flops, bytes, d_qk, key_len);
+    // Local attention (ModelSpec::attention_window: gpt-oss's sliding window of 128 in every other
+    // layer, Llama 4's chunks of 8,192 in three of four): a local layer's kernel skips the key tiles
+    // outside the window, and its (query, key) pairs are local_attention_pairs(s) instead of s²/2. The
+    // op list stands for the model's average layer: the global and the local layers' attention each
+    // weighted by their share of the layers (their kernels too). The efficiency curve is read at the
+    // length of a causal sequence whose query tiles loop over as many keys: a chunk is a causal
+    // sequence of W; a sliding window's query tile of 128 loops over about W + 128 keys, which a
+    // causal sequence of 2·(W + 128) does on average.
+    const double local = local_attention_share(m);
+    if (local <= 0) {
+      L.flash_attention("attention scores and values (flash, causal half)", flops, bytes, d_qk, key_len);
+    } else {
+      const double pairs = local_attention_pairs(m, s_k) / (0.5 * s_k * s_k), W = m.attention_window;
+      const double window_key_len = m.attention_chunked ? W : 2.0 * (W + 128.0);
+      if (local < 1)
+        L.flash_attention("attention of the global layers (flash, causal half; by their share of layers)", (1 - local) * flops,
+                          (1 - local) * bytes, d_qk, key_len, 1 - local);
+      L.flash_attention("attention of the local layers (flash, window; by their share of layers)", local * pairs * flops,
+                        local * bytes, d_qk, std::min(key_len, window_key_len), local);
+    }
   } else {
     // Unfused (Megatron before flash attention): per sequence and head, the scores Q·Kᵀ (s×d_qk by
     // d_qk×s_k) and the values P·V (s×s_k by s_k×d_v) as batched GEMMs over the full s×s_k matrix,

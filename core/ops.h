@@ -61,6 +61,13 @@ struct LayerOp {
 // arithmetic intensity per tile), fitted within bounds. sms = 0: no quantization.
 double gemm_efficiency(double M, double N, double K, double count, int sms, double gemm, double half_dim);
 
+// The x/(x + half) term's half dimension on cluster c: gemm_half_balance times the GPU's machine
+// balance, bf16 FLOP per HBM byte (peak ÷ bandwidth; Williams et al. 2009, the roofline's ridge
+// point). A thin GEMM loses throughput where its tiles' arithmetic intensity nears the ridge, and the
+// ridge moves with the GPU (A100 153 FLOP per byte, H100 SXM 295), so the fitted multiple carries from
+// one GPU to another where an element count would not. 0 when the cluster gives no bandwidth.
+double gemm_half_dim(const Cluster& c);
+
 // Fraction of the bf16 peak flash attention reaches: `attention` is the efficiency at head dimension
 // 128 on long sequences; shorter key lengths s_k and smaller heads lose throughput as
 //   d(128 + 54)/(128(d + 54)) · s_k/(s_k + 850),

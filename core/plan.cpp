@@ -279,11 +279,12 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   if (cl.reserved_bytes >= cl.hbm_bytes && cl.hbm_bytes >= 1e-3 * units::GiB && cl.reserved_bytes <= 1e6 * units::GiB)
     c.add(ErrorCode::Incompatible, P + "reserved_GiB", "reserved memory must be smaller than hbm_GiB");
   if (cl.gpus < 0) c.add(ErrorCode::OutOfRange, P + "gpus", "must be positive");
+  c.fraction(P + "gemm_sustained", cl.gemm_sustained);
   const std::string E = P + "efficiency/";
   const Efficiencies& e = cl.efficiency;
   c.fraction(E + "gemm", e.gemm);
   c.fraction(E + "gemm_fp8", e.gemm_fp8);
-  c.between(E + "gemm_half_dim", e.gemm_half_dim, 1, 0, 1 << 20, "elements");
+  c.between(E + "gemm_half_balance", e.gemm_half_balance, 1, 0, 100, "multiples of the GPU's machine balance");
   c.fraction(E + "attention", e.attention);
   c.fraction(E + "hbm", e.hbm);
   c.fraction(E + "hbm_stream", e.hbm_stream);

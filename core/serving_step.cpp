@@ -112,11 +112,13 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // Its thin-GEMM term x/(x + gemm_half_dim) is left out (half_dim 0): it stands for a tile's low
   // arithmetic intensity, which the memory side of this roofline (the weights read) already charges;
   // with it a decode step of one sequence (M = 1) would run at 1/176 of its FLOP rate.
-  const double dense_eff = gemm_efficiency(T, S.h, S.h / S.t, 1, S.c.sms, e.serving_gemm, 0.0);
+  // serving_gemm is a fraction of the sustained rate (core/hardware.h Cluster::gemm_sustained).
+  const double serving_gemm = e.serving_gemm * S.c.gemm_sustained;
+  const double dense_eff = gemm_efficiency(T, S.h, S.h / S.t, 1, S.c.sms, serving_gemm, 0.0);
   // Tokens per expert read: this GPU's token copies, group_routings·local/E, over the experts they touch.
   const double per_expert = r.experts_read > 0 ? group_routings * local / E / r.experts_read : 0.0;
   const double expert_eff = is_moe(m) ? gemm_efficiency(per_expert, m.expert_ffn_hidden / double(S.mesh.etp), S.h,
-                                                        std::max(1.0, r.experts_read), S.c.sms, e.serving_gemm, 0.0)
+                                                        std::max(1.0, r.experts_read), S.c.sms, serving_gemm, 0.0)
                                       : 1.0;
   // KV cache: each decoding sequence reads its context once per step (its verified draft tokens
   // share the read); prefill chunks read the K/V of their prompt's earlier chunks.

@@ -16,8 +16,9 @@ namespace {
 void ideal(Config& c) {
   c.cluster.efficiency.gemm = 1.0;
   c.cluster.efficiency.gemm_fp8 = 1.0;
-  c.cluster.efficiency.gemm_half_dim = 0;
+  c.cluster.efficiency.gemm_half_balance = 0;
   c.cluster.efficiency.kernel_floor_s = 0;
+  c.cluster.gemm_sustained = 1.0;
   c.cluster.sms = 0;
   c.cluster.hbm_bytes_per_s = 1e30;
 }
@@ -57,6 +58,25 @@ TEST_CASE("a layer's forward GEMM time is 2·tokens·weights/t over peak at idea
   REQUIRE_THAT(lt.w_s(), WithinRel(lt.weight_gemms.f_s, 1e-12));
 }
 
+TEST_CASE("GEMMs run at the sustained share of the peak; the thin-GEMM half dimension follows the machine balance", "[compute]") {
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 1, 1, 4096, 8);
+  ideal(c);
+  const double at_peak = layer_times(test::resolved(c), false).weight_gemms.f_s;
+  c.cluster.gemm_sustained = 0.8;
+  REQUIRE_THAT(layer_times(test::resolved(c), false).weight_gemms.f_s, WithinRel(at_peak / 0.8, 1e-12));
+  // Half dimension = multiple × bf16 peak / HBM bandwidth: 0.5 × 989e12 / 3.35e12 = 147.61 elements on an H100 SXM,
+  // 0.5 × 312e12 / 2.039e12 = 76.51 on an A100.
+  c.cluster.efficiency.gemm_half_balance = 0.5;
+  REQUIRE_THAT(gemm_half_dim(c.cluster), WithinRel(0.5 * 989.0 / 3.35, 1e-9));
+  Config a = test::config("llama3-70b", "dgx-a100", 8, 1, 1, 4096, 8);
+  a.cluster.efficiency.gemm_half_balance = 0.5;
+  REQUIRE_THAT(gemm_half_dim(a.cluster), WithinRel(0.5 * 312.0 / 2.039, 1e-9));
+  // The presets' sustained shares are the MAMF table's (Bekman, Machine Learning Engineering): 267.9 of
+  // 312 TFLOP/s on A100 SXM, 792.1 of 989 on H100 SXM.
+  REQUIRE_THAT(a.cluster.gemm_sustained, WithinRel(0.8587, 1e-4));
+  REQUIRE_THAT(test::config("llama3-70b", "dgx-h100", 8, 1, 1, 4096, 8).cluster.gemm_sustained, WithinRel(0.8009, 1e-4));
+}
+
 TEST_CASE("flash attention does the causal half of the score FLOPs", "[compute]") {
   Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 8192, 8);
   c.cluster.efficiency.kernel_floor_s = 0;
@@ -65,6 +85,30 @@ TEST_CASE("flash attention does the causal half of the score FLOPs", "[compute]"
   const double eff = attention_efficiency(d, s, c.cluster.efficiency.attention);
   REQUIRE_THAT(flash.core_attention.f_s, WithinRel(0.5 * 2.0 * s * s * a * 2 * d / (c.cluster.bf16_flops_per_s * eff), 1e-12));
   REQUIRE_THAT(flash.core_attention.b_s, WithinRel(2.5 * flash.core_attention.f_s, 1e-12));
+}
+
+TEST_CASE("local attention: sliding-window and chunked layers do their window's pairs, weighted by their share", "[compute]") {
+  // gpt-oss-120b: a sliding window of 128 in every other layer (18 of 36). At s = 4096 a local layer
+  // does W·s − W²/2 = 524,288 − 8,192 = 516,096 (query, key) pairs, a global one s²/2 = 8,388,608.
+  ModelSpec g = *find_model_preset("gpt-oss-120b");
+  REQUIRE_THAT(local_attention_share(g), WithinRel(0.5, 1e-12));
+  REQUIRE_THAT(local_attention_pairs(g, 4096), WithinRel(516096.0, 1e-12));
+  REQUIRE_THAT(local_attention_pairs(g, 100), WithinRel(5000.0, 1e-12));  // shorter than the window: causal
+  // Llama 4 Scout: chunks of 8,192 in 3 of 4 layers (36 of 48); 16,384 tokens = 2 chunks of 8,192²/2.
+  ModelSpec l4 = *find_model_preset("llama4-scout-17b-16e");
+  REQUIRE_THAT(local_attention_share(l4), WithinRel(0.75, 1e-12));
+  REQUIRE_THAT(local_attention_pairs(l4, 16384), WithinRel(2 * 0.5 * 8192.0 * 8192.0, 1e-12));
+  REQUIRE_THAT(local_attention_pairs(l4, 10000), WithinRel(0.5 * 8192.0 * 8192 + 0.5 * 1808.0 * 1808, 1e-12));
+  // The attention ops of an average gpt-oss layer: FLOPs 2·s²/2·a·(d_qk + d_v) · (0.5 + 0.5 · 516,096/8,388,608).
+  Config c = test::config("gpt-oss-120b", "dgx-h100", 1, 4, 16, 4096, 1280);
+  c.plan.ep = 8;
+  double flops = 0;
+  int attention_ops = 0;
+  for (const LayerOp& op : layer_ops(test::resolved(c), true))
+    if (op.op_class == OpClass::Attention) flops += op.flops, ++attention_ops;
+  REQUIRE(attention_ops == 2);
+  const double full = 2.0 * 0.5 * 4096.0 * 4096.0 * 64 * (64 + 64);
+  REQUIRE_THAT(flops, WithinRel(full * (0.5 + 0.5 * 516096.0 / 8388608.0), 1e-12));
 }
 
 TEST_CASE("fp8 GEMMs run at the fp8 peak with the fp8 efficiency, and carry their casts", "[compute]") {

@@ -86,10 +86,11 @@ TEST_CASE("the published training runs stay within the documented errors", "[val
 
 TEST_CASE("the runs added after the calibration stay within their documented errors", "[validation]") {
   // Two Megatron-Bridge Qwen3-30B runs whose container measured the same plan at about half the
-  // throughput of the neighbouring containers are "calibrated": false: reported apart, out of the fit
-  // (ValidationLimits: their mean and largest error with the presets' efficiencies, docs/validation.md §1).
+  // throughput of the neighbouring containers, and the five GPT-OSS-120B runs, which cutlab over-predicts
+  // by 21–38%, are "calibrated": false: reported apart, out of the fit (ValidationLimits: their mean and
+  // largest error with the presets' efficiencies, docs/validation.md §1).
   const ValidationSummary s = validate_cases(cases());
-  REQUIRE(s.uncalibrated.cases == 2);
+  REQUIRE(s.uncalibrated.cases == 7);
   REQUIRE(s.failed_cases == 0);
   for (const CaseResult& r : s.results) {
     if (r.kind != CaseKind::Training || !is_time_metric(r.metric) || r.calibrated) continue;
