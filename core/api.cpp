@@ -527,9 +527,11 @@ std::string disaggregation_json(const std::string& text) { return to_json_text(d
 std::string balance_json(const std::string& text) { return to_json_text(balance(text, StageBalanceOptions{})); }
 
 std::string options_json(const std::string& text) {
+  // A config that reads but breaks a rule still has options: the values that would fix it (a GPU
+  // count the mesh does not divide: the TP or PP that does).
   const Answer<Config> cfg = read(text);
-  if (!cfg.ok()) return failure(cfg);
-  return success(json(axis_options(cfg.result.value)));
+  if (!cfg.ok() && !cfg.config) return failure(cfg);
+  return success(json(axis_options(cfg.ok() ? cfg.result.value : *cfg.config)));
 }
 
 std::string presets_json() { return success(cutlab::presets_json()); }

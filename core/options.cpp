@@ -1,6 +1,7 @@
 #include "core/options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace cutlab {
@@ -32,7 +33,7 @@ std::map<std::string, std::vector<int>> axis_options(const Config& base) {
     int Plan::*field;
     std::vector<int> candidates;
   };
-  const int layers = std::max(1, base.model.layers);
+  const int layers = std::clamp(base.model.layers, 1, 10000);  // an invalid config's layers too (README "Input limits")
   std::vector<int> vpp;
   for (int v = 1; v <= std::min(16, layers); ++v) vpp.push_back(v);
   const long long per_replica = std::max<long long>(1,
@@ -57,9 +58,10 @@ std::map<std::string, std::vector<int>> axis_options(const Config& base) {
         c.plan.schedule = v > 1 ? Schedule::Interleaved : (p.schedule == Schedule::Interleaved ? Schedule::OneFOneB : p.schedule);
       if (base.cluster.gpus > 0) {
         // The GPU count is fixed: dp takes what the rest of the mesh leaves.
-        const long long rest = static_cast<long long>(c.plan.tp) * c.plan.pp * c.plan.cp * (folding ? 1 : c.plan.ep);
-        if (rest <= 0 || gpus % rest != 0) continue;  // another axis is invalid (≤ 0): no dp to derive
-        c.plan.dp = static_cast<int>(gpus / rest);
+        // In double: the config may break a rule (options of an invalid plan), its axes any int.
+        const double rest = double(c.plan.tp) * c.plan.pp * c.plan.cp * (folding ? 1 : c.plan.ep);
+        if (!(rest > 0) || rest > double(gpus) || std::fmod(double(gpus), rest) != 0) continue;  // no dp to derive
+        c.plan.dp = static_cast<int>(double(gpus) / rest);
       }
       const std::set<std::string> paths = error_paths(c);
       if (std::all_of(paths.begin(), paths.end(), [&](const std::string& s) { return baseline.count(s) > 0; })) ok.push_back(v);

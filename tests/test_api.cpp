@@ -101,3 +101,18 @@ TEST_CASE("the search in parts: the merged parts' JSON is search_json's, bad par
   CHECK(json::parse(cutlab::api::search_merge_json("[", 5))["ok"] == false);
   CHECK(json::parse(cutlab::api::search_part_json(text, 5, -1, 4, true, 0))["errors"][0]["path"] == "/first");
 }
+
+TEST_CASE("options of a plan that breaks a rule: the axis values that would fix it", "[api]") {
+  // 24 GPUs under TP 8 × PP 2 (16 per replica): invalid. With PP 2 fixed, TP t leaves 24/(2t) data-parallel
+  // replicas: t must divide 12 and Llama 3 70B's 64 heads and 8 KV heads (1, 2, 4), 48 sequences must split
+  // over the replicas (12, 6, 3: all do), and sequence parallelism needs t > 1: 2 and 4.
+  const std::string text = R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 24},
+    "plan": {"tp": 8, "pp": 2, "sp": true}, "workload": {"seq_len": 8192, "global_batch": 48}})";
+  REQUIRE(json::parse(cutlab::api::evaluate_json(text))["ok"] == false);
+  const json o = json::parse(cutlab::api::options_json(text));
+  REQUIRE(o["ok"] == true);
+  CHECK(o["result"]["tp"] == json::array({2, 4}));
+  CHECK(o["result"]["cp"] == json::array());  // CP alone cannot fix it: 24 = 16·cp has no whole cp
+  // A text that does not read has no options.
+  CHECK(json::parse(cutlab::api::options_json("{\"model\": "))["ok"] == false);
+}

@@ -11,6 +11,7 @@
   let ui = { hover: null, kbd: null };   // kbd: the figure's item chosen with the arrow keys
   let frameQueued = false;
   let last = { d: null, tablesD: null, viewKey: null };
+  let snapped = null;   // the axes moved to fit the model of the last edit (suggest.js), for the note
   let hits = G.hits();
   let changeAt = null;                           // performance.now() of the last control change
   let tablesDue = false;                         // the tables wait for the next frame
@@ -41,7 +42,15 @@
   }
   function onEdit(path, value) {
     changeAt = performance.now();
-    setState(CL.controls.patchFor(state, path, value), 'push');
+    let next = CL.controls.patchFor(state, path, value);
+    // Another model (a preset or a pasted config.json) can break the plan's axes (TP 8 for 28 heads):
+    // they move to their nearest valid values, and the page says so (suggest.js).
+    snapped = null;
+    if (path === '/model' || path === '/model/hf_config') {
+      const snap = CL.suggest.snapAfterModelChange(api, derive, next);
+      if (snap) { next = snap.state; snapped = snap.moved; }
+    }
+    setState(next, 'push');
   }
 
   function query() {
@@ -118,6 +127,7 @@
       const list = EMBED_VIEW ? ' ' + d.errors.map((e) => (e.path || '/') + ': ' + e.message).join('; ') + '.' : ' (see the marked fields).';
       stale.textContent = 'This plan is invalid' + (EMBED_VIEW ? ':' : '') + list + (d.good ? ' Showing the last valid plan.' : '');
     }
+    if (d !== last.d && !EMBED_VIEW) renderFixes(d);
     tk.tables = performance.now() - t16;
     renderGpuPanel(d);
     renderSearch(d);
@@ -303,6 +313,27 @@
     box.innerHTML = '<b>The core rejects this plan:</b><ul>' + list.map((e) => '<li><code>' + CL.fmt.escape(e.path || '/') + '</code> ' +
       CL.fmt.escape(e.message) + '</li>').join('') + '</ul>';
     void d;
+  }
+
+  // Under an invalid plan: the changes that make it valid (suggest.js), one button each; after a
+  // model change that moved an axis: what moved.
+  function renderFixes(d) {
+    const box = $('fixes');
+    const el = (tag, text, cls) => Object.assign(document.createElement(tag), { textContent: text, className: cls || '' });
+    if (d.ok) {
+      box.hidden = !snapped;
+      box.replaceChildren(...(snapped ? [el('b', 'Changed for this model: '), snapped.join(', ') + '.'] : []));
+      return;
+    }
+    const offers = CL.suggest.offers(api, state, d);
+    box.hidden = !offers.length;
+    box.replaceChildren(...(offers.length ? [el('b', 'Valid nearby: ')] : []));
+    for (const o of offers) {
+      const b = el('button', o.label, 'fix');
+      b.type = 'button';
+      b.addEventListener('click', () => { snapped = null; setState(o.state, 'push'); });
+      box.append(b);
+    }
   }
 
   // The example's sentence, and the figure its source measured beside cutlab's (examples.js).

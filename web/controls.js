@@ -422,8 +422,9 @@
   function fillAxis(input, def, v, d, s) {
     const key = def.key;
     let values = d.options && d.options[key] ? d.options[key].slice() : null;
-    if (!values) {
-      // no options() in this core, or the config could not be read: offer what we know
+    if (!values || !values.length) {
+      // no options() in this core, the config could not be read, or no value of this axis alone
+      // makes the plan valid (the fix is elsewhere): offer what we know, none marked
       values = key === 'etp' ? [1, 2, 4, 8] : [1, 2, 4, 8, 16, 32, 64];
     }
     if (key === 'etp') values = [0].concat(values.filter((x) => x !== 0));

@@ -212,7 +212,46 @@ async function folding(k) {
   });
 }
 
+// Ways out of an invalid plan (web/suggest.js): 24 GPUs under TP 8 × PP 2 (global batch 48) offer the
+// nearest GPU counts and an axis that fits 24, each one valid; a pasted config.json whose 28 heads TP 8 does not
+// divide moves TP to 4 by itself and says so, and the page draws the new model.
+const QWEN25_7B_HF = { hidden_act: 'silu', hidden_size: 3584, intermediate_size: 18944, num_attention_heads: 28, num_hidden_layers: 28,
+  num_key_value_heads: 4, vocab_size: 152064, tie_word_embeddings: false };
+async function fixes(k) {
+  const { fileBase } = await setup();
+  const q = new URLSearchParams({ ...START, gpus: '24', tp: '8', pp: '2', global_batch: '48' });
+  const { page, errors } = await k.open(fileBase + '?' + q.toString());
+  await k.step('24 GPUs under TP 8 × PP 2: valid plans nearby, one click each', async () => {
+    const got = await page.evaluate(() => ({ ok: window.__cutlab.derived.ok, hidden: document.getElementById('fixes').hidden,
+      buttons: [...document.querySelectorAll('#fixes button.fix')].map((b) => b.textContent) }));
+    k.check(!got.ok && !got.hidden, 'the plan is invalid and the page offers fixes');
+    k.check(got.buttons.includes('16 GPUs') && got.buttons.includes('32 GPUs'), 'the nearest GPU counts TP 8 × PP 2 divides: ' + got.buttons.join(' | '));
+    k.check(got.buttons.includes('TP 8 → 4'), 'and TP 4, which fits 24 GPUs (DP 3, 48 sequences): ' + got.buttons.join(' | '));
+    await page.screenshot({ path: shot('fixes-24-gpus.png') });
+    await page.locator('#fixes button.fix', { hasText: '32 GPUs' }).click();
+    await settle(page);
+    const after = await page.evaluate(() => ({ ok: window.__cutlab.derived.ok, gpus: window.__cutlab.state.gpus, hidden: document.getElementById('fixes').hidden }));
+    k.check(after.ok && after.gpus === 32 && after.hidden, 'a click applies it: 32 GPUs, the plan valid, the offers gone');
+  });
+  await k.step('a pasted config.json with 28 heads under TP 8: TP moves to 4, with a note', async () => {
+    const BOX = '[data-path="/model/hf_config"]';
+    await page.click(BOX + ' summary');
+    await page.locator(BOX + ' textarea').fill(JSON.stringify(QWEN25_7B_HF));
+    await click(page, BOX + ' button.use');
+    const got = await page.evaluate(() => ({ ok: window.__cutlab.derived.ok, tp: window.__cutlab.state.plan.tp, cfg: window.__cutlab.derived.cfg,
+      params: window.__cutlab.derived.r && window.__cutlab.derived.r.params, note: document.getElementById('fixes').textContent,
+      hidden: document.getElementById('fixes').hidden }));
+    const ref = await cliEvaluate(got.cfg);
+    k.check(got.ok && got.tp === 4, 'the plan is valid with TP 4 (28 heads, 4 KV heads)');
+    k.check(!got.hidden && got.note.includes('TP 8 → 4'), 'the note says what moved: ' + got.note);
+    k.check(ref.status === 0 && JSON.stringify(got.params) === JSON.stringify(ref.json.params) && got.params.total > 7e9 && got.params.total < 8e9,
+      'the page draws the pasted model: ' + (got.params && got.params.total) + ' parameters, as the CLI');
+    k.noErrors(errors, 'fixes');
+  });
+}
+
 export default [
+  { name: 'invalid plans: valid ones nearby; a pasted model moves TP to fit', weight: 2, run: fixes },
   { name: 'DeepSeek-V3 example: memory levers, recompute modules', weight: 3, run: levers },
   { name: 'Mixtral folding example: the published MFU', weight: 1, run: folding },
   { name: 'Balance the stages: suggestion and apply', weight: 1, run: balance },
