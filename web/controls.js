@@ -81,7 +81,8 @@
       sel('/workload/dtype', 'GEMM dtype', 'dtype'),
       train(sel('/workload/grad_dtype', 'Gradients', 'grad_dtype')),
       infer(sel('/workload/weight_dtype', 'Weights', 'weight_dtype')),
-      infer(sel('/workload/expert_weight_dtype', 'Expert weights', 'expert_weight_dtype', { title: 'Routed experts stored apart (gpt-oss: MXFP4 experts); their GEMMs run at the weights\' precision' })),
+      infer(sel('/workload/expert_weight_dtype', 'Expert weights', 'expert_weight_dtype', { moe: true, hideDense: true,
+        title: 'Routed experts stored apart (gpt-oss: MXFP4 experts); their GEMMs run at the weights\' precision' })),
       infer(sel('/workload/kv_dtype', 'KV cache', 'kv_dtype'))] },
   ];
 
@@ -120,7 +121,10 @@
       n.model = v; n.modelOver = {}; n.hf = null; n.layer = null; n.gpu = null;
       // A dense model has no experts: the experts' settings (rejected for it by the core) go with the old model.
       const preset = CL.presets && CL.presets.models.find((m) => m.name === v);
-      if (preset && !(preset.experts > 0)) for (const k of MOE_KEYS) delete n.plan[k];
+      if (preset && !(preset.experts > 0)) {
+        for (const k of MOE_KEYS) delete n.plan[k];
+        delete n.workload.expert_weight_dtype;
+      }
       return n;
     }
     if (path === '/model/hf_config') { n.hf = v; n.modelOver = {}; n.layer = null; n.gpu = null; return n; }
@@ -180,7 +184,8 @@
 
   function control(def, presets, onEdit) {
     const row = document.createElement('div');
-    row.className = 'ctl ctl-' + def.kind + (def.moe ? ' moe-only' : '') + (def.only ? ' only-' + def.only : '') + (def.span ? ' span' : '');
+    row.className = 'ctl ctl-' + def.kind + (def.moe ? ' moe-only' : '') + (def.hideDense ? ' hide-dense' : '') + (def.only ? ' only-' + def.only : '') +
+      (def.span ? ' span' : '');
     if (def.kind === 'action') {   // a button the page wires itself (by id): no value, no errors
       row.innerHTML = '<button type="button" id="' + def.id + '" title="' + F.escape(def.title || '') + '">' + def.label + '</button>' +
         (def.note ? '<span class="note">' + def.note + '</span>' : '');

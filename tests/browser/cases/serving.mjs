@@ -23,6 +23,11 @@ async function serving(k, base) {
   await click(page, '#tabs [data-view="pipeline"]');
   const cap = await page.$eval('#view-caption', (e) => e.textContent);
   k.check(/2 micro-batches are in flight/.test(cap), 'serve: the pipeline view says PP keeps 2 micro-batches in flight (' + cap.slice(0, 90) + '…)');
+  // "Expert weights" only where there are experts: hidden for Llama 3 70B, shown for Mixtral
+  const shown = () => page.$eval('[data-path="/workload/expert_weight_dtype"]', (e) => getComputedStyle(e).display !== 'none');
+  k.check(!(await shown()), 'serve: no "Expert weights" control for a dense model');
+  await select(page, '/model', 'mixtral-8x22b');
+  k.check(await shown(), 'serve: the "Expert weights" control for an MoE model');
   k.noErrors(errors, 'serve');
 }
 
