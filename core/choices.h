@@ -54,6 +54,12 @@ enum class WeightDtype { BF16, FP8, INT4, FP4, MXFP4 };  // serving weights (cor
 // bf16 attention): same (as weight_dtype) or a weight dtype.
 enum class ExpertWeightDtype { Same, BF16, FP8, INT4, FP4, MXFP4 };
 enum class KvDtype { BF16, FP8 };  // serving KV cache
+// What the serving KV cache holds for a local-attention layer (ModelSpec::attention_window): window,
+// only its window or chunk (vLLM's hybrid KV cache manager, SGLang's sliding-window pool), or full,
+// the whole context as in every other layer (TensorRT-LLM's KV cache manager unless
+// kv_cache_config.max_attention_window lists the layers' windows). The keys read are the window's
+// either way: the attention kernel skips the rest.
+enum class LocalKvCache { Window, Full };
 // How a serving replica batches requests: inflight (continuous batching: iteration-level scheduling,
 // Yu et al. 2022, Orca, OSDI'22; prefill chunks beside decode tokens under a token budget per step,
 // Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310) or static (one batch prefilled, then decoded
@@ -115,6 +121,8 @@ CUTLAB_CHOICES(ExpertWeightDtype, "expert_weight_dtype", {ExpertWeightDtype::Sam
                {ExpertWeightDtype::INT4, "int4", "int4"}, {ExpertWeightDtype::FP4, "fp4", "fp4 (NVFP4)"},
                {ExpertWeightDtype::MXFP4, "mxfp4", "mxfp4 (OCP MX)"})
 CUTLAB_CHOICES(KvDtype, "kv_dtype", {KvDtype::BF16, "bf16", "bf16"}, {KvDtype::FP8, "fp8", "fp8"})
+CUTLAB_CHOICES(LocalKvCache, "local_kv_cache", {LocalKvCache::Window, "window", "the window (vLLM, SGLang)"},
+               {LocalKvCache::Full, "full", "the whole context (TensorRT-LLM default)"})
 CUTLAB_CHOICES(Batching, "batching", {Batching::InFlight, "inflight", "in-flight (continuous)"},
                {Batching::Static, "static", "static batch"})
 CUTLAB_CHOICES(Optimizer, "optimizer", {Optimizer::Adam, "adam", "Adam"})

@@ -93,11 +93,11 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   auto largest_share = [&](const Resolved& r) {
     double most = 0;
     for (const StageInfo& st : r.placement.stages)
-      most = std::max(most, per_layer * stage_attended_keys(m, st, w.prompt_len, Attended::Held));
+      most = std::max(most, per_layer * stage_attended_keys(m, st, w.prompt_len, held(w)));
     return most / r.config.plan.tp;
   };
   for (const StageInfo& st : prefill.placement.stages)
-    d.kv_bytes_per_request += per_layer * stage_attended_keys(m, st, w.prompt_len, Attended::Held);
+    d.kv_bytes_per_request += per_layer * stage_attended_keys(m, st, w.prompt_len, held(w));
   d.kv_bytes_per_gpu = std::max(largest_share(prefill), largest_share(decode));
   GroupInfo link;
   link.axis = Axis::PP;

@@ -42,7 +42,7 @@ std::vector<StageRoom> stage_rooms(const ServingSetup& S) {
     sm.dense_params = sp.dense;
     sm.expert_params = sp.experts;
     sm.weights_bytes = sp.dense * S.wb + sp.experts * S.expert_wb;
-    room.kv_per_seq = S.kv_layer * stage_attended_keys(m, st, ctx_held, Attended::Held);
+    room.kv_per_seq = S.kv_layer * stage_attended_keys(m, st, ctx_held, held(w));
     // Workspace: one layer's activations of the tokens a step runs (residual, norm, QKV, attention
     // output, MLP intermediate, 16-bit): one prompt (static) or max_num_tokens (in-flight: TensorRT-LLM
     // sizes its activation buffers by max_num_tokens); fp32 logits of the step's last tokens on the

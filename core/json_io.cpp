@@ -21,7 +21,7 @@ template <class T>
 using Member = std::variant<int T::*, double T::*, bool T::*, std::string T::*, std::vector<int> T::*, Mode T::*, Schedule T::*,
                             Recompute T::*, std::vector<RecomputeModule> T::*, MomentDtype T::*, Ema T::*, EpDispatcher T::*,
                             EpDispatchDtype T::*, CpComm T::*, Dtype T::*, GradDtype T::*, WeightDtype T::*, ExpertWeightDtype T::*,
-                            KvDtype T::*, Optimizer T::*, Batching T::*>;
+                            KvDtype T::*, LocalKvCache T::*, Optimizer T::*, Batching T::*>;
 
 template <class T>
 struct Field {
@@ -164,6 +164,7 @@ const std::vector<Field<Workload>>& workload_fields() {
       {"weight_dtype", &Workload::weight_dtype},
       {"expert_weight_dtype", &Workload::expert_weight_dtype},
       {"kv_dtype", &Workload::kv_dtype},
+      {"local_kv_cache", &Workload::local_kv_cache},
       {"batching", &Workload::batching},
       {"max_num_tokens", &Workload::max_num_tokens},
       {"kv_block_tokens", &Workload::kv_block_tokens},
@@ -1050,6 +1051,7 @@ json choices_json() {
   add_choices(out, w.weight_dtype);
   add_choices(out, w.expert_weight_dtype);
   add_choices(out, w.kv_dtype);
+  add_choices(out, w.local_kv_cache);
   add_choices(out, w.batching);
   add_choices(out, w.optimizer);
   add_choices(out, w.moment_dtype);

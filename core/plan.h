@@ -107,6 +107,7 @@ struct Workload {
   // upcast 4-bit experts in the kernel.
   ExpertWeightDtype expert_weight_dtype = ExpertWeightDtype::Same;
   KvDtype kv_dtype = KvDtype::BF16;
+  LocalKvCache local_kv_cache = LocalKvCache::Window;  // a local-attention layer's KV cache (core/choices.h)
   // In-flight batching: tokens one engine step may process, decode and prefill chunks together
   // (TensorRT-LLM max_num_tokens, vLLM max_num_batched_tokens).
   int max_num_tokens = 8192;

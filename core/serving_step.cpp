@@ -20,12 +20,14 @@ double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double conte
     for (int i = first; i <= last; ++i) {
       const double full = attended_tokens(m, i, context);
       const bool local = full < context;  // a window or chunk caps this layer
-      if (!local) keys += context;
+      if (!local || how == Attended::HeldFull) keys += context;
       else if (how == Attended::Held || !m.attention_chunked) keys += std::min(context, double(m.attention_window));
       else keys += m.attention_window / 2.0;
     }
   return keys;
 }
+
+Attended held(const Workload& w) { return w.local_kv_cache == LocalKvCache::Full ? Attended::HeldFull : Attended::Held; }
 
 double experts_touched(double local, double experts, double routings) {
   if (!(experts > 0) || !(routings > 0)) return 0.0;

@@ -35,9 +35,11 @@ double kv_bytes_per_token_layer(const ModelSpec& m, double t, double bytes);
 // Held: the K/V a sequence whose context holds `context` tokens keeps (a local layer at most its window
 // or chunk). Mean: what a query attends to when `context` is the mean context of many queries (a
 // chunked layer then sees half a chunk once contexts exceed a chunk: a query's place in its chunk is
-// uniform).
-enum class Attended { Held, Mean };
+// uniform). HeldFull: what it keeps when the engine gives every layer the whole context
+// (Workload::local_kv_cache full); held(w) picks Held or HeldFull.
+enum class Attended { Held, HeldFull, Mean };
 double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double context, Attended how);
+Attended held(const Workload& w);
 
 // What every step reads from the resolved config, derived once per evaluation.
 struct ServingSetup {

@@ -23,8 +23,8 @@ const char* k_config_flags = R"(config (a JSON file, - for stdin, or only flags;
             --ep-dispatcher alltoall|deepep --ep-dispatch-dtype bf16|fp8
   training: --seq-len N --global-batch N (required: sequences per step) --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
   serving:  --batch N --prompt-len N --output-len N --weight-dtype bf16|fp8|int4|fp4 --kv-dtype bf16|fp8
-            --batching inflight|static --max-num-tokens N --kv-block-tokens N --request-rate R
-            --spec-draft-tokens N --spec-acceptance A
+            --local-kv-cache window|full --batching inflight|static --max-num-tokens N --kv-block-tokens N
+            --request-rate R --spec-draft-tokens N --spec-acceptance A
 )";
 
 const CommandText k_commands[] = {
@@ -127,6 +127,7 @@ const std::vector<std::string>& option_names() {
                                                  "--output-len",
                                                  "--weight-dtype",
                                                  "--kv-dtype",
+                                                 "--local-kv-cache",
                                                  "--batching",
                                                  "--max-num-tokens",
                                                  "--kv-block-tokens",

@@ -86,6 +86,7 @@ bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
       {"--output-len", {"workload", "output_len"}},
       {"--weight-dtype", {"workload", "weight_dtype"}},
       {"--kv-dtype", {"workload", "kv_dtype"}},
+      {"--local-kv-cache", {"workload", "local_kv_cache"}},
       {"--batching", {"workload", "batching"}},
       {"--max-num-tokens", {"workload", "max_num_tokens"}},
       {"--kv-block-tokens", {"workload", "kv_block_tokens"}},

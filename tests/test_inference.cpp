@@ -173,6 +173,25 @@ TEST_CASE("gpt-oss's MXFP4 experts beside fp8 attention: the experts' bytes apar
   REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/expert_weight_dtype");
 }
 
+TEST_CASE("local layers' KV cache: their window, or the whole context as TensorRT-LLM keeps it", "[inference]") {
+  // Llama 4 Scout: 36 of 48 layers attend within 8,192-token chunks. At a context of 32,768 tokens a
+  // sequence holds 12·32,768 + 36·8,192 token-layers of K/V with the window kept, 48·32,768 with the
+  // whole context: 16/7 as much. The keys read per step are the chunk's either way.
+  Config c = test::config("llama4-scout-17b-16e", "hgx-h200", 8, 1, 1, 4096, 1);
+  c.workload.mode = Mode::Infer;
+  c.workload.batching = Batching::Static;
+  c.workload.batch = 4;
+  c.workload.prompt_len = 32768 - 1024, c.workload.output_len = 1024;
+  c.workload.weight_dtype = WeightDtype::FP8, c.workload.kv_dtype = KvDtype::FP8;
+  const InferenceEstimate window = infer(c);
+  c.workload.local_kv_cache = LocalKvCache::Full;
+  const InferenceEstimate full = infer(c);
+  const double w = window.memory.per_stage[0].kv_cache_bytes, f = full.memory.per_stage[0].kv_cache_bytes;
+  REQUIRE_THAT(f / w, WithinRel(48.0 * 32768 / (12.0 * 32768 + 36.0 * 8192), 1e-9));
+  REQUIRE_THAT(full.tpot_s, WithinRel(window.tpot_s, 1e-12));
+  REQUIRE(full.max_batch_that_fits < window.max_batch_that_fits);
+}
+
 TEST_CASE("attention DP with expert EP is the same layout with or without folding (DEP8)", "[inference]") {
   Config plain = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1), folded = plain;
   plain.plan.ep = 8;                                            // tp 1 × ep 8: 8 attention replicas

@@ -83,7 +83,9 @@
       infer(sel('/workload/weight_dtype', 'Weights', 'weight_dtype')),
       infer(sel('/workload/expert_weight_dtype', 'Expert weights', 'expert_weight_dtype', { moe: true, hideDense: true,
         title: 'Routed experts stored apart (gpt-oss: MXFP4 experts); their GEMMs run at the weights\' precision' })),
-      infer(sel('/workload/kv_dtype', 'KV cache', 'kv_dtype'))] },
+      infer(sel('/workload/kv_dtype', 'KV cache', 'kv_dtype')),
+      infer(sel('/workload/local_kv_cache', 'Local layers hold', 'local_kv_cache', { localOnly: true,
+        title: 'What the KV cache keeps for a sliding-window or chunked layer: its window, or the whole context as in the other layers' }))] },
   ];
 
   // ---- state access by path ------------------------------------------------------------------
@@ -184,7 +186,7 @@
 
   function control(def, presets, onEdit) {
     const row = document.createElement('div');
-    row.className = 'ctl ctl-' + def.kind + (def.moe ? ' moe-only' : '') + (def.hideDense ? ' hide-dense' : '') + (def.only ? ' only-' + def.only : '') +
+    row.className = 'ctl ctl-' + def.kind + (def.moe ? ' moe-only' : '') + (def.hideDense ? ' hide-dense' : '') + (def.localOnly ? ' local-only' : '') + (def.only ? ' only-' + def.only : '') +
       (def.span ? ' span' : '');
     if (def.kind === 'action') {   // a button the page wires itself (by id): no value, no errors
       row.innerHTML = '<button type="button" id="' + def.id + '" title="' + F.escape(def.title || '') + '">' + def.label + '</button>' +
@@ -332,6 +334,7 @@
     const cfg = d.config || (d.good && d.good.r.config);
     const moe = cfg ? cfg.model.experts > 0 : false;
     document.body.classList.toggle('is-moe', moe);
+    document.body.classList.toggle('has-local-attention', cfg ? cfg.model.attention_window > 0 : false);
     const mode = s.workload.mode || (cfg ? cfg.workload.mode : null);
     document.body.classList.toggle('mode-infer', CL.state.serving(mode));
     document.body.classList.toggle('model-hf', !!s.hf);

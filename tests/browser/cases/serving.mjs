@@ -28,6 +28,11 @@ async function serving(k, base) {
   k.check(!(await shown()), 'serve: no "Expert weights" control for a dense model');
   await select(page, '/model', 'mixtral-8x22b');
   k.check(await shown(), 'serve: the "Expert weights" control for an MoE model');
+  // "Local layers hold" only for models with sliding-window or chunked layers
+  const local = () => page.$eval('[data-path="/workload/local_kv_cache"]', (e) => getComputedStyle(e).display !== 'none');
+  k.check(!(await local()), 'serve: no "Local layers hold" control for Mixtral (no local attention)');
+  await select(page, '/model', 'llama4-scout-17b-16e');
+  k.check(await local(), 'serve: the "Local layers hold" control for Llama 4 Scout (chunked attention)');
   k.noErrors(errors, 'serve');
 }
 
