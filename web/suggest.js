@@ -11,7 +11,6 @@
   'use strict';
 
   const AXES = [['tp', 'TP'], ['pp', 'PP'], ['cp', 'CP'], ['ep', 'EP'], ['etp', 'ETP'], ['vpp', 'VPP'], ['micro_batch', 'micro-batch']];
-  const MAX_SNAPS = 4;   // axes fixed one after another after a model change
 
   // The value of `values` nearest to v: the largest one below, else the smallest one above.
   function nearest(values, v) {
@@ -59,21 +58,14 @@
     return axisFixes(api, state, d, false).concat(gpuFixes(api, state, d));
   }
 
-  // After a model change that leaves the plan invalid: the axes the core rejects moved, one at a
-  // time, to their nearest valid values. Returns {state, moved: [labels]} when that makes the plan
-  // valid, else null (the plan stays as it was, with its errors and the offers).
+  // After a model change that leaves the plan invalid: the first axis the core rejects moved to its
+  // nearest valid value, when that alone makes the plan valid (axisFixes checks it). Returns
+  // {state, moved: [label]}, else null (the plan stays as it was, with its errors and the offers).
   function snapAfterModelChange(api, derive, state) {
-    let s = state;
-    const moved = [];
-    for (let i = 0; i < MAX_SNAPS; i++) {
-      const d = derive(s);
-      if (d.ok) return moved.length ? { state: s, moved } : null;
-      const fix = axisFixes(api, s, d, true)[0];
-      if (!fix) return null;
-      s = fix.state;
-      moved.push(fix.label);
-    }
-    return derive(s).ok ? { state: s, moved } : null;
+    const d = derive(state);
+    const fix = d.ok ? null : axisFixes(api, state, d, true)[0];
+    return fix ? { state: fix.state, moved: [fix.label] } : null;
   }
+
   CL.suggest = { nearest, axisFixes, gpuFixes, offers, snapAfterModelChange };
 })(window.CL = window.CL || {});
