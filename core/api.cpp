@@ -382,14 +382,14 @@ std::string timeline_json(const std::string& text, double width, double height) 
   layout.width = width;
   layout.height = height;
   const Evaluated& e = a.result.value;
-  json out = to_json(timeline(e, layout));
+  json beside = json::object();
   if (const auto* t = std::get_if<TrainingEstimate>(&e.estimate)) {
-    out["schedule"] = to_json(t->schedule, false);
-    out["step_s"] = t->step_s;
+    beside["schedule"] = to_json(t->schedule, false);
+    beside["step_s"] = t->step_s;
   } else {
-    out["tokens"] = 3;
+    beside["tokens"] = 3;
   }
-  return success(std::move(out));
+  return "{\"ok\":true,\"result\":" + scene_json_text(timeline(e, layout), std::move(beside)) + "}";
 }
 
 std::string gpus_json(const std::string& text, int first, int count) { return to_json_text(gpus(text, first, count)); }

@@ -658,42 +658,89 @@ json to_json(const ScheduleResult& s, bool with_ops) {
   return j;
 }
 
-json to_json(const Scene& s) {
-  // Columnar (one array per field): a timeline has thousands of rects, and arrays of numbers are
-  // an order of magnitude cheaper to build and parse than objects.
-  const size_t n = s.rects.size();
-  std::vector<std::string> kind(n);
-  std::vector<int> stage(n), micro_batch(n), chunk(n), backward_micro_batch(n);
-  std::vector<double> x(n), y(n), w(n), h(n), start_s(n), end_s(n);
-  for (size_t i = 0; i < n; ++i) {
-    const SceneRect& r = s.rects[i];
-    kind[i] = r.kind, stage[i] = r.stage, micro_batch[i] = r.micro_batch, chunk[i] = r.chunk;
-    backward_micro_batch[i] = r.backward_micro_batch;
-    // Pixels to 0.01 px: enough for any screen, a third of the text.
-    auto px = [](double v) { return std::round(v * 100.0) / 100.0; };
-    x[i] = px(r.x), y[i] = px(r.y), w[i] = px(r.w), h[i] = px(r.h), start_s[i] = r.start_s, end_s[i] = r.end_s;
+namespace {
+
+// `v` rounded to `digits` decimals, written as a plain decimal ("12.5", "-3", "0.0625"): exact and
+// several times quicker than nlohmann's shortest round-trip printing, which is most of the cost of a
+// timeline of thousands of rects. Non-finite: null, as nlohmann writes it.
+void put_fixed(std::string& out, double v, int digits) {
+  static constexpr long long kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+  const double scaled = std::round(v * double(kPow10[digits]));
+  if (!std::isfinite(scaled) || std::fabs(scaled) > 9e15) {
+    out += std::isfinite(v) ? json(v).dump() : "null";
+    return;
   }
+  // Digits from the right into a buffer, then one append (size-optimised builds call every string
+  // member, so per-character appends cost several times the arithmetic).
+  char buf[32];
+  char* end = buf + sizeof buf;
+  char* p = end;
+  unsigned long long n = static_cast<unsigned long long>(std::fabs(scaled));
+  int d = digits;
+  while (d > 0 && n % 10 == 0) n /= 10, --d;  // trailing zeros of the fraction off
+  for (; d > 0; --d, n /= 10) *--p = char('0' + n % 10);
+  if (p != end) *--p = '.';
+  do *--p = char('0' + n % 10), n /= 10;
+  while (n > 0);
+  if (scaled < 0) *--p = '-';
+  out.append(p, static_cast<size_t>(end - p));
+}
+
+template <class T, class Put>
+void put_array(std::string& out, const char* key, const std::vector<T>& items, Put put) {
+  out += '"';
+  out += key;
+  out += "\":[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    put(items[i]);
+  }
+  out += ']';
+}
+
+}  // namespace
+
+std::string scene_json_text(const Scene& s, json beside) {
   json grid = json::array(), labels = json::array();
   for (const SceneRect& r : s.grid) grid.push_back({{"kind", r.kind}, {"x", r.x}, {"y", r.y}, {"h", r.h}, {"t_s", r.start_s}});
   for (const SceneLabel& l : s.labels)
     labels.push_back({{"kind", l.kind}, {"text", l.text}, {"x", l.x}, {"y", l.y}, {"anchor", l.anchor}, {"stage", l.stage}});
-  return {{"width", s.width},
-          {"height", s.height},
-          {"rects",
-           {{"count", n},
-            {"kind", kind},
-            {"stage", stage},
-            {"micro_batch", micro_batch},
-            {"chunk", chunk},
-            {"backward_micro_batch", backward_micro_batch},
-            {"x", x},
-            {"y", y},
-            {"w", w},
-            {"h", h},
-            {"start_s", start_s},
-            {"end_s", end_s}}},
-          {"grid", grid},
-          {"labels", labels}};
+  beside["width"] = s.width;
+  beside["height"] = s.height;
+  beside["grid"] = std::move(grid);
+  beside["labels"] = std::move(labels);
+  std::string out = beside.dump(-1, ' ', false, json::error_handler_t::replace);
+  out.pop_back();  // the closing brace: the rects follow
+  // Columnar (one array per field): a timeline has thousands of rects, and arrays of numbers are an
+  // order of magnitude cheaper to build and parse than objects. Pixels to 0.01 px (enough for any
+  // screen); times to the power of ten nearest 1e-7 of the figure's span (exact for a tooltip).
+  double span_s = 0;
+  for (const SceneRect& r : s.rects) span_s = std::max(span_s, std::fabs(r.end_s));
+  const int digits = span_s > 0 ? int(std::clamp(-std::floor(std::log10(span_s * 1e-7)), 0.0, 9.0)) : 0;
+  const std::vector<SceneRect>& R = s.rects;
+  out.reserve(out.size() + R.size() * 64 + 256);
+  out += ",\"rects\":{\"count\":" + std::to_string(R.size()) + ',';
+  auto field = [&](const char* key, auto get) {
+    put_array(out, key, R, get);
+    out += ',';
+  };
+  std::string kind, kind_text;  // the last kind and its JSON string: runs of rects share one
+  field("kind", [&](const SceneRect& r) {
+    if (r.kind != kind || kind_text.empty()) kind = r.kind, kind_text = json(r.kind).dump();
+    out += kind_text;
+  });
+  field("stage", [&](const SceneRect& r) { put_fixed(out, r.stage, 0); });
+  field("micro_batch", [&](const SceneRect& r) { put_fixed(out, r.micro_batch, 0); });
+  field("chunk", [&](const SceneRect& r) { put_fixed(out, r.chunk, 0); });
+  field("backward_micro_batch", [&](const SceneRect& r) { put_fixed(out, r.backward_micro_batch, 0); });
+  field("x", [&](const SceneRect& r) { put_fixed(out, r.x, 2); });
+  field("y", [&](const SceneRect& r) { put_fixed(out, r.y, 2); });
+  field("w", [&](const SceneRect& r) { put_fixed(out, r.w, 2); });
+  field("h", [&](const SceneRect& r) { put_fixed(out, r.h, 2); });
+  field("start_s", [&](const SceneRect& r) { put_fixed(out, r.start_s, digits); });
+  put_array(out, "end_s", R, [&](const SceneRect& r) { put_fixed(out, r.end_s, digits); });
+  out += "}}";
+  return out;
 }
 
 json to_json(const SearchResult& s) {

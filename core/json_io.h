@@ -42,7 +42,9 @@ nlohmann::json to_json(const ServingEstimate& e, const Config& c);
 nlohmann::json to_json(const Estimate& e, const Config& c);
 nlohmann::json to_json(const ScheduleResult& s, bool with_ops);
 nlohmann::json to_json(const GpuPlacement& g);
-nlohmann::json to_json(const Scene& s);
+// The scene as JSON text, with `beside`'s members (an object) next to its own: width, height, grid,
+// labels, and rects as one array per field (written by hand: a timeline has thousands).
+std::string scene_json_text(const Scene& s, nlohmann::json beside);
 nlohmann::json to_json(const SearchResult& s);
 nlohmann::json to_json(const SearchPart& p);  // the result's keys, and "order" and "units"
 nlohmann::json to_json(const StageBalance& b);

@@ -70,6 +70,37 @@ TEST_CASE("the page's calls for one state evaluate it once", "[api]") {
   REQUIRE(cutlab::api::evaluations() == before + 3);
 }
 
+TEST_CASE("the timeline's JSON holds the scene's rects, pixels to 0.01 and times to 1e-7 of the span", "[api]") {
+  const std::string text = R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 64},
+    "plan": {"tp": 8, "pp": 4, "vpp": 2, "schedule": "interleaved"}, "workload": {"seq_len": 8192, "global_batch": 32}})";
+  const json j = json::parse(cutlab::api::timeline_json(text, 960, 0));
+  REQUIRE(j["ok"] == true);
+  const json& R = j["result"]["rects"];
+  const cutlab::api::Answer<cutlab::api::Evaluated> e = cutlab::api::evaluate(text);
+  REQUIRE(e.ok());
+  cutlab::TimelineLayout layout;
+  layout.width = 960;
+  const cutlab::Scene sc = cutlab::api::timeline(e.result.value, layout);
+  REQUIRE(R["count"] == sc.rects.size());
+  double span_s = 0;
+  for (const auto& r : sc.rects) span_s = std::max(span_s, r.end_s);
+  for (const char* key : {"kind", "stage", "micro_batch", "chunk", "backward_micro_batch", "x", "y", "w", "h", "start_s", "end_s"})
+    REQUIRE(R[key].size() == sc.rects.size());
+  for (size_t i = 0; i < sc.rects.size(); ++i) {
+    const cutlab::SceneRect& r = sc.rects[i];
+    INFO(i);
+    CHECK(R["kind"][i] == r.kind);
+    CHECK(R["stage"][i] == r.stage);
+    CHECK(R["micro_batch"][i] == r.micro_batch);
+    CHECK(R["backward_micro_batch"][i] == r.backward_micro_batch);
+    CHECK(R["chunk"][i] == r.chunk);
+    for (auto [key, v] : {std::pair{"x", r.x}, std::pair{"y", r.y}, std::pair{"w", r.w}, std::pair{"h", r.h}})
+      CHECK(R[key][i].get<double>() == Approx(v).margin(0.005 + 1e-9));
+    CHECK(R["start_s"][i].get<double>() == Approx(r.start_s).margin(span_s * 1e-6));
+    CHECK(R["end_s"][i].get<double>() == Approx(r.end_s).margin(span_s * 1e-6));
+  }
+}
+
 TEST_CASE("the search in parts: the merged parts' JSON is search_json's, bad parts are errors", "[api][search]") {
   const std::string text = json{{"model", "llama3-70b"},
                                 {"cluster", {{"preset", "dgx-h100"}, {"gpus", 32}}},
