@@ -178,6 +178,18 @@ std::optional<Axis> node_axis(const Ctx& x) {
   return cands.front().first;
 }
 
+// Under MoE Parallel Folding (plan.etp set) the experts have their own mesh, ETP × EP × EDP, over
+// the same GPUs as the attention mesh (Liu et al. 2025, arXiv:2504.14960 §3): the expert axis that
+// varies fastest from GPU to GPU, drawn as a strip under each cell (ETP when it slices the
+// experts, else EP); none without folding, or when neither splits the experts.
+std::optional<Axis> expert_inner_axis(const Ctx& x) {
+  const Plan& p = x.c.plan;
+  if (p.etp <= 0) return std::nullopt;
+  if (x.e.mesh.etp > 1) return Axis::ETP;
+  if (p.ep > 1) return Axis::EP;
+  return std::nullopt;
+}
+
 // "ZeRO-3 · 1/64 shard" when model states are sharded over the data-parallel group (training).
 std::string zero_group(const Ctx& x) {
   const Plan& p = x.c.plan;
@@ -366,7 +378,13 @@ void draw_gpu_full(Pen& o, const Ctx& x, const GpuBox& b) {
   line(chunks, "pp", false);
   line("heads " + fg::span(g.heads_begin, g.heads_end), "tp", false);
   if (m.ffn_hidden) line("FFN " + fg::compact(g.ffn_begin) + "–" + fg::compact(g.ffn_end - 1), "tp", false);
-  if (m.experts > 0) line("experts " + fg::span(g.experts_begin, g.experts_end), "ep", true);
+  if (m.experts > 0) {
+    const std::string ex = "experts " + fg::span(g.experts_begin, g.experts_end);
+    // folding: where the GPU sits in the expert mesh (ETP × EP × EDP), beside what it holds
+    const std::string at = p.etp > 0 ? " · EP " + std::to_string(g.ep) + (x.e.mesh.etp > 1 ? " ETP " + std::to_string(g.etp) : "")
+                                     : "";
+    line(at.empty() ? ex : fg::first_fit({ex + at, ex}, w, 10.5, 600), "ep", true);
+  }
   if (p.cp > 1) {
     std::string s = "CP " + std::to_string(g.cp) + " · ";
     for (size_t i = 0; i < g.seq_chunks.size(); ++i) s += (i ? ", " : "") + fg::tokens(g.seq_chunks[i].first, g.seq_chunks[i].second);
@@ -461,6 +479,9 @@ void draw_cells(Pen& o, const Ctx& x, const Layout& L, double cell, bool balance
   const Axis inner = inner_axis(x);
   const std::string inner_tone = name_of(inner);
   const int inner_n = x.size_of(inner);
+  const std::optional<Axis> expert = expert_inner_axis(x);
+  const std::string expert_tone = expert ? name_of(*expert) : "";
+  const int expert_n = expert ? x.size_of(*expert) : 1;
   for (const NodeBox& nd : L.nodes) {
     FigureRect& r = o.rect("node_small", nd.x, nd.y, nd.w, nd.h);
     r.node = nd.n;
@@ -486,9 +507,12 @@ void draw_cells(Pen& o, const Ctx& x, const Layout& L, double cell, bool balance
       const int c = coord_of(g.g, inner);
       FigureRect& cr = o.rect("cell", g.x, g.y, g.w, g.h, inner_tone, c, inner_n);
       cr.hit = "gpu", cr.rank = g.rank, cr.ranks = 1, cr.node = nd.n, cr.stage = g.g.pp, cr.replica = g.g.replica;
+      // folding: the expert mesh's coordinate of the same GPU, a strip along the cell's bottom
+      const double strip = expert ? std::max(3.0, std::round(g.h * 0.3)) : 0.0;
+      if (expert) o.rect("cell_strip", g.x, g.y + g.h - strip, g.w, strip, expert_tone, coord_of(g.g, *expert), expert_n);
       const std::string label = std::to_string(c);
       if (cell >= 15 && fg::measure_text(label, 9.5, 600) <= g.w - 2) {
-        FigureText& t = o.text("cell_label", label, g.x + g.w / 2, g.y + g.h / 2 + 4, 9.5, 600, inner_tone, "middle");
+        FigureText& t = o.text("cell_label", label, g.x + g.w / 2, g.y + (g.h - strip) / 2 + 4, 9.5, 600, inner_tone, "middle");
         t.tone_index = c, t.tone_count = inner_n, t.on_fill = true;
       }
     }
@@ -902,7 +926,10 @@ std::vector<fg::LegendItem> legend_items(const Ctx& x, Level level, bool balance
   std::vector<fg::LegendItem> items = {{"stage (PP)", "pp"}};
   if (level != Level::Full) {
     const std::string inner = name_of(inner_axis(x));
-    items.push_back({upper(inner) + " rank inside a node", inner});
+    items.push_back(
+        {upper(inner) + " rank inside a node" + (level == Level::Cells && expert_inner_axis(x) ? " (attention mesh)" : ""), inner});
+    if (const std::optional<Axis> ex = level == Level::Cells ? expert_inner_axis(x) : std::nullopt)
+      items.push_back({upper(name_of(*ex)) + " rank in the expert mesh (strip)", name_of(*ex)});
     const std::optional<Axis> outer = level == Level::Stages ? node_axis(x) : std::nullopt;
     if (outer) items.push_back({upper(name_of(*outer)) + " rank of the node (band)", name_of(*outer), "band2"});
   } else {

@@ -98,6 +98,61 @@ TEST_CASE("512 GPUs: a cell per GPU coloured by the axis inside a node", "[scene
   require_inside(f);
 }
 
+TEST_CASE("folding: the expert mesh drawn on the same GPUs as the attention mesh", "[scene][placement]") {
+  // The Mixtral 8x22B folding example (web/examples.js): attention TP 2 × DP 8, experts ETP 1 × EP 8
+  // × EDP 2, PP 8 on 128 H100. Rank order tp-cp-ep-dp-pp: inside a stage of 16 GPUs the attention
+  // mesh's TP rank is r mod 2; the expert mesh's EP rank (ETP 1, innermost) is r mod 8.
+  const auto [c, e] = evaluated(R"({"model": "mixtral-8x22b", "cluster": {"preset": "dgx-h100", "gpus": 128},
+    "plan": {"tp": 2, "pp": 8, "ep": 8, "etp": 1, "sp": true, "vpp": 7, "schedule": "interleaved"},
+    "workload": {"seq_len": 4096, "global_batch": 256}})");
+  const Figure f = placement_scene(c, e, 1000);
+  REQUIRE(f.level == "cells");
+  REQUIRE(count_kind(f, "cell") == 128);
+  REQUIRE(count_kind(f, "cell_strip") == 128);
+  std::map<double, int> strip_ep;  // a strip's top-left corner → its EP rank
+  for (const FigureRect& r : f.rects)
+    if (r.kind == "cell_strip") {
+      REQUIRE(r.tone == "ep");
+      REQUIRE(r.tone_count == 8);
+      strip_ep[r.x * 1e6 + r.y] = r.tone_index;
+    }
+  int checked = 0;
+  for (const FigureRect& r : f.rects)
+    if (r.kind == "cell") {
+      REQUIRE(r.tone == "tp");
+      REQUIRE(r.tone_index == r.rank % 2);
+      // the strip along this cell's bottom carries the same GPU's EP rank
+      for (const FigureRect& s : f.rects)
+        if (s.kind == "cell_strip" && s.x == r.x && s.y > r.y && s.y + s.h == Approx(r.y + r.h)) {
+          REQUIRE(s.tone_index == r.rank % 8);
+          REQUIRE(s.w == r.w);
+          ++checked;
+        }
+    }
+  REQUIRE(checked == 128);
+  REQUIRE(has_text(f, "TP rank inside a node (attention mesh)"));
+  REQUIRE(has_text(f, "EP rank in the expert mesh (strip)"));
+  require_inside(f);
+}
+
+TEST_CASE("folding, every GPU drawn: each card says where it sits in the expert mesh", "[scene][placement]") {
+  // Mixtral 8x22B on 16 GPUs: attention TP 2 × DP 4 × PP 2, experts ETP 2 × EP 4 (EDP 1). Inside a
+  // stage: TP rank r mod 2, ETP rank r mod 2, EP rank ⌊r/2⌋ mod 4, 2 of the 8 experts each.
+  const auto [c, e] = evaluated(R"({"model": "mixtral-8x22b", "cluster": {"preset": "dgx-h100", "gpus": 16},
+    "plan": {"tp": 2, "pp": 2, "ep": 4, "etp": 2, "sp": true}, "workload": {"seq_len": 4096, "global_batch": 64}})");
+  // 950 px (the page at 1280): two nodes side by side, cards wide enough for the coordinates
+  const Figure f = placement_scene(c, e, 950);
+  REQUIRE(f.level == "full");
+  REQUIRE(has_text(f, "experts 0–1 · EP 0 ETP 0"));
+  REQUIRE(has_text(f, "experts 2–3 · EP 1 ETP 1"));  // GPU 3
+  REQUIRE(has_text(f, "experts 6–7 · EP 3 ETP 1"));  // GPU 15
+  require_inside(f);
+  // narrower cards keep what the GPU holds and drop the coordinates (the hover still has them)
+  const Figure narrow = placement_scene(c, e, 1200);
+  REQUIRE(has_text(narrow, "experts 0–1"));
+  require_inside(narrow);
+}
+
 TEST_CASE("16,384 GPUs aggregate to one row per stage, a few hundred items", "[scene][placement]") {
   const auto [c, e] = evaluated(k405b);
   const Figure f = placement_scene(c, e, 1000);

@@ -87,7 +87,9 @@
       for (let rank = 0; rank < n; rank++) {
         const g = d.gpu(rank);
         if (!g) continue;
-        rows.push(['GPU ' + rank, String(g.node), 'TP ' + g.tp + ' · PP ' + (g.pp + 1) + ' · CP ' + g.cp + ' · EP ' + g.ep + ' · DP ' + g.dp,
+        // under folding the expert mesh's ranks too (the strip under each cell of the figure)
+        const expertMesh = r.config.plan.etp > 0 ? ' · ETP ' + g.etp + ' · EDP ' + g.edp : '';
+        rows.push(['GPU ' + rank, String(g.node), 'TP ' + g.tp + ' · PP ' + (g.pp + 1) + ' · CP ' + g.cp + ' · EP ' + g.ep + ' · DP ' + g.dp + expertMesh,
           F.layers(g.first_layer, g.last_layer), F.gib(r.memory.per_stage[g.pp].total_bytes, 1) + ' GiB']);
       }
       return rows.length ? { caption: 'What each GPU holds' + (r.gpus > n ? ' (the first ' + n + ' of ' + F.int(r.gpus) + ')' : ''),
