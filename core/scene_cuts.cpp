@@ -564,6 +564,90 @@ double sequence(Pen& o, const Ctx& x, double left, double y, double W) {
   return by + bh + 18;
 }
 
+// ---- how CP ranks exchange K/V ------------------------------------------------------------------------
+// The three ways context-parallel attention gets every key and value to every query (Plan::cp_comm):
+// a ring passing K/V chunks from rank to rank, cp − 1 hops per layer, each hidden behind the
+// attention of the chunk in hand (Liu et al. 2023, Ring Attention; Megatron-LM's CP); one all-gather
+// of the K/V of the whole sequence per layer, exposed (Llama 3, arXiv:2407.21783 §3.3.2); or
+// all-to-alls that regroup the sequence shards into head shards and back (Jacobs et al. 2023,
+// DeepSpeed-Ulysses). Drawn side by side, the plan's own in colour with its traffic from the
+// estimate's CP rows; the others greyed, for comparison.
+double cp_exchange(Pen& o, const Ctx& x, double left, double y, double W) {
+  const Plan& p = x.c.plan;
+  const int C = p.cp;
+  struct Way {
+    CpComm mode;
+    const char* title;
+    const char* sub;
+  };
+  const Way ways[] = {{CpComm::Ring, "ring (p2p)", "K/V hop rank to rank (cp − 1), hidden"},
+                      {CpComm::AllGather, "all-gather K/V (Llama 3)", "the whole sequence's K/V at once, exposed"},
+                      {CpComm::AllToAll, "all-to-all of heads (Ulysses)", "sequence ↔ head shards, exposed"}};
+  const double gap = 14;
+  const bool side_by_side = W >= 540;
+  const double pw = side_by_side ? (W - 2 * gap) / 3 : W, ph = 76;
+  const int shown = std::min(C, 6);  // ranks drawn: the first shown − 1 and the last
+  auto rank_of = [&](int i) { return i == shown - 1 ? C - 1 : i; };
+  double cy = y + 10 +
+              section(o, left, y, "How the CP ranks exchange K/V",
+                      "the plan's way (cp_comm " + std::string(name_of(p.cp_comm)) + ") in colour", W);
+  double bottom = cy;
+  for (int k = 0; k < 3; ++k) {
+    const Way& way = ways[k];
+    const bool on = way.mode == p.cp_comm;
+    const double px = side_by_side ? left + k * (pw + gap) : left, py = side_by_side ? cy : cy + k * (ph + 8);
+    o.text("block", way.title, px, py + 10, 11, on ? 700 : 600, on ? "cp" : "faint", "start", pw);
+    o.text("block_sub", way.sub, px, py + 24, 10, 400, on ? "muted" : "faint", "start", pw);
+    // the ranks: boxes in a row
+    const double bw = std::min(26.0, (pw - 8 * (shown - 1)) / shown), by = py + 34, bh = 16;
+    const double row_w = shown * bw + (shown - 1) * 8, bx0 = px + (pw - row_w) / 2;
+    for (int i = 0; i < shown; ++i) {
+      const double bx = bx0 + i * (bw + 8);
+      const bool dots = C > shown && i == shown - 2;  // "…" stands for the ranks not drawn
+      if (on) o.rect("cp_rank", bx, by, bw, bh, "cp", rank_of(i), C);
+      else o.rect("kind_box", bx, by, bw, bh);
+      FigureText& t = o.text("cp_rank_label", dots ? "…" : std::to_string(rank_of(i)), bx + bw / 2, by + 12, 10, 600,
+                             on ? "cp" : "faint", "middle");
+      if (on && !dots) t.tone_index = rank_of(i), t.tone_count = C, t.on_fill = true;
+    }
+    const std::string tone = on ? "cp" : "faint";
+    const double lw = on ? 1.5 : 1;
+    if (way.mode == CpComm::Ring) {  // each to the next, and the last back to the first under the row
+      for (int i = 0; i + 1 < shown; ++i) {
+        const double x1 = bx0 + i * (bw + 8) + bw, x2 = x1 + 8;
+        o.line("arrow", x1, by + bh / 2, x2, by + bh / 2, lw, tone);
+      }
+      const double yb = by + bh + 10, xl = bx0 + bw / 2, xr = bx0 + (shown - 1) * (bw + 8) + bw / 2;
+      o.line("link", xr, by + bh, xr, yb, lw, tone);
+      o.line("link", xr, yb, xl, yb, lw, tone);
+      o.line("arrow", xl, yb, xl, by + bh, lw, tone);
+    } else if (way.mode == CpComm::AllGather) {  // every rank onto one bus and back to all
+      const double yb = by + bh + 10;
+      o.line("link", bx0 + bw / 2, yb, bx0 + (shown - 1) * (bw + 8) + bw / 2, yb, on ? 2.5 : 1.5, tone);
+      for (int i = 0; i < shown; ++i) o.line("arrow", bx0 + i * (bw + 8) + bw / 2, yb, bx0 + i * (bw + 8) + bw / 2, by + bh, lw, tone);
+    } else {  // every pair exchanges a share: crossing lines under the row
+      const double yb = by + bh + 12;
+      for (int i = 0; i < shown; ++i)
+        for (int j = 0; j < shown; ++j)
+          if (i != j && std::abs(i - j) <= 2)
+            o.line("link", bx0 + i * (bw + 8) + bw / 2, by + bh, bx0 + j * (bw + 8) + bw / 2, yb, on ? 1 : 0.75, tone);
+    }
+    bottom = std::max(bottom, py + ph - 8);
+  }
+  // The plan's own: its CP traffic per GPU per step, from the estimate.
+  double bytes = 0, time_s = 0, exposed_s = 0;
+  std::string link;
+  for (const CommOp& op : x.e.comm)
+    if (op.axis == Axis::CP) bytes += op.bytes, time_s += op.time_s, exposed_s += op.exposed_s, link = name_of(op.link);
+  if (bytes > 0) {
+    const std::string s = "this plan: " + fg::bytes(bytes) + " per GPU per step over " +
+                          (link == "nvlink" ? "NVLink" : "the scale-out network") + " in " + fg::seconds(time_s) + ", " +
+                          (exposed_s > 0 ? fg::seconds(exposed_s) + " exposed" : "hidden");
+    bottom += 12 + wrapped(o, "note", s, left, bottom + 12, 11, 400, "muted", W, 14);
+  }
+  return bottom;
+}
+
 // ---- replicas (DP) -----------------------------------------------------------------------------------
 double replicas(Pen& o, const Ctx& x, double left, double y, double W) {
   const Plan& p = x.c.plan;
@@ -657,6 +741,7 @@ Figure cuts_scene(const Resolved& r, const Estimate& estimate, double width, int
   const double rx = stacked ? kPad : kPad + x.depth_w + 28, rw = width - rx - kPad, ry = stacked ? kHead + depth_h + 30 : kHead;
   double y = opened_layer(o, x, rx, ry, rw, layer);
   y = sequence(o, x, rx, y + 14, rw);
+  if (!x.serve && c.plan.cp > 1) y = cp_exchange(o, x, rx, y + 20, rw);
   const double end = replicas(o, x, rx, y + 24, rw);
   Figure probe;
   const std::vector<fg::LegendItem> items = legend_items(x);

@@ -94,9 +94,62 @@ TEST_CASE("CP 2 cuts the sequence into 4 load-balanced chunks", "[scene][cuts]")
   require_inside(f);
 }
 
+TEST_CASE("CP: the three ways ranks exchange K/V, the plan's in colour with its traffic", "[scene][cuts]") {
+  // Llama 3 405B at 131k with CP 16 over nodes (ring, all-gather); Llama 3 8B with CP 8 in one node
+  // (Ulysses needs the 8 KV heads to split over tp × cp).
+  const std::string big = R"({"model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 16384},
+      "plan": {"tp": 8, "cp": 16, "pp": 16, "sp": true, "cp_comm": "COMM"}, "workload": {"seq_len": 131072, "global_batch": 128}})";
+  const std::string small = R"({"model": "llama3-8b", "cluster": {"preset": "dgx-h100", "gpus": 8},
+      "plan": {"cp": 8, "cp_comm": "a2a"}, "workload": {"seq_len": 65536, "global_batch": 8}})";
+  struct Case {
+    std::string comm, text;
+    int last;          // the highest CP rank, drawn last
+    const char* link;  // where the CP traffic goes
+  };
+  for (const Case& k : {Case{"ring", big, 15, "the scale-out network"}, Case{"allgather", big, 15, "the scale-out network"},
+                        Case{"a2a", small, 7, "NVLink"}}) {
+    std::string text = k.text;
+    if (const size_t at = text.find("COMM"); at != std::string::npos) text.replace(at, 4, k.comm);
+    const auto [c, e] = evaluated(text);
+    const Figure f = cuts_scene(c, e, 1000);
+    INFO(k.comm);
+    REQUIRE(has_text(f, "How the CP ranks exchange K/V"));
+    // the plan's panel in the CP colour, the other two greyed
+    int coloured = 0, grey = 0;
+    for (const FigureText& t : f.texts)
+      if (t.kind == "block" &&
+          (t.text == "ring (p2p)" || t.text == "all-gather K/V (Llama 3)" || t.text == "all-to-all of heads (Ulysses)"))
+        (t.tone == "cp" ? coloured : grey) += 1;
+    REQUIRE(coloured == 1);
+    REQUIRE(grey == 2);
+    // six ranks drawn: 0–3, "…" (in rank 4's colour), and the last
+    std::vector<int> ranks;
+    for (const FigureRect& r : f.rects)
+      if (r.kind == "cp_rank") ranks.push_back(r.tone_index);
+    REQUIRE(ranks == std::vector<int>{0, 1, 2, 3, 4, k.last});
+    // ring: 5 hops and the way back; all-gather: 6 arrows up from the bus; all-to-all: none
+    int arrows = 0;
+    for (const FigureLine& l : f.lines)
+      if (l.kind == "arrow" && l.tone == "cp") ++arrows;
+    REQUIRE(arrows == (k.comm == "a2a" ? 0 : 6));
+    // the traffic line sums the estimate's CP rows
+    double bytes = 0;
+    for (const CommOp& op : std::get<TrainingEstimate>(e).comm)
+      if (op.axis == Axis::CP) bytes += op.bytes;
+    REQUIRE(bytes > 0);
+    REQUIRE(has_text(f, "this plan: " + figure::bytes(bytes) + " per GPU per step over " + k.link));
+    require_inside(f);
+  }
+  // no CP: no such section
+  const auto [c1, e1] = evaluated(kTp8Pp2);
+  REQUIRE_FALSE(has_text(cuts_scene(c1, e1, 1000), "How the CP ranks exchange K/V"));
+}
+
 TEST_CASE("cuts figures fit their frame at every width, training and serving", "[scene][cuts]") {
   const double width = GENERATE(320.0, 700.0, 1280.0);
   for (const char* text : {kTp8Pp2, kDeepSeek,
+                           R"({"model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 16384},
+                               "plan": {"tp": 8, "cp": 16, "pp": 16, "sp": true}, "workload": {"seq_len": 131072, "global_batch": 128}})",
                            R"({"model": "mixtral-8x22b", "cluster": "dgx-h100", "plan": {"tp": 8, "ep": 8, "etp": 1},
                                "workload": {"mode": "infer", "batch": 8}})"}) {
     const auto [c, e] = evaluated(text);

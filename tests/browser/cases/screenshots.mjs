@@ -17,6 +17,7 @@ const PAGES = [
   ['deepseek-v3-pipeline.png', '?ex=deepseek-v3&view=pipeline'],
   ['mixtral-folding-cuts.png', '?ex=mixtral-folding'],
   ['mixtral-folding-placement.png', '?ex=mixtral-folding&view=placement'],
+  ['llama3-405b-cp-cuts.png', '?ex=llama3-405b-cp'],
   ['mixtral-zb-h1-pipeline.png', '?model=mixtral-8x22b&cluster=dgx-h100&gpus=128&tp=2&pp=8&ep=8&etp=1&sp=true&distributed_optimizer=true&recompute=selective&schedule=zb-h1&seq_len=4096&global_batch=256&view=pipeline'],
   ['ep8-placement.png', '?ex=ep8&view=placement'],
   ['serve-pp4-pipeline.png', '?ex=serve-pp4'],
