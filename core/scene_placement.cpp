@@ -219,8 +219,11 @@ void header(Pen& o, const Ctx& x) {
   const std::string nv = fg::integer(cl.nvlink_bytes_per_s / 1e9), so = fg::integer(cl.scaleout_bytes_per_s / 1e9);
   std::string sub = "NVLink " + nv + " GB/s per GPU inside a node · scale-out " + so + " GB/s per GPU between nodes · rank order " +
                     x.c.plan.rank_order;
+  // (a phone: the bandwidths alone; the rank order is in the controls)
   if (fg::measure_text(sub, 11.5, 400) > x.W - 2 * kPad)
-    sub = "per GPU: NVLink " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + x.c.plan.rank_order;
+    sub = fg::first_fit({"per GPU: NVLink " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + x.c.plan.rank_order,
+                         "per GPU: NVLink " + nv + " GB/s, scale-out " + so + " GB/s"},
+                        x.W - 2 * kPad, 11.5, 400);
   o.text("subtitle", sub, kPad, 38, 11.5, 400, "muted", "start", x.W - 2 * kPad);
   const GroupInfo* tp = x.group(Axis::TP);
   if (tp && tp->size > 1 && tp->nodes_spanned > 1) {
@@ -416,8 +419,10 @@ void draw_links_full(Pen& o, const Ctx& x, const Layout& L) {
       o.line("bus", nd.x + 16, by, nd.x + nd.w - 16, by, 1, "rule", true);
     }
     std::string label = x.nvlink.bytes > 0 ? "NVLink · " + axis_list(x.nvlink) + " " + x.per : std::string("NVLink · idle");
-    // a narrow node: the bytes alone (the scale-out label and the legend say per what)
-    if (x.nvlink.bytes > 0 && fg::measure_text(label, 11, 600) > nd.w - 40) label = "NVLink · " + axis_list(x.nvlink);
+    // a narrow node: the bytes alone (the scale-out label and the legend say per what; the line's
+    // colour says NVLink)
+    if (x.nvlink.bytes > 0 && fg::measure_text(label, 11, 600) > nd.w - 40)
+      label = fg::first_fit({"NVLink · " + axis_list(x.nvlink), axis_list(x.nvlink)}, nd.w - 40, 11, 600);
     const double lw = std::min(fg::measure_text(label, 11, 600) + 12, nd.w - 40);
     o.rect("label_bg", nd.x + nd.w / 2 - lw / 2, by + 6, lw, 15);
     o.text("link_label", label, nd.x + nd.w / 2, by + 17, 11, 600, x.nvlink.bytes > 0 ? "nvlink" : "faint", "middle", nd.w - 40);
@@ -449,7 +454,10 @@ void draw_links_full(Pen& o, const Ctx& x, const Layout& L) {
     }
     label_y = bottom + 30;
   }
-  const std::string label = x.scaleout.bytes > 0 ? "scale-out network · " + axis_list(x.scaleout) + " " + x.per
+  const std::string label = x.scaleout.bytes > 0 ? fg::first_fit({"scale-out network · " + axis_list(x.scaleout) + " " + x.per,
+                                                                  "scale-out · " + axis_list(x.scaleout) + " " + x.per,
+                                                                  "scale-out · " + axis_list(x.scaleout)},
+                                                                 x.W - 2 * kPad, 11.5, 600)
                                                  : std::string("scale-out network · no traffic");
   o.text("link_label", label, x.W / 2, label_y, 11.5, 600, x.scaleout.bytes > 0 ? "scaleout" : "faint", "middle", x.W - 2 * kPad);
 }
@@ -464,7 +472,9 @@ void draw_full(Pen& o, const Ctx& x, const Layout& L) {
     o.text("node_name", "node " + std::to_string(nd.n), nd.x + 10, nd.y + 19, 12, 700);
     std::string s;
     if (stages.size() == 1) {
-      s = "stage " + std::to_string(stages[0] + 1) + " · " + stage_layers_text(x.pl.stages[stages[0]]);
+      // the stage's layers when the node is wide enough (each card lists them too)
+      const std::string st = "stage " + std::to_string(stages[0] + 1);
+      s = fg::first_fit({st + " · " + stage_layers_text(x.pl.stages[stages[0]]), st}, nd.w - 70, 11.5, 600);
     } else {
       s = "stages ";
       for (size_t i = 0; i < stages.size(); ++i) s += (i ? ", " : "") + std::to_string(stages[i] + 1);

@@ -153,6 +153,23 @@ TEST_CASE("folding, every GPU drawn: each card says where it sits in the expert 
   require_inside(narrow);
 }
 
+TEST_CASE("a phone-wide placement says its header, node and link labels whole", "[scene][placement]") {
+  // 358 px: the canvas of a 390-px phone. The labels pick a shorter form that fits rather than
+  // being cut with "…" by the renderer.
+  for (const char* text : {kTp8Pp2, R"({"model": "qwen2-57b-a14b", "cluster": {"preset": "dgx-h100", "gpus": 32},
+    "plan": {"tp": 2, "ep": 4, "sp": true}, "workload": {"seq_len": 4096, "global_batch": 64}})"}) {
+    const auto [c, e] = evaluated(text);
+    const Figure f = placement_scene(c, e, 358);
+    for (const FigureText& t : f.texts)
+      if (t.kind == "subtitle" || t.kind == "node_stage" || (t.kind == "link_label" && t.text.rfind("scale-out", 0) == 0)) {
+        INFO(t.kind << ": " << t.text);
+        REQUIRE(t.max_w > 0);
+        CHECK(figure::measure_text(t.text, t.font_px, t.weight) <= t.max_w);
+      }
+    REQUIRE(has_text(f, "per GPU: NVLink 450 GB/s, scale-out 50 GB/s"));
+  }
+}
+
 TEST_CASE("16,384 GPUs aggregate to one row per stage, a few hundred items", "[scene][placement]") {
   const auto [c, e] = evaluated(k405b);
   const Figure f = placement_scene(c, e, 1000);
