@@ -585,8 +585,12 @@ double cp_exchange(Pen& o, const Ctx& x, double left, double y, double W) {
                       {CpComm::AllToAll, "all-to-all of heads (Ulysses)", "sequence ↔ head shards, exposed"}};
   const double gap = 14;
   const bool side_by_side = W >= 540;
-  const double pw = side_by_side ? (W - 2 * gap) / 3 : W, ph = 76;
-  const int shown = std::min(C, 6);  // ranks drawn: the first shown − 1 and the last
+  // Narrower: a row per way, its words at the left and its ranks at the right (a 700-px embed);
+  // a phone: the words above the ranks.
+  const bool rows = !side_by_side && W >= 380;
+  const double pw = side_by_side ? (W - 2 * gap) / 3 : W, ph = rows ? 44 : 76;
+  const double text_w = rows ? W * 0.5 : pw;  // the words' width
+  const int shown = std::min(C, 6);           // ranks drawn: the first shown − 1 and the last
   auto rank_of = [&](int i) { return i == shown - 1 ? C - 1 : i; };
   double cy = y + 10 +
               section(o, left, y, "How the CP ranks exchange K/V",
@@ -596,11 +600,12 @@ double cp_exchange(Pen& o, const Ctx& x, double left, double y, double W) {
     const Way& way = ways[k];
     const bool on = way.mode == p.cp_comm;
     const double px = side_by_side ? left + k * (pw + gap) : left, py = side_by_side ? cy : cy + k * (ph + 8);
-    o.text("block", way.title, px, py + 10, 11, on ? 700 : 600, on ? "cp" : "faint", "start", pw);
-    o.text("block_sub", way.sub, px, py + 24, 10, 400, on ? "muted" : "faint", "start", pw);
-    // the ranks: boxes in a row
-    const double bw = std::min(26.0, (pw - 8 * (shown - 1)) / shown), by = py + 34, bh = 16;
-    const double row_w = shown * bw + (shown - 1) * 8, bx0 = px + (pw - row_w) / 2;
+    o.text("block", way.title, px, py + 10, 11, on ? 700 : 600, on ? "cp" : "faint", "start", text_w);
+    o.text("block_sub", way.sub, px, py + 24, 10, 400, on ? "muted" : "faint", "start", text_w);
+    // the ranks: boxes in a row (below the words, or beside them)
+    const double dx = rows ? px + text_w + 8 : px, dw = rows ? pw - text_w - 8 : pw;
+    const double bw = std::min(26.0, (dw - 8 * (shown - 1)) / shown), by = rows ? py + 2 : py + 34, bh = 16;
+    const double row_w = shown * bw + (shown - 1) * 8, bx0 = dx + (dw - row_w) / 2;
     for (int i = 0; i < shown; ++i) {
       const double bx = bx0 + i * (bw + 8);
       const bool dots = C > shown && i == shown - 2;  // "…" stands for the ranks not drawn
