@@ -389,7 +389,7 @@ std::string timeline_json(const std::string& text, double width, double height) 
   } else {
     beside["tokens"] = 3;
   }
-  return "{\"ok\":true,\"result\":" + scene_json_text(timeline(e, layout), std::move(beside)) + "}";
+  return scene_json_text(timeline(e, layout), std::move(beside), "{\"ok\":true,\"result\":", "}");
 }
 
 std::string gpus_json(const std::string& text, int first, int count) { return to_json_text(gpus(text, first, count)); }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <variant>
 
@@ -660,47 +662,45 @@ json to_json(const ScheduleResult& s, bool with_ops) {
 
 namespace {
 
-// `v` rounded to `digits` decimals, written as a plain decimal ("12.5", "-3", "0.0625"): exact and
-// several times quicker than nlohmann's shortest round-trip printing, which is most of the cost of a
-// timeline of thousands of rects. Non-finite: null, as nlohmann writes it.
-void put_fixed(std::string& out, double v, int digits) {
+// `v` rounded to `digits` decimals, written at `p` as a plain decimal ("12.5", "-3", "0.0625"):
+// exact, and several times quicker than nlohmann's shortest round-trip printing, which was most of
+// the cost of a timeline of thousands of rects. At most kNumberChars characters; returns the end.
+// Non-finite: null, as nlohmann writes it.
+constexpr size_t kNumberChars = 32;
+char* put_fixed(char* p, double v, int digits) {
   static constexpr long long kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
   const double scaled = std::round(v * double(kPow10[digits]));
   if (!std::isfinite(scaled) || std::fabs(scaled) > 9e15) {
-    out += std::isfinite(v) ? json(v).dump() : "null";
-    return;
+    const std::string t = std::isfinite(v) ? json(v).dump() : "null";  // "1e+300": well under 32
+    const size_t n = std::min(t.size(), kNumberChars);
+    std::memcpy(p, t.data(), n);
+    return p + n;
   }
-  // Digits from the right into a buffer, then one append (size-optimised builds call every string
-  // member, so per-character appends cost several times the arithmetic).
-  char buf[32];
+  // Digits from the right into a small buffer, then one copy.
+  char buf[kNumberChars];
   char* end = buf + sizeof buf;
-  char* p = end;
+  char* q = end;
   unsigned long long n = static_cast<unsigned long long>(std::fabs(scaled));
   int d = digits;
   while (d > 0 && n % 10 == 0) n /= 10, --d;  // trailing zeros of the fraction off
-  for (; d > 0; --d, n /= 10) *--p = char('0' + n % 10);
-  if (p != end) *--p = '.';
-  do *--p = char('0' + n % 10), n /= 10;
+  for (; d > 0; --d, n /= 10) *--q = char('0' + n % 10);
+  if (q != end) *--q = '.';
+  do *--q = char('0' + n % 10), n /= 10;
   while (n > 0);
-  if (scaled < 0) *--p = '-';
-  out.append(p, static_cast<size_t>(end - p));
+  if (scaled < 0) *--q = '-';
+  const size_t len = static_cast<size_t>(end - q);
+  std::memcpy(p, q, len);
+  return p + len;
 }
 
-template <class T, class Put>
-void put_array(std::string& out, const char* key, const std::vector<T>& items, Put put) {
-  out += '"';
-  out += key;
-  out += "\":[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
-    put(items[i]);
-  }
-  out += ']';
+char* put_literal(char* p, const std::string& s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
 }
 
 }  // namespace
 
-std::string scene_json_text(const Scene& s, json beside) {
+std::string scene_json_text(const Scene& s, json beside, const std::string& before, const std::string& after) {
   json grid = json::array(), labels = json::array();
   for (const SceneRect& r : s.grid) grid.push_back({{"kind", r.kind}, {"x", r.x}, {"y", r.y}, {"h", r.h}, {"t_s", r.start_s}});
   for (const SceneLabel& l : s.labels)
@@ -709,38 +709,51 @@ std::string scene_json_text(const Scene& s, json beside) {
   beside["height"] = s.height;
   beside["grid"] = std::move(grid);
   beside["labels"] = std::move(labels);
-  std::string out = beside.dump(-1, ' ', false, json::error_handler_t::replace);
-  out.pop_back();  // the closing brace: the rects follow
+  std::string head = beside.dump(-1, ' ', false, json::error_handler_t::replace);
+  head.pop_back();  // the closing brace: the rects follow
   // Columnar (one array per field): a timeline has thousands of rects, and arrays of numbers are an
   // order of magnitude cheaper to build and parse than objects. Pixels to 0.01 px (enough for any
   // screen); times to the power of ten nearest 1e-7 of the figure's span (exact for a tooltip).
-  double span_s = 0;
-  for (const SceneRect& r : s.rects) span_s = std::max(span_s, std::fabs(r.end_s));
-  const int digits = span_s > 0 ? int(std::clamp(-std::floor(std::log10(span_s * 1e-7)), 0.0, 9.0)) : 0;
+  // Written into one buffer sized for the worst case (size-optimised builds call every string
+  // member, so appending number by number costs more than the digits).
   const std::vector<SceneRect>& R = s.rects;
-  out.reserve(out.size() + R.size() * 64 + 256);
-  out += ",\"rects\":{\"count\":" + std::to_string(R.size()) + ',';
-  auto field = [&](const char* key, auto get) {
-    put_array(out, key, R, get);
-    out += ',';
+  double span_s = 0;
+  size_t kind_chars = 0;
+  for (const SceneRect& r : R) span_s = std::max(span_s, std::fabs(r.end_s)), kind_chars = std::max(kind_chars, r.kind.size());
+  const int digits = span_s > 0 ? int(std::clamp(-std::floor(std::log10(span_s * 1e-7)), 0.0, 9.0)) : 0;
+  const size_t per_rect = 10 * (kNumberChars + 1) + 2 * kind_chars + 8;  // a kind may escape to twice its size
+  const size_t room = before.size() + head.size() + R.size() * per_rect + 512 + after.size();
+  const std::unique_ptr<char[]> buf(new char[room]);  // not zeroed: written once, then copied once
+  char* p = put_literal(buf.get(), before);
+  p = put_literal(p, head);
+  p = put_literal(p, ",\"rects\":{\"count\":");
+  p = put_fixed(p, double(R.size()), 0);
+  auto field = [&](const char* key, auto put) {
+    p = put_literal(p, std::string(",\"") + key + "\":[");
+    for (size_t i = 0; i < R.size(); ++i) {
+      if (i) *p++ = ',';
+      p = put(p, R[i]);
+    }
+    *p++ = ']';
   };
   std::string kind, kind_text;  // the last kind and its JSON string: runs of rects share one
-  field("kind", [&](const SceneRect& r) {
+  field("kind", [&](char* q, const SceneRect& r) {
     if (r.kind != kind || kind_text.empty()) kind = r.kind, kind_text = json(r.kind).dump();
-    out += kind_text;
+    return put_literal(q, kind_text);
   });
-  field("stage", [&](const SceneRect& r) { put_fixed(out, r.stage, 0); });
-  field("micro_batch", [&](const SceneRect& r) { put_fixed(out, r.micro_batch, 0); });
-  field("chunk", [&](const SceneRect& r) { put_fixed(out, r.chunk, 0); });
-  field("backward_micro_batch", [&](const SceneRect& r) { put_fixed(out, r.backward_micro_batch, 0); });
-  field("x", [&](const SceneRect& r) { put_fixed(out, r.x, 2); });
-  field("y", [&](const SceneRect& r) { put_fixed(out, r.y, 2); });
-  field("w", [&](const SceneRect& r) { put_fixed(out, r.w, 2); });
-  field("h", [&](const SceneRect& r) { put_fixed(out, r.h, 2); });
-  field("start_s", [&](const SceneRect& r) { put_fixed(out, r.start_s, digits); });
-  put_array(out, "end_s", R, [&](const SceneRect& r) { put_fixed(out, r.end_s, digits); });
-  out += "}}";
-  return out;
+  field("stage", [](char* q, const SceneRect& r) { return put_fixed(q, r.stage, 0); });
+  field("micro_batch", [](char* q, const SceneRect& r) { return put_fixed(q, r.micro_batch, 0); });
+  field("chunk", [](char* q, const SceneRect& r) { return put_fixed(q, r.chunk, 0); });
+  field("backward_micro_batch", [](char* q, const SceneRect& r) { return put_fixed(q, r.backward_micro_batch, 0); });
+  field("x", [](char* q, const SceneRect& r) { return put_fixed(q, r.x, 2); });
+  field("y", [](char* q, const SceneRect& r) { return put_fixed(q, r.y, 2); });
+  field("w", [](char* q, const SceneRect& r) { return put_fixed(q, r.w, 2); });
+  field("h", [](char* q, const SceneRect& r) { return put_fixed(q, r.h, 2); });
+  field("start_s", [&](char* q, const SceneRect& r) { return put_fixed(q, r.start_s, digits); });
+  field("end_s", [&](char* q, const SceneRect& r) { return put_fixed(q, r.end_s, digits); });
+  p = put_literal(p, "}}");
+  p = put_literal(p, after);
+  return std::string(buf.get(), static_cast<size_t>(p - buf.get()));
 }
 
 json to_json(const SearchResult& s) {

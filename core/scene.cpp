@@ -71,7 +71,7 @@ Scene timeline_scene(const ScheduleResult& s, const TimelineLayout& layout, cons
   auto rect = [&](const std::string& kind, int stage, int mb, int chunk, int bmb, double a, double b) {
     sc.rects.push_back({kind, stage, mb, chunk, bmb, L.label_width + a * scale, row_y(stage), (b - a) * scale, L.row_height, a, b});
   };
-  sc.rects.reserve(s.ops.size() + s.idle.size() + 2 * tails.size());
+  sc.rects.reserve(s.ops.size() + s.idle.size() + 3 * tails.size());  // a tail: DP, idle, optimizer
   for (const Interval& i : s.idle) rect("idle", i.stage, -1, 0, -1, i.start_s, i.end_s);
   for (const Op& op : s.ops)
     rect(op_kind_name(op.kind), op.stage, op.micro_batch, op.chunk, op.backward_micro_batch, op.start_s, op.end_s);
