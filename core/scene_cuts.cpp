@@ -592,9 +592,10 @@ double cp_exchange(Pen& o, const Ctx& x, double left, double y, double W) {
   const double text_w = rows ? W * 0.5 : pw;  // the words' width
   const int shown = std::min(C, 6);           // ranks drawn: the first shown − 1 and the last
   auto rank_of = [&](int i) { return i == shown - 1 ? C - 1 : i; };
-  double cy = y + 10 +
-              section(o, left, y, "How the CP ranks exchange K/V",
-                      "the plan's way (cp_comm " + std::string(name_of(p.cp_comm)) + ") in colour", W);
+  const char* mine = "";
+  for (const Way& way : ways)
+    if (way.mode == p.cp_comm) mine = way.title;
+  double cy = y + 10 + section(o, left, y, "How the CP ranks exchange K/V", std::string("this plan's: ") + mine + ", in colour", W);
   double bottom = cy;
   for (int k = 0; k < 3; ++k) {
     const Way& way = ways[k];
