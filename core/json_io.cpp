@@ -745,10 +745,30 @@ std::string scene_json_text(const Scene& s, json beside, const std::string& befo
   field("micro_batch", [](char* q, const SceneRect& r) { return put_fixed(q, r.micro_batch, 0); });
   field("chunk", [](char* q, const SceneRect& r) { return put_fixed(q, r.chunk, 0); });
   field("backward_micro_batch", [](char* q, const SceneRect& r) { return put_fixed(q, r.backward_micro_batch, 0); });
-  field("x", [](char* q, const SceneRect& r) { return put_fixed(q, r.x, 2); });
-  field("y", [](char* q, const SceneRect& r) { return put_fixed(q, r.y, 2); });
-  field("w", [](char* q, const SceneRect& r) { return put_fixed(q, r.w, 2); });
-  field("h", [](char* q, const SceneRect& r) { return put_fixed(q, r.h, 2); });
+  // Pixels: the geometry alone when every rect follows it (a timeline's do: a third less text to
+  // write, move and parse), else each rect's.
+  const bool follows = s.px_per_s > 0 && std::all_of(R.begin(), R.end(), [&](const SceneRect& r) {
+                         const double eps = 1e-6 * std::max(1.0, s.width);
+                         return std::fabs(r.x - (s.x0 + r.start_s * s.px_per_s)) <= eps &&
+                                std::fabs(r.w - (r.end_s - r.start_s) * s.px_per_s) <= eps &&
+                                std::fabs(r.y - r.stage * s.row_pitch) <= eps && std::fabs(r.h - s.row_height) <= eps;
+                       });
+  if (follows) {
+    p = put_literal(p, ",\"geometry\":{\"x0\":");
+    p = put_fixed(p, s.x0, 6);
+    p = put_literal(p, ",\"px_per_s\":");
+    p = put_literal(p, json(s.px_per_s).dump());  // full precision: it multiplies every time
+    p = put_literal(p, ",\"row_pitch\":");
+    p = put_fixed(p, s.row_pitch, 6);
+    p = put_literal(p, ",\"row_height\":");
+    p = put_fixed(p, s.row_height, 6);
+    *p++ = '}';
+  } else {
+    field("x", [](char* q, const SceneRect& r) { return put_fixed(q, r.x, 2); });
+    field("y", [](char* q, const SceneRect& r) { return put_fixed(q, r.y, 2); });
+    field("w", [](char* q, const SceneRect& r) { return put_fixed(q, r.w, 2); });
+    field("h", [](char* q, const SceneRect& r) { return put_fixed(q, r.h, 2); });
+  }
   field("start_s", [&](char* q, const SceneRect& r) { return put_fixed(q, r.start_s, digits); });
   field("end_s", [&](char* q, const SceneRect& r) { return put_fixed(q, r.end_s, digits); });
   p = put_literal(p, "}}");

@@ -43,7 +43,9 @@ nlohmann::json to_json(const Estimate& e, const Config& c);
 nlohmann::json to_json(const ScheduleResult& s, bool with_ops);
 nlohmann::json to_json(const GpuPlacement& g);
 // The scene as JSON text, with `beside`'s members (an object) next to its own: width, height, grid,
-// labels, and rects as one array per field (written by hand: a timeline has thousands). `before` and
+// labels, and rects as one array per field (written by hand: a timeline has thousands). When every
+// rect follows the scene's geometry (Scene::x0, px_per_s, row_pitch, row_height) the rects carry
+// it as rects.geometry instead of their x, y, w and h arrays (web/derive.js rebuilds them). `before` and
 // `after` wrap it (the API's {"ok": true, "result": …}) without another copy of the text.
 std::string scene_json_text(const Scene& s, nlohmann::json beside, const std::string& before = "", const std::string& after = "");
 nlohmann::json to_json(const SearchResult& s);

@@ -37,6 +37,7 @@ double frame(Scene& sc, int stages, double span_s, TimelineLayout& L) {
   sc.width = L.width;
   sc.height = L.axis_height + stages * (L.row_height + L.row_gap);
   const double scale = span_s > 0 ? (L.width - L.label_width) / span_s : 0.0;
+  sc.x0 = L.label_width, sc.px_per_s = scale, sc.row_pitch = L.row_height + L.row_gap, sc.row_height = L.row_height;
   const double axis_y = stages * (L.row_height + L.row_gap);
   const int label_every = L.row_height >= 10 ? 1 : static_cast<int>(std::ceil(10.0 / (L.row_height + L.row_gap)));
   for (int st = 0; st < stages; st += label_every)

@@ -29,6 +29,10 @@ struct SceneLabel {
 
 struct Scene {
   double width = 0, height = 0;
+  // The timelines' geometry, which every rect follows: x = x0 + start_s·px_per_s, w = (end_s −
+  // start_s)·px_per_s, y = stage·row_pitch, h = row_height (0: not set). The JSON sends these four
+  // instead of a rect's x, y, w and h when every rect agrees with them (core/json_io.h).
+  double x0 = 0, px_per_s = 0, row_pitch = 0, row_height = 0;
   std::vector<SceneRect> rects;
   std::vector<SceneLabel> labels;
   std::vector<SceneRect> grid;  // tick lines (kind "tick")

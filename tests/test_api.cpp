@@ -70,7 +70,7 @@ TEST_CASE("the page's calls for one state evaluate it once", "[api]") {
   REQUIRE(cutlab::api::evaluations() == before + 3);
 }
 
-TEST_CASE("the timeline's JSON holds the scene's rects, pixels to 0.01 and times to 1e-7 of the span", "[api]") {
+TEST_CASE("the timeline's JSON holds the scene's rects: times to 1e-7 of the span, pixels from its geometry", "[api]") {
   const std::string text = R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 64},
     "plan": {"tp": 8, "pp": 4, "vpp": 2, "schedule": "interleaved"}, "workload": {"seq_len": 8192, "global_batch": 32}})";
   const json j = json::parse(cutlab::api::timeline_json(text, 960, 0));
@@ -84,8 +84,14 @@ TEST_CASE("the timeline's JSON holds the scene's rects, pixels to 0.01 and times
   REQUIRE(R["count"] == sc.rects.size());
   double span_s = 0;
   for (const auto& r : sc.rects) span_s = std::max(span_s, r.end_s);
-  for (const char* key : {"kind", "stage", "micro_batch", "chunk", "backward_micro_batch", "x", "y", "w", "h", "start_s", "end_s"})
+  for (const char* key : {"kind", "stage", "micro_batch", "chunk", "backward_micro_batch", "start_s", "end_s"})
     REQUIRE(R[key].size() == sc.rects.size());
+  // every rect of a timeline follows one geometry, sent instead of its pixels
+  REQUIRE(R.contains("geometry"));
+  REQUIRE_FALSE(R.contains("x"));
+  const json& g = R["geometry"];
+  REQUIRE(g["x0"].get<double>() == Approx(layout.label_width));
+  REQUIRE(g["px_per_s"].get<double>() == Approx((960 - layout.label_width) / span_s).epsilon(1e-9));
   for (size_t i = 0; i < sc.rects.size(); ++i) {
     const cutlab::SceneRect& r = sc.rects[i];
     INFO(i);
@@ -94,8 +100,12 @@ TEST_CASE("the timeline's JSON holds the scene's rects, pixels to 0.01 and times
     CHECK(R["micro_batch"][i] == r.micro_batch);
     CHECK(R["backward_micro_batch"][i] == r.backward_micro_batch);
     CHECK(R["chunk"][i] == r.chunk);
-    for (auto [key, v] : {std::pair{"x", r.x}, std::pair{"y", r.y}, std::pair{"w", r.w}, std::pair{"h", r.h}})
-      CHECK(R[key][i].get<double>() == Approx(v).margin(0.005 + 1e-9));
+    // the pixels a reader rebuilds (web/derive.js withRectPixels) from the rounded times
+    const double a = R["start_s"][i].get<double>(), b = R["end_s"][i].get<double>(), k = g["px_per_s"].get<double>();
+    CHECK(g["x0"].get<double>() + a * k == Approx(r.x).margin(0.005));
+    CHECK((b - a) * k == Approx(r.w).margin(0.005));
+    CHECK(r.stage * g["row_pitch"].get<double>() == Approx(r.y).margin(0.005));
+    CHECK(g["row_height"].get<double>() == Approx(r.h).margin(0.005));
     CHECK(R["start_s"][i].get<double>() == Approx(r.start_s).margin(span_s * 1e-6));
     CHECK(R["end_s"][i].get<double>() == Approx(r.end_s).margin(span_s * 1e-6));
   }

@@ -75,7 +75,7 @@
           }
           return scenes.get(key);
         };
-        d.timeline = (width, height) => figure('timeline', width + 'x' + height, () => api.timeline(text, width, height));
+        d.timeline = (width, height) => figure('timeline', width + 'x' + height, () => withRectPixels(api.timeline(text, width, height)));
         d.placement = (width) => figure('placement', width, () => api.placementScene(text, width));
         d.cuts = (width, layer) => figure('cuts', width + '|' + layer, () => api.cutsScene(text, width, layer));
         lastGood = d;
@@ -87,5 +87,21 @@
       return d;
     };
   }
-  CL.derive = { make, gpuStore };
+  // A timeline answer whose rects carry the scene's geometry instead of their pixels (core/json_io.h
+  // scene_json_text) gets x, y, w, h rebuilt from it: x = x0 + start_s·px_per_s, w = (end_s −
+  // start_s)·px_per_s, y = stage·row_pitch, h = row_height.
+  function withRectPixels(out) {
+    const R = out && out.ok ? out.result.rects : null;
+    if (!R || !R.geometry || R.x) return out;
+    const g = R.geometry, n = R.count;
+    R.x = new Float64Array(n); R.y = new Float64Array(n); R.w = new Float64Array(n); R.h = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      R.x[i] = g.x0 + R.start_s[i] * g.px_per_s;
+      R.w[i] = (R.end_s[i] - R.start_s[i]) * g.px_per_s;
+      R.y[i] = R.stage[i] * g.row_pitch;
+      R.h[i] = g.row_height;
+    }
+    return out;
+  }
+  CL.derive = { make, gpuStore, withRectPixels };
 })(window.CL = window.CL || {});

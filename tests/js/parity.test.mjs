@@ -156,7 +156,9 @@ for (const [name, cfg] of TRAIN) {
     const out = JSON.parse(core.timeline(text, 960, 400));
     assert.equal(out.ok, true, JSON.stringify(out.errors));
     const sc = out.result, R = sc.rects;
-    for (const k of ['kind', 'stage', 'micro_batch', 'chunk', 'backward_micro_batch', 'x', 'y', 'w', 'h', 'start_s', 'end_s']) assert.equal(R[k].length, R.count, k);
+    for (const k of ['kind', 'stage', 'micro_batch', 'chunk', 'backward_micro_batch', 'start_s', 'end_s']) assert.equal(R[k].length, R.count, k);
+    // a timeline's rects follow one geometry, sent instead of their pixels (core/json_io.h)
+    assert.ok(R.geometry && !R.x, 'the geometry, not x/y/w/h per rect');
     const sched = native('schedule', text).json;
     const ops = [], idle = [];
     for (let i = 0; i < R.count; i++) {
@@ -179,9 +181,10 @@ for (const [name, cfg] of TRAIN) {
     assert.deepStrictEqual(sc.schedule, ev.schedule);
     assert.equal(sc.width, 960);
     assert.ok(sc.height <= 400 + 1e-9, 'rows fit the height asked for');
-    // pixels and seconds agree: x grows with start_s on one scale (the core rounds pixels to 0.01)
-    const k = (R.x[R.count - 1] - R.x[0]) / (R.start_s[R.count - 1] - R.start_s[0]);
-    for (let i = 0; i < R.count; i += 97) assert.ok(Math.abs(R.x[i] - R.x[0] - (R.start_s[i] - R.start_s[0]) * k) < 0.02);
+    // pixels and seconds on one scale: the last rect ends at the right edge, the rows fill the height
+    const g = R.geometry, span = Math.max(...R.end_s);
+    assert.ok(near(g.x0 + span * g.px_per_s, 960, 0.01), String(g.x0 + span * g.px_per_s));
+    assert.ok(g.row_height > 0 && g.row_pitch >= g.row_height && Math.max(...R.stage) * g.row_pitch + g.row_height <= sc.height);
   });
 }
 
@@ -254,12 +257,12 @@ test('web/export.js: the SVG of the pipeline holds every rect of the scene, in t
   const document = { createElement: () => ({ getContext: () => ctx2d }) };
   const sandbox = { window: {}, document, URLSearchParams, performance, console };
   vm.createContext(sandbox);
-  for (const f of ['format.js', 'strict-json.js', 'state.js', 'palette.js', 'gfx.js', 'tables.js', 'view-pipeline.js', 'export.js'])
+  for (const f of ['format.js', 'strict-json.js', 'state.js', 'palette.js', 'gfx.js', 'tables.js', 'derive.js', 'view-pipeline.js', 'export.js'])
     vm.runInContext(fs.readFileSync(path.join(root, 'web', f), 'utf8'), sandbox, { filename: f });
   const CL = sandbox.window.CL;
   CL.presets = JSON.parse(core.presets()).result;  // the core's choice tables, as app.js sets them
   const text = JSON.stringify(CONFIGS['MoE DeepSeek-V3, PP16 × EP64, DualPipe, fp8']);
-  const d = { text, r: JSON.parse(core.evaluate(text)).result, timeline: (w, h) => JSON.parse(core.timeline(text, w, h)).result };
+  const d = { text, r: JSON.parse(core.evaluate(text)).result, timeline: (w, h) => CL.derive.withRectPixels(JSON.parse(core.timeline(text, w, h))).result };
   const fig = CL.views.pipeline.figure(d, 1000, {});
   const svg = CL.exporter.svg(fig);
   const R = fig.sc.rects;

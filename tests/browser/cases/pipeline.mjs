@@ -12,7 +12,7 @@ const figureInfo = (page) => page.evaluate(() => {
   const w = Math.floor(document.getElementById('canvas-wrap').clientWidth);
   const fig = window.CL.views.pipeline.figure(d, Math.max(320, w), { compact: false });
   const sc = fig.sc;
-  const again = window.__cutlab.api().timeline(d.text, sc.width, 440).result;
+  const again = window.CL.derive.withRectPixels(window.__cutlab.api().timeline(d.text, sc.width, 440)).result;
   const ops = [];
   for (let i = 0; i < sc.rects.count; i++) if (['F', 'B', 'W', 'FB'].includes(sc.rects.kind[i]))
     ops.push([sc.rects.stage[i], sc.rects.kind[i], sc.rects.micro_batch[i], sc.rects.chunk[i], sc.rects.start_s[i], sc.rects.end_s[i]]);
