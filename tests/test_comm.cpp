@@ -101,7 +101,7 @@ TEST_CASE("node-limited routing lowers the expected remote nodes a token reaches
   REQUIRE_THAT(expected_remote_nodes(limited, 3), WithinRel(expected_remote_nodes(open, 3), 1e-12));
 }
 
-TEST_CASE("DeepEP sends one copy per reached node; the plain all-to-all sends every copy", "[comm]") {
+TEST_CASE("DeepEP sends one copy per reached node, the plain all-to-all sends every copy", "[comm]") {
   // EP 64 over 8 nodes of the H800 cluster, S = all top-8 copies of 4,096 tokens of h = 7168 in bf16;
   // DeepEP's SMs fast enough not to bind (the next test prices them).
   Cluster c = *find_cluster_preset("hgx-h800");

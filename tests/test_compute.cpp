@@ -58,7 +58,7 @@ TEST_CASE("a layer's forward GEMM time is 2·tokens·weights/t over peak at idea
   REQUIRE_THAT(lt.w_s(), WithinRel(lt.weight_gemms.f_s, 1e-12));
 }
 
-TEST_CASE("GEMMs run at the sustained share of the peak; the thin-GEMM half dimension follows the machine balance", "[compute]") {
+TEST_CASE("GEMMs run at the sustained share of the peak, the thin-GEMM half dimension follows the machine balance", "[compute]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 1, 1, 4096, 8);
   ideal(c);
   const double at_peak = layer_times(test::resolved(c), false).weight_gemms.f_s;
@@ -67,6 +67,7 @@ TEST_CASE("GEMMs run at the sustained share of the peak; the thin-GEMM half dime
   // Half dimension = multiple × bf16 peak / HBM bandwidth: 0.5 × 989e12 / 3.35e12 = 147.61 elements on an H100 SXM,
   // 0.5 × 312e12 / 2.039e12 = 76.51 on an A100.
   c.cluster.efficiency.gemm_half_balance = 0.5;
+  c.cluster.hbm_bytes_per_s = 3.35e12;  // the H100 SXM's (ideal() made it endless)
   REQUIRE_THAT(gemm_half_dim(c.cluster), WithinRel(0.5 * 989.0 / 3.35, 1e-9));
   Config a = test::config("llama3-70b", "dgx-a100", 8, 1, 1, 4096, 8);
   a.cluster.efficiency.gemm_half_balance = 0.5;

@@ -189,7 +189,7 @@ TEST_CASE("full recompute repeats the EP all-to-alls and the CP ring of the reco
   REQUIRE_THAT(op_of(run(d), Axis::CP).calls, WithinRel(cp_full.calls, 1e-12));
 }
 
-TEST_CASE("under folding an MoE layer's TP collectives are the attention's; its experts' ETP collectives are their own",
+TEST_CASE("under folding an MoE layer's TP collectives are the attention's, its experts' ETP collectives are their own",
           "[estimate]") {
   // Mixtral 8x22B (56 MoE layers), TP 2 × PP 2 × DP 8 = 32 GPUs; experts ETP × EP. Selective recompute:
   // 2 TP pairs per layer forward and 2 backward without folding (etp = tp), 1 and 1 under folding.
@@ -270,7 +270,7 @@ TEST_CASE("DeepEP counts the nodes a DeepSeek-V3 token reaches under node-limite
     if (op.axis == Axis::EP) REQUIRE_THAT(op.time_s / op.calls, WithinRel(one, 1e-5));
 }
 
-TEST_CASE("fp8 dispatch sends 1 byte per value plus a scale per 128; the combine stays bf16", "[estimate]") {
+TEST_CASE("fp8 dispatch sends 1 byte per value plus a scale per 128, the combine stays bf16", "[estimate]") {
   // DeepSeek-V3 §3.3.2: tokens quantised to fp8 (1×128 scales) before dispatch, combine in bf16.
   // EP 64 over 8 nodes, one micro-batch of 4,096 tokens, top-8 of h = 7168: 4096 · 8 · 7168 =
   // 234,881,024 values per all-to-all: dispatch 234,881,024 · (1 + 4/128) = 242,221,056 bytes,
@@ -312,7 +312,7 @@ std::vector<CommOp> ep_rows(const TrainingEstimate& e) {
 }
 }  // namespace
 
-TEST_CASE("DualPipe hides both directions' all-to-alls behind the pair's compute; DeepEP's SMs slow the compute", "[estimate]") {
+TEST_CASE("DualPipe hides both directions' all-to-alls behind the pair's compute, DeepEP's SMs slow the compute", "[estimate]") {
   // DeepSeek-V3 §3.2.1: a forward and a backward chunk overlap as a pair and both all-to-alls are
   // hidden. Per MoE layer and micro-batch here EP F ≈ EP B ≈ 7.7 ms against F + B + W ≈ 29 ms of
   // compute: 15.4 ms < η_overlap · 29 ms = 19 ms, nothing stalls: no EP time is exposed. What the

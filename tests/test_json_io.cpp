@@ -112,7 +112,7 @@ TEST_CASE("axis options list only values that keep the plan valid", "[json][api]
   REQUIRE(out["result"]["micro_batch"] == json({1, 2, 4, 8, 16}));
 }
 
-TEST_CASE("recompute modules, moment dtype and EMA read by name; bad ones name their path", "[json]") {
+TEST_CASE("recompute modules, moment dtype and EMA read by name, bad ones name their path", "[json]") {
   const Result<Config> ok = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
     "plan": {"pp": 16, "ep": 64, "dp": 2, "recompute": "selective", "recompute_modules": ["layernorm", "mla_up_proj", "moe_act"],
              "activation_func_fp8_input_store": true},
@@ -253,7 +253,7 @@ TEST_CASE("the MoE routing load is read from the plan and written back", "[json]
   REQUIRE(has(n, "/plan/moe_capacity_factor", ErrorCode::OutOfRange));
 }
 
-TEST_CASE("the CP communication is a named choice of the plan; Ulysses needs heads divisible by tp × cp", "[json]") {
+TEST_CASE("the CP communication is a named choice of the plan, Ulysses needs heads divisible by tp × cp", "[json]") {
   const Result<Config> r = config_from_json(json::parse(R"({"model": "llama3-8b", "cluster": "dgx-h100",
     "plan": {"cp": 4, "dp": 4, "cp_comm": "allgather"}, "workload": {"seq_len": 65536, "global_batch": 4}})"));
   REQUIRE(r.ok());

@@ -80,7 +80,7 @@ TEST_CASE("every error is reported at once", "[plan]") {
   REQUIRE(e.size() >= 3);
 }
 
-TEST_CASE("MoE rules: ep divides experts; folding fits etp × ep in a stage", "[plan]") {
+TEST_CASE("MoE rules: ep divides experts, folding fits etp × ep in a stage", "[plan]") {
   Config c = test::config("mixtral-8x22b", "dgx-h100", 2, 8, 8, 4096, 256);
   c.plan.sp = true;  // EP with TP > 1 needs it
   c.plan.ep = 3;

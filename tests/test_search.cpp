@@ -106,7 +106,7 @@ TEST_CASE("search ranks the same plans on 1 and 2 threads", "[search][threads]")
   }
 }
 
-TEST_CASE("fields the config fixes stay fixed; the others are searched", "[search]") {
+TEST_CASE("fields the config fixes stay fixed, the others are searched", "[search]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 2, 1, 8192, 64);
   c.cluster.gpus = 64;
   c.plan.recompute = Recompute::Full;

@@ -159,7 +159,7 @@ TEST_CASE("an MoE model's serving search tries attention DP with expert parallel
   REQUIRE(dep);
 }
 
-TEST_CASE("serving search inputs are checked at their paths; too little memory is a result", "[serving_search]") {
+TEST_CASE("serving search inputs are checked at their paths, too little memory is a result", "[serving_search]") {
   Config c = serving_config("llama3-8b", 8);
   c.workload.mode = Mode::Train;
   REQUIRE(search_serving(c).errors.at(0).path == "/workload/mode");
