@@ -252,11 +252,12 @@ Cluster calibrated(Cluster c, const Efficiencies& e) {
 // Serving efficiencies (core/hardware.h; fitted to each GPU family's serving cases by `cutlab calibrate
 // --serving validation/serving-cases.json`, docs/validation.md §8: hbm_stream, serving_gemm,
 // serving_attention, host_seq_us; priors and bounds in core/validation.cpp serving_calibration_params);
-// the training efficiencies stay as they are. serving_gemm sits at its lower bound 0.30 in every family and
-// serving_attention at 0.20 on B200/GB200: the runs ask for more GPU time than the modelled kernels
-// explain (load imbalance between experts and attention-DP ranks, activation quantization and MoE
-// permutes are not modelled), and the fit takes it from these (docs/validation.md §8).
-// H800 and the 500 W H100 keep the defaults (no serving case).
+// the training efficiencies stay as they are. serving_gemm sits at its lower bound (0.375 of the sustained
+// rate) in every family but GB200, and serving_attention at 0.20 on B200/GB200: the runs ask for more GPU time than the modelled
+// kernels explain (load imbalance between experts and attention-DP ranks and activation quantization are not modelled), and the fit
+// takes it from these (docs/validation.md §8). These values were fitted before the serving step priced its memory-bound ops
+// (2026-12-01): §8 gives the refit with them and why it is not applied yet. H800 and the 500 W H100 keep the defaults (no serving
+// case).
 Cluster serving(Cluster c, double hbm_stream, double gemm, double attention, double host_seq_us) {
   c.efficiency.hbm_stream = hbm_stream;
   c.efficiency.serving_gemm = gemm;

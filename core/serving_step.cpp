@@ -77,8 +77,8 @@ namespace {
 
 // One stage (or the draft head, posed as a stage of one block with the output layer) for `load`.
 struct StageStep {
-  double weights_s = 0, kv_s = 0, compute_s = 0, floor_s = 0, tp_s = 0, ep_s = 0, host_s = 0, experts_read = 0;
-  double total_s() const { return weights_s + kv_s + compute_s + floor_s + tp_s + ep_s + host_s; }
+  double weights_s = 0, kv_s = 0, compute_s = 0, floor_s = 0, elementwise_s = 0, tp_s = 0, ep_s = 0, host_s = 0, experts_read = 0;
+  double total_s() const { return weights_s + kv_s + compute_s + floor_s + elementwise_s + tp_s + ep_s + host_s; }
 };
 
 // One roofline term of a kernel class (Williams et al. 2009): the larger of its reads and its math.
@@ -151,6 +151,21 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
                         (n_moe > 0 ? roofline_s(expert_bytes, hbm_bps, expert_flops, S.peak * expert_eff) : 0.0);
   const double attn_s = (decode_kv > 0 || decode_attn > 0 ? roofline_s(decode_kv, hbm_bps, decode_attn, decode_rate) : 0.0) +
                         (prefill_kv > 0 || prefill_attn > 0 ? roofline_s(prefill_kv, hbm_bps, prefill_attn, prefill_rate) : 0.0);
+  // Memory-bound ops between the GEMMs, one HBM pass each over 16-bit activations (as the engines fuse
+  // them): every layer's two residual adds with their RMSNorm (read the residual and the block's
+  // output, write the new residual and the normalised input: 4·h values each; TensorRT-LLM's and
+  // FlashInfer's fused add-RMSNorm), a dense MLP's activation (gated: read gate and up, write their
+  // product, 3·f/t; else 2·f/t) and the shared experts' in an MoE layer; and on the expert side each
+  // token copy this GPU's experts take is expanded into its expert's rows (read h, write h), goes
+  // through the activation (3·f_e/etp gated) and is reduced back into its token (read h, write h;
+  // TensorRT-LLM's CUTLASS MoE expand and finalize kernels). Left out: quantising activations before
+  // fp8/fp4 GEMMs, rotary and the K/V append (fused into neighbouring kernels), the logits and sampling.
+  const double act = m.gated_mlp ? 3.0 : 2.0, n_dense_layers = n_layers - n_moe;
+  const double copies = group_routings / std::max(1, S.plan.ep);
+  const double token_values = n_layers * 8.0 * S.h + n_dense_layers * act * m.ffn_hidden / S.t +
+                              n_moe * act * m.shared_experts * m.expert_ffn_hidden / S.t;
+  const double copy_values = 4.0 * S.h + act * m.expert_ffn_hidden / double(S.mesh.etp);
+  r.elementwise_s = 2.0 * (T * token_values + n_moe * copies * copy_values) / hbm_bps;
   r.weights_s = (dense_bytes + expert_bytes) / hbm_bps;
   r.kv_s = (decode_kv + prefill_kv) / hbm_bps;
   r.compute_s = std::max(0.0, gemm_s + attn_s - r.weights_s - r.kv_s);  // what the math adds beyond the reads
@@ -182,8 +197,9 @@ StepCost step_cost(const ServingSetup& S, const StepLoad& load) {
   for (const StageInfo& st : S.pl.stages) {
     const StageStep s = stage_step(S, st, load);
     c.stage_s.push_back(s.total_s());
-    c.weights_s += s.weights_s, c.kv_s += s.kv_s, c.compute_s += s.compute_s + s.floor_s, c.tp_s += s.tp_s, c.ep_s += s.ep_s;
-    c.host_s += s.host_s;
+    c.weights_s += s.weights_s, c.kv_s += s.kv_s, c.compute_s += s.compute_s + s.floor_s + s.elementwise_s, c.tp_s += s.tp_s,
+        c.ep_s += s.ep_s;
+    c.host_s += s.host_s, c.elementwise_s += s.elementwise_s;
     if (st.moe_layers > 0) c.local_experts_read = s.experts_read;
   }
   // The hidden states of the step's tokens, 16-bit, to the next stage.

@@ -9,7 +9,8 @@
 // tokens (core/comm.h). With expert parallelism the tokens of every attention replica of the EP
 // group reach each GPU's experts. Each kernel class is its own roofline (dense GEMMs, grouped expert
 // GEMMs, decode attention, prefill attention), GEMMs at a shape-dependent efficiency (core/ops.h),
-// attention at its own dtype's peak; every kernel costs at least the kernel floor; the host adds
+// attention at its own dtype's peak; the memory-bound ops between them (norms, activations, the MoE
+// expand and finalize) in bytes; every kernel costs at least the kernel floor; the host adds
 // host_seq_s per sequence of the step (the engine's per-request work on the CPU each step).
 // Ignores: writes of the new K/V, overlap of communication with compute, sampling on the GPU,
 // load imbalance between experts and between attention-DP ranks.
@@ -79,8 +80,10 @@ struct StepLoad {
 struct StepCost {
   std::vector<double> stage_s;  // each stage's time for the step
   // Parts, summed over the stages (the walk of one micro-batch): the roofline's memory side
-  // (weights, KV), the compute beyond it, and communication.
+  // (weights, KV), the compute beyond it (with the kernel floors and the memory-bound ops between the
+  // GEMMs), and communication.
   double weights_s = 0, kv_s = 0, compute_s = 0, tp_s = 0, ep_s = 0;
+  double elementwise_s = 0;       // of compute_s: the memory-bound ops between the GEMMs (norms, activations, MoE expand/finalize)
   double host_s = 0;              // the host's work on the step's sequences (every stage's process)
   double pp_send_s = 0;           // one hand-off between stages
   double local_experts_read = 0;  // routed experts of one GPU read per MoE layer

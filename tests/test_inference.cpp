@@ -453,3 +453,30 @@ TEST_CASE("the host adds host_seq_s per sequence of the step, and kernel floors 
   const ServingSetup Sf(rf.value);
   REQUIRE_THAT(step_cost(Sf, load).walk_s() - step_cost(S, load).walk_s(), WithinRel(32 * 9 * 3e-6, 1e-6));
 }
+
+TEST_CASE("the memory-bound ops between the GEMMs move their activations once per token (and per routed copy)", "[inference]") {
+  // Llama 3 8B on one H200, 10 decoding sequences: per token 32 layers × (two add-RMSNorms, 8·h =
+  // 32,768 values, and SwiGLU's 3·f = 43,008) = 2,424,832 bf16 values, read or written once.
+  Config c = math_only("llama3-8b");
+  c.cluster.hbm_bytes_per_s = 4.8e12;
+  c.cluster.efficiency.hbm_stream = 0.5;
+  const Result<Resolved> r = resolve(c);
+  REQUIRE(r.ok());
+  StepLoad load;
+  load.decode_seqs = 10;
+  load.decode_context = 100;
+  const double dense = 2.0 * 10 * 32 * (8.0 * 4096 + 3.0 * 14336);
+  REQUIRE_THAT(dense, WithinRel(48.497e6, 1e-4));
+  REQUIRE_THAT(step_cost(ServingSetup(r.value), load).elementwise_s, WithinRel(dense / (4.8e12 * 0.5), 1e-12));
+  // Qwen3-30B-A3B on one GPU: 48 MoE layers of 128 experts, top-8, f_e 768, no dense MLP. Per token
+  // the norms (8·2,048 values per layer); per routed copy (10 tokens × 8) the expand and finalize
+  // (4·h = 8,192) and the activation (3·768 = 2,304).
+  Config q = math_only("qwen3-30b-a3b");
+  q.cluster.hbm_bytes_per_s = 4.8e12;
+  q.cluster.efficiency.hbm_stream = 0.5;
+  const Result<Resolved> rq = resolve(q);
+  REQUIRE(rq.ok());
+  const double moe = 2.0 * (10.0 * 48 * 8 * 2048 + 48.0 * 80 * (4.0 * 2048 + 3.0 * 768));
+  REQUIRE_THAT(moe, WithinRel(96.338e6, 1e-4));
+  REQUIRE_THAT(step_cost(ServingSetup(rq.value), load).elementwise_s, WithinRel(moe / (4.8e12 * 0.5), 1e-12));
+}
