@@ -30,8 +30,8 @@ std::string time_label(double s, double step) {
 
 namespace {
 
-// Rows, ticks and stage labels shared by both timelines; returns the pixels per second.
-double frame(Scene& sc, int stages, double span_s, TimelineLayout& L) {
+// Rows, ticks and stage labels shared by both timelines, and the scene's geometry (x0, px_per_s, row_pitch).
+void frame(Scene& sc, int stages, double span_s, TimelineLayout& L) {
   if (L.height > 0 && stages > 0) L.row_height = std::clamp((L.height - L.axis_height) / stages - L.row_gap, 3.0, 28.0);
   if (L.row_height < 8) L.row_gap = std::min(L.row_gap, 1.0);
   sc.width = L.width;
@@ -49,7 +49,12 @@ double frame(Scene& sc, int stages, double span_s, TimelineLayout& L) {
     sc.grid.push_back({"tick", -1, -1, 0, -1, x, 0, 0, axis_y, t, t});
     sc.labels.push_back({"tick", time_label(t, step), x, axis_y + L.axis_height * 0.75, "middle"});
   }
-  return scale;
+}
+
+// A rect of a timeline from `a` to `b` seconds on `stage`, placed by the scene's geometry (frame()).
+void add_rect(Scene& sc, const std::string& kind, int stage, int mb, int chunk, int bmb, double a, double b) {
+  sc.rects.push_back(
+      {kind, stage, mb, chunk, bmb, sc.x0 + a * sc.px_per_s, stage * sc.row_pitch, (b - a) * sc.px_per_s, sc.row_height, a, b});
 }
 
 }  // namespace
@@ -67,10 +72,9 @@ Scene timeline_scene(const ScheduleResult& s, const TimelineLayout& layout, cons
     optimizer = std::max(optimizer, tails[i].optimizer_s);
   }
   const double span = tail_end + optimizer;
-  const double scale = frame(sc, stages, span, L);
-  auto row_y = [&](int stage) { return stage * (L.row_height + L.row_gap); };
+  frame(sc, stages, span, L);
   auto rect = [&](const std::string& kind, int stage, int mb, int chunk, int bmb, double a, double b) {
-    sc.rects.push_back({kind, stage, mb, chunk, bmb, L.label_width + a * scale, row_y(stage), (b - a) * scale, L.row_height, a, b});
+    add_rect(sc, kind, stage, mb, chunk, bmb, a, b);
   };
   sc.rects.reserve(s.ops.size() + s.idle.size() + 3 * tails.size());  // a tail: DP, idle, optimizer
   for (const Interval& i : s.idle) rect("idle", i.stage, -1, 0, -1, i.start_s, i.end_s);
@@ -114,11 +118,8 @@ Scene serving_walk_scene(const std::vector<double>& stage_s, double send_s, int 
   double span = 0;
   for (double f : stage_free) span = std::max(span, f);
   if (!(span > 0)) span = 1;  // nothing to draw (no sequence fits): an empty frame
-  const double scale = frame(sc, stages, span, L);
-  auto rect = [&](const char* kind, int st, int mb, int step, double a, double b) {
-    sc.rects.push_back(
-        {kind, st, mb, step, -1, L.label_width + a * scale, st * (L.row_height + L.row_gap), (b - a) * scale, L.row_height, a, b});
-  };
+  frame(sc, stages, span, L);
+  auto rect = [&](const char* kind, int st, int mb, int step, double a, double b) { add_rect(sc, kind, st, mb, step, -1, a, b); };
   std::vector<double> last(stages, 0.0);
   for (const Busy& x : busy) {
     if (x.a > last[x.stage] * (1 + 1e-12) + 1e-18) rect("idle", x.stage, -1, 0, last[x.stage], x.a);

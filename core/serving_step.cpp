@@ -106,7 +106,8 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // GEMM FLOPs: 2 per dense weight per token; this GPU's experts take group_routings/ep token copies
   // (local/E of them), 2 FLOPs per expert weight each.
   const double dense_flops = 2.0 * T * dense;
-  const double expert_flops = 2.0 * (group_routings / std::max(1, S.plan.ep)) * n_moe * el.routed_expert / S.mesh.etp;
+  const double copies = group_routings / std::max(1, S.plan.ep);
+  const double expert_flops = 2.0 * copies * n_moe * el.routed_expert / S.mesh.etp;
   // GEMM efficiency by shape (core/ops.h gemm_efficiency, the training ops' function): the dense
   // projections are (T × h/t)·(h/t × h)-like, M = T tokens of the step; the grouped expert GEMM runs
   // the experts read, each with the tokens routed to it (uniform routing), N = f_e/etp, K = h. Few
@@ -161,7 +162,6 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // TensorRT-LLM's CUTLASS MoE expand and finalize kernels). Left out: quantising activations before
   // fp8/fp4 GEMMs, rotary and the K/V append (fused into neighbouring kernels), the logits and sampling.
   const double act = m.gated_mlp ? 3.0 : 2.0, n_dense_layers = n_layers - n_moe;
-  const double copies = group_routings / std::max(1, S.plan.ep);
   const double token_values = n_layers * 8.0 * S.h + n_dense_layers * act * m.ffn_hidden / S.t +
                               n_moe * act * m.shared_experts * m.expert_ffn_hidden / S.t;
   const double copy_values = 4.0 * S.h + act * m.expert_ffn_hidden / double(S.mesh.etp);
