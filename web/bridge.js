@@ -17,23 +17,12 @@
   }
 
   CL.bridge = {
-    // Resolves to the api object once the module is compiled (SINGLE_FILE: no fetch, works on file://).
+    // Resolves to the api object once the module is compiled. core.js carries the module itself
+    // (wasm/embed.js: inflated with DecompressionStream and handed to the glue, no fetch), so this
+    // works on file:// and under a strict Content-Security-Policy.
     load() {
       if (typeof window.createCutlab !== 'function') return Promise.reject(new Error('core.js did not load (build it with cmake --preset wasm && cmake --build --preset wasm)'));
-      // Emscripten 3.1.6's SINGLE_FILE loader fetch()es its own data: URI when fetch exists, and only
-      // then falls back to decoding it; under a strict Content-Security-Policy (connect-src 'self')
-      // that fetch is a reported violation. The module reads `fetch` while the factory runs
-      // (createWasm → getBinaryPromise), so hide it for that call: the module decodes the data URI
-      // itself (tryParseAsDataURI) and never asks the network.
-      const fetch = window.fetch;
-      let made;
-      try {
-        window.fetch = undefined;
-        made = window.createCutlab();
-      } finally {
-        window.fetch = fetch;
-      }
-      return made.then(wrap);
+      return window.createCutlab().then(wrap);
     },
     wrap,
   };

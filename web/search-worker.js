@@ -1,23 +1,14 @@
 // search-worker.js: a classic Web Worker that runs the core's training search off the page's thread
 // for search-run.js: the pieces of one pass (search-run.js's pieces(), each a search_part of the
 // core) one after another, each part posted as it comes. It loads the same single-file core.js as
-// the page (importScripts: script-src 'self'; the module is decoded from core.js itself, never
-// fetched). In: {job, text, top, memoryPrune, budgetMs}; out: {job, out} per piece (the core's
+// the page (importScripts: script-src 'self'; the module is inflated from core.js itself, never
+// fetched: wasm/embed.js). In: {job, text, top, memoryPrune, budgetMs}; out: {job, out} per piece (the core's
 // answer, parsed), then {job, end: true}; {error} when the module could not start. To stop a pass, the
 // page terminates the worker.
 'use strict';
 importScripts('core.js', 'search-run.js');
 
-// As in bridge.js: hide fetch while the factory runs, so the module decodes its data: URI itself
-// instead of asking the network (a reported violation under connect-src 'self').
-const fetch = self.fetch;
-let made;
-try {
-  self.fetch = undefined;
-  made = self.createCutlab();
-} finally {
-  self.fetch = fetch;
-}
+const made = self.createCutlab();
 
 self.onmessage = (ev) => {
   const q = ev.data;
