@@ -156,21 +156,14 @@ void static_batch(const Resolved& resolved, const ServingSetup& S, InferenceEsti
   r.requests_per_s = r.e2e_latency_s > 0 ? B / r.e2e_latency_s : 0.0;  // per replica until scaled below
 }
 
-// An offline run of `requests` per replica, all queued at the start, at `full.concurrency` in flight.
-// With uniform lengths the sequences admitted together finish together, so the run proceeds in waves
-// (trtllm-bench and vLLM's benchmark_throughput queue every request at once): w = ⌈N / C⌉ waves,
-// each lasting a request's end-to-end latency at its concurrency, the last holding the N − (w − 1)·C
-// requests left: run_s = (w − 1)·E2E(C) + E2E(k_last). A last wave of a few sequences still reads
-// every weight on each step, which is what a steady-state rate misses; for N a multiple of C the run
-// serves at the steady-state rate. Ignores the overlap of one wave's last steps with the next one's
-// prefill (their prefills spread over ⌈C·ISL / max_num_tokens⌉ steps).
+// An offline run of `requests` per replica, all queued at the start, at `full.concurrency` in flight
+// (trtllm-bench and vLLM's benchmark_throughput queue every request at once): w = ⌈N / C⌉ waves, the
+// last holding the N − (w − 1)·C requests left, each wave's prompts in a burst (core/serving_batching.h
+// offline_run_s). A last wave of a few sequences still reads every weight on each step, which is what a
+// steady-state rate misses.
 void offline_run(const ServingSetup& S, const BatchingState& full, double requests, InferenceEstimate& r) {
-  const double C = full.concurrency;
-  const double waves = std::max(1.0, std::ceil(requests / C - 1e-9));
-  const double last = requests - (waves - 1.0) * C;
-  const double last_e2e_s = last < C ? inflight_state(S, last).e2e_s : full.e2e_s;
-  r.run_waves = waves;
-  r.run_s = (waves - 1.0) * full.e2e_s + last_e2e_s;
+  r.run_waves = std::max(1.0, std::ceil(requests / full.concurrency - 1e-9));
+  r.run_s = offline_run_s(S, full.concurrency, requests);
   r.requests_per_s = r.run_s > 0 ? requests / r.run_s : 0.0;  // per replica until scaled
 }
 

@@ -71,6 +71,61 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
   return b;
 }
 
+namespace {
+
+// The cycle of one micro-batch step carrying `decodes` decoding sequences and `prefill` prompt tokens
+// (as inflight_state prices its mean step): prompts cut into chunks of at most `prefill` tokens, chunk
+// j reading the K/V of the j − 1 before it.
+double step_cycle_s(const ServingSetup& S, double decodes, double prefill) {
+  const Workload& w = S.w;
+  const double ISL = w.prompt_len, q = 1.0 + w.spec_draft_tokens;
+  StepLoad load;
+  load.decode_seqs = decodes;
+  load.decode_tokens = q;
+  load.decode_context = ISL + w.output_len / 2.0;
+  load.prefill_tokens = prefill;
+  load.prefill_context = ISL / 2.0;
+  if (prefill > 0) {
+    const double chunk = std::clamp(prefill, 1.0, ISL);
+    load.prefill_kv_tokens = prefill * (std::ceil(ISL / chunk) - 1.0) / 2.0;
+    load.prefill_seqs = std::max(1.0, prefill / chunk);
+  }
+  const double draft_s = w.spec_draft_tokens > 0 ? w.spec_draft_tokens * draft_pass_s(S, decodes, load.decode_context) : 0.0;
+  return pipeline_cycle_s(step_cost(S, load), draft_s);
+}
+
+}  // namespace
+
+double offline_run_s(const ServingSetup& S, double concurrency, double requests) {
+  const Workload& w = S.w;
+  const double p = S.plan.pp, ISL = w.prompt_len, M = w.max_num_tokens, q = 1.0 + w.spec_draft_tokens;
+  const double n_dec = (w.output_len - 1.0) / spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
+  const double waves = std::max(1.0, std::ceil(requests / concurrency - 1e-9));
+  const double last = requests - (waves - 1.0) * concurrency;
+  // The steady state's end-to-end latency: the prefill-heavy runs (a burst longer than a sequence's
+  // decode, every step full) and a budget the decodes alone fill.
+  auto steady_s = [&](double k) { return inflight_state(S, k).e2e_s; };
+  const double c = concurrency / p;
+  // The first wave: every prompt queued at once. The scheduler gives each step's budget to the decodes
+  // first and the rest to prompt chunks, so the prompts go through in a burst of c·ISL / (M − c·q/2)
+  // steps while the sequences prefilled so far decode (c/2 of them on average); the last one prefilled
+  // then decodes n_dec steps, all c decoding until the first ones finish.
+  const double room_cold = M - c * q / 2.0, burst_cold = c * ISL / room_cold;
+  if (room_cold < 1.0 || burst_cold > n_dec) return (waves - 1.0) * steady_s(concurrency) + steady_s(last);
+  const double full_s = step_cycle_s(S, c, 0.0);
+  double run_s = burst_cold * step_cycle_s(S, c / 2.0, room_cold) + (n_dec - burst_cold) * full_s;
+  // Each later wave takes the slots of the one finishing: its prompts come in a burst as the slots
+  // free, beside the c sequences decoding, then it decodes; a wave of k sequences lasts its burst and
+  // n_dec + ⌈ISL / room⌉ steps from its last admission.
+  auto warm_s = [&](double k) {
+    const double ck = k / p, room = M - c * q, burst = ck * ISL / room;
+    if (room < 1.0 || burst > n_dec) return steady_s(k);
+    return burst * step_cycle_s(S, c, room) + (n_dec + std::ceil(ISL / room) - burst) * step_cycle_s(S, ck, 0.0);
+  };
+  if (waves == 1.0) return run_s + burst_cold * step_cycle_s(S, c / 2.0, 0.0);  // its last ones finish: c/2 decoding
+  return run_s + (waves - 2.0) * warm_s(concurrency) + warm_s(last);
+}
+
 Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double lambda, double requests_per_replica) {
   Concurrency out;
   const double asked = double(S.plan.pp) * S.w.batch;

@@ -49,6 +49,13 @@ struct BatchingState {
 // The steady state of a replica holding `concurrency` sequences (> 0).
 BatchingState inflight_state(const ServingSetup& S, double concurrency);
 
+// An offline run (trtllm-bench, vLLM's benchmark_throughput): `requests` per replica of uniform
+// lengths, all queued at the start, at most `concurrency` in flight. Sequences admitted together
+// finish together, so the run goes in waves, and each wave's prompts arrive in a burst of full
+// steps rather than spread over its steps as at steady state: the burst runs at the compute rate,
+// the decodes after it read every weight with no prompt beside them. Seconds per replica.
+double offline_run_s(const ServingSetup& S, double concurrency, double requests);
+
 // Sequences in flight per replica: pp × batch, at most the KV cache's capacity, at most the requests
 // of an offline run that reach the replica, and with a request rate λ per replica Little's law
 // C = λ · E2E(C) (Little 1961) when that is smaller.
