@@ -382,6 +382,14 @@ TEST_CASE("in-flight steady state: flow balance, the token budget and Little's l
     // The decode steps are weight-read bound: prompts spread over them (the steady state) ride on those
     // reads, a burst of whole prompts does not. The burst is the slower.
     REQUIRE(few.run_s > few.e2e_latency_s);
+    // Long prompts, short outputs: a burst of 20 prompts of 8192 tokens (20 full steps) outlasts a
+    // sequence's 15 decode steps, every step is full, and the run is the steady state's waves again.
+    c.workload.prompt_len = 8192;
+    c.workload.output_len = 16;
+    c.workload.num_requests = 40;
+    const InferenceEstimate prefill_heavy = infer(c);
+    REQUIRE(prefill_heavy.run_waves == 1);
+    REQUIRE_THAT(prefill_heavy.run_s, WithinRel(prefill_heavy.e2e_latency_s, 1e-12));
   }
 }
 
