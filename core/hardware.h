@@ -31,10 +31,13 @@ struct Efficiencies {
                                        // Graphs", NVIDIA developer blog); bounds 1–8 µs
   // Serving (core/serving_step.h); fitted per GPU family to the serving cases (docs/validation.md §8), none of
   // them read by training.
-  double serving_gemm = 0.7;        // GEMMs of an engine step at large shapes: fraction of the weight dtype's sustained
-                                    // peak (smaller M and few tokens per expert lose more: core/ops.h gemm_efficiency)
-  double serving_attention = 0.55;  // attention of an engine step: fraction of the attention dtype's dense peak
-  double host_seq_s = 20e-6;        // host (CPU) time per running sequence per engine step, not hidden by the GPU
+  double serving_gemm = 0.7;           // GEMMs of an engine step at large shapes: fraction of the weight dtype's sustained
+                                       // peak (smaller M and few tokens per expert lose more: core/ops.h gemm_efficiency)
+  double serving_attention = 0.55;     // attention of an engine step: fraction of the attention dtype's dense peak
+  double host_seq_s = 20e-6;           // host (CPU) time per running sequence per engine step, not hidden by the GPU
+  double serving_moe_layer_s = 30e-6;  // fixed time of each MoE layer of an engine step beyond the kernels it
+                                       // lists (core/serving_step.h): routing, token counts and offsets, the
+                                       // dispatch's bookkeeping and its synchronisation across the EP group
 };
 
 struct Cluster {

@@ -299,6 +299,8 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.fraction(E + "serving_gemm", e.serving_gemm);
   c.fraction(E + "serving_attention", e.serving_attention);
   if (!(e.host_seq_s >= 0 && e.host_seq_s <= 1e-2)) c.add(ErrorCode::OutOfRange, E + "host_seq_us", "must be between 0 and 10,000 µs");
+  if (!(e.serving_moe_layer_s >= 0 && e.serving_moe_layer_s <= 1e-2))
+    c.add(ErrorCode::OutOfRange, E + "serving_moe_layer_us", "must be between 0 and 10,000 µs");
 }
 
 // Every axis in [1, 2^20] (etp ≥ 0); false when one is not, so the rules below are meaningless.

@@ -176,7 +176,10 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // activation, down projection: 9; an MoE layer replaces the last three by router, top-k, permute,
   // two grouped GEMMs, activation and unpermute: 4 more; each TP all-reduce and EP all-to-all one more
   // (counted with their communication below).
-  r.floor_s = e.kernel_floor_s * (9.0 * n_layers + 4.0 * n_moe);
+  // An MoE layer also costs serving_moe_layer_s beyond the kernels listed: the small ones (routing
+  // scores, token counts per expert and their offsets, activation quantization) and, with EP, the
+  // exchange of those counts and the wait for the group (fitted per GPU family, docs/validation.md §8).
+  r.floor_s = e.kernel_floor_s * (9.0 * n_layers + 4.0 * n_moe) + e.serving_moe_layer_s * n_moe;
   // Host: the engine's per-request work each step (scheduling, sampling bookkeeping, stop checks,
   // responses), which the data of the serving cases show is not hidden behind the GPU's step: a
   // Grace-hosted GB200 serves small models more slowly than an x86-hosted B200 (docs/validation.md §8).

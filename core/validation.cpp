@@ -653,11 +653,17 @@ const std::vector<CalibrationParam>& serving_calibration_params() {
   //   sampler bookkeeping, stop checks, responses), some µs to tens of µs per request on a server CPU
   //   (vLLM's profiling of its v0.5 engine, "vLLM v0.6.0: 2.7x Throughput Improvement", vLLM blog,
   //   Sept. 2024, found CPU work a majority of each step for small models): 20 ± 20 µs, bounds 0–150 µs.
+  // - serving_moe_layer_us: an MoE layer runs about ten small kernels beyond the four the step lists
+  //   (routing scores and top-k, token counts per expert and their prefix sums, activation quantization,
+  //   the dispatch's layout), a few µs each back to back in a CUDA graph (Gray 2019, "Getting Started
+  //   with CUDA Graphs"; the training fit's kernel_floor_us, 3.1 µs on H100), and with EP the exchange of
+  //   the counts and the wait for the group: 30 ± 30 µs, bounds 0–300 µs.
   static const std::vector<CalibrationParam> p = {
       {"hbm_stream", &Efficiencies::hbm_stream, 0.60, 0.95, 0.85, 0.07},
       {"serving_gemm", &Efficiencies::serving_gemm, 0.375, 1.0, 0.87, 0.125},
       {"serving_attention", &Efficiencies::serving_attention, 0.20, 0.90, 0.55, 0.12},
       {"host_seq_us", &Efficiencies::host_seq_s, 0.0, 150e-6, 20e-6, 20e-6, nullptr, 1e-6, "host_seq_s"},
+      {"serving_moe_layer_us", &Efficiencies::serving_moe_layer_s, 0.0, 300e-6, 30e-6, 30e-6, nullptr, 1e-6, "serving_moe_layer_s"},
   };
   return p;
 }

@@ -431,6 +431,7 @@ Config math_only(const char* model) {
   c.workload.kv_dtype = KvDtype::BF16;
   c.cluster.hbm_bytes_per_s = 1e16;  // the largest the checks allow (10^7 GB/s): reads cost ~nothing
   c.cluster.efficiency.kernel_floor_s = 0;
+  c.cluster.efficiency.serving_moe_layer_s = 0;
   c.cluster.efficiency.host_seq_s = 0;
   c.cluster.efficiency.serving_attention = 0.5;
   return c;
@@ -483,6 +484,26 @@ TEST_CASE("the host adds host_seq_s per sequence of the step, and kernel floors 
   const Result<Resolved> rf = resolve(f);
   const ServingSetup Sf(rf.value);
   REQUIRE_THAT(step_cost(Sf, load).walk_s() - step_cost(S, load).walk_s(), WithinRel(32 * 9 * 3e-6, 1e-6));
+  // A dense model has no MoE layer to pay serving_moe_layer_s.
+  Config dense = c;
+  dense.cluster.efficiency.serving_moe_layer_s = 50e-6;
+  const Result<Resolved> rd = resolve(dense);
+  REQUIRE(step_cost(ServingSetup(rd.value), load).walk_s() == step_cost(S, load).walk_s());
+}
+
+TEST_CASE("each MoE layer of a step adds serving_moe_layer_s", "[inference]") {
+  // Qwen3-30B-A3B: 48 layers, every one MoE: 48 × 50 µs = 2.4 ms more per step, whatever the load.
+  Config c = math_only("qwen3-30b-a3b");
+  const Result<Resolved> r = resolve(c);
+  REQUIRE(r.ok());
+  c.cluster.efficiency.serving_moe_layer_s = 50e-6;
+  const Result<Resolved> rm = resolve(c);
+  REQUIRE(rm.ok());
+  StepLoad load;
+  load.decode_seqs = 64;
+  load.decode_context = 1000;
+  REQUIRE_THAT(step_cost(ServingSetup(rm.value), load).walk_s() - step_cost(ServingSetup(r.value), load).walk_s(),
+               WithinRel(48 * 50e-6, 1e-9));
 }
 
 TEST_CASE("the memory-bound ops between the GEMMs move their activations once per token (and per routed copy)", "[inference]") {
