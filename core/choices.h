@@ -36,7 +36,7 @@ enum class Ema { None, Gpu, Cpu };
 // MoE token dispatch: alltoall (Megatron's all-to-all dispatcher: every copy of a token is sent to its
 // expert's GPU) or deepep (DeepEP, Megatron's flex dispatcher with DeepEP or HybridEP: one copy per
 // remote node over the scale-out network, fanned out over NVLink there; DeepSeek-V3 §3.2.2).
-enum class EpDispatcher { AllToAll, DeepEp };
+enum class EpDispatcher { AllToAll, DeepEp, AllGather };
 // Precision of the tokens sent by the MoE dispatch: bf16, or fp8 with one fp32 scale per 128 values
 // (DeepSeek-V3 §3.3.2 "Low-Precision Communication"; DeepEP's fp8 dispatch). The combine stays bf16.
 enum class EpDispatchDtype { BF16, FP8 };
@@ -104,7 +104,8 @@ CUTLAB_CHOICES(RecomputeModule, "recompute_modules", {RecomputeModule::CoreAttn,
 CUTLAB_CHOICES(MomentDtype, "moment_dtype", {MomentDtype::FP32, "fp32", "fp32"}, {MomentDtype::BF16, "bf16", "bf16"})
 CUTLAB_CHOICES(Ema, "ema", {Ema::None, "none", "none"}, {Ema::Gpu, "gpu", "on the GPU"}, {Ema::Cpu, "cpu", "on the CPU"})
 CUTLAB_CHOICES(EpDispatcher, "ep_dispatcher", {EpDispatcher::AllToAll, "alltoall", "all-to-all"},
-               {EpDispatcher::DeepEp, "deepep", "DeepEP (one copy per node)"})
+               {EpDispatcher::DeepEp, "deepep", "DeepEP (one copy per node)"},
+               {EpDispatcher::AllGather, "allgather", "all-gather + reduce-scatter"})
 CUTLAB_CHOICES(EpDispatchDtype, "ep_dispatch_dtype", {EpDispatchDtype::BF16, "bf16", "bf16"},
                {EpDispatchDtype::FP8, "fp8", "fp8 (1×128 scales; combine bf16)"})
 CUTLAB_CHOICES(CpComm, "cp_comm", {CpComm::Ring, "ring", "ring (p2p, overlapped)"},

@@ -54,6 +54,18 @@ double collective_time_s(Collective kind, double S, const GroupInfo& g, const Cl
 
 Routing routing_of(const ModelSpec& m) { return {double(m.top_k), double(m.experts), m.route_groups, m.route_group_limit}; }
 
+EpExchange ep_exchange(EpDispatcher d, double S, const Routing& r, const GroupInfo& g, bool dispatch) {
+  if (d != EpDispatcher::AllGather) return {Collective::AllToAll, S};
+  const double k = std::max(1.0, r.top_k);
+  return {dispatch ? Collective::AllGather : Collective::ReduceScatter, S / k * g.size};
+}
+
+double ep_exchange_time_s(EpDispatcher d, double S, const Routing& r, const GroupInfo& g, const Cluster& c) {
+  if (d == EpDispatcher::DeepEp) return deduplicated_all_to_all_time_s(S, r, g, c);
+  const EpExchange x = ep_exchange(d, S, r, g, true);
+  return collective_time_s(x.collective, x.message_bytes, g, c);
+}
+
 double ep_dispatch_bytes_per_value(EpDispatchDtype dtype) { return dtype == EpDispatchDtype::FP8 ? 1.0 + 4.0 / 128.0 : 2.0; }
 
 double expected_remote_nodes(const Routing& r, int nodes) {

@@ -45,6 +45,27 @@ constexpr double kDeepEpSms = 20;
 // is the slowest of the scale-out bytes, the NVLink bytes and their sum through the SMs.
 double deduplicated_all_to_all_time_s(double S, const Routing& r, const GroupInfo& g, const Cluster& c);
 
+// An EP dispatch or combine of `S` bytes (all top_k copies of this GPU's tokens, as an all-to-all
+// sends them) with the plan's dispatcher:
+// - alltoall: an all-to-all of S (Megatron-Core's MoEAlltoAllTokenDispatcher);
+// - deepep: deduplicated_all_to_all_time_s;
+// - allgather: every EP rank receives every token once, whatever its experts: an all-gather of the
+//   group's tokens (S/top_k per rank, a gathered tensor of ep·S/top_k) to dispatch and a
+//   reduce-scatter of the same size to combine (Megatron-Core's MoEAllGatherTokenDispatcher;
+//   TensorRT-LLM's fused MoE under attention DP unless its all-to-all is on (MNNVL and ep > top_k);
+//   vLLM's allgather_reducescatter all2all backend). Each rank moves (ep − 1)·S/top_k where an
+//   all-to-all moves (ep − 1)/ep·S: ep/top_k times the bytes, fewer when ep < top_k. A ring
+//   all-gather and reduce-scatter cost the same (comm.cpp), so one time serves both directions.
+double ep_exchange_time_s(EpDispatcher d, double S, const Routing& r, const GroupInfo& g, const Cluster& c);
+
+// Collective and message (this file's byte convention) of an EP exchange of `S` bytes as above:
+// dispatch true for the dispatch (all-gather), false for the combine (reduce-scatter).
+struct EpExchange {
+  Collective collective = Collective::AllToAll;
+  double message_bytes = 0;
+};
+EpExchange ep_exchange(EpDispatcher d, double S, const Routing& r, const GroupInfo& g, bool dispatch);
+
 double collective_time_s(Collective kind, double bytes, const GroupInfo& group, const Cluster& cluster);
 
 // One collective of the step, as reported.

@@ -159,10 +159,7 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
     }
   }
   if (const GroupInfo* ep = find_group(pl, Axis::EP); moe && ep && ep->size > 1) {
-    auto one = [&](double S) {
-      return plan.ep_dispatcher == EpDispatcher::DeepEp ? deduplicated_all_to_all_time_s(S, routing_of(model), *ep, c)
-                                                        : collective_time_s(Collective::AllToAll, S, *ep, c);
-    };
+    auto one = [&](double S) { return ep_exchange_time_s(plan.ep_dispatcher, S, routing_of(model), *ep, c); };
     const double dispatch = one(z.ep_dispatch_message), combine = one(z.ep_combine_message);
     // Forward: one of each shape; backward: ep_calls_bwd / 2 of each (the recomputed forward's pair included).
     lc.ep_f = dispatch + combine;
@@ -574,15 +571,20 @@ void comm_table(const Resolved& r, const LayerCosts& k, const PerStage& b, doubl
     // proportion to their times.
     const bool full = z.ep_calls_bwd > 2;
     const double calls = passes * ne * (1.0 + z.ep_calls_bwd / 2.0), exposed = b.ep > 0 ? b.ep_exposed / b.ep : 0.0;
+    // With the allgather dispatcher the forward's all-gather has a reduce-scatter for its gradient
+    // and the other way round; the rows name the forward's collective.
+    const Routing route = routing_of(r.config.model);
+    const EpExchange d = ep_exchange(r.config.plan.ep_dispatcher, z.ep_dispatch_message, route, *g, true);
+    const EpExchange cb = ep_exchange(r.config.plan.ep_dispatcher, z.ep_combine_message, route, *g, false);
     e.comm.push_back(
-        make_op(Axis::EP, Collective::AllToAll,
+        make_op(Axis::EP, d.collective,
                 full ? "EP dispatch: tokens to their experts (forward, recomputed forward), output gradients to them (backward)"
                      : "EP dispatch: tokens to their experts (forward), output gradients to them (backward)",
-                z.ep_dispatch_message, calls, *g, passes * b.ep_dispatch, passes * b.ep_dispatch * exposed));
-    e.comm.push_back(make_op(Axis::EP, Collective::AllToAll,
+                d.message_bytes, calls, *g, passes * b.ep_dispatch, passes * b.ep_dispatch * exposed));
+    e.comm.push_back(make_op(Axis::EP, cb.collective,
                              full ? "EP combine: expert outputs back (forward, recomputed forward), input gradients back (backward)"
                                   : "EP combine: expert outputs back (forward), input gradients back (backward)",
-                             z.ep_combine_message, calls, *g, passes * b.ep_combine, passes * b.ep_combine * exposed));
+                             cb.message_bytes, calls, *g, passes * b.ep_combine, passes * b.ep_combine * exposed));
   }
   if (const GroupInfo* g = find_group(r.placement, Axis::PP); p > 1 && g) {
     // Each chunk pass receives and sends one activation forward and one gradient backward, except

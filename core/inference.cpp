@@ -105,8 +105,8 @@ LatencyParts static_prefill(const Resolved& resolved, const ServingSetup& S) {
   const double prompt_tokens = double(S.w.batch) * S.w.prompt_len;
   const double k = std::max(1, S.m.top_k);
   const double tp_one = S.tp_allreduce(2.0 * prompt_tokens * S.h);
-  const double ep_one = S.ep_all_to_all(ep_dispatch_bytes_per_value(S.plan.ep_dispatch_dtype) * prompt_tokens * k * S.h) +
-                        S.ep_all_to_all(2.0 * prompt_tokens * k * S.h);
+  const double ep_one = S.ep_exchange(ep_dispatch_bytes_per_value(S.plan.ep_dispatch_dtype) * prompt_tokens * k * S.h) +
+                        S.ep_exchange(2.0 * prompt_tokens * k * S.h);
   const LayerCompute layers = layer_compute(prefill);
   LatencyParts p;
   for (const StageInfo& st : S.pl.stages) {
@@ -208,11 +208,17 @@ void serving_comm(const ServingSetup& S, double tokens, InferenceEstimate& r) {
        S.tp_allreduce(2.0 * tokens * h));
   if (S.ep && S.ep->size > 1 && s0.moe_layers > 0) {
     const double dispatch = ep_dispatch_bytes_per_value(S.plan.ep_dispatch_dtype) * tokens * k * h, combine = 2.0 * tokens * k * h;
-    op(Axis::EP, Collective::AllToAll,
-       std::string("dispatch: each token's hidden state to its top-k experts (") + name_of(S.plan.ep_dispatch_dtype) + ")", dispatch,
-       s0.moe_layers, *S.ep, S.ep_all_to_all(dispatch));
-    op(Axis::EP, Collective::AllToAll, "combine: the experts' outputs back (bf16)", combine, s0.moe_layers, *S.ep,
-       S.ep_all_to_all(combine));
+    const bool gather = S.plan.ep_dispatcher == EpDispatcher::AllGather;
+    const EpExchange d = ep_exchange(S.plan.ep_dispatcher, dispatch, routing_of(S.m), *S.ep, true);
+    const EpExchange b = ep_exchange(S.plan.ep_dispatcher, combine, routing_of(S.m), *S.ep, false);
+    op(Axis::EP, d.collective,
+       std::string(gather ? "dispatch: every token's hidden state to every EP rank ("
+                          : "dispatch: each token's hidden state to its top-k experts (") +
+           name_of(S.plan.ep_dispatch_dtype) + ")",
+       d.message_bytes, s0.moe_layers, *S.ep, S.ep_exchange(dispatch));
+    op(Axis::EP, b.collective,
+       gather ? "combine: the experts' partial outputs summed back (bf16)" : "combine: the experts' outputs back (bf16)",
+       b.message_bytes, s0.moe_layers, *S.ep, S.ep_exchange(combine));
   }
   if (S.pp && S.pp->size > 1)
     op(Axis::PP, Collective::SendRecv, "hidden states to the next stage", 2.0 * tokens * h, 1, *S.pp, S.pp_send(2.0 * tokens * h));

@@ -214,6 +214,8 @@ std::vector<Flag> megatron_flags(const Config& c) {
     if (p.ep_dispatcher == EpDispatcher::DeepEp) {
       add("--moe-token-dispatcher-type", {"flex"});
       add("--moe-enable-deepep");
+    } else if (p.ep_dispatcher == EpDispatcher::AllGather) {
+      add("--moe-token-dispatcher-type", {"allgather"});
     } else {
       add("--moe-token-dispatcher-type", {"alltoall"});
     }
@@ -710,7 +712,9 @@ json read_megatron(const std::map<std::string, ReadFlag>& flags, Errors& errors)
   plan["flash_attention"] = backend != "unfused" && backend != "local";
   plan["fused_cross_entropy"] = has("--cross-entropy-loss-fusion");
   const std::string dispatcher = flag_word(flags, "--moe-token-dispatcher-type", {"allgather", "alltoall", "flex"}, errors);
-  plan["ep_dispatcher"] = dispatcher == "flex" && has("--moe-enable-deepep") ? "deepep" : "alltoall";
+  plan["ep_dispatcher"] = dispatcher == "flex" && has("--moe-enable-deepep") ? "deepep"
+                          : dispatcher == "allgather"                        ? "allgather"
+                                                                             : "alltoall";
   if (has("--moe-expert-capacity-factor")) {
     const std::string& s = flags.at("--moe-expert-capacity-factor").values.empty()
                                ? ""

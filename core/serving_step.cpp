@@ -57,10 +57,8 @@ double ServingSetup::tp_allreduce(double bytes) const {
   return tp && tp->size > 1 ? collective_time_s(Collective::AllReduce, bytes, *tp, c) : 0.0;
 }
 
-double ServingSetup::ep_all_to_all(double bytes) const {
-  if (!ep || ep->size <= 1) return 0.0;
-  return plan.ep_dispatcher == EpDispatcher::DeepEp ? deduplicated_all_to_all_time_s(bytes, routing_of(m), *ep, c)
-                                                    : collective_time_s(Collective::AllToAll, bytes, *ep, c);
+double ServingSetup::ep_exchange(double bytes) const {
+  return ep && ep->size > 1 ? ep_exchange_time_s(plan.ep_dispatcher, bytes, routing_of(m), *ep, c) : 0.0;
 }
 
 double ServingSetup::pp_send(double bytes) const {
@@ -185,11 +183,12 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // Grace-hosted GB200 serves small models more slowly than an x86-hosted B200 (docs/validation.md §8).
   r.host_s = e.host_seq_s * (L.decode_seqs + L.prefill_seqs);
   // Two TP all-reduces per layer of the step's T hidden states, 16-bit (Shoeybi et al. 2019 §3); an
-  // EP dispatch (Plan::ep_dispatch_dtype) and a bf16 combine of T·k copies per MoE layer.
+  // EP dispatch (Plan::ep_dispatch_dtype) and a bf16 combine of T·k copies per MoE layer (with the
+  // allgather dispatcher, of the group's T tokens once each: core/comm.h ep_exchange_time_s).
   r.tp_s = n_layers * 2.0 * S.tp_allreduce(2.0 * T * S.h);
   if (n_moe > 0 && T > 0)
-    r.ep_s = n_moe * (S.ep_all_to_all(ep_dispatch_bytes_per_value(S.plan.ep_dispatch_dtype) * T * k * S.h) +
-                      S.ep_all_to_all(2.0 * T * k * S.h));
+    r.ep_s = n_moe *
+             (S.ep_exchange(ep_dispatch_bytes_per_value(S.plan.ep_dispatch_dtype) * T * k * S.h) + S.ep_exchange(2.0 * T * k * S.h));
   return r;
 }
 

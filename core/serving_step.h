@@ -61,7 +61,7 @@ struct ServingSetup {
   const GroupInfo *tp, *ep, *pp;
   explicit ServingSetup(const Resolved& r);
   double tp_allreduce(double bytes) const;
-  double ep_all_to_all(double bytes) const;  // Plan::ep_dispatcher: all-to-all or DeepEP's (core/comm.h)
+  double ep_exchange(double bytes) const;  // an EP dispatch or combine with Plan::ep_dispatcher (core/comm.h)
   double pp_send(double bytes) const;
 };
 

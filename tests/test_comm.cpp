@@ -131,3 +131,28 @@ TEST_CASE("DeepEP's 20 SMs copy every byte: inside a node at 20 × the per-SM ra
   c.efficiency.deepep_sm_bytes_per_s = 100e9;
   REQUIRE_THAT(deduplicated_all_to_all_time_s(S, r, g, c), WithinRel(collective_time_s(Collective::AllToAll, S, g, c), 1e-12));
 }
+
+TEST_CASE("the allgather dispatcher moves every token to every EP rank: ep/top_k times the all-to-all's bytes", "[comm]") {
+  // EP 4 inside one H100 node, 4,096 tokens of h = 5120 in bf16 per rank. Top-1 (Llama 4): the
+  // all-to-all sends S = 2 · 4096 · 1 · 5120 bytes, 3/4 of them to other GPUs; the all-gather's
+  // gathered tensor is 4 · S, of which each GPU receives 3/4: 3 · S / B + 3α, about 4× the all-to-all.
+  const Cluster c = *find_cluster_preset("dgx-h100");
+  const double B = c.nvlink_bytes_per_s * c.efficiency.nvlink, a = c.nvlink_latency_s;
+  const GroupInfo g = group(4, 4);
+  const double S1 = 2.0 * 4096 * 1 * 5120;
+  const Routing top1{1, 16, 0, 0};
+  REQUIRE_THAT(ep_exchange_time_s(EpDispatcher::AllGather, S1, top1, g, c), WithinRel(3.0 * S1 / B + 3 * a, 1e-12));
+  REQUIRE_THAT(ep_exchange_time_s(EpDispatcher::AllToAll, S1, top1, g, c), WithinRel(0.75 * S1 / B + a, 1e-12));
+  // Top-8 (Qwen3): the all-to-all sends 8 copies, S8 = 8 · S1; the all-gather still moves each token
+  // once: 3 · S1 / B + 3α, half the all-to-all's 3/4 · S8 / B = 6 · S1 / B.
+  const Routing top8{8, 128, 0, 0};
+  REQUIRE_THAT(ep_exchange_time_s(EpDispatcher::AllGather, 8 * S1, top8, g, c), WithinRel(3.0 * S1 / B + 3 * a, 1e-12));
+  // The rows: all-gather to dispatch, reduce-scatter to combine, each of the gathered 4 · S1 bytes.
+  const EpExchange d = ep_exchange(EpDispatcher::AllGather, 8 * S1, top8, g, true);
+  const EpExchange b = ep_exchange(EpDispatcher::AllGather, 8 * S1, top8, g, false);
+  REQUIRE(d.collective == Collective::AllGather);
+  REQUIRE(b.collective == Collective::ReduceScatter);
+  REQUIRE(d.message_bytes == 4 * S1);
+  REQUIRE(b.message_bytes == 4 * S1);
+  REQUIRE(ep_exchange(EpDispatcher::AllToAll, 8 * S1, top8, g, false).message_bytes == 8 * S1);
+}

@@ -235,6 +235,34 @@ TEST_CASE("wide EP across nodes sends fp8 dispatches and bf16 combines over the 
   REQUIRE(infer(c).decode.ep_s > r.decode.ep_s);
 }
 
+TEST_CASE("the allgather dispatcher all-gathers every token of the EP group and reduce-scatters the outputs", "[inference]") {
+  // DeepSeek-V3 (58 MoE layers after 3 dense ones; top-8, hidden 7168) at EP 8 in one H200 node, a
+  // static step of 8 tokens per GPU. All-to-all: each GPU sends S = 8·8·7168·2 bytes, 7/8 of them
+  // away, one latency. All-gather: a gathered tensor of 8 ranks × 8 tokens × 7168 × 2 bytes = S, 7/8
+  // of it received, in 7 ring steps: the same bytes at top-8 = EP 8, six latencies more, and the same
+  // again for the reduce-scatter that combines.
+  Config c = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1);
+  c.plan.ep = 8;
+  c.workload.mode = Mode::Infer;
+  c.workload.batch = 8;
+  c.workload.weight_dtype = WeightDtype::FP8;
+  c.workload.batching = Batching::Static;
+  const InferenceEstimate a2a = infer(c);
+  c.plan.ep_dispatcher = EpDispatcher::AllGather;
+  const InferenceEstimate ag = infer(c);
+  const double S = 8.0 * 8 * 7168 * 2;
+  int seen = 0;
+  for (const CommOp& op : ag.comm)
+    if (op.axis == Axis::EP) {
+      const bool dispatch = op.what.rfind("dispatch", 0) == 0;
+      REQUIRE(op.collective == (dispatch ? Collective::AllGather : Collective::ReduceScatter));
+      REQUIRE_THAT(op.message_bytes, WithinRel(S, 1e-12));
+      ++seen;
+    }
+  REQUIRE(seen == 2);
+  REQUIRE_THAT(ag.decode.ep_s - a2a.decode.ep_s, WithinRel(58 * 2 * 6 * c.cluster.nvlink_latency_s, 1e-9));
+}
+
 TEST_CASE("fp8 dispatch when serving needs fp8 weights", "[inference]") {
   Config c = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1);
   c.plan.ep = 8;

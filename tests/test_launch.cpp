@@ -73,6 +73,9 @@ TEST_CASE("export then import gives the same config for every training example",
           "workload": {"seq_len": 4096, "global_batch": 32}})",
       R"({"model": "llama3-8b", "cluster": {"preset": "dgx-h100", "gpus": 64}, "plan": {"zero": 3, "recompute": "selective"},
           "workload": {"seq_len": 8192, "global_batch": 64}})",
+      // Megatron-Core's allgather token dispatcher.
+      R"({"model": "qwen2-57b-a14b", "cluster": {"preset": "dgx-h100", "gpus": 32}, "plan": {"pp": 4, "ep": 8, "ep_dispatcher": "allgather"},
+          "workload": {"seq_len": 4096, "global_batch": 32}})",
   };
   const LaunchFormat format = GENERATE(LaunchFormat::Megatron, LaunchFormat::Torchtitan);
   for (const std::string& text : examples) {

@@ -57,7 +57,7 @@
       sel('/workload/moment_dtype', 'Adam moments', 'moment_dtype', { title: 'bf16 moments: 4 bytes per parameter less (DeepSeek-V3)' }),
       sel('/workload/ema', 'Weight EMA', 'ema', { title: 'An fp32 moving average of the weights: on the GPU it costs 4 bytes per parameter' })] },
     { title: 'Experts', only: 'train', moe: true, rows: [
-      sel('/plan/ep_dispatcher', 'Dispatcher', 'ep_dispatcher', { title: 'Megatron’s all-to-all sends every copy of a token; DeepEP one per remote node' }),
+      sel('/plan/ep_dispatcher', 'Dispatcher', 'ep_dispatcher', { title: 'Megatron’s all-to-all sends every copy of a token; DeepEP one per remote node; all-gather every token to every EP rank, summed back by a reduce-scatter' }),
       sel('/plan/ep_dispatch_dtype', 'Dispatch dtype', 'ep_dispatch_dtype', { title: 'fp8 dispatch with bf16 combine (DeepSeek-V3), fp8 training only' }),
       check('/plan/ep_comm_overlap', 'Overlap EP all-to-alls', 'One micro-batch’s dispatch and combine behind another’s compute (Megatron --overlap-moe-expert-parallel-comm)'),
       check('/plan/moe_shared_expert_overlap', 'Shared expert hides dispatch', 'The shared expert runs while the tokens travel (Megatron moe_shared_expert_overlap)'),
