@@ -670,8 +670,12 @@ double replicas(Pen& o, const Ctx& x, double left, double y, double W) {
                       : "Requests: DP = " + fg::integer(p.dp);
     sub = "each replica serves its own batch of " + fg::integer(w.batch) + " sequence" + (w.batch > 1 ? "s" : "");
     const bool shared_experts = is_moe(x.c.model) && p.ep > 1;  // the replicas' tokens meet at the experts
-    first = shared_experts ? "Attention is copied " + fg::integer(R) + "×; the experts are split over EP " + std::to_string(p.ep) +
-                                 ": every replica's tokens travel all-to-all to their experts' GPUs and back."
+    const bool gather = p.ep_dispatcher == EpDispatcher::AllGather;
+    first = shared_experts
+                ? "Attention is copied " + fg::integer(R) + "×; the experts are split over EP " + std::to_string(p.ep) +
+                      (gather ? ": every replica's tokens are all-gathered to every EP rank, and the experts' outputs summed "
+                                "back by a reduce-scatter."
+                              : ": every replica's tokens travel all-to-all to their experts' GPUs and back.")
             : R > 1 ? "Full copies of the model; between replicas there is no model communication at all."
                     : "One copy of the model serves every request.";
     second = fg::short_count(inf.output_tokens_per_s_per_replica) + " tokens/s per replica × " + fg::integer(R) + " = " +

@@ -376,7 +376,7 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   t.rows.push_back({"KV cache read", human_time(pf.kv_s), human_time(dc.kv_s)});
   t.rows.push_back({"compute", human_time(pf.compute_s), human_time(dc.compute_s)});
   t.rows.push_back({"TP all-reduce", human_time(pf.tp_s), human_time(dc.tp_s)});
-  t.rows.push_back({"EP all-to-all", human_time(pf.ep_s), human_time(dc.ep_s)});
+  t.rows.push_back({"EP dispatch + combine", human_time(pf.ep_s), human_time(dc.ep_s)});
   t.rows.push_back({"PP hand-offs + waits", human_time(pf.pp_s), human_time(dc.pp_s)});
   if (w.spec_draft_tokens > 0) t.rows.push_back({"draft head", human_time(pf.draft_s), human_time(dc.draft_s)});
   if (pf.host_s > 0 || dc.host_s > 0) t.rows.push_back({"host (per sequence)", human_time(pf.host_s), human_time(dc.host_s)});

@@ -56,14 +56,14 @@
         'Keep the activation function’s input in fp8 for its backward (Megatron activation_func_fp8_input_store; DeepSeek-V3)'),
       sel('/workload/moment_dtype', 'Adam moments', 'moment_dtype', { title: 'bf16 moments: 4 bytes per parameter less (DeepSeek-V3)' }),
       sel('/workload/ema', 'Weight EMA', 'ema', { title: 'An fp32 moving average of the weights: on the GPU it costs 4 bytes per parameter' })] },
-    { title: 'Experts', only: 'train', moe: true, rows: [
+    { title: 'Experts', moe: true, rows: [
       sel('/plan/ep_dispatcher', 'Dispatcher', 'ep_dispatcher', { title: 'Megatron’s all-to-all sends every copy of a token; DeepEP one per remote node; all-gather every token to every EP rank, summed back by a reduce-scatter' }),
-      sel('/plan/ep_dispatch_dtype', 'Dispatch dtype', 'ep_dispatch_dtype', { title: 'fp8 dispatch with bf16 combine (DeepSeek-V3), fp8 training only' }),
-      check('/plan/ep_comm_overlap', 'Overlap EP all-to-alls', 'One micro-batch’s dispatch and combine behind another’s compute (Megatron --overlap-moe-expert-parallel-comm)'),
-      check('/plan/moe_shared_expert_overlap', 'Shared expert hides dispatch', 'The shared expert runs while the tokens travel (Megatron moe_shared_expert_overlap)'),
-      num('/plan/moe_capacity_factor', 'Capacity factor', { step: 'any', title: '0: dropless; else each expert takes at most cf × its fair share and drops the rest' }),
-      check('/plan/moe_pad_to_capacity', 'Pad to capacity', 'Every expert computes its full capacity (needs a capacity factor)'),
-      num('/plan/moe_imbalance', 'Load imbalance', { step: 'any', title: 'Tokens of the hottest EP rank ÷ the mean (1: balanced, as the published benchmarks force)' })] },
+      sel('/plan/ep_dispatch_dtype', 'Dispatch dtype', 'ep_dispatch_dtype', { title: 'fp8 dispatch with bf16 combine (DeepSeek-V3); needs fp8 GEMMs: fp8 training or fp8 serving weights' }),
+      train(check('/plan/ep_comm_overlap', 'Overlap EP all-to-alls', 'One micro-batch’s dispatch and combine behind another’s compute (Megatron --overlap-moe-expert-parallel-comm)')),
+      train(check('/plan/moe_shared_expert_overlap', 'Shared expert hides dispatch', 'The shared expert runs while the tokens travel (Megatron moe_shared_expert_overlap)')),
+      train(num('/plan/moe_capacity_factor', 'Capacity factor', { step: 'any', title: '0: dropless; else each expert takes at most cf × its fair share and drops the rest' })),
+      train(check('/plan/moe_pad_to_capacity', 'Pad to capacity', 'Every expert computes its full capacity (needs a capacity factor)')),
+      train(num('/plan/moe_imbalance', 'Load imbalance', { step: 'any', title: 'Tokens of the hottest EP rank ÷ the mean (1: balanced, as the published benchmarks force)' }))] },
     { title: 'Pipeline', only: 'train', rows: [
       sel('/plan/schedule', 'Schedule', 'schedule'),
       axis('vpp', 'VPP', 'Virtual stages (model chunks) per GPU, interleaved schedule'),
