@@ -162,7 +162,7 @@ void static_batch(const Resolved& resolved, const ServingSetup& S, InferenceEsti
 // offline_run_s). A last wave of a few sequences still reads every weight on each step, which is what a
 // steady-state rate misses.
 void offline_run(const ServingSetup& S, const BatchingState& full, double requests, InferenceEstimate& r) {
-  r.run_waves = std::max(1.0, std::ceil(requests / full.concurrency - 1e-9));
+  r.run_waves = offline_waves(full.concurrency, requests);
   r.run_s = offline_run_s(S, full.concurrency, requests);
   r.requests_per_s = r.run_s > 0 ? requests / r.run_s : 0.0;  // per replica until scaled
 }

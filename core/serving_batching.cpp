@@ -96,11 +96,13 @@ double step_cycle_s(const ServingSetup& S, double decodes, double prefill) {
 
 }  // namespace
 
+double offline_waves(double concurrency, double requests) { return std::max(1.0, std::ceil(requests / concurrency - 1e-9)); }
+
 double offline_run_s(const ServingSetup& S, double concurrency, double requests) {
   const Workload& w = S.w;
   const double p = S.plan.pp, ISL = w.prompt_len, M = w.max_num_tokens, q = 1.0 + w.spec_draft_tokens;
   const double n_dec = (w.output_len - 1.0) / spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
-  const double waves = std::max(1.0, std::ceil(requests / concurrency - 1e-9));
+  const double waves = offline_waves(concurrency, requests);
   const double last = requests - (waves - 1.0) * concurrency;
   // The steady state's end-to-end latency: the prefill-heavy runs (a burst longer than a sequence's
   // decode, every step full) and a budget the decodes alone fill.

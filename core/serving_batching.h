@@ -56,6 +56,9 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency);
 // the decodes after it read every weight with no prompt beside them. Seconds per replica.
 double offline_run_s(const ServingSetup& S, double concurrency, double requests);
 
+// The waves of that run: ⌈requests / concurrency⌉, at least one (the last holds what is left).
+double offline_waves(double concurrency, double requests);
+
 // Sequences in flight per replica: pp × batch, at most the KV cache's capacity, at most the requests
 // of an offline run that reach the replica, and with a request rate λ per replica Little's law
 // C = λ · E2E(C) (Little 1961) when that is smaller.
