@@ -28,14 +28,14 @@ try {
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error('page error: ' + e.message));
 
-  // ---- searches: a fresh instance of core.js (the page's <script>), median of 3 runs, by wall time
+  // ---- searches: a fresh instance of core-full.js (the script web/bridge.js adds), median of 3 runs, by wall time
   // and by the renderer main thread's CPU time (CDP Performance.getMetrics ThreadTime)
   await page.goto(httpBase);
   await ready(page);
   const cdp = await context.newCDPSession(page);
   await cdp.send('Performance.enable');
   const threadTime = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime').value * 1000;
-  await page.evaluate(async () => { window.benchCore = await window.createCutlab(); });
+  await page.evaluate(async () => { await window.__cutlab.api().full(); window.benchCore = await window.createCutlabFull(); });
   const med = (a) => a.slice().sort((x, y) => x - y)[1];
   const rate = (n, t) => Math.round((n / t) * 1000).toLocaleString('en-US').padStart(10);
   for (const [name, cfg] of SEARCHES) {

@@ -6,8 +6,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const dir = path.resolve(process.argv[2] ?? 'build-wasm/web');
-const createCutlab = createRequire(import.meta.url)(path.join(dir, 'core.js'));
-const core = await createCutlab();
+// core-full.js: every function (the page's core.js lacks the search: web/bridge.js)
+const createCutlabFull = createRequire(import.meta.url)(path.join(dir, 'core-full.js'));
+const core = await createCutlabFull();
 const config = JSON.stringify({
   model: 'llama3-405b', cluster: { preset: 'dgx-h100', gpus: 16384 },
   plan: { tp: 8, pp: 16, sp: true, recompute: 'selective', distributed_optimizer: true },

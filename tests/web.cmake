@@ -1,14 +1,15 @@
 # Tests of the web explorer, registered only when their tools are here, so a native-only build
-# still passes: the node tests need node and the WASM build (build-wasm/web/core.js, made by
-# `cmake --preset wasm && cmake --build --preset wasm` before configuring this build); the browser
-# test also needs Chromium and playwright-core (`npm install`).
+# still passes: the node tests need node and the WASM build (build-wasm/web/core.js and
+# core-full.js, made by `cmake --preset wasm && cmake --build --preset wasm` before configuring this
+# build); the browser test also needs Chromium and playwright-core (`npm install`).
 find_program(NODE_EXECUTABLE node)
 find_program(CHROMIUM_EXECUTABLE NAMES chromium chromium-browser)
-set(CUTLAB_WEB_DIR "${PROJECT_SOURCE_DIR}/build-wasm/web" CACHE PATH "Output of the WASM build: core.js and the page")
+set(CUTLAB_WEB_DIR "${PROJECT_SOURCE_DIR}/build-wasm/web" CACHE PATH "Output of the WASM build: core.js, core-full.js and the page")
 
-if(NODE_EXECUTABLE AND EXISTS "${CUTLAB_WEB_DIR}/core.js")
+if(NODE_EXECUTABLE AND EXISTS "${CUTLAB_WEB_DIR}/core.js" AND EXISTS "${CUTLAB_WEB_DIR}/core-full.js")
   # WASM vs native CLI: evaluate, errors, schedule, presets; the timeline scene vs the CLI's
-  # schedule; gpus(); web/mesh.js, derive.js, state.js and export.js vs the core.
+  # schedule; gpus(); web/mesh.js, derive.js, state.js and export.js vs the core; core.js = core-full.js
+  # for the first view's functions, web/bridge.js's loading of core-full.js.
   add_test(NAME web_node_parity COMMAND ${NODE_EXECUTABLE} --test ${CMAKE_CURRENT_SOURCE_DIR}/js/)
   set_tests_properties(web_node_parity PROPERTIES
     ENVIRONMENT "WASM_DIR=${CUTLAB_WEB_DIR};NATIVE_CLI=$<TARGET_FILE:cutlab>" TIMEOUT 120)

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// embed.js GLUE.js MODULE.wasm OUT.js: the single-file core.js from Emscripten's glue and its .wasm.
+// embed.js GLUE.js MODULE.wasm OUT.js [NAME]: a single-file script (web/core.js, web/core-full.js)
+// from Emscripten's glue and its .wasm. NAME: the glue's -sEXPORT_NAME (default createCutlab), the
+// global the script defines and what require() returns.
 //
 // Emscripten's SINGLE_FILE inlines the module as base64, which gzip cannot compress well: base64's
 // 6-bit symbols hide the wasm's byte patterns (a 606,840-byte module: 250 KB gzip alone, 333 KB as
@@ -18,15 +20,15 @@
 const fs = require('fs');
 const zlib = require('zlib');
 
-const [gluePath, wasmPath, outPath] = process.argv.slice(2);
-if (!outPath) {
-  console.error('usage: embed.js GLUE.js MODULE.wasm OUT.js');
+const [gluePath, wasmPath, outPath, name = 'createCutlab'] = process.argv.slice(2);
+if (!outPath || !/^[A-Za-z_$][\w$]*$/.test(name)) {
+  console.error('usage: embed.js GLUE.js MODULE.wasm OUT.js [EXPORT_NAME]');
   process.exit(2);
 }
 const glue = fs.readFileSync(gluePath, 'utf8');
 const wasm = fs.readFileSync(wasmPath);
-if (!glue.includes('var createCutlab =')) {
-  console.error(`embed.js: ${gluePath} does not define createCutlab (built with -sEXPORT_NAME=createCutlab?)`);
+if (!glue.includes(`var ${name} =`)) {
+  console.error(`embed.js: ${gluePath} does not define ${name} (built with -sEXPORT_NAME=${name}?)`);
   process.exit(1);
 }
 // Deflate (zlib format, what DecompressionStream('deflate') reads). With CUTLAB_ZOPFLI set to a
@@ -45,10 +47,10 @@ function deflate(bytes) {
 }
 const deflated = deflate(wasm).toString('base64');
 
-// createCutlab(arg) keeps its promise: the module is inflated on the first call (and kept), checked
+// NAME(arg) keeps its promise: the module is inflated on the first call (and kept), checked
 // (length and the wasm magic), then the glue instantiates it. Every failure rejects the promise.
 const wrapper = `
-createCutlab = (function (glue, deflated, length) {
+${name} = (function (glue, deflated, length) {
   var inflated = null;
   function inflate() {
     if (typeof DecompressionStream !== 'function')
@@ -72,7 +74,7 @@ createCutlab = (function (glue, deflated, length) {
       return glue(a);
     });
   };
-})(createCutlab, "${deflated}", ${wasm.length});
-if (typeof exports === 'object' && typeof module === 'object') module.exports = createCutlab;
+})(${name}, "${deflated}", ${wasm.length});
+if (typeof exports === 'object' && typeof module === 'object') module.exports = ${name};
 `;
 fs.writeFileSync(outPath, glue + wrapper, 'utf8');

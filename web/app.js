@@ -19,7 +19,8 @@
   const perf = { deriveMs: 0, drawMs: 0, workMs: 0, changeToDrawMs: null, frames: 0, searchMs: null };
   // The last plan search (search.js): { key, out, ms, gpus, what, rankOrder, where }; shown while `open`;
   // progress: the running search's last report (search-run.js).
-  const found = { result: null, open: false, busy: false, cancelled: false, progress: null, what: null, shown: null, limits: { ttft: 0, tpot: 0 } };
+  // loading: core-full.js is loading before the search starts (bridge.js).
+  const found = { result: null, open: false, busy: false, loading: false, cancelled: false, progress: null, what: null, shown: null, limits: { ttft: 0, tpot: 0 } };
   const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
   const embed = params.get('embed');
   const DEBUG = params.has('debug');   // ?debug=1: the core's and the drawing's timings in the footer
@@ -179,9 +180,11 @@
     if (EMBED_VIEW === 'tables') { $('view').hidden = true; return; }
     $('export-svg').disabled = !g;
     $('export-png').disabled = !g;
-    if (!g) { canvas.width = 0; return; }
+    if (!g) { canvas.width = 0; $('view').removeAttribute('aria-busy'); return; }
     if (!canvasWidth) canvasWidth = Math.floor($('canvas-wrap').clientWidth);
     const width = Math.max(320, canvasWidth);
+    // A view drawn from a function of core-full.js waits for it (bridge.js), saying so.
+    if (!api.ready(view.uses)) { api.full().catch(() => {}); drawLoading(canvas, width); return; }
     const u = { layer: state.layer, gpu: state.gpu, hover: ui.hover, compact: !!EMBED_VIEW, width };
     const key = [g.text, currentView(), width, state.layer, state.gpu, JSON.stringify(ui.hover && ui.hover.key), ui.kbd && ui.kbd.id].join('|');
     if (key === last.viewKey) return;
@@ -191,6 +194,7 @@
     const ctx = G.setup(canvas, width, h);
     hits = G.hits();
     view.draw(ctx, g, { w: width, h }, u, hits);
+    $('view').removeAttribute('aria-busy');
     if (ui.kbd) {
       // the item chosen with the keyboard: found again among the new hits, outlined
       const it = kbdItems().find((x) => itemId(x.payload) === ui.kbd.id);
@@ -204,6 +208,32 @@
       }
     }
     describeView(g, width, u);
+  }
+
+  // The view's place while core-full.js loads: a line of text, no hits, no downloads. onFull()
+  // (init) clears the keys, so the next frame draws the view.
+  function drawLoading(canvas, width) {
+    $('export-svg').disabled = true;
+    $('export-png').disabled = true;
+    const failed = api.fullError();
+    const key = 'loading|' + currentView() + '|' + width + '|' + !!failed;
+    if (key === last.viewKey) return;
+    last.viewKey = key;
+    described.key = null;
+    described.t = null;
+    const name = currentView();
+    $('view-caption').replaceChildren(Object.assign(document.createElement('b'), { textContent: failed ? 'The ' + name + ' view could not load' : 'Loading the ' + name + ' view…' }), ' ',
+      Object.assign(document.createElement('span'), { className: 'muted', textContent: failed ? '(core-full.js: ' + failed.message + ')' : '(the rest of the cutlab core, core-full.js)' }));
+    const ctx = G.setup(canvas, width, 120);
+    hits = G.hits();
+    ctx.fillStyle = CL.palette.ink.muted;
+    ctx.font = G.font(14);
+    ctx.textAlign = 'center';
+    ctx.fillText(failed ? 'Could not load this view' : 'Loading…', width / 2, 64);
+    $('canvas').setAttribute('aria-label', 'The ' + name + (failed ? ' view could not load' : ' view is loading'));
+    $('figure-desc').textContent = '';
+    $('figure-table').textContent = '';
+    if (failed) $('view').removeAttribute('aria-busy'); else $('view').setAttribute('aria-busy', 'true');
   }
 
   // ---- the figure in words (figure-text.js): the canvas's name and description, and a table ------
@@ -381,6 +411,23 @@
     found.busy = true;
     found.cancelled = false;
     found.progress = null;
+    const serving = CL.state.serving(CL.search.modeOf(state, last.d));
+    if (api.ready(serving ? 'servingSearch' : 'searchMerge')) { startSearch(); return; }
+    // The search's functions are in core-full.js (bridge.js): the panel says it is loading, then
+    // the search starts (a load that fails leaves the functions answering with its error).
+    found.loading = true;
+    const wait = { stopped: false };
+    running = { cancel() { wait.stopped = true; } };
+    $('find-plans').disabled = true;
+    renderSearch(last.d, true);
+    api.full().catch(() => {}).then(() => {
+      if (wait.stopped) return;
+      running = null;
+      found.loading = false;
+      startSearch();
+    });
+  }
+  function startSearch() {
     const d = last.d;
     const cfg = CL.search.config(state, d);
     const text = JSON.stringify(cfg);
@@ -392,6 +439,10 @@
     found.what = meta.what;
     renderSearch(last.d, true);
     $('find-plans').disabled = true;
+    if (!serving && !api.ready('searchMerge')) {   // core-full.js failed to load: its error is the answer
+      finish(Object.assign(meta, { out: api.searchMerge('[]', 10), ms: 0, where: 'page' }));
+      return;
+    }
     if (!serving) {
       running = CL.searchRun.start(api, text, 10, {
         progress(p) {   // drawn once per frame however many pieces come in between
@@ -434,6 +485,7 @@
     running.cancel();
     running = null;
     found.busy = false;
+    found.loading = false;
     found.progress = null;
     found.cancelled = true;
     $('find-plans').disabled = false;
@@ -441,18 +493,19 @@
   }
   function renderSearch(d, force) {
     const panel = $('search-panel');
-    if (!found.open || EMBED_VIEW) { panel.hidden = true; found.shown = null; return; }
+    if (!found.open || EMBED_VIEW) { panel.hidden = true; found.shown = null; panel.removeAttribute('aria-busy'); return; }
     const mode = CL.search.modeOf(state, d);
     const res = found.result;
     const stale = !!res && res.out.ok && CL.search.key(state, d) !== res.key;
     const current = d && d.ok ? d.r.config.plan : null;
-    const sig = [res && res.key, res && res.ms, found.busy, found.cancelled, mode, stale, JSON.stringify(current)].join('|');
+    const sig = [res && res.key, res && res.ms, found.busy, found.loading, found.cancelled, mode, stale, JSON.stringify(current)].join('|');
     if (!force && sig === found.shown && !panel.hidden) return;
     found.shown = sig;
     // a row chosen with the keyboard keeps the focus across the redraw
     const focused = panel.contains(document.activeElement) ? document.activeElement.dataset.i : undefined;
     panel.innerHTML = CL.search.html(res, { current, currentConfig: d && d.ok ? d.r.config : null, stale, mode, busy: found.busy,
-      cancelled: found.cancelled, what: found.what });
+      loading: found.loading, cancelled: found.cancelled, what: found.what });
+    if (found.loading) panel.setAttribute('aria-busy', 'true'); else panel.removeAttribute('aria-busy');
     panel.hidden = false;
     if (found.busy && found.progress) CL.search.progress(panel, found.progress, { current });
     panel.dataset.runner = res && !found.busy ? res.where || '' : '';
@@ -526,18 +579,22 @@
     const applied = balanced.out.ok && JSON.stringify(split) === JSON.stringify(balanced.out.result.suggested.layers_per_stage);
     if (balanced.key === g.text || (applied && balanced.base === splitless(g.text))) CL.tables.balanceLine(box, balanced.out, split);
   }
+  function runBalance(g) {
+    const t0 = performance.now();
+    balanced.out = api.balance(g.text);
+    perf.balanceMs = performance.now() - t0;
+    balanced.key = g.text;
+    balanced.base = splitless(g.text);
+    renderBalance(last.d);
+    // core-full.js still loading (bridge.js; the line says so): asked again once it is here
+    if (balanced.out.pending) api.full().catch(() => {}).then(() => { if (balanced.key === g.text && balanced.out.pending) runBalance(g); });
+  }
   function wireBalance() {
     $('tables').addEventListener('click', (ev) => {
       const g = last.d && last.d.good;
       if (!g) return;
-      if (ev.target.closest('.balance-run')) {
-        const t0 = performance.now();
-        balanced.out = api.balance(g.text);
-        perf.balanceMs = performance.now() - t0;
-        balanced.key = g.text;
-        balanced.base = splitless(g.text);
-        renderBalance(last.d);
-      } else if (ev.target.closest('.balance-apply') && balanced.out && balanced.out.ok) {
+      if (ev.target.closest('.balance-run')) runBalance(g);
+      else if (ev.target.closest('.balance-apply') && balanced.out && balanced.out.ok) {
         const n = CL.state.clone(state);
         n.example = null;
         n.plan.layers_per_stage = balanced.out.result.suggested.layers_per_stage.slice();
@@ -674,10 +731,18 @@
         if (w && w !== canvasWidth) { canvasWidth = w; last.viewKey = null; request(); }
       }).observe($('canvas-wrap'));
     } else window.addEventListener('resize', () => { canvasWidth = 0; last.viewKey = null; request(); });
+    // core-full.js arrived (bridge.js): the view, its description and the launch panel are drawn again.
+    api.onFull(() => { last.viewKey = null; described.key = null; request(); });
     $('loading').hidden = true;
     writeUrl(true);
     frame();
     document.body.dataset.status = 'ready';
+    // After the first paint, core-full.js loads in idle time, so that a tab switch, the search or
+    // the launch panel normally finds it there. ?prefetch=0: not (the loading states can be seen).
+    if (params.get('prefetch') !== '0') {
+      const idle = window.requestIdleCallback || ((f) => setTimeout(f, 500));
+      requestAnimationFrame(() => idle(() => api.full().catch(() => {}), { timeout: 3000 }));
+    }
   }
 
   // Test hook: read-only access to the state, the derived result and the timings.
@@ -689,7 +754,17 @@
     api: () => api,
   };
 
-  CL.bridge.load().then(init, (err) => {
+  // The first view needs core-full.js (the pipeline or placement view, from the URL or an embed):
+  // it loads beside core.js from the start.
+  function firstViewUses() {
+    try {
+      const v = EMBED_VIEW && EMBED_VIEW !== 'tables' ? EMBED_VIEW : readUrl().view;
+      return CL.views[v] ? CL.views[v].uses : null;
+    } catch (err) {
+      return null;
+    }
+  }
+  CL.bridge.load({ full: !CL.bridge.FIRST.includes(firstViewUses() || 'evaluate') }).then(init, (err) => {
     $('loading').textContent = 'Could not start the cutlab core: ' + err.message;
     document.body.dataset.status = 'error';
     console.error(err);

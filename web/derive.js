@@ -71,6 +71,7 @@
             const t = performance.now();
             const out = call();
             d.timing[name] = performance.now() - t;
+            if (out.pending) return null;   // core-full.js is loading (bridge.js): asked again once it is here
             scenes.set(key, out.ok ? out.result : null);
           }
           return scenes.get(key);

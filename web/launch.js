@@ -41,7 +41,7 @@
     function update(d) {
       last = d;
       const g = d && d.good;
-      if (!g || !root.open) return;
+      if (!g || !root.open) { root.removeAttribute('aria-busy'); return; }
       const m = g.r.mode === 'infer' ? 'infer' : 'train';
       if (m !== mode) { mode = m; buildTabs(); }
       tabs.querySelectorAll('button').forEach((b) => b.setAttribute('aria-selected', String(b.dataset.format === chosen[mode])));
@@ -49,6 +49,16 @@
       if (key === shownKey) return;
       shownKey = key;
       const out = api.launch(g.text, chosen[mode]);
+      // core-full.js is loading (bridge.js): asked again on the frame after it is here
+      if (out.pending) root.setAttribute('aria-busy', 'true'); else root.removeAttribute('aria-busy');
+      if (out.pending) {
+        shownKey = null;
+        text = '';
+        pre.textContent = 'Loading… (the rest of the cutlab core, core-full.js)';
+        notes.replaceChildren();
+        name.textContent = '';
+        return;
+      }
       if (!out.ok) {
         text = '';
         pre.textContent = out.errors.map((e) => (e.path || '/') + ': ' + e.message).join('\n');

@@ -66,7 +66,7 @@
     const w = job.where === 'worker' ? startWorker() : null;
     if (!w) {
       job.where = 'page';
-      return pieces(api.module, job.text, job.top, memoryPrune, PAGE_MS, onPart, () => nextTask().then(() => !job.cancelled));
+      return pieces(api.moduleOf('searchPart'), job.text, job.top, memoryPrune, PAGE_MS, onPart, () => nextTask().then(() => !job.cancelled));
     }
     return new Promise((resolve) => {
       job.stop = () => { dropWorker(); resolve(false); };

@@ -66,9 +66,11 @@
   const plural = (n, one, many) => F.int(n) + ' ' + (n === 1 ? one : many);
 
   // found: { out (the core's answer), ms, gpus, what (model · cluster line), rankOrder };
-  // o: { current (the current plan as the core read it, null: invalid), stale, mode, busy }.
+  // o: { current (the current plan as the core read it, null: invalid), stale, mode, busy, loading
+  // (core-full.js is loading before the search starts: bridge.js) }.
   function html(found, o) {
     const close = '<button type="button" class="close" title="Close the search" aria-label="Close">×</button>';
+    if (o.loading) return '<div class="search-head"><h3>Best plans <span class="muted">· loading the search (core-full.js)…</span></h3>' + close + '</div>';
     if (o.busy && CL.state.serving(o.mode)) return '<div class="search-head"><h3>Best plans <span class="muted">· searching…</span></h3>' + close + '</div>';
     // Training: the search runs in pieces (search-run.js); progress() fills the bar and the best so far.
     if (o.busy) {

@@ -169,6 +169,8 @@
   function balanceLine(box, out, current) {
     if (!out) return;
     const el = (tag, text, cls) => Object.assign(document.createElement(tag), { textContent: text, className: cls || '' });
+    if (out.pending) box.setAttribute('aria-busy', 'true'); else box.removeAttribute('aria-busy');
+    if (out.pending) { box.replaceChildren(el('span', 'Balancing… (loading the rest of the cutlab core, core-full.js)', 'muted')); return; }
     if (!out.ok) { box.replaceChildren(el('span', 'The core could not balance this plan: ' + out.errors.map((x) => x.path + ' ' + x.message).join('; '), 'bad')); return; }
     const b = out.result, now = b.current, to = b.suggested;
     const n = ' (' + F.int(b.evaluations) + ' splits evaluated)';

@@ -83,5 +83,6 @@
   }
 
   CL.views = CL.views || {};
-  CL.views.cuts = { layout, draw, tip, caption, scene };
+  // uses: the core function the view is drawn from (bridge.js: in core.js or core-full.js)
+  CL.views.cuts = { layout, draw, tip, caption, scene, uses: 'cutsScene' };
 })(window.CL = window.CL || {});

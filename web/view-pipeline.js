@@ -283,5 +283,6 @@
   }
 
   CL.views = CL.views || {};
-  CL.views.pipeline = { layout, draw, tip, caption, figure, fillOf, textOn, numberOn, rectAt, HATCH, PAD };
+  // uses: the core function the view is drawn from (bridge.js: in core.js or core-full.js)
+  CL.views.pipeline = { layout, draw, tip, caption, figure, fillOf, textOn, numberOn, rectAt, HATCH, PAD, uses: 'timeline' };
 })(window.CL = window.CL || {});

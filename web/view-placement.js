@@ -106,5 +106,6 @@
   }
 
   CL.views = CL.views || {};
-  CL.views.placement = { layout, draw, tip, caption, gpuPanel, scene };
+  // uses: the core function the view is drawn from (bridge.js: in core.js or core-full.js)
+  CL.views.placement = { layout, draw, tip, caption, gpuPanel, scene, uses: 'placementScene' };
 })(window.CL = window.CL || {});

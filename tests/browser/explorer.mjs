@@ -18,6 +18,7 @@
 //   cases/a11y.mjs         axe-core: no serious or critical violation in any view, embed or the chapter; keyboard
 //   cases/embed.mjs        docs/chapter.html at 640 px: frames sized to their figures (embed.js); embeds at 500/700 px
 //   cases/redraw.mjs       change → redraw < 16 ms for Llama 3 405B on 16,384 GPUs in every view
+//   cases/lazy.mjs         core.js then core-full.js (web/bridge.js): loading states, prefetch, file://
 // Run: node tests/browser/explorer.mjs; BROWSER_CASES=N cases at a time (default 3; 1: one after the
 // other); BROWSER_ONLY=REGEX runs the cases whose names match (node's --test-name-pattern would
 // also filter out their steps). Env of lib.mjs: WEB_DIR, NATIVE_CLI, CHROMIUM, SCREENSHOT_DIR,
@@ -39,9 +40,10 @@ import layout from './cases/layout.mjs';
 import launch from './cases/launch.mjs';
 import embed from './cases/embed.mjs';
 import a11y from './cases/a11y.mjs';
+import lazy from './cases/lazy.mjs';
 
 const only = process.env.BROWSER_ONLY ? new RegExp(process.env.BROWSER_ONLY) : null;
-const all = [...controls, ...serving, ...pipeline, ...hf, ...search, ...searchWorker, ...servingSearch, ...screenshots, ...redraw, ...hostile, ...csp, ...layout, ...launch, ...embed, ...a11y].filter((c) => !only || only.test(c.name));
+const all = [...controls, ...serving, ...pipeline, ...hf, ...search, ...searchWorker, ...servingSearch, ...screenshots, ...redraw, ...hostile, ...csp, ...layout, ...launch, ...embed, ...a11y, ...lazy].filter((c) => !only || only.test(c.name));
 const alone = all.filter((c) => c.alone);
 // the longest first, so the last ones to finish are short
 const together = all.filter((c) => !c.alone).sort((a, b) => (b.weight || 1) - (a.weight || 1));

@@ -157,16 +157,19 @@ export async function loaded(page) {
   await page.waitForFunction(() => document.body.dataset.status === 'ready' || document.body.dataset.status === 'error', null, { timeout: 30000 });
   await settle(page);
 }
-// Wait until the page has no animation frame pending, checked after a whole frame (rAF callbacks,
-// layout, resize observers) has run: at least one frame, at most ~2 s.
+// Wait until the page has no animation frame pending and nothing waits for core-full.js (an
+// element with aria-busy: a view, the Launch panel, the search or the balance line while
+// web/bridge.js loads it), checked after a whole frame (rAF callbacks, layout, resize observers)
+// has run: at least one frame, at most ~2 s of frames (and ~20 s of loading).
 export const settle = (page) => page.evaluate(() => new Promise((resolve, reject) => {
   const T = window.__test;
-  let n = 0;
+  let n = 0, b = 0;
   const frame = () => T.raf(() => {
     const ch = new MessageChannel();   // a task after this frame's rendering steps
     ch.port1.onmessage = () => {
-      if (T.pending() === 0) resolve();
-      else if (++n > 120) reject(new Error('the page keeps asking for frames'));
+      const busy = !!document.querySelector('[aria-busy="true"]');
+      if (T.pending() === 0 && !busy) resolve();
+      else if (busy ? ++b > 1200 : ++n > 120) reject(new Error(busy ? 'core-full.js did not arrive (aria-busy)' : 'the page keeps asking for frames'));
       else frame();
     };
     ch.port2.postMessage(0);

@@ -3,7 +3,8 @@
 // broken texts: cut in half (a parse error), trailing bytes after the document, a duplicate key, and
 // a negative TP (validation errors). core.evaluate() must answer each with exactly the text the native
 // façade writes (`cutlab_golden_dump --evaluate`): the same numbers to the last digit and the same
-// error messages and paths, parse errors included.
+// error messages and paths, parse errors included. core.js: the page's first module, whose evaluate()
+// the page uses (core-full.js gives the same answers: tests/js/first.test.mjs).
 // Run: node --test tests/js/   (env WASM_DIR, default build-wasm/web; GOLDEN_DUMP, default
 // build-native/tests/golden/cutlab_golden_dump)
 import { test } from 'node:test';

@@ -30,7 +30,8 @@ function loadPageScripts(...files) {
 }
 
 let core;
-before(async () => { core = await require(path.join(wasmDir, 'core.js'))(); });
+// core-full.js: placementScene() is not in the page's first module (tests/js/first.test.mjs).
+before(async () => { core = await require(path.join(wasmDir, 'core-full.js'))(); });
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cutlab-figures-'));
 function draw(config, view, width, extra = []) {

@@ -1,4 +1,4 @@
-// The WASM module (build-wasm/web/core.js) gives exactly the native CLI's answers: for each config
+// The WASM module (build-wasm/web/core-full.js, every function) gives exactly the native CLI's answers: for each config
 // the parsed JSON of core.evaluate() equals the parsed JSON of `cutlab evaluate X --json`
 // (deepStrictEqual: same keys, same numbers to the last bit), errors included; same for the
 // schedule, the presets, the serving search and a disaggregated deployment. The pipeline scene (timeline()) holds every op of the CLI's schedule;
@@ -23,8 +23,8 @@ const require = createRequire(import.meta.url);
 
 let core;
 before(async () => {
-  const createCutlab = require(path.join(wasmDir, 'core.js'));
-  core = await createCutlab();
+  const createCutlabFull = require(path.join(wasmDir, 'core-full.js'));
+  core = await createCutlabFull();
 });
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cutlab-parity-'));

@@ -181,6 +181,7 @@ async function balance(k) {
     await settle(page);
     const step0 = await page.evaluate(() => window.__cutlab.derived.good.r.time.step_s);
     await page.click('#tables .balance-run');
+    await settle(page);   // the line is aria-busy while core-full.js loads (web/bridge.js)
     const text = await page.$eval('#tables .balance', (e) => e.textContent);
     const out = await page.evaluate(() => window.__cutlab.api().balance(window.__cutlab.derived.good.text));
     const want = out.ok ? out.result.suggested.layers_per_stage : [];
