@@ -9,7 +9,7 @@ set(CUTLAB_WEB_DIR "${PROJECT_SOURCE_DIR}/build-wasm/web" CACHE PATH "Output of 
 if(NODE_EXECUTABLE AND EXISTS "${CUTLAB_WEB_DIR}/core.js" AND EXISTS "${CUTLAB_WEB_DIR}/core-full.js")
   # WASM vs native CLI: evaluate, errors, schedule, presets; the timeline scene vs the CLI's
   # schedule; gpus(); web/mesh.js, derive.js, state.js and export.js vs the core; core.js = core-full.js
-  # for the first view's functions, web/bridge.js's loading of core-full.js.
+  # for the first view's functions, web/bridge.js's loading of core-full.js, core.js ≤ 150 KB gzip.
   add_test(NAME web_node_parity COMMAND ${NODE_EXECUTABLE} --test ${CMAKE_CURRENT_SOURCE_DIR}/js/)
   set_tests_properties(web_node_parity PROPERTIES
     ENVIRONMENT "WASM_DIR=${CUTLAB_WEB_DIR};NATIVE_CLI=$<TARGET_FILE:cutlab>" TIMEOUT 120)

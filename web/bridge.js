@@ -2,7 +2,7 @@
 // out. Two modules are built from wasm/bindings.cpp (which binds core/api.h one to one) and the page
 // is built from the same tree:
 //   core.js       the page's first script: only FIRST, what the first view (Cuts) and the controls
-//                 call;
+//                 call (≤ 150 KB gzip: tests/js/size.test.mjs);
 //   core-full.js  every function in FUNCTIONS, loaded on demand by a <script> of the same origin
 //                 (file:// and the page's CSP script-src 'self' allow it).
 // load() resolves to an api with every function of FUNCTIONS. FIRST always come from core.js. The
