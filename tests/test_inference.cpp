@@ -19,6 +19,17 @@ Config serving(const char* model, int tp, int pp, int dp, int batch) {
   c.workload.output_len = 256;
   return c;
 }
+// DeepSeek-V3 with fp8 weights on H200, attention data-parallel over EP `ep`, one static decode step
+// of `batch` tokens per replica.
+Config deepseek_decode(int ep, int batch) {
+  Config c = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1);
+  c.plan.ep = ep;
+  c.workload.mode = Mode::Infer;
+  c.workload.batch = batch;
+  c.workload.weight_dtype = WeightDtype::FP8;
+  c.workload.batching = Batching::Static;
+  return c;
+}
 InferenceEstimate infer(const Config& c) {
   const Result<Estimate> r = evaluate(c);
   const ServingEstimate* s = test::serving(r);
@@ -132,12 +143,7 @@ TEST_CASE("Llama 3 70B on 8 H100, batch 64: TP4·PP2 with micro-batches in fligh
 }
 
 TEST_CASE("DeepSeek-V3 EP8 decode reads nearly all local experts: every replica's tokens reach them", "[inference]") {
-  Config c = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1);
-  c.plan.ep = 8;
-  c.workload.mode = Mode::Infer;
-  c.workload.batch = 16;
-  c.workload.weight_dtype = WeightDtype::FP8;
-  c.workload.batching = Batching::Static;  // a pure decode step: 16 tokens per replica
+  Config c = deepseek_decode(8, 16);  // a pure decode step: 16 tokens per replica
   const InferenceEstimate r = infer(c);
   REQUIRE(r.replicas == 8);  // attention data parallel: 8 replicas, one EP group
   // By hand: E = 256 experts, 32 per GPU; the EP group's tokens B_group = 8 replicas × 16 = 128, top-8:
@@ -210,13 +216,8 @@ TEST_CASE("attention DP with expert EP is the same layout with or without foldin
 }
 
 TEST_CASE("wide EP across nodes sends fp8 dispatches and bf16 combines over the scale-out link", "[inference]") {
-  Config c = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1);
-  c.plan.ep = 16;  // two nodes
+  Config c = deepseek_decode(16, 8);  // EP 16: two nodes
   c.plan.ep_dispatch_dtype = EpDispatchDtype::FP8;
-  c.workload.mode = Mode::Infer;
-  c.workload.batch = 8;
-  c.workload.weight_dtype = WeightDtype::FP8;
-  c.workload.batching = Batching::Static;
   const InferenceEstimate r = infer(c);
   // A step of 8 tokens per GPU, top-8, hidden 7168: 8·8·7168 values; fp8 with a 4-byte scale per 128
   // (DeepSeek-V3 §3.3.2): 1 + 1/32 bytes each; the combine 2 bytes each.
@@ -241,12 +242,7 @@ TEST_CASE("the allgather dispatcher all-gathers every token of the EP group and 
   // away, one latency. All-gather: a gathered tensor of 8 ranks × 8 tokens × 7168 × 2 bytes = S, 7/8
   // of it received, in 7 ring steps: the same bytes at top-8 = EP 8, six latencies more, and the same
   // again for the reduce-scatter that combines.
-  Config c = test::config("deepseek-v3", "hgx-h200", 1, 1, 1, 4096, 1);
-  c.plan.ep = 8;
-  c.workload.mode = Mode::Infer;
-  c.workload.batch = 8;
-  c.workload.weight_dtype = WeightDtype::FP8;
-  c.workload.batching = Batching::Static;
+  Config c = deepseek_decode(8, 8);
   const InferenceEstimate a2a = infer(c);
   c.plan.ep_dispatcher = EpDispatcher::AllGather;
   const InferenceEstimate ag = infer(c);

@@ -50,8 +50,8 @@
       shownKey = key;
       const out = api.launch(g.text, chosen[mode]);
       // core-full.js is loading (bridge.js): asked again on the frame after it is here
-      if (out.pending) root.setAttribute('aria-busy', 'true'); else root.removeAttribute('aria-busy');
       if (out.pending) {
+        root.setAttribute('aria-busy', 'true');
         shownKey = null;
         text = '';
         pre.textContent = 'Loading… (the rest of the cutlab core, core-full.js)';
@@ -59,6 +59,7 @@
         name.textContent = '';
         return;
       }
+      root.removeAttribute('aria-busy');
       if (!out.ok) {
         text = '';
         pre.textContent = out.errors.map((e) => (e.path || '/') + ': ' + e.message).join('\n');
