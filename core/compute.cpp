@@ -25,6 +25,7 @@ LayerTimes layer_times(const std::vector<LayerOp>& ops, unsigned recompute_mask)
   for (const LayerOp& op : ops) {
     add(lt.all, op);
     if (op.weights) add(lt.weight_gemms, op);
+    if (op.tp_window > 0 && op.tp_window < 5) add(lt.tp_window[op.tp_window], op);
     if (op.core_attention) add(lt.core_attention, op);
     if (op.modules & recompute_mask) add(lt.recomputed, op);
     if (op.modules & module_bit(RecomputeModule::SharedExperts)) add(lt.shared_experts, op);

@@ -22,7 +22,8 @@ struct PassTimes {
 
 struct LayerTimes {
   PassTimes all;             // every op of the layer
-  PassTimes weight_gemms;    // GEMMs with weights: the window TP communication overlaps with
+  PassTimes weight_gemms;    // GEMMs with weights
+  PassTimes tp_window[5];    // by LayerOp::tp_window: the GEMMs each TP collective overlaps with (1–4)
   PassTimes core_attention;  // scores, softmax, values: what CP's ring steps overlap with
   PassTimes recomputed;      // ops of the plan's selective recompute modules: their forward is re-run in the backward
   PassTimes shared_experts;  // the shared experts' GEMMs and activation: what moe_shared_expert_overlap hides EP behind

@@ -109,9 +109,31 @@ LayerComm layer_comm(const ModelSpec& model, const Cluster& c, const Plan& plan,
                                : collective_time_s(Collective::AllReduce, z.tp_message, *tp, c);
     lc.tp_f = tp_share * z.tp_calls_fwd * one;
     lc.tp_b = tp_share * z.tp_calls_bwd * one + (mlp_again && !folded_moe(plan, moe) ? one : 0.0);
-    // --tp-comm-overlap pipelines the collectives with the neighbouring GEMMs (Megatron / TE userbuffers).
-    lc.tp_f_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_f - ov * lt.weight_gemms.f_s) : lc.tp_f;
-    lc.tp_b_exposed = plan.tp_comm_overlap ? std::max(0.0, lc.tp_b - ov * (lt.weight_gemms.b_s + lt.weight_gemms.w_s)) : lc.tp_b;
+    lc.tp_f_exposed = lc.tp_f, lc.tp_b_exposed = lc.tp_b;
+    if (plan.tp_comm_overlap) {
+      // --tp-comm-overlap pipelines each collective with its own GEMMs (core/ops.h TpWindow: Megatron / TE
+      // userbuffers, torch's async TP): what one GEMM leaves uncovered is exposed, however long the others.
+      // With sequence parallelism each block all-gathers before its first GEMMs and reduce-scatters after its
+      // last, forward and backward alike (the backward's all-gather feeds the input-gradient GEMM of the
+      // block's last GEMMs and its reduce-scatter drains the first's: the same pairs); without, each block
+      // all-reduces after its last GEMM in the forward and after its first in the backward.
+      // Under folding (tp_share 0.5) only the attention block's collectives are on the TP group.
+      const int blocks = tp_share < 1.0 ? 1 : 2;
+      auto hidden = [&](const PassTimes& w, bool fwd) { return ov * (fwd ? w.f_s : w.b_s + w.w_s); };
+      lc.tp_f_exposed = lc.tp_b_exposed = 0;
+      for (int blk = 0; blk < blocks; ++blk) {
+        const PassTimes& in = lt.tp_window[blk == 0 ? kTpAttnIn : kTpMlpIn];
+        const PassTimes& out = lt.tp_window[blk == 0 ? kTpAttnOut : kTpMlpOut];
+        const double cf = lc.tp_f / blocks, cb = lc.tp_b / blocks;
+        if (plan.sp) {
+          lc.tp_f_exposed += std::max(0.0, 0.5 * cf - hidden(in, true)) + std::max(0.0, 0.5 * cf - hidden(out, true));
+          lc.tp_b_exposed += std::max(0.0, 0.5 * cb - hidden(in, false)) + std::max(0.0, 0.5 * cb - hidden(out, false));
+        } else {
+          lc.tp_f_exposed += std::max(0.0, cf - hidden(out, true));
+          lc.tp_b_exposed += std::max(0.0, cb - hidden(in, false));
+        }
+      }
+    }
   }
   if (const GroupInfo* etp = find_group(pl, Axis::ETP); folded_moe(plan, moe) && etp && etp->size > 1) {
     const double one = collective_time_s(Collective::AllGather, z.etp_message, *etp, c) +

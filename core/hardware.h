@@ -29,6 +29,9 @@ struct Efficiencies {
   double kernel_floor_s = 3e-6;        // least time of one kernel: launch, ramp-up and tail, a few µs per kernel
                                        // launched back to back in a stream (Gray 2019, "Getting Started with CUDA
                                        // Graphs", NVIDIA developer blog); bounds 1–8 µs
+  double expert_gemm_host_s = 10e-6;   // host time of one expert's GEMM in each pass (F, B, W) of a grouped GEMM
+                                       // that runs one GEMM per local expert (core/ops.cpp mlp_ops), not hidden
+                                       // behind the GPU: bounds 0–60 µs
   // Serving (core/serving_step.h); fitted per GPU family to the serving cases (docs/validation.md §8), none of
   // them read by training.
   double serving_gemm = 0.7;           // GEMMs of an engine step at large shapes: fraction of the weight dtype's sustained

@@ -93,6 +93,18 @@ struct OpList {
     ops.push_back(op);
     return ops.back();
   }
+  // The routed experts' GEMMs: `experts` local experts, one GEMM each per pass. Transformer Engine's
+  // GroupedLinear (Megatron-Core TEGroupedMLP) splits the input by the per-expert token counts, a list
+  // on the host, and issues one quantization and one cuBLAS GEMM per expert in each of F, B and W; the
+  // counts reach the host by a synchronization (Megatron-Core moe/token_dispatcher.py, cuda_sync_point)
+  // or the host runs behind the small kernels, so the GPU waits for the host's per-expert work:
+  // expert_gemm_host_s per expert and pass, added to the GPU time (docs/validation.md §5).
+  LayerOp& expert_gemm(std::string_view name, double M, double N, double K, double experts) {
+    LayerOp& op = gemm(name, M, N, K, experts);
+    const double host = experts * e.expert_gemm_host_s;
+    op.f_s += host, op.b_s += host, op.w_s += host;
+    return op;
+  }
   // Flash attention: one fused kernel forward, one backward with 2.5× the FLOPs and 2× the bytes.
   // `kernels`: the share of the layers that run it (local attention, attention_ops), 1 otherwise.
   void flash_attention(std::string_view name, double flops, double bytes, double head_dim, double key_len, double kernels = 1) {
@@ -159,15 +171,17 @@ void attention_ops(OpList& L) {
     // MLA (DeepSeek-V2 §2.1): low-rank Q and KV projections, decompressed per head.
     const double r_q = m.q_lora_rank, r_kv = m.kv_lora_rank, d_rope = m.qk_rope_head_dim;
     if (r_q > 0) {
-      L.gemm("Q down-projection", M, r_q, h);
-      L.gemm("Q up-projection", M, a_gpu * d_qk, r_q).modules = module_bit(RecomputeModule::MlaUpProj);
+      L.gemm("Q down-projection", M, r_q, h).tp_window = kTpAttnIn;
+      LayerOp& up = L.gemm("Q up-projection", M, a_gpu * d_qk, r_q);
+      up.modules = module_bit(RecomputeModule::MlaUpProj), up.tp_window = kTpAttnIn;
     } else {
-      L.gemm("Q projection", M, a_gpu * d_qk, h);
+      L.gemm("Q projection", M, a_gpu * d_qk, h).tp_window = kTpAttnIn;
     }
-    L.gemm("KV down-projection and rope key", M, r_kv + d_rope, h);
-    L.gemm("KV up-projection", M, a_gpu * (d + d_v), r_kv).modules = module_bit(RecomputeModule::MlaUpProj);
+    L.gemm("KV down-projection and rope key", M, r_kv + d_rope, h).tp_window = kTpAttnIn;
+    LayerOp& kv_up = L.gemm("KV up-projection", M, a_gpu * (d + d_v), r_kv);
+    kv_up.modules = module_bit(RecomputeModule::MlaUpProj), kv_up.tp_window = kTpAttnIn;
   } else {
-    L.gemm("QKV projection", M, a_gpu * d + 2.0 * g_gpu * d, h);
+    L.gemm("QKV projection", M, a_gpu * d + 2.0 * g_gpu * d, h).tp_window = kTpAttnIn;
   }
   const double s_k = z.s * plan.cp;  // keys each query attends to (all chunks of the sequence)
   // Context parallel (plan.cp_comm): the ring and the all-gather attend with this rank's s/cp
@@ -219,7 +233,7 @@ void attention_ops(OpList& L) {
     LayerOp& pv = L.gemm("attention values P·V (batched)", s_q, d_v, s_k, batch, false, false);
     pv.core_attention = true, pv.modules = core;
   }
-  L.gemm("attention output projection", M, h, a_gpu * d_v);
+  L.gemm("attention output projection", M, h, a_gpu * d_v).tp_window = kTpAttnOut;
 }
 
 // The MLP (dense) or the router, token permutation, routed and shared experts (MoE), each with its
@@ -232,8 +246,10 @@ void mlp_ops(OpList& L, bool moe) {
   if (!moe) {
     const double f = m.ffn_hidden / t;
     const unsigned mlp = module_bit(RecomputeModule::Mlp);
-    L.gemm(m.gated_mlp ? "MLP gate and up projection" : "MLP up projection", M, gate * f, h).modules = mlp;
-    L.gemm("MLP down projection", M, h, f).modules = mlp;
+    LayerOp& up = L.gemm(m.gated_mlp ? "MLP gate and up projection" : "MLP up projection", M, gate * f, h);
+    up.modules = mlp, up.tp_window = kTpMlpIn;
+    LayerOp& down = L.gemm("MLP down projection", M, h, f);
+    down.modules = mlp, down.tp_window = kTpMlpOut;
     L.activation(m.gated_mlp ? "activation (SwiGLU)" : "activation (GeLU)", M * f, mlp);
     return;
   }
@@ -261,8 +277,11 @@ void mlp_ops(OpList& L, bool moe) {
   // sort_chunks_by_idxs, unpermute). A permutation's backward moves the same bytes.
   if (LayerOp* op = L.memory("token permute and sort (dispatch)", 2.0 * h * (M_send * (1.0 + k_send) + 2.0 * M_moe * k), 3, 1.0))
     op->modules = moe_bit;
-  L.gemm(m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h, local_experts).modules = moe_bit;
-  L.gemm("expert down projection", M_e, h, fe, local_experts).modules = moe_bit;
+  LayerOp& up = L.expert_gemm(m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h,
+                              local_experts);
+  up.modules = moe_bit, up.tp_window = kTpMlpIn;
+  LayerOp& down = L.expert_gemm("expert down projection", M_e, h, fe, local_experts);
+  down.modules = moe_bit, down.tp_window = kTpMlpOut;
   // The routing probabilities scale the activation's output (Megatron-Core experts.py
   // weighted_bias_swiglu_impl / activation_func_with_probs), so the combine needs no expert output.
   L.activation(m.gated_mlp ? "expert activation (SwiGLU, weighted)" : "expert activation (GeLU, weighted)", M_e * local_experts * fe,
@@ -272,8 +291,10 @@ void mlp_ops(OpList& L, bool moe) {
   if (m.shared_experts > 0) {
     const double fs = double(m.shared_experts) * m.expert_ffn_hidden / t;
     const unsigned shared = moe_bit | module_bit(RecomputeModule::SharedExperts);
-    L.gemm(m.gated_mlp ? "shared expert gate and up projection" : "shared expert up projection", M, gate * fs, h).modules = shared;
-    L.gemm("shared expert down projection", M, h, fs).modules = shared;
+    LayerOp& s_up = L.gemm(m.gated_mlp ? "shared expert gate and up projection" : "shared expert up projection", M, gate * fs, h);
+    s_up.modules = shared, s_up.tp_window = kTpMlpIn;
+    LayerOp& s_down = L.gemm("shared expert down projection", M, h, fs);
+    s_down.modules = shared, s_down.tp_window = kTpMlpOut;
     L.activation(m.gated_mlp ? "shared expert activation (SwiGLU)" : "shared expert activation (GeLU)", M * fs, shared | act);
   }
 }

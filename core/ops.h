@@ -31,6 +31,13 @@ struct ChoiceTable<OpClass> {
       {{OpClass::Gemm, "gemm", "GEMM"}, {OpClass::Attention, "attention", "attention"}, {OpClass::Memory, "memory", "memory-bound"}}};
 };
 
+// The four TP collectives of a layer (Korthikanti et al. 2022 §4.2.2, Figure 5: with sequence parallelism
+// an all-gather before each block's first GEMMs and a reduce-scatter after its last) and the GEMMs each is
+// pipelined with under TP communication overlap (Transformer Engine's userbuffers; torch's async TP fuses
+// the same pairs, all-gather + matmul and matmul + reduce-scatter): a collective hides only behind its own
+// GEMMs, not behind the whole layer's.
+enum TpWindow : int { kTpNone = 0, kTpAttnIn = 1, kTpAttnOut = 2, kTpMlpIn = 3, kTpMlpOut = 4 };
+
 struct LayerOp {
   std::string_view name;  // e.g. "QKV projection": a literal, no allocation on the hot path
   OpClass op_class = OpClass::Gemm;
@@ -43,6 +50,7 @@ struct LayerOp {
   bool core_attention = false;  // part of core attention (scores, softmax, values): what selective recompute repeats
   bool weights = false;         // a GEMM with a weight: its W time is the weight gradient (zero-bubble schedules defer it)
   unsigned modules = 0;         // module_bit()s of the recompute modules that contain it (Plan::recompute_modules)
+  int tp_window = 0;            // TpWindow: the TP collective this GEMM hides under --tp-comm-overlap, 0 none
   double f_s = 0, b_s = 0, w_s = 0;
 };
 

@@ -296,6 +296,8 @@ void validate_cluster(const Cluster& cl, Checker& c) {
     c.add(ErrorCode::OutOfRange, E + "kernel_floor_us", "must be between 0 and 1,000 µs");
   if (!(e.deepep_sm_bytes_per_s >= 1e8 && e.deepep_sm_bytes_per_s <= 1e12))
     c.add(ErrorCode::OutOfRange, E + "deepep_sm_GBps", "must be between 0.1 and 1,000 GB/s per SM");
+  if (!(e.expert_gemm_host_s >= 0 && e.expert_gemm_host_s <= 1e-3))
+    c.add(ErrorCode::OutOfRange, E + "expert_gemm_host_us", "must be between 0 and 1,000 µs");
   c.fraction(E + "serving_gemm", e.serving_gemm);
   c.fraction(E + "serving_attention", e.serving_attention);
   if (!(e.host_seq_s >= 0 && e.host_seq_s <= 1e-2)) c.add(ErrorCode::OutOfRange, E + "host_seq_us", "must be between 0 and 10,000 µs");

@@ -404,6 +404,9 @@ const std::vector<CalibrationParam>& calibration_params() {
   // - deepep_sm_GBps: what one of DeepEP's 20 SMs copies. DeepSeek-V3 §3.2.2: 20 SMs saturate an H800's
   //   InfiniBand (50 GB/s) and NVLink (160 GB/s), about 8–10 GB/s per SM; DeepEP's README measures
   //   153–158 GB/s intranode on H800: 8 ± 4 GB/s, bounds 3–30.
+  // - expert_gemm_host_us: the host's work for one expert's GEMM in one pass (core/ops.cpp expert_gemm):
+  //   PyTorch's eager dispatch costs about 5–20 µs per op on a server CPU, and Transformer Engine's
+  //   GroupedLinear runs a quantizer and a cuBLAS call per expert: 10 ± 10 µs, bounds 0–60.
   static const std::vector<CalibrationParam> p = {
       {"gemm", &Efficiencies::gemm, 0.60, 1.0, 0.87, 0.10},
       {"gemm_fp8", &Efficiencies::gemm_fp8, 0.50, 1.0, 0.92, 0.05, &Efficiencies::gemm},
@@ -415,6 +418,7 @@ const std::vector<CalibrationParam>& calibration_params() {
       {"overlap", &Efficiencies::overlap, 0.0, 1.0, 0.8, 0.2},
       {"kernel_floor_us", &Efficiencies::kernel_floor_s, 1e-6, 8e-6, 3e-6, 2e-6, nullptr, 1e-6, "kernel_floor_s"},
       {"deepep_sm_GBps", &Efficiencies::deepep_sm_bytes_per_s, 3e9, 30e9, 8e9, 4e9, nullptr, 1e9, "deepep_sm_bytes_per_s"},
+      {"expert_gemm_host_us", &Efficiencies::expert_gemm_host_s, 0, 60e-6, 10e-6, 10e-6, nullptr, 1e-6, "expert_gemm_host_s"},
   };
   return p;
 }
@@ -427,7 +431,8 @@ const std::vector<FamilyFit>& family_fits() {
   static const std::vector<FamilyFit> f = {
       {"a100", {"gemm", "gemm_half_balance", "hbm", "scaleout", "kernel_floor_us"}},
       {"h100",
-       {"gemm", "gemm_fp8", "gemm_half_balance", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us", "deepep_sm_GBps"}},
+       {"gemm", "gemm_fp8", "gemm_half_balance", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us", "deepep_sm_GBps",
+        "expert_gemm_host_us"}},
       {"h100-gt", {"gemm", "gemm_fp8", "gemm_half_balance", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us"}},
   };
   return f;
@@ -656,7 +661,7 @@ const std::vector<CalibrationParam>& serving_calibration_params() {
   // - serving_moe_layer_us: an MoE layer runs about ten small kernels beyond the four the step lists
   //   (routing scores and top-k, token counts per expert and their prefix sums, activation quantization,
   //   the dispatch's layout), a few µs each back to back in a CUDA graph (Gray 2019, "Getting Started
-  //   with CUDA Graphs"; the training fit's kernel_floor_us, 3.1 µs on H100), and with EP the exchange of
+  //   with CUDA Graphs"; the training fit's kernel_floor_us, 3.2 µs on H100), and with EP the exchange of
   //   the counts and the wait for the group: 30 ± 30 µs, bounds 0–300 µs.
   static const std::vector<CalibrationParam> p = {
       {"hbm_stream", &Efficiencies::hbm_stream, 0.60, 0.95, 0.85, 0.07},

@@ -688,8 +688,11 @@ int run_calibrate(const std::vector<std::string>& args) {
     std::cout << t.render();
     std::cout << "  for core/presets.cpp:\n    Efficiencies e;\n";
     for (const CalibrationParam& p : calibration_params())
-      std::cout << "    e." << p.member_name << " = " << fixed(c.fitted.*(p.member) / p.unit, p.hi / p.unit > 10 ? 0 : 3)
-                << (p.unit == 1e-6 ? " * units::us" : "") << ";\n";
+      std::cout << "    e." << p.member_name << " = " << fixed(c.fitted.*(p.member) / p.unit, 3)
+                << (p.unit == 1e-6  ? " * units::us"
+                    : p.unit == 1e9 ? " * units::GBps"
+                                    : "")
+                << ";\n";
     std::cout << "\n";
   }
   if (as_json) std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";

@@ -18,6 +18,7 @@ void ideal(Config& c) {
   c.cluster.efficiency.gemm_fp8 = 1.0;
   c.cluster.efficiency.gemm_half_balance = 0;
   c.cluster.efficiency.kernel_floor_s = 0;
+  c.cluster.efficiency.expert_gemm_host_s = 0;
   c.cluster.gemm_sustained = 1.0;
   c.cluster.sms = 0;
   c.cluster.hbm_bytes_per_s = 1e30;
@@ -360,4 +361,18 @@ TEST_CASE("eager PyTorch elementwise ops move the bytes of their unfused passes"
     c.plan.fused_elementwise = false;
     REQUIRE_THAT(layer_times(test::resolved(c), false).f_s() - f_fused, WithinRel(19e-6, 1e-6));
   }
+}
+
+TEST_CASE("each local expert's GEMMs add the host's per-expert time to every pass", "[compute]") {
+  // Qwen3-30B-A3B at EP 8: 128/8 = 16 local experts, two grouped GEMMs (gate·up and down), each one GEMM
+  // per expert in F, B and W: 16 · 2 = 32 expert GEMMs per pass, each adding expert_gemm_host_s.
+  Config c = test::config("qwen3-30b-a3b", "dgx-h100", 1, 1, 8, 4096, 64);
+  c.plan.ep = 8;
+  c.cluster.efficiency.expert_gemm_host_s = 0;
+  const LayerTimes none = layer_times(test::resolved(c), true);
+  c.cluster.efficiency.expert_gemm_host_s = 20e-6;
+  const LayerTimes host = layer_times(test::resolved(c), true);
+  REQUIRE_THAT(host.all.f_s - none.all.f_s, WithinRel(32 * 20e-6, 1e-9));
+  REQUIRE_THAT(host.all.b_s - none.all.b_s, WithinRel(32 * 20e-6, 1e-9));
+  REQUIRE_THAT(host.all.w_s - none.all.w_s, WithinRel(32 * 20e-6, 1e-9));
 }

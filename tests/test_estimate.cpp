@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/comm.h"
+#include "core/compute.h"
 #include "core/estimate.h"
 #include "core/json_io.h"
 #include "tests/helpers.h"
@@ -610,4 +612,35 @@ TEST_CASE("activation offload is checked against each stage's layers and the hos
   REQUIRE(has(validate(c.model, c.cluster, c.plan, c.workload), "/cluster/host_link_GBps"));
   REQUIRE(find_cluster_preset("gb200-nvl72")->host_link_bytes_per_s == 450e9);
   REQUIRE(find_cluster_preset("dgx-a100")->host_link_bytes_per_s == 32e9);
+}
+
+TEST_CASE("TP overlap hides each collective behind its own GEMMs only", "[estimate]") {
+  // Llama 3 8B at TP 8 with SP: per block an all-gather before the first GEMMs and a reduce-scatter after
+  // the last (Korthikanti et al. 2022 Figure 5), each pipelined with those GEMMs. The QKV (768 columns per
+  // GPU) and output projections (K 512) are short beside their collectives, the MLP's are long: with a
+  // full window (overlap 1) the attention block's collectives stay partly exposed and the MLP's vanish.
+  Config c = test::config("llama3-8b", "dgx-h100", 8, 1, 1, 8192, 1);
+  c.plan.sp = true;
+  c.plan.tp_comm_overlap = true;
+  c.cluster.efficiency.overlap = 1.0;
+  const Resolved r = test::resolved(c);
+  const LayerTimes lt = layer_times(r, false);
+  const GroupInfo* tp = find_group(r.placement, Axis::TP);
+  REQUIRE(tp);
+  const double msg = 2.0 * 8192 * 4096;  // s·b·h in bf16
+  const double ag = collective_time_s(Collective::AllGather, msg, *tp, c.cluster);
+  const double rs = collective_time_s(Collective::ReduceScatter, msg, *tp, c.cluster);
+  const double half = 0.5 * (ag + rs);  // each of the four collectives, as the estimate splits a block's pair
+  double fwd = 0, bwd = 0;
+  for (int w : {kTpAttnIn, kTpAttnOut, kTpMlpIn, kTpMlpOut}) {
+    fwd += std::max(0.0, half - lt.tp_window[w].f_s);
+    bwd += std::max(0.0, half - (lt.tp_window[w].b_s + lt.tp_window[w].w_s));
+  }
+  REQUIRE(lt.tp_window[kTpAttnIn].f_s < half);  // the attention block's GEMMs leave some exposed
+  REQUIRE(lt.tp_window[kTpMlpIn].f_s > half);   // the MLP's hide theirs
+  const TrainingEstimate e = run(c);
+  REQUIRE_THAT(e.breakdown.tp_exposed_s, WithinRel(32 * (fwd + bwd), 1e-9));
+  // The whole layer's GEMMs would have hidden all of it: 4·half < the four GEMMs' forward.
+  REQUIRE(4 * half < lt.weight_gemms.f_s);
+  REQUIRE(fwd > 0);
 }
