@@ -1048,7 +1048,7 @@ json ops_json(const std::vector<LayerOp>& ops) {
                    {"flops", op.flops},
                    {"bytes", op.bytes},
                    {"efficiency", op.efficiency},
-                   {"bound", op.memory_bound ? "memory" : "compute"},
+                   {"bound", op_bound(op)},
                    {"f_s", op.f_s},
                    {"b_s", op.b_s},
                    {"w_s", op.w_s}});

@@ -93,17 +93,18 @@ struct OpList {
     ops.push_back(op);
     return ops.back();
   }
-  // The routed experts' GEMMs: `experts` local experts, one GEMM each per pass. Transformer Engine's
-  // GroupedLinear (Megatron-Core TEGroupedMLP) splits the input by the per-expert token counts, a list
-  // on the host, and issues one quantization and one cuBLAS GEMM per expert in each of F, B and W; the
-  // counts reach the host by a synchronization (Megatron-Core moe/token_dispatcher.py, cuda_sync_point)
-  // or the host runs behind the small kernels, so the GPU waits for the host's per-expert work:
-  // expert_gemm_host_s per expert and pass, added to the GPU time (docs/validation.md §5).
-  LayerOp& expert_gemm(std::string_view name, double M, double N, double K, double experts) {
-    LayerOp& op = gemm(name, M, N, K, experts);
-    const double host = experts * e.expert_gemm_host_s;
-    op.f_s += host, op.b_s += host, op.w_s += host;
-    return op;
+  // The host's work for `gemms` GEMMs run one per expert (the routed experts' grouped GEMMs): Transformer
+  // Engine's GroupedLinear (Megatron-Core TEGroupedMLP) splits the input by the per-expert token counts, a
+  // list on the host, and issues one quantization and one cuBLAS GEMM per expert in each of F, B and W;
+  // the counts reach the host by a synchronization (Megatron-Core moe/token_dispatcher.py,
+  // cuda_sync_point), so the GPU waits while the host issues them: expert_gemm_host_s per GEMM and pass,
+  // on top of the GPU's time (docs/validation.md §5).
+  LayerOp& host(std::string_view name, double gemms) {
+    LayerOp op;
+    op.name = name, op.op_class = OpClass::Host, op.count = gemms;
+    op.f_s = op.b_s = op.w_s = gemms * e.expert_gemm_host_s;
+    ops.push_back(op);
+    return ops.back();
   }
   // Flash attention: one fused kernel forward, one backward with 2.5× the FLOPs and 2× the bytes.
   // `kernels`: the share of the layers that run it (local attention, attention_ops), 1 otherwise.
@@ -277,11 +278,11 @@ void mlp_ops(OpList& L, bool moe) {
   // sort_chunks_by_idxs, unpermute). A permutation's backward moves the same bytes.
   if (LayerOp* op = L.memory("token permute and sort (dispatch)", 2.0 * h * (M_send * (1.0 + k_send) + 2.0 * M_moe * k), 3, 1.0))
     op->modules = moe_bit;
-  LayerOp& up = L.expert_gemm(m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h,
-                              local_experts);
+  LayerOp& up = L.gemm(m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h, local_experts);
   up.modules = moe_bit, up.tp_window = kTpMlpIn;
-  LayerOp& down = L.expert_gemm("expert down projection", M_e, h, fe, local_experts);
+  LayerOp& down = L.gemm("expert down projection", M_e, h, fe, local_experts);
   down.modules = moe_bit, down.tp_window = kTpMlpOut;
+  L.host("expert GEMMs issued by the host (one per expert)", 2.0 * local_experts).modules = moe_bit;
   // The routing probabilities scale the activation's output (Megatron-Core experts.py
   // weighted_bias_swiglu_impl / activation_func_with_probs), so the combine needs no expert output.
   L.activation(m.gated_mlp ? "expert activation (SwiGLU, weighted)" : "expert activation (GeLU, weighted)", M_e * local_experts * fe,

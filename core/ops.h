@@ -22,13 +22,16 @@
 
 namespace cutlab {
 
-enum class OpClass { Gemm, Attention, Memory };
+// Host: time the GPU waits for the host (CPU) to issue work, no FLOPs or bytes of its own.
+enum class OpClass { Gemm, Attention, Memory, Host };
 
 template <>
 struct ChoiceTable<OpClass> {
   static constexpr const char* key = "class";
-  static constexpr std::array<Named<OpClass>, 3> entries{
-      {{OpClass::Gemm, "gemm", "GEMM"}, {OpClass::Attention, "attention", "attention"}, {OpClass::Memory, "memory", "memory-bound"}}};
+  static constexpr std::array<Named<OpClass>, 4> entries{{{OpClass::Gemm, "gemm", "GEMM"},
+                                                          {OpClass::Attention, "attention", "attention"},
+                                                          {OpClass::Memory, "memory", "memory-bound"},
+                                                          {OpClass::Host, "host", "host-bound"}}};
 };
 
 // The four TP collectives of a layer (Korthikanti et al. 2022 §4.2.2, Figure 5: with sequence parallelism
@@ -53,6 +56,11 @@ struct LayerOp {
   int tp_window = 0;            // TpWindow: the TP collective this GEMM hides under --tp-comm-overlap, 0 none
   double f_s = 0, b_s = 0, w_s = 0;
 };
+
+// What bounds an op's time: "compute", "memory" or "host" (`cutlab ops`, the JSON op list, the page).
+inline const char* op_bound(const LayerOp& op) {
+  return op.op_class == OpClass::Host ? "host" : op.memory_bound ? "memory" : "compute";
+}
 
 // Fraction of the dtype's dense peak a GEMM of `count` instances of (M×K)·(K×N) reaches on `sms`
 // streaming multiprocessors:

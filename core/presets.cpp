@@ -225,7 +225,7 @@ Efficiencies h100_fitted() {
   // Below DeepSeek's 8–10 GB/s per SM (core/validation.cpp), less so since the experts' host work is
   // priced apart (6.4 before): what is left of the dispatcher's kernels beyond the bytes it copies.
   e.deepep_sm_bytes_per_s = 7.240 * units::GBps;
-  // The host's work per expert GEMM and pass (core/ops.cpp expert_gemm), near the prior's 10 µs.
+  // The host's work per expert GEMM and pass (core/ops.cpp OpList::host), near the prior's 10 µs.
   e.expert_gemm_host_s = 12.43 * units::us;
   return e;
 }

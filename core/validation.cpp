@@ -404,7 +404,7 @@ const std::vector<CalibrationParam>& calibration_params() {
   // - deepep_sm_GBps: what one of DeepEP's 20 SMs copies. DeepSeek-V3 §3.2.2: 20 SMs saturate an H800's
   //   InfiniBand (50 GB/s) and NVLink (160 GB/s), about 8–10 GB/s per SM; DeepEP's README measures
   //   153–158 GB/s intranode on H800: 8 ± 4 GB/s, bounds 3–30.
-  // - expert_gemm_host_us: the host's work for one expert's GEMM in one pass (core/ops.cpp expert_gemm):
+  // - expert_gemm_host_us: the host's work for one expert's GEMM in one pass (core/ops.cpp OpList::host):
   //   PyTorch's eager dispatch costs about 5–20 µs per op on a server CPU, and Transformer Engine's
   //   GroupedLinear runs a quantizer and a cuBLAS call per expert: 10 ± 10 µs, bounds 0–60.
   static const std::vector<CalibrationParam> p = {

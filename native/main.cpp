@@ -680,9 +680,8 @@ void print_ops(const char* title, const std::vector<LayerOp>& ops) {
   for (const LayerOp& op : ops) {
     const std::string shape = op.op_class == OpClass::Gemm ? fixed(op.m, 0) + "×" + fixed(op.n, 0) + "×" + fixed(op.k, 0) : "";
     t.rows.push_back({std::string(op.name), op.count == 1 ? "" : fixed(op.count, 0), shape, fixed(op.flops / 1e9, 1),
-                      fixed(op.bytes / 1e6, 1), op.memory_bound ? "memory" : "compute",
-                      op.efficiency > 0 ? fixed(100 * op.efficiency, 0) + "%" : "", human_time(op.f_s), human_time(op.b_s),
-                      human_time(op.w_s)});
+                      fixed(op.bytes / 1e6, 1), op_bound(op), op.efficiency > 0 ? fixed(100 * op.efficiency, 0) + "%" : "",
+                      human_time(op.f_s), human_time(op.b_s), human_time(op.w_s)});
     flops += op.flops, bytes += op.bytes, f += op.f_s, b += op.b_s, w += op.w_s;
   }
   t.rows.push_back(

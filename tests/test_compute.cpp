@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <string>
 
 #include "core/compute.h"
 #include "core/ops.h"
@@ -375,4 +376,11 @@ TEST_CASE("each local expert's GEMMs add the host's per-expert time to every pas
   REQUIRE_THAT(host.all.f_s - none.all.f_s, WithinRel(32 * 20e-6, 1e-9));
   REQUIRE_THAT(host.all.b_s - none.all.b_s, WithinRel(32 * 20e-6, 1e-9));
   REQUIRE_THAT(host.all.w_s - none.all.w_s, WithinRel(32 * 20e-6, 1e-9));
+  // It is one op of its own, bound by the host, with no FLOPs or bytes.
+  const std::vector<LayerOp> ops = layer_ops(test::resolved(c), true);
+  const auto it = std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.op_class == OpClass::Host; });
+  REQUIRE(it != ops.end());
+  REQUIRE(it->count == 32);
+  REQUIRE(std::string(op_bound(*it)) == "host");
+  REQUIRE(it->flops == 0);
 }

@@ -361,7 +361,7 @@
   function ops(r) {
     if (!r.ops) return '';
     let h = '<details class="ops"' + (opsState.open ? ' open' : '') + '><summary>Ops of one layer <span class="muted">· per micro-batch on one GPU: ' +
-      'GEMMs, attention, memory-bound ops; they add up to the step\'s compute</span></summary>';
+      'GEMMs, attention, memory-bound ops, the host\'s share; they add up to the step\'s compute</span></summary>';
     for (const [key, title] of OPS) {
       const list = r.ops[key];
       if (!list || !list.length) continue;
@@ -369,7 +369,8 @@
         '<th class="num">GFLOP</th><th class="num">MB</th><th>bound</th><th class="num" title="fraction of the compute peak the op reaches">eff</th><th class="num">F</th><th class="num">B</th><th class="num">W</th></tr></thead><tbody>';
       let f = 0, b = 0, w = 0;
       for (const op of list) {
-        const shape = op.m > 0 ? F.int(op.m) + '×' + F.int(op.n) + '×' + F.int(op.k) + (op.count > 1 ? ' ×' + F.int(op.count) : '') : '';
+        const shape = op.m > 0 ? F.int(op.m) + '×' + F.int(op.n) + '×' + F.int(op.k) + (op.count > 1 ? ' ×' + F.int(op.count) : '') :
+          op.class === 'host' ? F.int(op.count) + ' GEMMs' : '';
         h += '<tr><td>' + e(op.name) + '</td><td class="num">' + shape + '</td><td class="num">' + F.sig(op.flops / 1e9) + '</td><td class="num">' +
           F.sig(op.bytes / 1e6) + '</td><td class="muted">' + e(op.bound) + '</td><td class="num muted">' + (op.efficiency > 0 ? Math.round(100 * op.efficiency) + '%' : '') +
           '</td><td class="num"' + raw(op.f_s) + '>' + F.seconds(op.f_s) +
