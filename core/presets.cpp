@@ -209,7 +209,7 @@ Efficiencies a100_fitted() {
 // for less than kernel benchmarks of large GEMMs (what the model leaves out: stragglers, data loading).
 // H800, H200, B200 and GB200 inherit these values: no published run on them is in the cases; their
 // peaks, bandwidths, SM counts, sustained GEMM rates and machine balances are their own. The A100 held
-// out and predicted from the other families' runs is 13% off (docs/validation.md §6): expect errors of that order on other GPU
+// out and predicted from the H100 runs is 12% off (docs/validation.md §6): expect errors of that order on other GPU
 // families.
 Efficiencies h100_fitted() {
   Efficiencies e;

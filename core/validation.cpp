@@ -433,9 +433,17 @@ const std::vector<FamilyFit>& family_fits() {
       {"h100",
        {"gemm", "gemm_fp8", "gemm_half_balance", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us", "deepep_sm_GBps",
         "expert_gemm_host_us"}},
-      {"h100-gt", {"gemm", "gemm_fp8", "gemm_half_balance", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us"}},
+      // Grand Teton's H100 runs at 500 W of the SXM part's 700 W: its sustained clocks, and so its fractions
+      // of the datasheet peaks, are its own (core/presets.cpp gt_fitted), and it does not stand in for other GPUs.
+      {"h100-gt", {"gemm", "gemm_fp8", "gemm_half_balance", "attention", "hbm", "scaleout", "overlap", "kernel_floor_us"}, false},
   };
   return f;
+}
+
+bool family_transfers(const std::string& family) {
+  for (const FamilyFit& f : family_fits())
+    if (family == f.family) return f.transfers;
+  return true;
 }
 
 std::vector<std::string> fit_keys(const std::string& family) {
@@ -900,11 +908,12 @@ Result<CrossValidation> cross_validate(const std::vector<ValidationCase>& cases,
         if (training(i) && cases[i].family == f && cases[i].source_group != g) train.push_back(i);
       std::vector<std::string> keys = options.fit.empty() ? fit_keys(f) : options.fit;
       if (train.empty()) {
-        // Transfer: the other families' runs outside G, with the union of their fit keys.
+        // Transfer: the other families' runs outside G (of families that transfer: family_fits()), with the
+        // union of their fit keys.
         fit.transfer = true;
         std::vector<std::string> pool_families;
         for (size_t i = 0; i < cases.size(); ++i)
-          if (training(i) && cases[i].family != f && cases[i].source_group != g)
+          if (training(i) && cases[i].family != f && cases[i].source_group != g && family_transfers(cases[i].family))
             train.push_back(i), add_unique(pool_families, cases[i].family);
         if (options.fit.empty()) {
           keys.clear();
