@@ -12,8 +12,8 @@ struct Efficiencies {
   double gemm = 0.8;                   // large bf16 GEMMs: fraction of the sustained bf16 GEMM rate (the dense peak ·
                                        // Cluster::gemm_sustained)
   double gemm_fp8 = 0.7;               // large fp8 GEMMs: fraction of the sustained fp8 rate (scaling and casts cost more)
-  double gemm_half_balance = 0.43;     // GEMM efficiency = gemm · x/(x + half) · quantization, x the smaller output
-                                       // dimension, half = gemm_half_balance · the GPU's machine balance (bf16 FLOP per
+  double gemm_half_balance = 0.43;     // GEMM efficiency = gemm · x/(x + half) · quantization, x the smallest of M,
+                                       // N and K, half = gemm_half_balance · the GPU's machine balance (bf16 FLOP per
                                        // HBM byte; core/ops.h gemm_half_dim): 0.43 is 128 elements on an H100 SXM
   double attention = 0.6;              // flash-attention score/value FLOPs, fraction of peak
   double hbm = 0.8;                    // memory-bound ops of training (norms, activations), fraction of HBM bandwidth

@@ -9,7 +9,7 @@ namespace cutlab {
 
 double gemm_efficiency(double M, double N, double K, double count, int sms, double gemm, double half_dim) {
   if (M <= 0 || N <= 0 || K <= 0 || count <= 0) return gemm;
-  const double x = std::min(M, N);
+  const double x = std::min({M, N, K});
   double e = gemm * x / (x + half_dim);
   if (sms <= 0) return e;
   // Tile edge: 128, or the power of two (≥ 16) that covers a smaller dimension.
