@@ -5,8 +5,8 @@
 //                 call (≤ 150 KB gzip: tests/js/size.test.mjs);
 //   core-full.js  every function in FUNCTIONS, loaded on demand by a <script> of the same origin
 //                 (file:// and the page's CSP script-src 'self' allow it).
-// load() resolves to an api with every function of FUNCTIONS. FIRST always come from core.js. The
-// others come from core-full.js: once it is loaded they answer at once; until then a call starts
+// load() resolves to an api with every function of FUNCTIONS. FIRST come from core.js until
+// core-full.js is loaded, and from core-full.js after (it is faster). The others come from core-full.js: once it is loaded they answer at once; until then a call starts
 // loading it and answers {ok: false, pending: true, errors: [a 'loading' message]}, and when it is
 // ready (or has failed: api.fullError()) every onFull(callback) is called (app.js redraws then),
 // and the calls answer (or give that error). api.ready(name) says whether a
@@ -33,14 +33,22 @@
     api.full = () => (full ? full.load().then(() => undefined) : Promise.resolve());
     api.onFull = (callback) => { callbacks.push(callback); };   // also called when it failed to load
     api.fullError = () => (full && full.error) || null;
-    // The raw module that holds `name` (search-run.js calls searchPart's JSON text itself); null
-    // while core-full.js is not loaded.
-    api.moduleOf = (name) => (have(name) ? m : full && full.module) || null;
+    // The raw module that answers `name` (search-run.js calls searchPart's JSON text itself):
+    // core-full.js once it is loaded, core.js for its own functions before; else null.
+    api.moduleOf = (name) => (full && full.module) || (have(name) ? m : null);
     const done = () => { for (const f of callbacks.splice(0)) f(); };
     if (full) full.ready.then(done, done);
     for (const name of FUNCTIONS) {
-      if (have(name) || !full) {
+      if (!full) {
         api[name] = (...args) => parse(m[name](...args));
+        continue;
+      }
+      // core.js's own functions answer from core-full.js once it is loaded: the same answers to the
+      // byte (tests/js/first.test.mjs), about 2× faster (its core is compiled for speed throughout,
+      // core/CMakeLists.txt), and its core's one-entry cache of the last evaluation then serves the
+      // figure calls that follow an evaluate of the same config.
+      if (have(name)) {
+        api[name] = (...args) => parse((full.module || m)[name](...args));
         continue;
       }
       api[name] = (...args) => {
