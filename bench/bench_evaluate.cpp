@@ -61,11 +61,10 @@ BENCHMARK(BM_EvaluateJsonCachedLlama405B_16384);
 static void BM_TimelineJsonLlama405B_16384(benchmark::State& state) {
   const std::string plan = R"("plan": {"tp": 8, "pp": 16, "sp": true, "distributed_optimizer": true, "recompute": "none",
     "schedule": "interleaved", "vpp": 8, "embedding_in_pipeline_split": true, "loss_in_pipeline_split": true})";
-  const std::string texts[2] = {
-      R"({"model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 16384}, )" + plan +
-          R"(, "workload": {"seq_len": 8192, "global_batch": 2048}})",
-      R"({"model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 16384}, )" + plan +
-          R"(, "workload": {"global_batch": 2048, "seq_len": 8192}})"};
+  const std::string texts[2] = {R"({"model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 16384}, )" + plan +
+                                    R"(, "workload": {"seq_len": 8192, "global_batch": 2048}})",
+                                R"({"model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 16384}, )" + plan +
+                                    R"(, "workload": {"global_batch": 2048, "seq_len": 8192}})"};
   int i = 0;
   for (auto _ : state) benchmark::DoNotOptimize(api::timeline_json(texts[i++ & 1], 1100, 440));
 }

@@ -41,6 +41,9 @@ struct Efficiencies {
   double serving_moe_layer_s = 30e-6;  // fixed time of each MoE layer of an engine step beyond the kernels it
                                        // lists (core/serving_step.h): routing, token counts and offsets, the
                                        // dispatch's bookkeeping and its synchronisation across the EP group
+  double serving_rank_cv = 0.0;        // spread of one rank's time per MoE layer across the ranks of an EP group
+                                       // (coefficient of variation: load and jitter); each MoE layer's exchange
+                                       // waits for the slowest rank (core/serving_step.h expected_max_normal)
 };
 
 struct Cluster {

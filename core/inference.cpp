@@ -122,7 +122,8 @@ LatencyParts static_prefill(const Resolved& resolved, const ServingSetup& S) {
 LatencyParts step_parts(const StepCost& c, double draft_s, double cycle_s, double scale) {
   LatencyParts p;
   p.weights_s = scale * c.weights_s, p.kv_s = scale * c.kv_s, p.compute_s = scale * c.compute_s;
-  p.tp_s = scale * c.tp_s, p.ep_s = scale * c.ep_s, p.draft_s = scale * draft_s, p.host_s = scale * c.host_s;
+  p.tp_s = scale * c.tp_s, p.ep_s = scale * c.ep_s, p.ep_wait_s = scale * c.ep_wait_s, p.draft_s = scale * draft_s,
+  p.host_s = scale * c.host_s;
   double stages = 0;
   for (double s : c.stage_s) stages += s;
   p.pp_s = scale * std::max(0.0, cycle_s - stages - draft_s);

@@ -108,6 +108,7 @@ const std::vector<Field<Efficiencies>>& efficiency_fields() {
       {"serving_attention", &Efficiencies::serving_attention},
       {"host_seq_us", &Efficiencies::host_seq_s, units::us},
       {"serving_moe_layer_us", &Efficiencies::serving_moe_layer_s, units::us},
+      {"serving_rank_cv", &Efficiencies::serving_rank_cv},
   };
   return f;
 }
@@ -982,16 +983,28 @@ json time_json(const TrainingEstimate& e) {
           {"stages", st}};
 }
 
+// The parts of a latency by name: the JSON keys are name + "_s" (seconds) and name (share of the total).
+struct LatencyPart {
+  const char* name;
+  double LatencyParts::*seconds;
+};
+constexpr LatencyPart kLatencyParts[] = {{"weights", &LatencyParts::weights_s}, {"kv_cache", &LatencyParts::kv_s},
+                                         {"compute", &LatencyParts::compute_s}, {"tp", &LatencyParts::tp_s},
+                                         {"ep", &LatencyParts::ep_s},           {"ep_wait", &LatencyParts::ep_wait_s},
+                                         {"pp", &LatencyParts::pp_s},           {"draft", &LatencyParts::draft_s},
+                                         {"host", &LatencyParts::host_s}};
+
 json latency_parts_json(const LatencyParts& p) {
-  return {{"weights_s", p.weights_s}, {"kv_cache_s", p.kv_s}, {"compute_s", p.compute_s}, {"tp_s", p.tp_s},
-          {"ep_s", p.ep_s},           {"pp_s", p.pp_s},       {"draft_s", p.draft_s},     {"host_s", p.host_s}};
+  json j = json::object();
+  for (const LatencyPart& part : kLatencyParts) j[std::string(part.name) + "_s"] = p.*part.seconds;
+  return j;
 }
 
 json latency_shares_json(const LatencyParts& p) {
   const double total = p.total_s() > 0 ? p.total_s() : 1.0;
-  return {{"weights", p.weights_s / total}, {"kv_cache", p.kv_s / total}, {"compute", p.compute_s / total},
-          {"tp", p.tp_s / total},           {"ep", p.ep_s / total},       {"pp", p.pp_s / total},
-          {"draft", p.draft_s / total},     {"host", p.host_s / total}};
+  json j = json::object();
+  for (const LatencyPart& part : kLatencyParts) j[part.name] = p.*part.seconds / total;
+  return j;
 }
 
 json inference_json(const InferenceEstimate& r) {

@@ -219,17 +219,15 @@ void validate_model(const ModelSpec& m, Checker& c) {
   if (m.kv_heads > m.heads)
     c.add(ErrorCode::Incompatible, P + "kv_heads", "kv_heads = " + c.fmt(m.kv_heads) + " exceeds heads = " + c.fmt(m.heads));
   if (dense_layer_count(m) > 0) c.positive(P + "ffn_hidden", m.ffn_hidden);
-  if (m.experts < 0) c.add(ErrorCode::OutOfRange, P + "experts", "must be ≥ 0 (0 for a dense model)");
+  c.non_negative(P + "experts", m.experts);  // 0: a dense model
   if (m.experts > 0) {
     c.positive(P + "top_k", m.top_k);
     if (m.top_k > m.experts)
       c.add(ErrorCode::Incompatible, P + "top_k", "top_k = " + c.fmt(m.top_k) + " exceeds experts = " + c.fmt(m.experts));
     c.positive(P + "expert_ffn_hidden", m.expert_ffn_hidden);
     c.non_negative(P + "shared_experts", m.shared_experts);
-    if (m.dense_layers < 0 || m.dense_layers > m.layers)
-      c.add(ErrorCode::OutOfRange, P + "dense_layers", "must be between 0 and layers = " + c.fmt(m.layers));
-    if (m.moe_layer_step < 1 || m.moe_layer_step > std::max(1, m.layers))
-      c.add(ErrorCode::OutOfRange, P + "moe_layer_step", "must be between 1 and layers = " + c.fmt(m.layers));
+    c.between(P + "dense_layers", m.dense_layers, 1, 0, m.layers, "(the model's layers)");
+    c.between(P + "moe_layer_step", m.moe_layer_step, 1, 1, std::max(1, m.layers), "(the model's layers)");
     validate_routing(m, c);
   } else {
     if (m.moe_layer_step != 1)
@@ -251,8 +249,7 @@ void validate_model(const ModelSpec& m, Checker& c) {
           "local attention needs attention_window > 0 (the window or chunk in tokens)");
   if (m.kv_lora_rank == 0 && (m.q_lora_rank > 0 || m.qk_rope_head_dim > 0))
     c.add(ErrorCode::Incompatible, P + "kv_lora_rank", "MLA fields are set but kv_lora_rank = 0");
-  if (m.mtp_layers < 0 || m.mtp_layers > 16)
-    c.add(ErrorCode::OutOfRange, P + "mtp_layers", "must be between 0 and 16 (DeepSeek-V3 trains with 1)");
+  c.between(P + "mtp_layers", m.mtp_layers, 1, 0, 16, "(DeepSeek-V3 trains with 1)");
 }
 
 void validate_cluster(const Cluster& cl, Checker& c) {
@@ -274,11 +271,10 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.between(P + "scaleout_latency_us", cl.scaleout_latency_s, units::us, 0, 1e6, "µs");
   c.between(P + "reserved_GiB", cl.reserved_bytes, units::GiB, 0, 1e6, "GiB");
   c.between(P + "host_link_GBps", cl.host_link_bytes_per_s, units::GBps, 0, 1e7, "GB/s (or 0: none)");
-  if (!(cl.allocator_fragmentation >= 0 && cl.allocator_fragmentation <= 1))
-    c.add(ErrorCode::OutOfRange, P + "allocator_fragmentation", "must be in [0, 1] (a fraction of the allocated bytes)");
+  c.between(P + "allocator_fragmentation", cl.allocator_fragmentation, 1, 0, 1, "(a fraction of the allocated bytes)");
   if (cl.reserved_bytes >= cl.hbm_bytes && cl.hbm_bytes >= 1e-3 * units::GiB && cl.reserved_bytes <= 1e6 * units::GiB)
     c.add(ErrorCode::Incompatible, P + "reserved_GiB", "reserved memory must be smaller than hbm_GiB");
-  if (cl.gpus < 0) c.add(ErrorCode::OutOfRange, P + "gpus", "must be positive");
+  c.non_negative(P + "gpus", cl.gpus);  // 0: from the plan
   c.fraction(P + "gemm_sustained", cl.gemm_sustained);
   const std::string E = P + "efficiency/";
   const Efficiencies& e = cl.efficiency;
@@ -290,19 +286,16 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.fraction(E + "hbm_stream", e.hbm_stream);
   c.fraction(E + "nvlink", e.nvlink);
   c.fraction(E + "scaleout", e.scaleout);
-  if (!(e.overlap >= 0 && e.overlap <= 1)) c.add(ErrorCode::OutOfRange, E + "overlap", "must be in [0, 1]");
+  c.between(E + "overlap", e.overlap, 1, 0, 1, "(a fraction of the window)");
   c.fraction(E + "host_link", e.host_link);
-  if (!(e.kernel_floor_s >= 0 && e.kernel_floor_s <= 1e-3))
-    c.add(ErrorCode::OutOfRange, E + "kernel_floor_us", "must be between 0 and 1,000 µs");
-  if (!(e.deepep_sm_bytes_per_s >= 1e8 && e.deepep_sm_bytes_per_s <= 1e12))
-    c.add(ErrorCode::OutOfRange, E + "deepep_sm_GBps", "must be between 0.1 and 1,000 GB/s per SM");
-  if (!(e.expert_gemm_host_s >= 0 && e.expert_gemm_host_s <= 1e-3))
-    c.add(ErrorCode::OutOfRange, E + "expert_gemm_host_us", "must be between 0 and 1,000 µs");
+  c.between(E + "kernel_floor_us", e.kernel_floor_s, units::us, 0, 1000, "µs");
+  c.between(E + "deepep_sm_GBps", e.deepep_sm_bytes_per_s, units::GBps, 0.1, 1000, "GB/s per SM");
+  c.between(E + "expert_gemm_host_us", e.expert_gemm_host_s, units::us, 0, 1000, "µs");
   c.fraction(E + "serving_gemm", e.serving_gemm);
   c.fraction(E + "serving_attention", e.serving_attention);
-  if (!(e.host_seq_s >= 0 && e.host_seq_s <= 1e-2)) c.add(ErrorCode::OutOfRange, E + "host_seq_us", "must be between 0 and 10,000 µs");
-  if (!(e.serving_moe_layer_s >= 0 && e.serving_moe_layer_s <= 1e-2))
-    c.add(ErrorCode::OutOfRange, E + "serving_moe_layer_us", "must be between 0 and 10,000 µs");
+  c.between(E + "host_seq_us", e.host_seq_s, units::us, 0, 10000, "µs");
+  c.between(E + "serving_moe_layer_us", e.serving_moe_layer_s, units::us, 0, 10000, "µs");
+  c.between(E + "serving_rank_cv", e.serving_rank_cv, 1, 0, 1, "(a coefficient of variation)");
 }
 
 // Every axis in [1, 2^20] (etp ≥ 0); false when one is not, so the rules below are meaningless.
@@ -483,8 +476,7 @@ void validate_pipeline(const ModelSpec& m, const Plan& p, const Workload& w, con
   // 0 ≤ cpu_offloading_num_layers < num_layers and refuses it with pipeline parallelism,
   // TransformerConfig: "no support for Pipeline parallelism with CPU offloading"), over a host link
   // the cluster gives.
-  if (p.activation_offload_layers < 0)
-    c.add(ErrorCode::OutOfRange, P + "activation_offload_layers", "must be ≥ 0, got " + c.fmt(p.activation_offload_layers));
+  c.non_negative(P + "activation_offload_layers", p.activation_offload_layers);
   if (p.activation_offload_layers > 0) {
     if (w.mode == Mode::Infer)
       c.add(ErrorCode::Incompatible, P + "activation_offload_layers", "activation offload is modelled for training only");

@@ -249,9 +249,9 @@ void row_of_matrices(Pen& o, std::vector<Matrix>& list, double x, double y, doub
   if (sum_mins > avail)
     for (double& m : mins) m *= avail / sum_mins;
   double fixed_w = 0, rest_cols = 0;
-  std::vector<bool> small;
+  std::vector<char> small;  // not vector<bool>: its push_back alone is 1.9 KB of the page's first module
   for (size_t i = 0; i < list.size(); ++i) {
-    small.push_back(list[i].cols / total * avail < mins[i]);
+    small.push_back(list[i].cols / total * avail < mins[i] ? 1 : 0);
     if (small[i]) fixed_w += mins[i];
     else rest_cols += list[i].cols;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "core/memory.h"
 #include "core/ops.h"
@@ -29,6 +30,17 @@ double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double conte
 
 Attended held(const Workload& w) { return w.local_kv_cache == LocalKvCache::Full ? Attended::HeldFull : Attended::Held; }
 
+double expected_max_normal(int n) {
+  // Blom's approximation (Blom 1958, "Statistical Estimates and Transformed Beta-Variables"):
+  // E[max of n] ≈ Φ⁻¹((n − 0.375)/(n + 0.25)), within 0.025 of Tippett's table (n = 2: 0.589 for
+  // 0.564; n = 8: 1.434 for 1.424); Φ⁻¹ by Abramowitz & Stegun 26.2.23 (|error| < 4.5e-4), with the
+  // natural log as ln 2 · log2: no libm function the page's first module lacks (tests/js/size.test.mjs).
+  if (n <= 1) return 0.0;
+  const double q = 0.625 / (n + 0.25);  // 1 − (n − 0.375)/(n + 0.25), the upper tail
+  const double t = std::sqrt(-2.0 * std::numbers::ln2 * std::log2(q));
+  return t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
+}
+
 double experts_touched(double local, double experts, double routings) {
   if (!(experts > 0) || !(routings > 0)) return 0.0;
   return local * (1.0 - std::pow(1.0 - 1.0 / experts, routings));
@@ -51,7 +63,8 @@ ServingSetup::ServingSetup(const Resolved& r)
       group_replicas(std::max(1.0, double(plan.ep) * mesh.etp / (double(plan.tp) * plan.cp))),
       tp(find_group(pl, Axis::TP)),
       ep(find_group(pl, Axis::EP)),
-      pp(find_group(pl, Axis::PP)) {}
+      pp(find_group(pl, Axis::PP)),
+      ep_wait_z(ep ? expected_max_normal(ep->size) : 0.0) {}
 
 double ServingSetup::tp_allreduce(double bytes) const {
   return tp && tp->size > 1 ? collective_time_s(Collective::AllReduce, bytes, *tp, c) : 0.0;
@@ -75,8 +88,9 @@ namespace {
 
 // One stage (or the draft head, posed as a stage of one block with the output layer) for `load`.
 struct StageStep {
-  double weights_s = 0, kv_s = 0, compute_s = 0, floor_s = 0, elementwise_s = 0, tp_s = 0, ep_s = 0, host_s = 0, experts_read = 0;
-  double total_s() const { return weights_s + kv_s + compute_s + floor_s + elementwise_s + tp_s + ep_s + host_s; }
+  double weights_s = 0, kv_s = 0, compute_s = 0, floor_s = 0, elementwise_s = 0, tp_s = 0, ep_s = 0, ep_wait_s = 0, host_s = 0,
+         experts_read = 0;
+  double total_s() const { return weights_s + kv_s + compute_s + floor_s + elementwise_s + tp_s + ep_s + ep_wait_s + host_s; }
 };
 
 // One roofline term of a kernel class (Williams et al. 2009): the larger of its reads and its math.
@@ -178,6 +192,13 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // scores, token counts per expert and their offsets, activation quantization) and, with EP, the
   // exchange of those counts and the wait for the group (fitted per GPU family, docs/validation.md §8).
   r.floor_s = e.kernel_floor_s * (9.0 * n_layers + 4.0 * n_moe) + e.serving_moe_layer_s * n_moe;
+  // The EP group's wait: each MoE layer's exchange starts when the slowest rank of the group arrives,
+  // cv·z(n) of a layer's mean GPU time after the mean (expected_max_normal): the stage's MoE layers'
+  // share of its GPU time (exchanges and host excluded).
+  if (n_moe > 0 && S.ep_wait_z > 0) {
+    const double gpu_s = r.weights_s + r.kv_s + r.compute_s + r.floor_s + r.elementwise_s;
+    r.ep_wait_s = e.serving_rank_cv * S.ep_wait_z * gpu_s * n_moe / n_layers;
+  }
   // Host: the engine's per-request work each step (scheduling, sampling bookkeeping, stop checks,
   // responses), which the data of the serving cases show is not hidden behind the GPU's step: a
   // Grace-hosted GB200 serves small models more slowly than an x86-hosted B200 (docs/validation.md §8).
@@ -200,7 +221,7 @@ StepCost step_cost(const ServingSetup& S, const StepLoad& load) {
     const StageStep s = stage_step(S, st, load);
     c.stage_s.push_back(s.total_s());
     c.weights_s += s.weights_s, c.kv_s += s.kv_s, c.compute_s += s.compute_s + s.floor_s + s.elementwise_s, c.tp_s += s.tp_s,
-        c.ep_s += s.ep_s;
+        c.ep_s += s.ep_s, c.ep_wait_s += s.ep_wait_s;
     c.host_s += s.host_s, c.elementwise_s += s.elementwise_s;
     if (st.moe_layers > 0) c.local_experts_read = s.experts_read;
   }

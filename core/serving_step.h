@@ -12,8 +12,9 @@
 // attention at its own dtype's peak; the memory-bound ops between them (norms, activations, the MoE
 // expand and finalize) in bytes; every kernel costs at least the kernel floor; the host adds
 // host_seq_s per sequence of the step (the engine's per-request work on the CPU each step).
+// With EP, each MoE layer waits for the group's slowest rank (expected_max_normal, serving_rank_cv).
 // Ignores: writes of the new K/V, overlap of communication with compute, sampling on the GPU,
-// load imbalance between experts and between attention-DP ranks.
+// the hottest expert's load beyond that spread, prompt chunks landing on some attention-DP ranks only.
 #pragma once
 #include <vector>
 
@@ -42,6 +43,13 @@ enum class Attended { Held, HeldFull, Mean };
 double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double context, Attended how);
 Attended held(const Workload& w);
 
+// E[max of n independent standard normal variables] by Blom's approximation Φ⁻¹((n − 0.375)/(n + 0.25))
+// (Blom 1958), within 0.025 of Tippett 1925's exact table (0.5642, 1.0294, 1.4236, 1.7660 for
+// n = 2, 4, 8, 16). 0 for n ≤ 1. An EP group's MoE exchange waits for its slowest rank: ranks whose
+// time per layer spreads by a coefficient of variation cv (their loads and their jitter) meet
+// cv·expected_max_normal(n) of the mean after it (Efficiencies::serving_rank_cv).
+double expected_max_normal(int n);
+
 // What every step reads from the resolved config, derived once per evaluation.
 struct ServingSetup {
   const ModelSpec& m;
@@ -59,6 +67,7 @@ struct ServingSetup {
   // §3.4.2; TensorRT-LLM's "DEP"); 1 when attention TP covers the group (TensorRT-LLM's "TEP").
   double group_replicas;
   const GroupInfo *tp, *ep, *pp;
+  double ep_wait_z;  // expected_max_normal(EP group size): how far the slowest rank lags, in spreads (0 without EP)
   explicit ServingSetup(const Resolved& r);
   double tp_allreduce(double bytes) const;
   double ep_exchange(double bytes) const;  // an EP dispatch or combine with Plan::ep_dispatcher (core/comm.h)
@@ -83,6 +92,7 @@ struct StepCost {
   // (weights, KV), the compute beyond it (with the kernel floors and the memory-bound ops between the
   // GEMMs), and communication.
   double weights_s = 0, kv_s = 0, compute_s = 0, tp_s = 0, ep_s = 0;
+  double ep_wait_s = 0;           // the MoE layers' wait for the EP group's slowest rank (serving_rank_cv)
   double elementwise_s = 0;       // of compute_s: the memory-bound ops between the GEMMs (norms, activations, MoE expand/finalize)
   double host_s = 0;              // the host's work on the step's sequences (every stage's process)
   double pp_send_s = 0;           // one hand-off between stages

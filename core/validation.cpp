@@ -677,6 +677,7 @@ const std::vector<CalibrationParam>& serving_calibration_params() {
       {"serving_attention", &Efficiencies::serving_attention, 0.20, 0.90, 0.55, 0.12},
       {"host_seq_us", &Efficiencies::host_seq_s, 0.0, 150e-6, 20e-6, 20e-6, nullptr, 1e-6, "host_seq_s"},
       {"serving_moe_layer_us", &Efficiencies::serving_moe_layer_s, 0.0, 300e-6, 30e-6, 30e-6, nullptr, 1e-6, "serving_moe_layer_s"},
+      {"serving_rank_cv", &Efficiencies::serving_rank_cv, 0.0, 0.3, 0.05, 0.05},
   };
   return p;
 }

@@ -377,6 +377,8 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   t.rows.push_back({"compute", human_time(pf.compute_s), human_time(dc.compute_s)});
   t.rows.push_back({"TP all-reduce", human_time(pf.tp_s), human_time(dc.tp_s)});
   t.rows.push_back({"EP dispatch + combine", human_time(pf.ep_s), human_time(dc.ep_s)});
+  if (pf.ep_wait_s > 0 || dc.ep_wait_s > 0)
+    t.rows.push_back({"EP wait (slowest rank)", human_time(pf.ep_wait_s), human_time(dc.ep_wait_s)});
   t.rows.push_back({"PP hand-offs + waits", human_time(pf.pp_s), human_time(dc.pp_s)});
   if (w.spec_draft_tokens > 0) t.rows.push_back({"draft head", human_time(pf.draft_s), human_time(dc.draft_s)});
   if (pf.host_s > 0 || dc.host_s > 0) t.rows.push_back({"host (per sequence)", human_time(pf.host_s), human_time(dc.host_s)});

@@ -5,9 +5,11 @@
 #include "tests/helpers.h"
 
 #include <cmath>
+#include <numbers>
 #include <set>
 
 using namespace cutlab;
+using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
 namespace {
@@ -456,6 +458,7 @@ Config math_only(const char* model) {
   c.cluster.hbm_bytes_per_s = 1e16;  // the largest the checks allow (10^7 GB/s): reads cost ~nothing
   c.cluster.efficiency.kernel_floor_s = 0;
   c.cluster.efficiency.serving_moe_layer_s = 0;
+  c.cluster.efficiency.serving_rank_cv = 0;
   c.cluster.efficiency.host_seq_s = 0;
   c.cluster.efficiency.serving_attention = 0.5;
   return c;
@@ -528,6 +531,56 @@ TEST_CASE("each MoE layer of a step adds serving_moe_layer_s", "[inference]") {
   load.decode_context = 1000;
   REQUIRE_THAT(step_cost(ServingSetup(rm.value), load).walk_s() - step_cost(ServingSetup(r.value), load).walk_s(),
                WithinRel(48 * 50e-6, 1e-9));
+}
+
+TEST_CASE("expected_max_normal: Blom's approximation of the mean of the largest of n standard normals", "[inference]") {
+  REQUIRE(expected_max_normal(1) == 0.0);
+  REQUIRE(expected_max_normal(0) == 0.0);
+  // Tippett 1925's exact values (n = 2: 1/√π), within Blom's documented 0.025.
+  REQUIRE_THAT(expected_max_normal(2), WithinAbs(1.0 / std::sqrt(std::numbers::pi), 0.026));
+  REQUIRE_THAT(expected_max_normal(4), WithinAbs(1.02938, 0.021));
+  REQUIRE_THAT(expected_max_normal(8), WithinAbs(1.42360, 0.011));
+  REQUIRE_THAT(expected_max_normal(16), WithinAbs(1.76599, 0.011));
+  // Blom's formula itself, Φ⁻¹((n − 0.375)/(n + 0.25)), by hand: n = 8, p = 7.625/8.25 = 0.924242…,
+  // Φ⁻¹(p) = 1.4342 (normal tables), to A&S 26.2.23's 4.5e-4.
+  REQUIRE_THAT(expected_max_normal(8), WithinAbs(1.4342, 5e-4));
+}
+
+TEST_CASE("an EP group waits for its slowest rank: cv·z(ep) of the MoE layers' GPU time, nothing without EP", "[inference]") {
+  // Qwen3-30B-A3B on 8 H200 at EP 8 (attention DP 8), every one of its 48 layers MoE: with a spread
+  // cv = 0.1 the step grows by 0.1 · 1.4342 (E[max of 8 standard normals], Blom) × its GPU time (the
+  // step less its TP and EP exchanges and the host's time).
+  Config c = test::config("qwen3-30b-a3b", "hgx-h200", 1, 1, 1, 4096, 1);
+  c.plan.ep = 8;
+  c.workload.mode = Mode::Infer;
+  c.cluster.efficiency.serving_rank_cv = 0;
+  Config w = c;
+  w.cluster.efficiency.serving_rank_cv = 0.1;
+  const Result<Resolved> r0 = resolve(c), r1 = resolve(w);
+  REQUIRE(r0.ok());
+  REQUIRE(r1.ok());
+  StepLoad load;
+  load.decode_seqs = 64;
+  load.decode_context = 1500;
+  load.prefill_tokens = 512;
+  load.prefill_context = 256;
+  load.prefill_seqs = 1;
+  const StepCost a = step_cost(ServingSetup(r0.value), load), b = step_cost(ServingSetup(r1.value), load);
+  const double gpu_s = a.walk_s() - a.tp_s - a.ep_s - a.host_s;
+  REQUIRE(gpu_s > 0);
+  REQUIRE_THAT(b.walk_s() - a.walk_s(), WithinRel(0.1 * 1.4342 * gpu_s, 5e-4));
+  REQUIRE(a.ep_wait_s == 0);
+  REQUIRE_THAT(b.ep_wait_s, WithinRel(b.walk_s() - a.walk_s(), 1e-9));  // its own part of the step
+  // One GPU, no EP group: no wait.
+  Config one = w;
+  one.plan.ep = 1;
+  one.cluster.gpus = 1;
+  Config one0 = one;
+  one0.cluster.efficiency.serving_rank_cv = 0;
+  const Result<Resolved> q1 = resolve(one), q0 = resolve(one0);
+  REQUIRE(q1.ok());
+  REQUIRE(q0.ok());
+  REQUIRE(step_cost(ServingSetup(q1.value), load).walk_s() == step_cost(ServingSetup(q0.value), load).walk_s());
 }
 
 TEST_CASE("the memory-bound ops between the GEMMs move their activations once per token (and per routed copy)", "[inference]") {

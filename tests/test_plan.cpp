@@ -59,11 +59,13 @@ TEST_CASE("each broken rule is reported at its JSON path", "[plan]") {
     c.model.hidden = -1;
     c.workload.seq_len = 1 << 30;
     c.cluster.efficiency.gemm = 1.5;
+    c.cluster.efficiency.serving_rank_cv = -0.1;
     const Errors e = check(c);
     REQUIRE(has_error(e, "/plan/dp"));
     REQUIRE(has_error(e, "/model/hidden"));
     REQUIRE(has_error(e, "/workload/seq_len"));
     REQUIRE(has_error(e, "/cluster/efficiency/gemm"));
+    REQUIRE(has_error(e, "/cluster/efficiency/serving_rank_cv"));
   }
   SECTION("a rank order that is not a permutation") {
     c.plan.rank_order = "tp-pp-dp";
