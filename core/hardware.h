@@ -40,7 +40,7 @@ struct Efficiencies {
   double host_seq_s = 20e-6;           // host (CPU) time per running sequence per engine step, not hidden by the GPU
   double serving_moe_layer_s = 30e-6;  // fixed time of each MoE layer of an engine step beyond the kernels it
                                        // lists (core/serving_step.h): routing, token counts and offsets, the
-                                       // dispatch's bookkeeping and its synchronisation across the EP group
+                                       // dispatch's bookkeeping and the exchange of the token counts
   double serving_rank_cv = 0.0;        // spread of one rank's time per MoE layer across the ranks of an EP group
                                        // (coefficient of variation: load and jitter); each MoE layer's exchange
                                        // waits for the slowest rank (core/serving_step.h expected_max_normal)

@@ -190,7 +190,8 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // (counted with their communication below).
   // An MoE layer also costs serving_moe_layer_s beyond the kernels listed: the small ones (routing
   // scores, token counts per expert and their offsets, activation quantization) and, with EP, the
-  // exchange of those counts and the wait for the group (fitted per GPU family, docs/validation.md §8).
+  // exchange of those counts (fitted per GPU family, docs/validation.md §8); the wait for the group's
+  // slowest rank is priced apart, below.
   r.floor_s = e.kernel_floor_s * (9.0 * n_layers + 4.0 * n_moe) + e.serving_moe_layer_s * n_moe;
   // The EP group's wait: each MoE layer's exchange starts when the slowest rank of the group arrives,
   // cv·z(n) of a layer's mean GPU time after the mean (expected_max_normal): the stage's MoE layers'

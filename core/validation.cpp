@@ -670,7 +670,11 @@ const std::vector<CalibrationParam>& serving_calibration_params() {
   //   (routing scores and top-k, token counts per expert and their prefix sums, activation quantization,
   //   the dispatch's layout), a few µs each back to back in a CUDA graph (Gray 2019, "Getting Started
   //   with CUDA Graphs"; the training fit's kernel_floor_us, 3.2 µs on H100), and with EP the exchange of
-  //   the counts and the wait for the group: 30 ± 30 µs, bounds 0–300 µs.
+  //   the counts: 30 ± 30 µs, bounds 0–300 µs.
+  // - serving_rank_cv: the spread (coefficient of variation) of a rank's GPU time per MoE layer across its
+  //   EP group, which each layer's exchange waits out (core/serving_step.h expected_max_normal). No kernel
+  //   benchmark measures it; synchronous GPU jobs show per-step spreads of a few percent: 0.05 ± 0.05,
+  //   bounds 0–0.3.
   static const std::vector<CalibrationParam> p = {
       {"hbm_stream", &Efficiencies::hbm_stream, 0.60, 0.95, 0.85, 0.07},
       {"serving_gemm", &Efficiencies::serving_gemm, 0.375, 1.0, 0.87, 0.125},

@@ -6,9 +6,9 @@
 //   core-full.js  every function in FUNCTIONS, loaded on demand by a <script> of the same origin
 //                 (file:// and the page's CSP script-src 'self' allow it).
 // load() resolves to an api with every function of FUNCTIONS. FIRST come from core.js until
-// core-full.js is loaded, and from core-full.js after (it is faster). The others come from core-full.js: once it is loaded they answer at once; until then a call starts
-// loading it and answers {ok: false, pending: true, errors: [a 'loading' message]}, and when it is
-// ready (or has failed: api.fullError()) every onFull(callback) is called (app.js redraws then),
+// core-full.js is loaded, and from core-full.js after (it is faster). The others come from
+// core-full.js: once it is loaded they answer at once; until then a call starts loading it and
+// answers {ok: false, pending: true, errors: [a 'loading' message]}, and when it is ready (or has failed: api.fullError()) every onFull(callback) is called (app.js redraws then),
 // and the calls answer (or give that error). api.ready(name) says whether a
 // function answers now; api.full() loads core-full.js and resolves once it is ready (a view that is
 // about to need it, prefetch after the first paint); api.module is core.js's raw module and
