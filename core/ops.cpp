@@ -93,6 +93,34 @@ struct OpList {
     ops.push_back(op);
     return ops.back();
   }
+  // A GEMM pipelined with its TP collective (TpWindow) under TP communication overlap runs in chunks, each
+  // reading the whole weight shard, so that one chunk computes while the next travels; chunks are thinner
+  // GEMMs with fewer tiles (gemm_efficiency's thin-GEMM and wave losses) and one kernel floor each.
+  // Transformer Engine's defaults (TE pytorch/module/base.py initialize_ub, which Megatron's
+  // --tp-comm-overlap calls): "ring_exchange", t chunks of M/t rows, for the all-gather GEMMs (QKV and
+  // FC1 forward; the input gradients of the row-parallel projection and FC2); "pipeline" with 4 splits of
+  // M/4 for the reduce-scatter GEMMs (projection and FC2 forward); "bulk", unchunked, for the
+  // column-parallel layers' backward. torch's fused all-gather-matmul and matmul-reduce-scatter (async TP)
+  // split by the group size on both sides; the TE split is used for every engine. Weight gradients are not
+  // chunked. (docs/validation.md §2.)
+  LayerOp& window(LayerOp& op, int w) {
+    op.tp_window = w;
+    const Plan& p = r.config.plan;
+    if (!p.tp_comm_overlap || p.tp <= 1) return op;
+    const bool reduce_scatter = w == kTpAttnOut || w == kTpMlpOut;
+    const double n = reduce_scatter ? 4.0 : double(p.tp), M = op.m / n, N = op.n, K = op.k, a = fp8 ? 1.0 : 2.0;
+    const double peak = fp8 ? c.fp8_flops_per_s : c.bf16_flops_per_s;
+    const double ge = (fp8 ? e.gemm_fp8 : e.gemm) * c.gemm_sustained;
+    op.bytes = n * (a * (M * K + K * N) + 2.0 * M * N);
+    op.efficiency = gemm_efficiency(M, N, K, 1, c.sms, ge, half_dim);
+    op.memory_bound = op.bytes / hbm_bps > op.flops / (peak * op.efficiency);
+    op.f_s = n * roofline(op.flops / n, peak * op.efficiency, op.bytes / n, 1);
+    if (reduce_scatter) {  // dX = dY·Wᵀ after the ring exchange of dY: t chunks
+      const double Mt = op.m / p.tp;
+      op.b_s = p.tp * gemm_pass(Mt, K, N, 1, peak, ge, a * (Mt * N + N * K) + 2.0 * Mt * K);
+    }
+    return op;
+  }
   // The host's work for `gemms` GEMMs run one per expert (the routed experts' grouped GEMMs): Transformer
   // Engine's GroupedLinear (Megatron-Core TEGroupedMLP) splits the input by the per-expert token counts, a
   // list on the host, and issues one quantization and one cuBLAS GEMM per expert in each of F, B and W;
@@ -172,17 +200,17 @@ void attention_ops(OpList& L) {
     // MLA (DeepSeek-V2 §2.1): low-rank Q and KV projections, decompressed per head.
     const double r_q = m.q_lora_rank, r_kv = m.kv_lora_rank, d_rope = m.qk_rope_head_dim;
     if (r_q > 0) {
-      L.gemm("Q down-projection", M, r_q, h).tp_window = kTpAttnIn;
+      L.window(L.gemm("Q down-projection", M, r_q, h), kTpAttnIn);
       LayerOp& up = L.gemm("Q up-projection", M, a_gpu * d_qk, r_q);
-      up.modules = module_bit(RecomputeModule::MlaUpProj), up.tp_window = kTpAttnIn;
+      up.modules = module_bit(RecomputeModule::MlaUpProj), L.window(up, kTpAttnIn);
     } else {
-      L.gemm("Q projection", M, a_gpu * d_qk, h).tp_window = kTpAttnIn;
+      L.window(L.gemm("Q projection", M, a_gpu * d_qk, h), kTpAttnIn);
     }
-    L.gemm("KV down-projection and rope key", M, r_kv + d_rope, h).tp_window = kTpAttnIn;
+    L.window(L.gemm("KV down-projection and rope key", M, r_kv + d_rope, h), kTpAttnIn);
     LayerOp& kv_up = L.gemm("KV up-projection", M, a_gpu * (d + d_v), r_kv);
-    kv_up.modules = module_bit(RecomputeModule::MlaUpProj), kv_up.tp_window = kTpAttnIn;
+    kv_up.modules = module_bit(RecomputeModule::MlaUpProj), L.window(kv_up, kTpAttnIn);
   } else {
-    L.gemm("QKV projection", M, a_gpu * d + 2.0 * g_gpu * d, h).tp_window = kTpAttnIn;
+    L.window(L.gemm("QKV projection", M, a_gpu * d + 2.0 * g_gpu * d, h), kTpAttnIn);
   }
   const double s_k = z.s * plan.cp;  // keys each query attends to (all chunks of the sequence)
   // Context parallel (plan.cp_comm): the ring and the all-gather attend with this rank's s/cp
@@ -234,7 +262,7 @@ void attention_ops(OpList& L) {
     LayerOp& pv = L.gemm("attention values P·V (batched)", s_q, d_v, s_k, batch, false, false);
     pv.core_attention = true, pv.modules = core;
   }
-  L.gemm("attention output projection", M, h, a_gpu * d_v).tp_window = kTpAttnOut;
+  L.window(L.gemm("attention output projection", M, h, a_gpu * d_v), kTpAttnOut);
 }
 
 // The MLP (dense) or the router, token permutation, routed and shared experts (MoE), each with its
@@ -248,9 +276,9 @@ void mlp_ops(OpList& L, bool moe) {
     const double f = m.ffn_hidden / t;
     const unsigned mlp = module_bit(RecomputeModule::Mlp);
     LayerOp& up = L.gemm(m.gated_mlp ? "MLP gate and up projection" : "MLP up projection", M, gate * f, h);
-    up.modules = mlp, up.tp_window = kTpMlpIn;
+    up.modules = mlp, L.window(up, kTpMlpIn);
     LayerOp& down = L.gemm("MLP down projection", M, h, f);
-    down.modules = mlp, down.tp_window = kTpMlpOut;
+    down.modules = mlp, L.window(down, kTpMlpOut);
     L.activation(m.gated_mlp ? "activation (SwiGLU)" : "activation (GeLU)", M * f, mlp);
     return;
   }
@@ -278,6 +306,8 @@ void mlp_ops(OpList& L, bool moe) {
   // sort_chunks_by_idxs, unpermute). A permutation's backward moves the same bytes.
   if (LayerOp* op = L.memory("token permute and sort (dispatch)", 2.0 * h * (M_send * (1.0 + k_send) + 2.0 * M_moe * k), 3, 1.0))
     op->modules = moe_bit;
+  // The routed experts' grouped GEMMs hide TP collectives whole, unchunked (TE's GroupedLinear has no
+  // userbuffers overlap).
   LayerOp& up = L.gemm(m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h, local_experts);
   up.modules = moe_bit, up.tp_window = kTpMlpIn;
   LayerOp& down = L.gemm("expert down projection", M_e, h, fe, local_experts);
@@ -293,9 +323,9 @@ void mlp_ops(OpList& L, bool moe) {
     const double fs = double(m.shared_experts) * m.expert_ffn_hidden / t;
     const unsigned shared = moe_bit | module_bit(RecomputeModule::SharedExperts);
     LayerOp& s_up = L.gemm(m.gated_mlp ? "shared expert gate and up projection" : "shared expert up projection", M, gate * fs, h);
-    s_up.modules = shared, s_up.tp_window = kTpMlpIn;
+    s_up.modules = shared, L.window(s_up, kTpMlpIn);
     LayerOp& s_down = L.gemm("shared expert down projection", M, h, fs);
-    s_down.modules = shared, s_down.tp_window = kTpMlpOut;
+    s_down.modules = shared, L.window(s_down, kTpMlpOut);
     L.activation(m.gated_mlp ? "shared expert activation (SwiGLU)" : "shared expert activation (GeLU)", M * fs, shared | act);
   }
 }

@@ -384,3 +384,38 @@ TEST_CASE("each local expert's GEMMs add the host's per-expert time to every pas
   REQUIRE(std::string(op_bound(*it)) == "host");
   REQUIRE(it->flops == 0);
 }
+
+TEST_CASE("TP-overlapped GEMMs run in chunks: t for the all-gather GEMMs, 4 for the reduce-scatter ones", "[compute][ops]") {
+  // Llama 3 70B at TP 8, one sequence of 4,096 tokens: QKV is 4096 × 1280 × 8192 (8 query heads and 1 KV
+  // head of 128 per GPU), the attention output projection 4096 × 8192 × 1024. Ideal efficiencies except
+  // 132 SMs and a 2 µs kernel floor.
+  Config c = test::config("llama3-70b", "dgx-h100", 8, 1, 1, 4096, 8);
+  ideal(c);
+  c.cluster.sms = 132;
+  c.cluster.efficiency.kernel_floor_s = 2e-6;
+  c.plan.sp = true;
+  auto op = [](const std::vector<LayerOp>& ops, std::string_view name) {
+    return *std::find_if(ops.begin(), ops.end(), [&](const LayerOp& o) { return o.name == name; });
+  };
+  const double peak = c.cluster.bf16_flops_per_s, floor_s = 2e-6;
+  const double qkv_flops = 2.0 * 4096 * 1280 * 8192, proj_flops = 2.0 * 4096 * 8192 * 1024;
+  const std::vector<LayerOp> plain = layer_ops(test::resolved(c), false);
+  // Unchunked: 32 × 10 = 320 and 32 × 64 tiles, more than one wave each: no loss, one kernel.
+  REQUIRE_THAT(op(plain, "QKV projection").f_s, WithinRel(qkv_flops / peak + floor_s, 1e-12));
+  REQUIRE_THAT(op(plain, "attention output projection").f_s, WithinRel(proj_flops / peak + floor_s, 1e-12));
+  c.plan.tp_comm_overlap = true;
+  const std::vector<LayerOp> chunked = layer_ops(test::resolved(c), false);
+  const LayerOp qkv = op(chunked, "QKV projection"), proj = op(chunked, "attention output projection");
+  // QKV forward (ring exchange): 8 chunks of 512 × 1280 × 8192, 4 × 10 = 40 tiles each, K split by
+  // min(⌊132/40⌋, ⌊8192/256⌋) = 3: 120 of 132 SMs busy; 8 kernels.
+  REQUIRE_THAT(qkv.f_s, WithinRel(qkv_flops / peak * 132.0 / 120.0 + 8 * floor_s, 1e-12));
+  // Its input gradient overlaps in bulk: unchunked, as without overlap.
+  REQUIRE_THAT(qkv.b_s, WithinRel(op(plain, "QKV projection").b_s, 1e-12));
+  // Projection forward (pipeline, 4 splits): 1024 × 8192 × 1024, 8 × 64 = 512 tiles: no loss; 4 kernels.
+  REQUIRE_THAT(proj.f_s, WithinRel(proj_flops / peak + 4 * floor_s, 1e-12));
+  // Its input gradient (ring exchange of dY): 8 chunks of 512 × 1024 × 8192 (output 512 × 1024), 4 × 8 =
+  // 32 tiles, K split by min(4, 32) = 4: 128 of 132 SMs.
+  REQUIRE_THAT(proj.b_s, WithinRel(proj_flops / peak * 132.0 / 128.0 + 8 * floor_s, 1e-12));
+  // Weight gradients are not chunked.
+  REQUIRE_THAT(proj.w_s, WithinRel(op(plain, "attention output projection").w_s, 1e-12));
+}
