@@ -15,15 +15,19 @@ double kv_bytes_per_token_layer(const ModelSpec& m, double t, double bytes) {
   return 2.0 * g_gpu * m.head_dim * bytes;
 }
 
-double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double context, Attended how) {
+double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double context, Attended how, double from) {
+  // Mean: contexts uniform on [from, hi], whose mean is `context`; local_attention_pairs(s) is the
+  // integral of attended_tokens over contexts 0..s, so its difference over the range is the mean's sum.
+  const double hi = 2.0 * context - from;
   double keys = 0;
   for (const auto& [first, last] : st.chunks)
     for (int i = first; i <= last; ++i) {
-      const double full = attended_tokens(m, i, context);
-      const bool local = full < context;  // a window or chunk caps this layer
+      const bool local = how == Attended::Mean ? attended_tokens(m, i, hi) < hi : attended_tokens(m, i, context) < context;
       if (!local || how == Attended::HeldFull) keys += context;
-      else if (how == Attended::Held || !m.attention_chunked) keys += std::min(context, double(m.attention_window));
-      else keys += m.attention_window / 2.0;
+      else if (how == Attended::Held) keys += std::min(context, double(m.attention_window));
+      else
+        keys += hi > from ? (local_attention_pairs(m, hi) - local_attention_pairs(m, from)) / (hi - from)
+                          : attended_tokens(m, i, context);
     }
   return keys;
 }
@@ -138,7 +142,7 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // KV cache: each decoding sequence reads its context once per step (its verified draft tokens
   // share the read); prefill chunks read the K/V of their prompt's earlier chunks.
   // (A local-attention layer reads only its window or chunk: stage_attended_keys.)
-  const double decode_keys = stage_attended_keys(m, st, L.decode_context, Attended::Mean);
+  const double decode_keys = stage_attended_keys(m, st, L.decode_context, Attended::Mean, S.w.prompt_len);
   const double decode_kv = S.kv_layer * L.decode_seqs * decode_keys;
   const double prefill_kv = S.kv_layer * n_layers * L.prefill_kv_tokens;
   // Attention FLOPs per key per query token per layer, a/t heads:
@@ -150,7 +154,7 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double per_key_prefill = 2.0 * heads * (qk_head_dim(m) + v_head_dim_of(m));
   const double per_key_decode = is_mla(m) ? 2.0 * heads * (2.0 * m.kv_lora_rank + m.qk_rope_head_dim) : per_key_prefill;
   const double decode_attn = per_key_decode * L.decode_seqs * L.decode_tokens * decode_keys;
-  const double prefill_attn = per_key_prefill * L.prefill_tokens * stage_attended_keys(m, st, L.prefill_context, Attended::Mean);
+  const double prefill_attn = per_key_prefill * L.prefill_tokens * stage_attended_keys(m, st, L.prefill_context, Attended::Mean, 0.0);
   // Attention math runs at the attention dtype's peak (S.attention_peak: bf16, or fp8 with an fp8 KV
   // cache), not at the GEMMs' fp8/fp4 peak; decode at serving_attention, prefill at serving_attention
   // shaped by head dimension and key length as flash attention's curves (core/ops.h attention_efficiency).

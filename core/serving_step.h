@@ -35,12 +35,14 @@ double kv_bytes_per_token_layer(const ModelSpec& m, double t, double bytes);
 
 // Keys the layers of a stage attend to, summed over them (model.h attended_tokens, layer by layer).
 // Held: the K/V a sequence whose context holds `context` tokens keeps (a local layer at most its window
-// or chunk). Mean: what a query attends to when `context` is the mean context of many queries (a
-// chunked layer then sees half a chunk once contexts exceed a chunk: a query's place in its chunk is
-// uniform). HeldFull: what it keeps when the engine gives every layer the whole context
-// (Workload::local_kv_cache full); held(w) picks Held or HeldFull.
+// or chunk). Mean: the mean over queries whose contexts spread uniformly from `from` to
+// 2·context − from (decode: the prompt length to prompt + output; a prompt's tokens: 0 to the prompt),
+// exact for every layer: a chunked layer averages its query's place in its chunk over that range
+// (half a chunk over many chunks, but 512 of 8,192 for contexts of 8,192 to 9,216). HeldFull: what it
+// keeps when the engine gives every layer the whole context (Workload::local_kv_cache full); held(w)
+// picks Held or HeldFull.
 enum class Attended { Held, HeldFull, Mean };
-double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double context, Attended how);
+double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double context, Attended how, double from = 0.0);
 Attended held(const Workload& w);
 
 // E[max of n independent standard normal variables] by Blom's approximation Φ⁻¹((n − 0.375)/(n + 0.25))

@@ -609,3 +609,19 @@ TEST_CASE("the memory-bound ops between the GEMMs move their activations once pe
   REQUIRE_THAT(moe, WithinRel(96.338e6, 1e-4));
   REQUIRE_THAT(step_cost(ServingSetup(rq.value), load).elementwise_s, WithinRel(moe / (4.8e12 * 0.5), 1e-12));
 }
+
+TEST_CASE("chunked layers read the mean of their query's place in its chunk over the decode's contexts", "[inference]") {
+  // Llama 4 Scout: 48 layers, every 4th global, the other 36 in chunks of 8,192. Decode from a prompt
+  // of 8,192 to 9,216 tokens: a chunked layer's query sits 1 to 1,024 tokens into its second chunk,
+  // 512 on average, not half a chunk; the 12 global layers read the mean context, 8,704.
+  const ModelSpec m = *find_model_preset("llama4-scout-17b-16e");
+  REQUIRE(m.layers == 48);
+  StageInfo st;
+  st.chunks = {{0, 47}};
+  REQUIRE_THAT(stage_attended_keys(m, st, 8704, Attended::Mean, 8192), WithinRel(12.0 * 8704 + 36.0 * 512, 1e-12));
+  // From 1,024 to 9,216: 7,168 contexts inside the first chunk (mean 4,608) and 1,024 in the second
+  // (mean 512): (7,168·4,608 + 1,024·512)/8,192 = 4,096 in each chunked layer.
+  REQUIRE_THAT(stage_attended_keys(m, st, 5120, Attended::Mean, 1024), WithinRel(12.0 * 5120 + 36.0 * 4096, 1e-12));
+  // A prompt's tokens (from 0) within one chunk attend to half the prompt in every layer.
+  REQUIRE_THAT(stage_attended_keys(m, st, 2048, Attended::Mean, 0), WithinRel(48.0 * 2048, 1e-12));
+}
