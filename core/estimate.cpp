@@ -4,6 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
+// A function off the search's hot path in this speed-compiled file (core/CMakeLists.txt): compiled for size,
+// which keeps the WASM module's first script under its limit (tests/js/size.test.mjs).
+#if defined(__clang__)
+#define CUTLAB_SMALL __attribute__((minsize))
+#else
+#define CUTLAB_SMALL
+#endif
+
 namespace cutlab {
 
 namespace {
@@ -404,18 +412,27 @@ struct DpCost {
 
 // Gradient reduction and parameter gathers of `params` parameters over group `g` (ZeRO stage
 // `zero`): ZeRO paper §5 (Rajbhandari et al. 2020) and Megatron's distributed optimizer.
-void add_dp_group(const Resolved& r, const PerStage& ps, const GroupInfo* g, double params, Axis axis, const char* whose, DpCost& d) {
+CUTLAB_SMALL void add_dp_group(const Resolved& r, const PerStage& ps, const GroupInfo* g, double params, Axis axis, const char* whose,
+                               DpCost& d) {
   if (!g || g->size <= 1 || params <= 0) return;
   const Cluster& c = r.config.cluster;
   const Plan& plan = r.config.plan;
   const int zero = r.mesh.zero, mb = r.mesh.num_micro_batches;
   const double ov = c.efficiency.overlap;
-  const double f = ps.compute.f_s, bw = ps.compute.b_s + ps.compute.w_s;
+  // The windows: one micro-batch's backward through the stage for the gradient reduction (bucket by
+  // bucket as the last backward produces them), its forward for the parameter gathers. The interleaved
+  // schedule widens both: Megatron-Core launches chunk j's reduction when chunk j's last backward
+  // ends (grad_sync_func) and chunk j+1's gathers at chunk j's first forward (param_sync_func), and its
+  // cool-down and warm-up run p micro-batches per chunk (Narayanan et al. 2021 §2.2.2), so the last
+  // chunk's reduction and the first chunk's gathers meet (p·(v−1) + 1)/v passes through the stage.
+  const double v = r.mesh.chunks, widen = plan.schedule == Schedule::Interleaved ? (plan.pp * (v - 1) + 1) / v : 1.0;
+  const double f = ps.compute.f_s, bw = ps.compute.b_s + ps.compute.w_s;  // every micro-batch's (ZeRO-2/3)
+  const double f_last = widen * f, bw_last = widen * bw;                  // once a step
   const double grads = params * (r.config.workload.grad_dtype == GradDtype::FP32 ? 4.0 : 2.0), weights = params * 2.0;
   const std::string w_ = whose;
   if (zero == 0) {
     const double t = collective_time_s(Collective::AllReduce, grads, *g, c);
-    const double x = plan.overlap_grad_reduce ? std::max(0.0, t - ov * bw) : t;
+    const double x = plan.overlap_grad_reduce ? std::max(0.0, t - ov * bw_last) : t;
     d.ops.push_back(make_op(axis, Collective::AllReduce, w_ + " gradients", grads, 1, *g, t, x));
     d.exposed_s += x;
     return;
@@ -423,8 +440,8 @@ void add_dp_group(const Resolved& r, const PerStage& ps, const GroupInfo* g, dou
   const double rs = collective_time_s(Collective::ReduceScatter, grads, *g, c);
   const double ag = collective_time_s(Collective::AllGather, weights, *g, c);
   if (zero == 1) {
-    const double xr = plan.overlap_grad_reduce ? std::max(0.0, rs - ov * bw) : rs;
-    const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) : ag;
+    const double xr = plan.overlap_grad_reduce ? std::max(0.0, rs - ov * bw_last) : rs;
+    const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f_last) : ag;
     d.ops.push_back(make_op(axis, Collective::ReduceScatter, w_ + " gradients", grads, 1, *g, rs, xr));
     d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " updated weights", weights, 1, *g, ag, xa));
     d.exposed_s += xr + xa;
@@ -435,7 +452,7 @@ void add_dp_group(const Resolved& r, const PerStage& ps, const GroupInfo* g, dou
   d.ops.push_back(make_op(axis, Collective::ReduceScatter, w_ + " gradients, every micro-batch", grads, mb, *g, mb * rs, mb * xr));
   d.exposed_s += mb * xr;
   if (zero == 2) {
-    const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f) : ag;
+    const double xa = plan.overlap_param_gather ? std::max(0.0, ag - ov * f_last) : ag;
     d.ops.push_back(make_op(axis, Collective::AllGather, w_ + " updated weights", weights, 1, *g, ag, xa));
     d.exposed_s += xa;
   } else {

@@ -139,6 +139,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       {"reshard_after_forward", &Plan::reshard_after_forward},
       {"activation_offload_layers", &Plan::activation_offload_layers},
       {"tp_comm_overlap", &Plan::tp_comm_overlap},
+      {"tp_comm_overlap_sms", &Plan::tp_comm_overlap_sms},
       {"ep_comm_overlap", &Plan::ep_comm_overlap},
       {"ep_dispatcher", &Plan::ep_dispatcher},
       {"ep_dispatch_dtype", &Plan::ep_dispatch_dtype},

@@ -886,7 +886,10 @@ json read_torchtitan(const TomlDocument& doc, Errors& errors, std::vector<std::s
   const std::string reshard = word("parallelism", "fsdp_reshard_after_forward", {"default", "always", "never"});
   if (shard != 1) plan["reshard_after_forward"] = reshard == "never" ? false : reshard == "always" ? true : pp == 1;
   plan["sp"] = tp > 1;  // torchtitan's TP plan shards the norms' activations by sequence (SequenceParallel)
-  if (const json* v = get("parallelism", "enable_async_tensor_parallel")) plan["tp_comm_overlap"] = v->is_boolean() && v->get<bool>();
+  if (const json* v = get("parallelism", "enable_async_tensor_parallel")) {
+    plan["tp_comm_overlap"] = v->is_boolean() && v->get<bool>();
+    plan["tp_comm_overlap_sms"] = 0;  // torch's async TP copies with the copy engines (core/plan.h)
+  }
   const std::string schedule = word("parallelism", "pipeline_parallel_schedule",
                                     {"GPipe", "1F1B", "Interleaved1F1B", "DualPipeV", "InterleavedZeroBubble", "ZBVZeroBubble",
                                      "LoopedBFS"});

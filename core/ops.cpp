@@ -102,7 +102,10 @@ struct OpList {
   // M/4 for the reduce-scatter GEMMs (projection and FC2 forward); "bulk", unchunked, for the
   // column-parallel layers' backward. torch's fused all-gather-matmul and matmul-reduce-scatter (async TP)
   // split by the group size on both sides; the TE split is used for every engine. Weight gradients are not
-  // chunked. (docs/validation.md §2.)
+  // chunked. (docs/validation.md §2.) The pipeline and bulk overlaps run their communication on num_sm = 16
+  // SMs and start the GEMM beside them with that margin (set_sm_margin; the ring exchange copies with the
+  // copy engines): those GEMMs run on sms − plan.tp_comm_overlap_sms SMs (torch's async TP copies with
+  // the copy engines: 0).
   LayerOp& window(LayerOp& op, int w) {
     op.tp_window = w;
     const Plan& p = r.config.plan;
@@ -115,9 +118,13 @@ struct OpList {
     op.efficiency = gemm_efficiency(M, N, K, 1, c.sms, ge, half_dim);
     op.memory_bound = op.bytes / hbm_bps > op.flops / (peak * op.efficiency);
     op.f_s = n * roofline(op.flops / n, peak * op.efficiency, op.bytes / n, 1);
-    if (reduce_scatter) {  // dX = dY·Wᵀ after the ring exchange of dY: t chunks
+    const double margin = c.sms > 0 ? c.sms / (c.sms - double(p.tp_comm_overlap_sms)) : 1.0;
+    if (reduce_scatter) {  // forward pipelined; dX = dY·Wᵀ after the ring exchange of dY: t chunks
       const double Mt = op.m / p.tp;
+      op.f_s *= margin;
       op.b_s = p.tp * gemm_pass(Mt, K, N, 1, peak, ge, a * (Mt * N + N * K) + 2.0 * Mt * K);
+    } else {  // backward bulk
+      op.b_s *= margin, op.w_s *= margin;
     }
     return op;
   }
@@ -136,6 +143,12 @@ struct OpList {
   }
   // Flash attention: one fused kernel forward, one backward with 2.5× the FLOPs and 2× the bytes.
   // `kernels`: the share of the layers that run it (local attention, attention_ops), 1 otherwise.
+  // Attention dropout (ModelSpec::dropout) draws a random keep/drop for every score, in the forward and
+  // again in the backward (the mask is regenerated, not stored): Philox4x32-10 on the CUDA cores, about
+  // 7 integer instructions per draw (10 rounds of ~6 instructions for 16 8-bit draws, then a compare and a
+  // select) at 64 per clock per SM (Ampere, Hopper and Blackwell SMs alike): 16 billion draws per second
+  // per SM at 1.75 GHz, on top of the tensor-core work, which it does not overlap. Not fitted: fitted to
+  // the H100 runs it moves to 12 billion and changes their mean error by 0.05 points (docs/validation.md §2).
   void flash_attention(std::string_view name, double flops, double bytes, double head_dim, double key_len, double kernels = 1) {
     LayerOp op;
     op.name = name, op.op_class = OpClass::Attention, op.flops = flops, op.bytes = bytes, op.core_attention = true;
@@ -146,6 +159,11 @@ struct OpList {
     op.memory_bound = bytes / hbm_bps > flops / peak;
     op.f_s = roofline(flops, peak, bytes, kernels);
     op.b_s = roofline(2.5 * flops, peak, 2.0 * bytes, kernels);
+    if (r.config.model.dropout && c.sms > 0) {
+      const double draws = flops / (2.0 * (qk_head_dim(r.config.model) + v_head_dim_of(r.config.model)));
+      const double rng_s = draws / (c.sms * 16e9);
+      op.f_s += rng_s, op.b_s += rng_s;
+    }
     ops.push_back(op);
   }
   // A memory-bound op: forward bytes in `kernels` kernels; backward `bwd` × the bytes in as many kernels.

@@ -384,6 +384,7 @@ void validate_cuts(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
   if (dense_layer_count(m) > 0 && m.ffn_hidden > 0 && m.ffn_hidden % p.tp != 0)
     c.add(ErrorCode::Incompatible, P + "tp", "tp = " + c.fmt(p.tp) + " does not divide ffn_hidden = " + c.fmt(m.ffn_hidden));
   if (p.sp && p.tp == 1) c.add(ErrorCode::Incompatible, P + "sp", "sequence parallel splits along the TP group; it needs tp > 1");
+  c.between(P + "tp_comm_overlap_sms", p.tp_comm_overlap_sms, 1, 0, cl.sms > 0 ? cl.sms - 1 : 1024, "SMs (fewer than the GPU's)");
   // Experts.
   if (!is_moe(m)) {
     if (p.ep > 1) c.add(ErrorCode::Incompatible, P + "ep", "ep = " + c.fmt(p.ep) + " but the model has no experts");

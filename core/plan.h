@@ -52,6 +52,8 @@ struct Plan {
   bool overlap_grad_reduce = true;            // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;           // distributed-optimizer / ZeRO-3 parameter gathers overlapped with forward
   bool tp_comm_overlap = false;               // TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
+  int tp_comm_overlap_sms = 16;  // SMs its pipeline and bulk overlaps take from their GEMMs (core/ops.cpp OpList::window):
+                                 // Transformer Engine's userbuffers 16; torch's async TP (copy engines) 0
   EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
   EpDispatchDtype ep_dispatch_dtype = EpDispatchDtype::BF16;  // fp8: needs workload.dtype fp8
   bool ep_comm_overlap = false;                               // EP all-to-alls of one micro-batch overlapped with another's compute

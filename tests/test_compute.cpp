@@ -404,6 +404,7 @@ TEST_CASE("TP-overlapped GEMMs run in chunks: t for the all-gather GEMMs, 4 for 
   REQUIRE_THAT(op(plain, "QKV projection").f_s, WithinRel(qkv_flops / peak + floor_s, 1e-12));
   REQUIRE_THAT(op(plain, "attention output projection").f_s, WithinRel(proj_flops / peak + floor_s, 1e-12));
   c.plan.tp_comm_overlap = true;
+  c.plan.tp_comm_overlap_sms = 0;  // torch's async TP: no SMs taken from the GEMMs
   const std::vector<LayerOp> chunked = layer_ops(test::resolved(c), false);
   const LayerOp qkv = op(chunked, "QKV projection"), proj = op(chunked, "attention output projection");
   // QKV forward (ring exchange): 8 chunks of 512 × 1280 × 8192, 4 × 10 = 40 tiles each, K split by
@@ -418,4 +419,33 @@ TEST_CASE("TP-overlapped GEMMs run in chunks: t for the all-gather GEMMs, 4 for 
   REQUIRE_THAT(proj.b_s, WithinRel(proj_flops / peak * 132.0 / 128.0 + 8 * floor_s, 1e-12));
   // Weight gradients are not chunked.
   REQUIRE_THAT(proj.w_s, WithinRel(op(plain, "attention output projection").w_s, 1e-12));
+
+  // Transformer Engine's userbuffers (the default, 16 SMs): the pipeline and bulk overlaps run their GEMMs on
+  // 132 − 16 = 116 SMs; the ring exchanges copy with the copy engines and keep all 132.
+  c.plan.tp_comm_overlap_sms = 16;
+  const std::vector<LayerOp> te = layer_ops(test::resolved(c), false);
+  const LayerOp qkv_te = op(te, "QKV projection"), proj_te = op(te, "attention output projection");
+  REQUIRE_THAT(qkv_te.f_s, WithinRel(qkv.f_s, 1e-12));
+  REQUIRE_THAT(qkv_te.b_s, WithinRel(op(plain, "QKV projection").b_s * 132.0 / 116.0, 1e-12));
+  REQUIRE_THAT(qkv_te.w_s, WithinRel(op(plain, "QKV projection").w_s * 132.0 / 116.0, 1e-12));
+  REQUIRE_THAT(proj_te.f_s, WithinRel((proj_flops / peak + 4 * floor_s) * 132.0 / 116.0, 1e-12));
+  REQUIRE_THAT(proj_te.b_s, WithinRel(proj.b_s, 1e-12));
+}
+
+TEST_CASE("attention dropout adds its random draws to the flash kernel, forward and backward", "[compute][ops]") {
+  // GPT-3 175B (dropout) at TP 8, one sequence of 2,048 tokens: 12 heads per GPU, d = 128; the causal half
+  // of the scores is 12 · 2048² / 2 = 25,165,824 draws, made again in the backward.
+  Config c = test::config("gpt3-175b", "dgx-h100", 8, 1, 1, 2048, 8);
+  ideal(c);
+  c.cluster.sms = 132;
+  auto attention = [](const Config& cfg) {
+    const std::vector<LayerOp> ops = layer_ops(test::resolved(cfg), false);
+    return *std::find_if(ops.begin(), ops.end(), [](const LayerOp& o) { return o.op_class == OpClass::Attention; });
+  };
+  const LayerOp with = attention(c);
+  c.model.dropout = false;
+  const LayerOp without = attention(c);
+  const double draws_s = 12.0 * 2048 * 2048 / 2 / (132 * 16e9);  // 11.9 µs at 16 billion draws per s per SM
+  REQUIRE_THAT(with.f_s - without.f_s, WithinRel(draws_s, 1e-9));
+  REQUIRE_THAT(with.b_s - without.b_s, WithinRel(draws_s, 1e-9));
 }

@@ -135,6 +135,35 @@ TEST_CASE("without reshard_after_forward each micro-batch gathers the weights on
   REQUIRE_THAT(h.exposed_s, WithinAbs(4 * std::max(0.0, ag - ov * f), 1e-12));
 }
 
+TEST_CASE("the interleaved schedule widens the distributed optimizer's windows to (p·(v−1) + 1)/v passes", "[estimate]") {
+  // GPT-3 175B at TP 8 × PP 8, 24 DP replicas over the scale-out network, distributed optimizer with both
+  // overlaps. 1F1B: the reduce-scatter hides behind one micro-batch's backward through the stage, the
+  // all-gather behind its forward. Interleaved with v = 4 chunks of 3 layers (stage times as 1F1B's: the
+  // same layers): Megatron-Core launches each chunk's collectives as that chunk finishes (or starts), over
+  // (8·3 + 1)/4 = 6.25 such passes. Exposed: max(0, t − η·window); exposed in both here.
+  Config c = test::config("gpt3-175b", "dgx-h100", 8, 8, 24, 2048, 1536);
+  c.plan.distributed_optimizer = true;
+  c.cluster.nvlink_bytes_per_s = 1e16, c.cluster.nvlink_latency_s = 0;  // TP all but free: stage times are compute
+  auto dp = [](const TrainingEstimate& e, Collective k) {
+    for (const CommOp& op : e.comm)
+      if (op.axis == Axis::DP && op.collective == k) return op;
+    return CommOp{};
+  };
+  const double ov = c.cluster.efficiency.overlap;
+  for (const int v : {1, 4}) {
+    c.plan.schedule = v == 1 ? Schedule::OneFOneB : Schedule::Interleaved;
+    c.plan.vpp = v;
+    const TrainingEstimate e = run(c);
+    const StageTime& st = e.stages[static_cast<size_t>(e.comm_stage)];
+    const double widen = v == 1 ? 1.0 : 6.25;
+    const CommOp rs = dp(e, Collective::ReduceScatter), ag = dp(e, Collective::AllGather);
+    REQUIRE(rs.exposed_s > 0);
+    REQUIRE(ag.exposed_s > 0);
+    REQUIRE_THAT(rs.exposed_s, WithinRel(rs.time_s - ov * widen * (st.b_s + st.w_s), 1e-4));
+    REQUIRE_THAT(ag.exposed_s, WithinRel(ag.time_s - ov * widen * st.f_s, 1e-4));
+  }
+}
+
 TEST_CASE("every schedule's breakdown adds up and its busiest stage does each micro-batch once", "[estimate]") {
   Config c = test::config("llama3-70b", "dgx-h100", 8, 4, 1, 4096, 16);
   c.plan.sp = true;
