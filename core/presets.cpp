@@ -243,6 +243,8 @@ Efficiencies gt_fitted() {
   e.gemm = 0.641;
   e.gemm_fp8 = 0.546;
   e.gemm_half_balance = 1.302;
+  // At its lower bound: torchtitan calls PyTorch's SDPA, whose flash kernel is FlashAttention-2's, about
+  // 0.35 of an H100's peak at 700 W (the prior's low end), lower at 500 W (docs/validation.md §2).
   e.attention = 0.300;
   e.hbm = 0.839;
   e.scaleout = 0.800;
