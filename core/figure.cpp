@@ -219,39 +219,52 @@ namespace {
 struct JsonOut {
   std::string s;
   bool first = true;
+  // Numbers are written right to left into a small buffer and appended once, strings in runs of
+  // characters that need no escape: one append each, not one per character (the placement figure at
+  // 64 GPUs, 615 texts and 536 rects, is 123 KB of JSON on every redraw).
+  static char* digits_left(char* q, unsigned long long u) {
+    do *--q = static_cast<char>('0' + u % 10), u /= 10;
+    while (u);
+    return q;
+  }
   void integer(long long v) {
     char buf[24];
-    int n = 0;
+    char* end = buf + sizeof buf;
     const bool neg = v < 0;
-    unsigned long long u = neg ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
-    do buf[n++] = static_cast<char>('0' + u % 10), u /= 10;
-    while (u);
-    if (neg) s += '-';
-    while (n) s += buf[--n];
+    char* q = digits_left(end, neg ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v));
+    if (neg) *--q = '-';
+    s.append(q, static_cast<size_t>(end - q));
   }
   void number(double v) {  // pixels to 0.01 px: enough for any screen
     if (!std::isfinite(v) || std::fabs(v) > 1e15) v = 0;
     long long cents = std::llround(v * 100.0);
-    if (cents < 0) s += '-', cents = -cents;
-    integer(cents / 100);
+    const bool neg = cents < 0;
+    if (neg) cents = -cents;
+    char buf[32];
+    char* end = buf + sizeof buf;
+    char* q = end;
     const int frac = static_cast<int>(cents % 100);
     if (frac) {
-      s += '.';
-      s += static_cast<char>('0' + frac / 10);
-      if (frac % 10) s += static_cast<char>('0' + frac % 10);
+      if (frac % 10) *--q = static_cast<char>('0' + frac % 10);
+      *--q = static_cast<char>('0' + frac / 10);
+      *--q = '.';
     }
+    q = digits_left(q, static_cast<unsigned long long>(cents / 100));
+    if (neg) *--q = '-';
+    s.append(q, static_cast<size_t>(end - q));
   }
   void string(const std::string& v) {
     s += '"';
+    size_t run = 0;  // the first character not yet written
     for (size_t i = 0; i < v.size(); ++i) {
       const unsigned char c = static_cast<unsigned char>(v[i]);
+      if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
+      s.append(v, run, i - run);
       if (c == '"' || c == '\\') s += '\\', s += static_cast<char>(c);
       else if (c < 0x20) {
         char buf[8];
         std::snprintf(buf, sizeof buf, "\\u%04x", c);
         s += buf;
-      } else if (c < 0x80) {
-        s += static_cast<char>(c);
       } else {  // a valid UTF-8 sequence is copied, anything else becomes U+FFFD
         const int n = c >= 0xF5 ? -1 : c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 ? 1 : -1;  // continuation bytes
         bool ok = n > 0 && i + n < v.size();
@@ -263,7 +276,9 @@ struct JsonOut {
           s += "\\ufffd";
         }
       }
+      run = i + 1;
     }
+    s.append(v, run, v.size() - run);
     s += '"';
   }
   void key(const char* k) {

@@ -95,10 +95,11 @@
     setTimeout(() => URL.revokeObjectURL(url), 2000);
   }
 
-  // The canvas as a PNG on a white background (the canvas itself is transparent), at its pixel size.
+  // The canvas as a PNG on a white background (the canvas itself is transparent), at its pixel size:
+  // the figure's rows only (gfx.js setup keeps spare rows below it).
   function png(canvas, done) {
     const c = document.createElement('canvas');
-    c.width = canvas.width; c.height = canvas.height;
+    c.width = canvas.width; c.height = Math.min(canvas.height, Number(canvas.dataset.height) || canvas.height);
     const ctx = c.getContext('2d');
     ctx.fillStyle = '#fff';
     ctx.fillRect(0, 0, c.width, c.height);

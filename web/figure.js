@@ -180,7 +180,7 @@
     for (const t of f.texts) {
       const ft = G.font(t.font_px, t.weight);
       if (ft !== font) { ctx.font = ft; font = ft; }
-      const s = t.max_w && ctx.measureText(t.text).width > t.max_w ? G.fit(ctx, t.text, t.max_w) : t.text;
+      const s = t.max_w ? G.fitText(ft, t.text, t.max_w) : t.text;
       if (!s) continue;
       ctx.fillStyle = textColor(t);
       ctx.textAlign = ALIGN[t.anchor];
@@ -232,14 +232,7 @@
   }
   function svgText(t) {
     let s = t.text;
-    if (t.max_w) {   // shortened as on the canvas
-      const font = G.font(t.font_px, t.weight);
-      if (G.measure(font, s) > t.max_w) {
-        let lo = 0, hi = s.length;
-        while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (G.measure(font, s.slice(0, mid) + '…') <= t.max_w) lo = mid; else hi = mid - 1; }
-        s = lo === 0 ? '' : s.slice(0, lo) + '…';
-      }
-    }
+    if (t.max_w) s = G.fitText(G.font(t.font_px, t.weight), s, t.max_w);   // shortened as on the canvas
     if (!s) return '';
     return '<text x="' + n(t.x) + '" y="' + n(t.y) + '" font-size="' + t.font_px + '"' + (t.weight !== 400 ? ' font-weight="' + t.weight + '"' : '') +
       ' fill="' + textColor(t) + '"' + (t.anchor !== 'start' ? ' text-anchor="' + t.anchor + '"' : '') + '>' + esc(s) + '</text>';

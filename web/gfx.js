@@ -8,15 +8,30 @@
 
   function font(size, weight, mono) { return (weight || 400) + ' ' + size + 'px ' + (mono ? MONO : FONT); }
 
+  // A canvas of w × h CSS pixels, cleared, scaled for the screen. Resizing a canvas reallocates its
+  // backing store, which headless Chromium took 10–33 ms to do (the Cuts view at 16,384 GPUs changes
+  // height by a line when ZeRO changes): the store's height is kept while it is at least the figure's
+  // and at most STORE_SLACK device pixels more, and grows in steps of STORE_SLACK. The rows below the
+  // figure are clipped and take no room (negative margin); dataset.height is the figure's height in
+  // device pixels (the PNG export crops to it).
+  const STORE_SLACK = 128;
   function setup(canvas, w, h) {
     const dpr = window.devicePixelRatio || 1;
     const W = Math.round(w * dpr), H = Math.round(h * dpr);
-    if (canvas.width !== W || canvas.height !== H) { canvas.width = W; canvas.height = H; }
+    if (canvas.width !== W || canvas.height < H || canvas.height > H + STORE_SLACK) {
+      canvas.width = W;
+      canvas.height = Math.ceil(H / STORE_SLACK) * STORE_SLACK;
+    }
+    const spare = (canvas.height - H) / dpr;
     canvas.style.width = w + 'px';
-    canvas.style.height = h + 'px';
+    canvas.style.height = canvas.height / dpr + 'px';
+    canvas.style.marginBottom = spare > 0 ? -spare + 'px' : '';
+    canvas.style.clipPath = spare > 0 ? 'inset(0 0 ' + spare + 'px 0)' : '';
+    canvas.dataset.height = String(H);
     const ctx = canvas.getContext('2d');
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, w, h);
     ctx.textBaseline = 'alphabetic';
     return ctx;
   }
@@ -178,6 +193,22 @@
   function legendHeight(items, maxW, o) {
     return legend(mctx(), items, 0, 0, maxW, Object.assign({}, o, { dry: true }));
   }
+  // `s` cut to fit maxW in fontCss (fit()), remembered: the figures redraw the same labels on every
+  // change, and measuring them took 1–2 ms a frame for the placement view at 64 GPUs (466 labels
+  // with a width to keep to). Forgotten all at once past 4,096 entries.
+  const fitted = new Map();
+  function fitText(fontCss, s, maxW) {
+    const key = fontCss + '|' + maxW + '|' + s;
+    let out = fitted.get(key);
+    if (out === undefined) {
+      const c = mctx();
+      c.font = fontCss;
+      out = fit(c, s, maxW);
+      if (fitted.size >= 4096) fitted.clear();
+      fitted.set(key, out);
+    }
+    return out;
+  }
   // Width of `s` in `font` (figures measured before a canvas exists, and the SVG export).
   function measure(fontCss, s) {
     const c = mctx();
@@ -214,5 +245,5 @@
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
   }
 
-  CL.gfx = { FONT, MONO, font, setup, fit, text, textIfFits, rect, roundRect, hatch, hatchPattern, legend, legendHeight, measure, hits, niceStep };
+  CL.gfx = { FONT, MONO, font, setup, fit, text, textIfFits, rect, roundRect, hatch, hatchPattern, legend, legendHeight, measure, fitText, hits, niceStep };
 })(window.CL = window.CL || {});

@@ -20,7 +20,7 @@ const figureInfo = (page) => page.evaluate(() => {
   return { cfg: d.cfg, count: sc.rects.count, same: JSON.stringify(again) === JSON.stringify(sc), ops, stageLabels, right: fig.right.map((r) => r.text),
     peak: sc.schedule.peak_alive_micro_batches, bubble: sc.schedule.bubble_fraction, kinds: Array.from(new Set(sc.rects.kind)).sort(),
     legend: fig.legend.map((l) => l.label), caption: document.getElementById('view-caption').textContent,
-    canvasW: document.getElementById('canvas').width, canvasH: document.getElementById('canvas').height };
+    canvasW: document.getElementById('canvas').width, canvasH: Number(document.getElementById('canvas').dataset.height) };
 });
 
 async function hoverAndExport(k, page, info, label) {
