@@ -21,6 +21,14 @@
   const FULL_SCRIPT = 'core-full.js';
 
   const parse = (out) => (typeof out === 'string' ? JSON.parse(out) : out);
+  // A module's answer to `name`, parsed: through NAME + 'Bytes' where the module has it (core-full.js,
+  // wasm/bindings.cpp: a view of the JSON's bytes, decoded here at once, before another call can
+  // reuse or move them), else the JSON text.
+  const DECODER = new TextDecoder();
+  const call = (mod, name, args) => {
+    const bytes = mod[name + 'Bytes'];
+    return bytes ? JSON.parse(DECODER.decode(bytes(...args))) : parse(mod[name](...args));
+  };
 
   // wrap(m, full): the api over module m; the functions m lacks come from `full` (fullLoader():
   // { module, error, load, ready }), which is not used when m has every function.
@@ -40,7 +48,7 @@
     if (full) full.ready.then(done, done);
     for (const name of FUNCTIONS) {
       if (!full) {
-        api[name] = (...args) => parse(m[name](...args));
+        api[name] = (...args) => call(m, name, args);
         continue;
       }
       // core.js's own functions answer from core-full.js once it is loaded: the same answers to the
@@ -48,11 +56,11 @@
       // core/CMakeLists.txt), and its core's one-entry cache of the last evaluation then serves the
       // figure calls that follow an evaluate of the same config.
       if (have(name)) {
-        api[name] = (...args) => parse((full.module || m)[name](...args));
+        api[name] = (...args) => call(full.module || m, name, args);
         continue;
       }
       api[name] = (...args) => {
-        if (full.module) return parse(full.module[name](...args));
+        if (full.module) return call(full.module, name, args);
         if (full.error) return { ok: false, errors: [{ path: '', message: 'The rest of the cutlab core (core-full.js) could not start: ' + full.error.message }] };
         full.load().catch(() => {});
         return { ok: false, pending: true, errors: [{ path: '', message: 'Loading the rest of the cutlab core (core-full.js)…' }] };

@@ -29,7 +29,7 @@ function bridge(fail = false) {
     createElement: (tag) => ({ tag }),
     head: { appendChild(s) { added.push(s.src); setTimeout(() => { if (fail) { s.onerror(); return; } window.createCutlabFull = createCutlabFull; s.onload(); }, 0); } },
   };
-  const sandbox = { window, document, console: Object.assign({}, console, { error() {} }) };
+  const sandbox = { window, document, TextDecoder, console: Object.assign({}, console, { error() {} }) };
   vm.createContext(sandbox);
   vm.runInContext(fs.readFileSync(path.join(root, 'web/bridge.js'), 'utf8'), sandbox, { filename: 'bridge.js' });
   return { CL: window.CL, added };
@@ -79,6 +79,21 @@ test('core.js answers as core-full.js to the byte: evaluate, options, gpus, cuts
     assert.equal(first.cutsScene(bad, 900, -1), full.cutsScene(bad, 900, -1));
   }
   assert.equal(first.evaluations(), full.evaluations());
+});
+
+test('core-full.js: each NAME + "Bytes" function is NAME\'s JSON as UTF-8 bytes (what bridge.js calls)', () => {
+  const text = (view) => new TextDecoder().decode(view);
+  const names = Object.keys(full).filter((k) => /Bytes$/.test(k)).sort();
+  assert.deepEqual(names, ['cutsSceneBytes', 'evaluateBytes', 'gpusBytes', 'optionsBytes', 'placementSceneBytes', 'timelineBytes']);
+  for (const t of CONFIGS.concat(['{', '{"model": "no-such-model"}'])) {
+    assert.equal(text(full.evaluateBytes(t)), full.evaluate(t));
+    assert.equal(text(full.optionsBytes(t)), full.options(t));
+    assert.equal(text(full.gpusBytes(t, 5, 3)), full.gpus(t, 5, 3));
+    assert.equal(text(full.cutsSceneBytes(t, 900, 1)), full.cutsScene(t, 900, 1));
+    assert.equal(text(full.timelineBytes(t, 700, 0)), full.timeline(t, 700, 0));
+    assert.equal(text(full.placementSceneBytes(t, 900)), full.placementScene(t, 900));
+  }
+  for (const f of FUNCTIONS) assert.equal(typeof first[f + 'Bytes'], 'undefined', 'core.js has no ' + f + 'Bytes');
 });
 
 test('bridge.js: first-view functions from core.js; the others pending until core-full.js is loaded, then every function from it', async () => {
