@@ -58,7 +58,11 @@ std::vector<StageRoom> stage_rooms(const ServingSetup& S) {
     room.per_seq_extra = inflight ? 0.0 : logits_per_seq;
     sm.activations_bytes = workspace;
     sm.capacity_bytes = capacity;
-    room.free_bytes = capacity - sm.weights_bytes - workspace;
+    // The KV pool: the engine's share of what the weights and the workspace leave (TensorRT-LLM
+    // sizes it as free_gpu_memory_fraction × the memory free after loading the weights and a
+    // forward pass of max_num_tokens).
+    const double left = capacity - sm.weights_bytes - workspace;
+    room.free_bytes = left > 0 ? w.kv_cache_free_fraction * left : left;
     rooms.push_back(room);
   }
   return rooms;

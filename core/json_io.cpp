@@ -174,6 +174,7 @@ const std::vector<Field<Workload>>& workload_fields() {
       {"batching", &Workload::batching},
       {"max_num_tokens", &Workload::max_num_tokens},
       {"kv_block_tokens", &Workload::kv_block_tokens},
+      {"kv_cache_free_fraction", &Workload::kv_cache_free_fraction},
       {"request_rate_per_s", &Workload::request_rate_per_s},
       {"num_requests", &Workload::num_requests},
       {"spec_draft_tokens", &Workload::spec_draft_tokens},

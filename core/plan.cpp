@@ -573,6 +573,7 @@ void validate_workload(const Workload& w, Checker& c) {
     c.at_most(P + "max_num_tokens", w.max_num_tokens, 1 << 24, "more than 16M tokens in one engine step");
     c.positive(P + "kv_block_tokens", w.kv_block_tokens);
     c.at_most(P + "kv_block_tokens", w.kv_block_tokens, 1 << 16, "KV blocks of more than 65,536 tokens");
+    c.fraction(P + "kv_cache_free_fraction", w.kv_cache_free_fraction);
     c.non_negative(P + "request_rate_per_s", w.request_rate_per_s);
     c.at_most(P + "request_rate_per_s", w.request_rate_per_s, 1e9, "more than a billion requests per second");
     c.non_negative(P + "num_requests", w.num_requests);

@@ -116,6 +116,11 @@ struct Workload {
   // Paged KV cache: tokens per block (TensorRT-LLM tokens_per_block 32; vLLM block_size 16). A
   // sequence holds whole blocks (Kwon et al. 2023, PagedAttention, SOSP'23).
   int kv_block_tokens = 32;
+  // The share of the memory left beside the weights and the step's workspace that the engine gives
+  // its KV cache: TensorRT-LLM's kv_cache_config.free_gpu_memory_fraction (trtllm-bench
+  // --kv_cache_free_gpu_mem_fraction; its default 0.9, 0.95 in its published performance runs). 1:
+  // all of it. (vLLM's gpu_memory_utilization is a share of the whole memory instead.)
+  double kv_cache_free_fraction = 1.0;
   // Requests per second arriving at the whole deployment (all replicas); 0: offline, every request
   // queued from the start (the maximum-throughput operating point).
   double request_rate_per_s = 0;

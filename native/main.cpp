@@ -90,6 +90,7 @@ bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
       {"--batching", {"workload", "batching"}},
       {"--max-num-tokens", {"workload", "max_num_tokens"}},
       {"--kv-block-tokens", {"workload", "kv_block_tokens"}},
+      {"--kv-cache-free-fraction", {"workload", "kv_cache_free_fraction"}},
       {"--request-rate", {"workload", "request_rate_per_s"}},
       {"--spec-draft-tokens", {"workload", "spec_draft_tokens"}},
       {"--spec-acceptance", {"workload", "spec_acceptance"}},

@@ -308,6 +308,11 @@ TEST_CASE("the paged KV cache holds whole blocks and bounds concurrency: a resul
   REQUIRE_THAT(r.kv_cache_used_bytes, WithinRel(r.concurrency * per_seq, 1e-12));
   REQUIRE(r.kv_cache_occupancy <= 1.0);
   REQUIRE(r.kv_cache_occupancy > 0.99);
+  // TensorRT-LLM's free_gpu_memory_fraction: the pool is that share of what is left.
+  c.workload.kv_cache_free_fraction = 0.9;
+  const InferenceEstimate f = infer(c);
+  REQUIRE(f.kv_capacity_sequences == static_cast<long long>(std::floor(0.9 * pool / per_seq)));
+  REQUIRE(f.kv_capacity_sequences < r.kv_capacity_sequences);
 }
 
 TEST_CASE("a static batch larger than memory does not fit and names the largest that does", "[inference]") {
@@ -424,6 +429,7 @@ TEST_CASE("bad serving inputs are reported together with their JSON paths", "[in
   c.workload.output_len = 0;
   c.workload.max_num_tokens = 0;
   c.workload.kv_block_tokens = -1;
+  c.workload.kv_cache_free_fraction = 0;
   c.workload.request_rate_per_s = -1;
   c.workload.spec_acceptance = 1.5;
   c.workload.spec_draft_tokens = 2;
@@ -431,7 +437,7 @@ TEST_CASE("bad serving inputs are reported together with their JSON paths", "[in
   std::set<std::string> paths;
   for (const Error& x : e) paths.insert(x.path);
   for (const char* p : {"/workload/output_len", "/workload/max_num_tokens", "/workload/kv_block_tokens",
-                        "/workload/request_rate_per_s", "/workload/spec_acceptance"})
+                        "/workload/kv_cache_free_fraction", "/workload/request_rate_per_s", "/workload/spec_acceptance"})
     REQUIRE(paths.count(p) == 1);
   c = serving("llama3-70b", 8, 1, 1, 1);
   c.workload.spec_acceptance = 0.5;  // without drafts

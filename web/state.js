@@ -25,7 +25,7 @@
     'activation_func_fp8_input_store', 'layers_per_stage', 'embedding_in_pipeline_split', 'loss_in_pipeline_split',
     'moe_capacity_factor', 'moe_pad_to_capacity', 'moe_imbalance', 'moe_shared_expert_overlap'];
   const WORKLOAD_KEYS = ['mode', 'seq_len', 'global_batch', 'dtype', 'grad_dtype', 'moment_dtype', 'ema', 'batch', 'prompt_len',
-    'output_len', 'weight_dtype', 'expert_weight_dtype', 'kv_dtype', 'local_kv_cache', 'batching', 'max_num_tokens', 'kv_block_tokens', 'request_rate_per_s', 'num_requests', 'spec_draft_tokens',
+    'output_len', 'weight_dtype', 'expert_weight_dtype', 'kv_dtype', 'local_kv_cache', 'batching', 'max_num_tokens', 'kv_block_tokens', 'kv_cache_free_fraction', 'request_rate_per_s', 'num_requests', 'spec_draft_tokens',
     'spec_acceptance'];
   // Plan fields that are lists: comma-separated in the URL ("layernorm,moe_act").
   const LIST_KEYS = ['recompute_modules', 'layers_per_stage'];
