@@ -334,6 +334,8 @@ void print_inference(const ServingEstimate& e, const Config& c) {
             << " · KV cache " << w.kv_dtype << " (" << human_bytes(r.kv_cache_bytes_per_token) << " per token)";
   if (inflight)
     std::cout << "\nmax_num_tokens " << with_commas(w.max_num_tokens) << " · KV blocks of " << w.kv_block_tokens << " tokens · "
+              << (w.kv_cache_free_fraction < 1 ? "KV cache " + fixed(100 * w.kv_cache_free_fraction, 0) + "% of the free memory · "
+                                               : std::string())
               << (w.request_rate_per_s > 0 ? fixed(w.request_rate_per_s, 2) + " requests/s"
                   : w.num_requests > 0     ? "offline run of " + with_commas(w.num_requests) + " requests (all queued at the start)"
                                            : std::string("offline (all requests queued)"));

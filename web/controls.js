@@ -84,6 +84,8 @@
       infer(sel('/workload/expert_weight_dtype', 'Expert weights', 'expert_weight_dtype', { moe: true, hideDense: true,
         title: 'Routed experts stored apart (gpt-oss: MXFP4 experts); their GEMMs run at the weights\' precision' })),
       infer(sel('/workload/kv_dtype', 'KV cache', 'kv_dtype')),
+      infer(num('/workload/kv_cache_free_fraction', 'KV cache share', { step: 'any',
+        title: 'Share of the memory beside the weights and the step\'s workspace that the KV cache takes (TensorRT-LLM free_gpu_memory_fraction: 0.9 by default; 1: all of it)' })),
       infer(sel('/workload/local_kv_cache', 'Local layers hold', 'local_kv_cache', { localOnly: true,
         title: 'What the KV cache keeps for a sliding-window or chunked layer: its window, or the whole context as in the other layers' }))] },
   ];
