@@ -5,7 +5,8 @@
 // canvas: app.js's perf.change.workMs; the tables follow in the next frame, timed on their own), the
 // median of 12 changes after 6 warm-up ones, core-full.js loaded first (web/bridge.js loads it after
 // the first paint; until V8 has compiled and tiered up its code, the first changes took 30–170 ms:
-// those are reported apart, as the first change after load), in every view, at 64 GPUs (Llama 3 70B, TP 8 × PP 2 ×
+// those are reported apart, as the first change after load) and the page's own warm-up done (app.js
+// warmCore, in idle time after core-full.js arrives), in every view, at 64 GPUs (Llama 3 70B, TP 8 × PP 2 ×
 // DP 4) and 16,384 GPUs (Llama 3 405B, TP 8 × PP 16 × DP 128). The changes alternate recompute
 // selective ↔ full and ZeRO 0 ↔ 1, so that each one is a new plan.
 // Run: node bench/bench_chromium.mjs   (after building the wasm preset; env as in tests/browser/lib.mjs)
@@ -66,6 +67,7 @@ try {
       await page.goto(httpBase + '?' + query + '&view=' + view);
       await ready(page);
       await page.evaluate(() => window.__cutlab.api().full());
+      await page.waitForFunction(() => window.__cutlab.perf.warm !== null, null, { timeout: 60000 });   // app.js warmCore
       const samples = [];
       let first = null;
       for (let i = 0; i < 18; i++) {

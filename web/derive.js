@@ -44,9 +44,10 @@
   function make(api) {
     let last = null;
     let lastGood = null;
-    return function derive(state) {
+    // salt: appended to the config's text (app.js warmCore: a space, the same plan as a new text).
+    return function derive(state, salt) {
       const cfg = CL.state.toConfig(state);
-      const text = JSON.stringify(cfg);
+      const text = JSON.stringify(cfg) + (salt || '');
       if (last && last.text === text) return last;
       const t0 = performance.now();
       const ev = api.evaluate(text);

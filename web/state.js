@@ -87,8 +87,8 @@
     return v !== null && typeof v === 'object' ? v : null;
   }
 
-  // the page's own switches too (app.js ?debug, ?prefetch; search-run.js ?search): not plan keys
-  const RESERVED = new Set(['model', 'hf', 'cluster', 'gpus', 'view', 'layer', 'gpu', 'embed', 'embed_id', 'ex', 'debug', 'prefetch', 'search']);
+  // the page's own switches too (app.js ?debug, ?prefetch, ?warm; search-run.js ?search): not plan keys
+  const RESERVED = new Set(['model', 'hf', 'cluster', 'gpus', 'view', 'layer', 'gpu', 'embed', 'embed_id', 'ex', 'debug', 'prefetch', 'warm', 'search']);
   // Returns null when the query holds no plan (then the default state applies).
   function fromQuery(search) {
     const q = new URLSearchParams(search);

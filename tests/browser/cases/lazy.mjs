@@ -73,6 +73,19 @@ async function prefetch(k) {
   const { page, errors } = await k.open(httpBase + PLAN);
   await page.waitForFunction(() => window.__cutlab.api().ready('timeline'), null, { timeout: 20000 });
   k.check(true, 'core-full.js arrives after the first paint without a call that needs it');
+  // then warms up in idle time (app.js warmCore): the plan through the core and every view, evaluated
+  // anew each round; the page's plan and its figure are as before
+  const before = await page.evaluate(() => ({ text: window.__cutlab.derived.text, h: document.getElementById('canvas').dataset.height }));
+  await page.waitForFunction(() => window.__cutlab.perf.warm !== null, null, { timeout: 20000 });
+  const warm = await page.evaluate(() => ({ warm: window.__cutlab.perf.warm, n: window.__cutlab.api().evaluations(), text: window.__cutlab.derived.text,
+    h: document.getElementById('canvas').dataset.height, fig: window.CL.views.cuts.scene(window.__cutlab.derived.good, 800, {}) !== null }));
+  k.check(warm.warm.steps === 4 * (1 + 3) && warm.n >= 5 && warm.text === before.text && warm.h === before.h && warm.fig,
+    'the warm-up ran ' + warm.warm.steps + ' steps in ' + warm.warm.ms.toFixed(0) + ' ms, ' + warm.n + ' evaluations by core-full.js; the plan and figure unchanged');
+  const cold = await k.open(httpBase + PLAN + '&warm=0');
+  await cold.page.waitForFunction(() => window.__cutlab.api().ready('timeline'), null, { timeout: 20000 });
+  await cold.page.waitForTimeout(1000);
+  const c = await cold.page.evaluate(() => ({ warm: window.__cutlab.perf.warm, n: window.__cutlab.api().evaluations(), ok: window.__cutlab.derived.ok }));
+  k.check(c.warm === null && c.n <= 2 && c.ok, '?warm=0: no warm-up (' + c.n + ' evaluations by core-full.js), and warm is not read as a plan key');
   const a = await held(k, httpBase + PLAN.replace('view=cuts', 'view=placement') + '&prefetch=0');
   k.check(a.requests.includes('core-full.js'), 'a first view of Placement asks for core-full.js before the page is ready');
   a.release();
@@ -83,11 +96,11 @@ async function prefetch(k) {
   k.check(e.requests.includes('core-full.js'), 'an embed of the pipeline asks for core-full.js at once');
   e.release();
   await settle(e.page);
-  k.noErrors(errors.concat(a.errors, e.errors), 'prefetch');
+  k.noErrors(errors.concat(cold.errors, a.errors, e.errors), 'prefetch');
 }
 
 export default [
   { name: 'two modules: the Pipeline tab, the balance line and their loading state with core-full.js held back (http)', run: onDemand },
   { name: 'two modules: the Launch panel loads core-full.js from file://', run: launchFromFile },
-  { name: 'two modules: prefetch after the first paint; a first view that needs core-full.js asks for it at once', run: prefetch },
+  { name: 'two modules: prefetch after the first paint, then a warm-up in idle time; a first view that needs core-full.js asks for it at once', run: prefetch },
 ];
