@@ -68,14 +68,19 @@ std::vector<StageRoom> stage_rooms(const ServingSetup& S) {
   return rooms;
 }
 
-// Sequences whose KV cache fits on every stage.
-long long kv_capacity(const std::vector<StageRoom>& rooms) {
+// Sequences whose KV cache fits on every stage; `bound`: the stage that holds the fewest (the first).
+long long kv_capacity(const std::vector<StageRoom>& rooms, int& bound) {
   long long cap = -1;
-  for (const StageRoom& room : rooms) {
+  bound = 0;
+  for (std::size_t i = 0; i < rooms.size(); ++i) {
+    const StageRoom& room = rooms[i];
     const double per = room.kv_per_seq + room.per_seq_extra;
     const long long fit = room.free_bytes > 0 && per > 0 ? static_cast<long long>(std::min(1e15, std::floor(room.free_bytes / per)))
                                                          : 0;
-    cap = cap < 0 ? fit : std::min(cap, fit);
+    if (cap < 0 || fit < cap) {
+      cap = fit;
+      bound = static_cast<int>(i);
+    }
   }
   return std::max<long long>(0, cap);
 }
@@ -246,7 +251,8 @@ InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp) {
   r.micro_batches = inflight ? S.plan.pp : 1;
   r.kv_cache_bytes_per_token = kv_cache_bytes_per_token(S.m, w.kv_dtype);
   const std::vector<StageRoom> rooms = stage_rooms(S);
-  r.kv_capacity_sequences = kv_capacity(rooms);
+  r.kv_capacity_sequences = kv_capacity(rooms, r.kv_bound_stage);
+  r.kv_pool_bytes = rooms[static_cast<std::size_t>(r.kv_bound_stage)].free_bytes;
   r.max_batch_that_fits = r.kv_capacity_sequences / r.micro_batches;
   if (inflight) inflight_batch(S, r.kv_capacity_sequences, r);
   else static_batch(resolved, S, r);

@@ -50,6 +50,11 @@ struct InferenceEstimate {
   // 0 when not even the weights fit.
   long long max_batch_that_fits = 0;
   long long kv_capacity_sequences = 0;  // per replica
+  // The stage whose KV pool holds the fewest sequences (it bounds kv_capacity_sequences), and that
+  // pool per GPU: kv_cache_free_fraction × what its weights and workspace leave (negative when they
+  // do not fit).
+  int kv_bound_stage = 0;
+  double kv_pool_bytes = 0;
   int replicas = 1;                     // data-parallel replicas serving separate requests
   int micro_batches = 1;                // in flight per replica (pp with in-flight batching)
   double kv_cache_bytes_per_token = 0;  // whole model

@@ -1027,6 +1027,8 @@ json inference_json(const InferenceEstimate& r) {
             {"token_budget_bound", r.token_budget_bound},
             {"max_batch_that_fits", r.max_batch_that_fits},
             {"kv_capacity_sequences", r.kv_capacity_sequences},
+            {"kv_bound_stage", r.kv_bound_stage},
+            {"kv_pool_bytes", r.kv_pool_bytes},
             {"kv_cache_used_bytes", r.kv_cache_used_bytes},
             {"kv_cache_occupancy", r.kv_cache_occupancy},
             {"replicas", r.replicas},

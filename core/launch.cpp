@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "core/inference.h"
 #include "core/json_io.h"
 #include "core/presets.h"
 #include "core/toml.h"
@@ -441,6 +442,45 @@ void weight_quantization(const Workload& w, const char* engine, std::vector<Flag
                     ": serve a checkpoint that stores them so (gpt-oss: MXFP4); " + engine + " reads it from the checkpoint.");
 }
 
+// The engines' memory-share flags that give their KV pools cutlab's size: the pool per GPU
+// (InferenceEstimate::kv_pool_bytes, workload.kv_cache_free_fraction × what the weights and the
+// workspace leave) of the stage that bounds the sequences in flight, with its weights W and
+// workspace A; HBM the GPU's memory, R the reserve cutlab keeps (CUDA context, NCCL), C = HBM − R.
+// - vLLM v0.10 (v1/worker/gpu_worker.py determine_available_memory): KV = gpu_memory_utilization ×
+//   the device's total memory − (weights + peak activations + non-torch memory), so
+//   gpu_memory_utilization = (W + A + R + pool) / HBM; 1 when cutlab gives the KV cache all of it.
+// - SGLang v0.4.9 (srt/model_executor/model_runner.py profile_max_num_token): KV = the memory free
+//   after the weights load − (1 − mem_fraction_static) × the memory free before, so
+//   mem_fraction_static = (W + pool) / C.
+// Rounded down to 3 decimals: the engine's pool is then at most cutlab's (by < 0.001 × HBM).
+struct MemoryShares {
+  bool fits = false;  // the weights and workspace leave a pool
+  double vllm_gpu_memory_utilization = 0;
+  double sglang_mem_fraction_static = 0;
+};
+
+MemoryShares memory_shares(const Config& c) {
+  MemoryShares m;
+  const Result<Resolved> r = resolve(c);
+  if (!r.ok()) return m;
+  const InferenceEstimate e = estimate_inference(r.value);
+  const std::size_t s = static_cast<std::size_t>(e.kv_bound_stage);
+  if (!(e.kv_pool_bytes > 0) || s >= e.memory.per_stage.size()) return m;
+  const StageMemory& sm = e.memory.per_stage[s];
+  const double hbm = c.cluster.hbm_bytes, capacity = sm.capacity_bytes, pool = e.kv_pool_bytes;
+  auto down = [](double x) { return std::floor(std::min(1.0, x) * 1000.0) / 1000.0; };
+  m.fits = true;
+  m.vllm_gpu_memory_utilization = down((sm.weights_bytes + sm.activations_bytes + (hbm - capacity) + pool) / hbm);
+  m.sglang_mem_fraction_static = down((sm.weights_bytes + pool) / capacity);
+  return m;
+}
+
+std::string memory_share_note(const char* engine, const char* flag, double value, double engine_default) {
+  return std::string(engine) + "'s " + flag + " " + str(value) + " sizes its KV cache as cutlab's plan does (kv_cache_free_fraction " +
+         "of what the weights and workspace leave); its default " + str(engine_default) +
+         " leaves room for CUDA graphs and other buffers: lower kv_cache_free_fraction for such headroom.";
+}
+
 std::vector<Flag> vllm_flags(const Config& c, std::vector<std::string>& notes) {
   const Plan& p = c.plan;
   const Workload& w = c.workload;
@@ -460,6 +500,12 @@ std::vector<Flag> vllm_flags(const Config& c, std::vector<std::string>& notes) {
   if (block == 1 || block == 8 || block == 16 || block == 32 || block == 64 || block == 128) add("--block-size", {str(block)});
   else notes.push_back("vLLM's --block-size takes 1, 8, 16, 32, 64 or 128 tokens, not " + str(static_cast<long long>(block)) + ".");
   if (w.kv_dtype == KvDtype::FP8) add("--kv-cache-dtype", {"fp8"});
+  const MemoryShares shares = memory_shares(c);
+  if (shares.fits) {
+    add("--gpu-memory-utilization", {str(shares.vllm_gpu_memory_utilization)});
+    if (shares.vllm_gpu_memory_utilization > 0.95)
+      notes.push_back(memory_share_note("vLLM", "--gpu-memory-utilization", shares.vllm_gpu_memory_utilization, 0.9));
+  }
   weight_quantization(w, "vLLM", f, notes);
   if (w.spec_draft_tokens > 0)
     add("--speculative-config", {"'{\"method\": \"" + std::string(is_mla(c.model) ? "deepseek_mtp" : "eagle") +
@@ -494,6 +540,8 @@ std::vector<Flag> sglang_flags(const Config& c, std::vector<std::string>& notes)
   add("--context-length", {str(static_cast<long long>(w.prompt_len) + w.output_len)});
   add("--page-size", {str(w.kv_block_tokens)});
   if (w.kv_dtype == KvDtype::FP8) add("--kv-cache-dtype", {"fp8_e4m3"});
+  const MemoryShares shares = memory_shares(c);
+  if (shares.fits) add("--mem-fraction-static", {str(shares.sglang_mem_fraction_static)});
   weight_quantization(w, "SGLang", f, notes);
   if (w.spec_draft_tokens > 0) {
     add("--speculative-algorithm", {is_mla(c.model) ? "NEXTN" : "EAGLE"});

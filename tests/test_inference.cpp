@@ -313,6 +313,8 @@ TEST_CASE("the paged KV cache holds whole blocks and bounds concurrency: a resul
   const InferenceEstimate f = infer(c);
   REQUIRE(f.kv_capacity_sequences == static_cast<long long>(std::floor(0.9 * pool / per_seq)));
   REQUIRE(f.kv_capacity_sequences < r.kv_capacity_sequences);
+  REQUIRE(f.kv_bound_stage == 0);
+  REQUIRE_THAT(f.kv_pool_bytes, WithinRel(0.9 * pool, 1e-12));
 }
 
 TEST_CASE("a static batch larger than memory does not fit and names the largest that does", "[inference]") {

@@ -2,6 +2,7 @@
 // the README's training examples and the training examples of web/examples.js; the Megatron-LM
 // arguments of the README's Llama 3 70B plan are the ones a Megatron-LM user writes.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -238,6 +239,56 @@ TEST_CASE("launch files with errors name the line and the flag or key", "[launch
     CHECK(b.errors.size() == 3);
     CHECK(b.errors[0].path == "line 2: [x] k");
   }
+}
+
+// The value a flag line "NAME VALUE" of an export carries (NaN when absent).
+double flag_value(const std::string& text, const std::string& name) {
+  for (const std::string& line : flag_lines(text))
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  return std::nan("");
+}
+
+TEST_CASE("vLLM's and SGLang's memory shares give their KV pools cutlab's size", "[launch]") {
+  // Llama 3 8B on one H100 (79.6 GiB, 2 GiB reserved), in flight, KV share 0.5. By hand:
+  // weights: 2 B × (2 × 128,256 × 4,096 embeddings and head + 32 × (2 × 4,096² + 2 × 4,096 × 1,024
+  // attention + 3 × 4,096 × 14,336 MLP + 2 × 4,096 norms) + 4,096) = 2 × 8,030,261,248 bytes;
+  // workspace: 8,192 tokens × 2 B × (3 × 4,096 + (32 + 2 × 8) × 128 + 3 × 14,336) + 16 sequences ×
+  // 4 B × 128,256 logits.
+  const Config serve = resolved_config(
+      R"({"model": "llama3-8b", "cluster": "dgx-h100", "plan": {"tp": 1}, "workload": {"mode": "infer", "batch": 16, "prompt_len": 2048,
+          "output_len": 512, "kv_cache_free_fraction": 0.5}})");
+  const double GiB = 1024.0 * 1024 * 1024, hbm = 79.6 * GiB, reserved = 2 * GiB, capacity = hbm - reserved;
+  const double weights = 2.0 * (2.0 * 128256 * 4096 +
+                                32.0 * (2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336 + 2.0 * 4096) + 4096);
+  const double workspace = 8192.0 * 2 * (3 * 4096 + (32 + 2 * 8) * 128 + 3 * 14336) + 16.0 * 4 * 128256;
+  const double pool = 0.5 * (capacity - weights - workspace);
+  const Result<LaunchConfig> vllm = export_launch(serve, LaunchFormat::Vllm);
+  REQUIRE(vllm.ok());
+  // vLLM: pool = utilization × HBM − weights − workspace − reserve; rounded down to 0.001.
+  const double util = flag_value(vllm.value.text, "--gpu-memory-utilization");
+  CHECK(util == Approx((weights + workspace + reserved + pool) / hbm).margin(0.001));
+  CHECK(util <= (weights + workspace + reserved + pool) / hbm);
+  // SGLang: pool = mem_fraction_static × (HBM − reserve) − weights.
+  const Result<LaunchConfig> sglang = export_launch(serve, LaunchFormat::Sglang);
+  REQUIRE(sglang.ok());
+  const double frac = flag_value(sglang.value.text, "--mem-fraction-static");
+  CHECK(frac == Approx((weights + pool) / capacity).margin(0.001));
+  CHECK(frac <= (weights + pool) / capacity);
+  // The whole free memory (the default share 1): vLLM at 1, with a note on its default 0.9.
+  const Config all = resolved_config(
+      R"({"model": "llama3-8b", "cluster": "dgx-h100", "plan": {"tp": 1}, "workload": {"mode": "infer", "batch": 16}})");
+  const Result<LaunchConfig> full = export_launch(all, LaunchFormat::Vllm);
+  REQUIRE(full.ok());
+  CHECK(flag_value(full.value.text, "--gpu-memory-utilization") == 1.0);
+  bool noted = false;
+  for (const std::string& n : full.value.notes) noted = noted || n.find("its default 0.9") != std::string::npos;
+  CHECK(noted);
+  // Weights that leave no pool: no share to give.
+  const Config over = resolved_config(
+      R"({"model": "llama3-405b", "cluster": "dgx-h100", "plan": {"tp": 1}, "workload": {"mode": "infer", "batch": 16}})");
+  const Result<LaunchConfig> none = export_launch(over, LaunchFormat::Vllm);
+  REQUIRE(none.ok());
+  CHECK(none.value.text.find("--gpu-memory-utilization") == std::string::npos);
 }
 
 TEST_CASE("serving plans export vLLM and SGLang commands, and only those", "[launch]") {
