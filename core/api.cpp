@@ -1,6 +1,7 @@
 #include "core/api.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/json_io.h"
@@ -416,11 +417,16 @@ std::string search_json(const std::string& text, int top) {
   return to_json_text(search(text, options));
 }
 
-std::string search_part_json(const std::string& text, int top, int first, int count, bool memory_prune, double budget_ms) {
+std::string search_part_json(const std::string& text, int top, int first, int count, bool memory_prune, double budget_ms,
+                             double step_bound_s) {
   SearchOptions options;
   options.top = top;
   if (!(budget_ms >= 0))
     return failure(failed<SearchPart>({{ErrorCode::OutOfRange, "/budget_ms", "budget_ms must be ≥ 0 (0: none)"}}));
+  if (!std::isfinite(step_bound_s))
+    return failure(
+        failed<SearchPart>({{ErrorCode::OutOfRange, "/step_bound_s", "step_bound_s must be a number (< 0: find it, 0: none)"}}));
+  options.step_bound_s = step_bound_s;
   const Answer<SearchPart> a = search_part(text, options, first, count, memory_prune, budget_ms / 1e3);
   if (!a.ok()) return failure(a);
   return success(to_json(a.result.value));
@@ -463,6 +469,11 @@ std::string search_merge_json(const std::string& text, int top) {
     r.pruned_invalid = part_count(p, "pruned_invalid", at, errors);
     r.pruned_equivalent = part_count(p, "pruned_equivalent", at, errors);
     r.pruned_memory = part_count(p, "pruned_memory", at, errors);
+    r.pruned_bound = part_count(p, "pruned_bound", at, errors);
+    const auto bound = p.find("step_bound_s");
+    if (bound == p.end() || !bound->is_number() || !(bound->get<double>() >= 0))
+      errors.push_back({ErrorCode::WrongType, at + "/step_bound_s", "step_bound_s must be a number ≥ 0 (0: none)"});
+    else r.step_bound_s = bound->get<double>();
     r.evaluated = part_count(p, "evaluated", at, errors);
     r.fitting = part_count(p, "fitting", at, errors);
     part.items = part_count(p, "items", at, errors);

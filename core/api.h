@@ -90,7 +90,10 @@ std::string search_json(const std::string& config_text, int top);
 // "order" (the enumeration order of each plan of "best"), "items" (in the whole space; count 0 asks
 // only for that) and "next" (the first item not searched: with budget_ms > 0 the part stops once
 // that much time has passed, after at least one item). memory_prune false: the second pass (below).
-std::string search_part_json(const std::string& config_text, int top, int first, int count, bool memory_prune, double budget_ms);
+// step_bound_s: the search's step-time bound (search.h SearchOptions::step_bound_s): < 0 finds it
+// (the first part), which the answer gives back as "step_bound_s" (0: none) for the next parts.
+std::string search_part_json(const std::string& config_text, int top, int first, int count, bool memory_prune, double budget_ms,
+                             double step_bound_s);
 // result: the parts (a JSON array of search_part_json results, or of merges) merged: search_json's
 // result (the same for any partition of the items once all are in), with "order", "items" and
 // "second_pass": true when no plan fit and the memory bound pruned some, so that every item must be

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 // A function off the search's hot path in this speed-compiled file (core/CMakeLists.txt): compiled for size,
 // which keeps the WASM module's first script under its limit (tests/js/size.test.mjs).
@@ -675,7 +676,12 @@ void utilisation(const Resolved& r, TrainingEstimate& e) {
 
 }  // namespace
 
-Result<TrainingEstimate> evaluate_training(const Resolved& r, bool with_ops) {
+namespace {
+
+// evaluate_training, stopping before the simulation when the makespan's lower bound is above
+// step_bound_s (then `pruned` and an empty estimate).
+Result<TrainingEstimate> training(const Resolved& r, bool with_ops, double step_bound_s, bool& pruned) {
+  pruned = false;
   Result<TrainingEstimate> result;
   TrainingEstimate& e = result.value;
   const int p = r.config.plan.pp;
@@ -691,6 +697,13 @@ Result<TrainingEstimate> evaluate_training(const Resolved& r, bool with_ops) {
   e.input_layer_ops = std::move(costs.compute.input_ops);
   std::vector<PerStage> per;
   ScheduleInput sin = pipeline_input(r, costs, per);
+  // The step is the makespan plus the exposed DP tail and the optimizer step (both ≥ 0): a plan
+  // whose makespan cannot be below the bound cannot be either. (1 − 1e-9: the bound's sums are in
+  // another order than the simulation's.)
+  if (makespan_lower_bound_s(sin) * (1 - 1e-9) > step_bound_s) {
+    pruned = true;
+    return result;
+  }
   sin.alive_weights = chunk_activation_weights(r);
   Result<ScheduleResult> sched = with_ops ? simulate_schedule(sin) : simulate_schedule_summary(sin);
   if (!sched.ok()) {
@@ -717,6 +730,17 @@ Result<TrainingEstimate> evaluate_training(const Resolved& r, bool with_ops) {
   comm_table(r, costs, per[e.comm_stage], sin.p2p_s, dp[e.comm_stage], e);
   utilisation(r, e);
   return result;
+}
+
+}  // namespace
+
+Result<TrainingEstimate> evaluate_training(const Resolved& r, bool with_ops) {
+  bool pruned = false;
+  return training(r, with_ops, std::numeric_limits<double>::infinity(), pruned);
+}
+
+Result<TrainingEstimate> evaluate_training_within(const Resolved& r, double step_bound_s, bool& pruned) {
+  return training(r, false, step_bound_s, pruned);
 }
 
 ServingEstimate evaluate_serving(const Resolved& r) {

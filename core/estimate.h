@@ -90,6 +90,11 @@ using Estimate = std::variant<TrainingEstimate, ServingEstimate>;
 // `with_ops` false: the schedule is simulated without its op list (simulate_schedule_summary, the
 // search's fast path): schedule.ops and schedule.idle stay empty, every other number is the same.
 Result<TrainingEstimate> evaluate_training(const Resolved& r, bool with_ops = true);
+// The search's evaluation: evaluate_training(r, false), unless the step cannot be shorter than
+// step_bound_s: the schedule's makespan_lower_bound_s (core/schedule.h), found before the schedule
+// is simulated, is above it (the DP tail and the optimizer step only add to the makespan). Then
+// `pruned` is set and the estimate is empty (no errors).
+Result<TrainingEstimate> evaluate_training_within(const Resolved& r, double step_bound_s, bool& pruned);
 ServingEstimate evaluate_serving(const Resolved& r);
 Result<Estimate> evaluate(const Resolved& r);
 Result<Estimate> evaluate(const Config& config);  // resolve(), then evaluate()

@@ -795,9 +795,11 @@ json to_json(const SearchResult& s) {
           {"pruned_invalid", s.pruned_invalid},
           {"pruned_equivalent", s.pruned_equivalent},
           {"pruned_memory", s.pruned_memory},
+          {"pruned_bound", s.pruned_bound},
           {"evaluated", s.evaluated},
           {"valid", s.valid},
           {"fitting", s.fitting},
+          {"step_bound_s", s.step_bound_s},
           {"best", best}};
 }
 

@@ -772,6 +772,29 @@ Result<ScheduleResult> simulate_schedule(const ScheduleInput& input) {
   });
 }
 
+double makespan_lower_bound_s(const ScheduleInput& in) {
+  const int p = in.stages, v = in.chunks;
+  if (p < 1 || v < 1 || in.micro_batches < 1 || in.times.size() != static_cast<std::size_t>(p) * v) return 0;
+  const bool dual = in.name == Schedule::DualPipe;
+  const bool backward_last = in.name == Schedule::GPipe || in.name == Schedule::OneFOneB || in.name == Schedule::Interleaved;
+  auto at = [&](int s, int c) -> const OpTimes& { return in.times[static_cast<std::size_t>(s) * v + c]; };
+  const double per_chunk_micro_batches = dual ? in.micro_batches / 2.0 : in.micro_batches;
+  // Entries from the right (DualPipe's chunk 1): Σ_{k>s} f + (p − 1 − s)·p2p, summed from the last stage.
+  std::vector<double> from_right(static_cast<std::size_t>(p), 0.0);
+  if (dual)
+    for (int s = p - 2; s >= 0; --s) from_right[s] = from_right[s + 1] + at(s + 1, 1).f_s + in.p2p_s;
+  double bound = 0, head = 0, tail = 0;  // head, tail: Σ over the stages before s
+  for (int s = 0; s < p; ++s) {
+    double work = 0;
+    for (int c = 0; c < v; ++c) work += at(s, c).f_s + at(s, c).b_s + at(s, c).w_s;
+    const double first = dual ? std::min(head, from_right[s]) : head;
+    bound = std::max(bound, first + per_chunk_micro_batches * work + (backward_last ? tail : 0.0));
+    head += at(s, 0).f_s + in.p2p_s;
+    tail += at(s, 0).b_s + at(s, 0).w_s + in.p2p_s;
+  }
+  return bound;
+}
+
 Result<ScheduleResult> simulate_schedule_summary(const ScheduleInput& input) {
   return checked(input, [&](const Topology& t, ScheduleResult& out) -> Errors {
     if (t.kind != Schedule::DualPipe)

@@ -79,6 +79,17 @@ Result<ScheduleResult> simulate_schedule(const ScheduleInput& input);
 // queue follows the emitted order, still generates its order (untimed) first.
 Result<ScheduleResult> simulate_schedule_summary(const ScheduleInput& input);
 
+// A lower bound on simulate_schedule's makespan, without simulating (the search prunes with it):
+// max over stages s of head_s + work_s + tail_s. work_s: every op of stage s, one at a time (m
+// micro-batches × Σ over its chunks of f + b + w; DualPipe: m/2 per direction). head_s: the first
+// op waits for micro-batch 0's forward through the stages before it (chunk 0: Σ_{k<s} f + s·p2p;
+// DualPipe: the nearer of its two entries). tail_s (GPipe, 1F1B, interleaved, whose last op on a
+// stage is a backward of chunk 0 lasting b + w): that gradient still goes through the stages
+// before it, Σ_{k<s} (b + w) + s·p2p; none for ZB-H1 and DualPipe, whose W ops can come last.
+// Uniform 1F1B stages (f, b, w, p2p 0): (m + p − 1)(f + b + w), the simulated makespan itself.
+// The input must be valid (simulate_schedule's checks); an invalid one gives 0.
+double makespan_lower_bound_s(const ScheduleInput& input);
+
 // The rules a schedule puts on a plan: pp stages, vpp chunks per stage (as the plan gives it:
 // DualPipe's two directions are not counted), m micro-batches per step (m ≤ 0: not known yet).
 // Megatron's interleaved 1F1B runs micro-batches in groups of pp; DualPipe feeds both ends with half

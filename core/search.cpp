@@ -282,7 +282,14 @@ long long search_unit(const Config& base, const Space& s, const SearchOptions& o
               ++n.pruned_invalid;
               continue;
             }
-            const Result<TrainingEstimate> e = evaluate_training(resolved.value, false);
+            bool beyond_bound = false;
+            const Result<TrainingEstimate> e = o.prune && o.step_bound_s > 0
+                                                   ? evaluate_training_within(resolved.value, o.step_bound_s, beyond_bound)
+                                                   : evaluate_training(resolved.value, false);
+            if (beyond_bound) {
+              ++n.pruned_bound;
+              continue;
+            }
             if (!e.ok()) {
               ++n.pruned_invalid;
               continue;
@@ -325,7 +332,8 @@ void parallel_for(std::size_t count, int threads, const std::function<void(std::
 
 void add_counts(SearchResult& into, const SearchResult& n) {
   into.candidates += n.candidates, into.pruned_invalid += n.pruned_invalid, into.pruned_equivalent += n.pruned_equivalent;
-  into.pruned_memory += n.pruned_memory, into.evaluated += n.evaluated, into.fitting += n.fitting;
+  into.pruned_memory += n.pruned_memory, into.pruned_bound += n.pruned_bound, into.evaluated += n.evaluated, into.fitting += n.fitting;
+  into.step_bound_s = std::max(into.step_bound_s, n.step_bound_s);  // the parts of one search share it
 }
 
 // The space cut into items: the units, and where each unit's items begin (begin.back(): all items).
@@ -362,7 +370,8 @@ SearchPart run_items(const Config& base, const Space& space, const Items& items,
   all.best.trim();
   SearchPart part;
   part.result = all.counts;
-  part.result.valid = part.result.evaluated;
+  part.result.valid = part.result.evaluated + part.result.pruned_bound;
+  part.result.step_bound_s = o.prune ? o.step_bound_s : 0.0;
   part.items = items.begin.back();
   part.next = std::max(first, std::min(next, last));
   for (Entry& e : all.best.entries) {
@@ -370,6 +379,51 @@ SearchPart run_items(const Config& base, const Space& space, const Items& items,
     part.order.push_back(e.order);
   }
   return part;
+}
+
+// The seed of the step-time bound (search.h search_step_bound_s): a few items per mesh, searched as
+// the full pass searches them (the same pruning, so each seed is a plan that pass simulates too).
+double seed_bound(const Config& base, const Space& space, const Items& items, SearchOptions o) {
+  o.step_bound_s = 0;
+  UnitResult seeds;
+  seeds.best.top = static_cast<std::size_t>(o.top);
+  std::size_t zi = 0;  // the first choice of ZeRO 1 with the distributed optimizer, else the first
+  for (std::size_t k = 0; k < space.zero_do.size(); ++k)
+    if (space.zero_do[k].first && space.zero_do[k].zero <= 1 && space.zero_do[k].distributed_optimizer) {
+      zi = k;
+      break;
+    }
+  std::vector<std::size_t> rcs;  // no recompute and selective recompute of core attention, else the first choice
+  for (std::size_t k = 0; k < space.recomputes.size(); ++k) {
+    const RecomputeChoice& rc = space.recomputes[k];
+    const bool wanted = rc.mode == Recompute::None ||
+                        (rc.mode == Recompute::Selective && rc.modules == std::vector<RecomputeModule>{RecomputeModule::CoreAttn});
+    if (wanted && rcs.size() < 2) rcs.push_back(k);
+  }
+  if (rcs.empty()) rcs.push_back(0);
+  for (std::size_t i = 0; i < items.units.size(); ++i) {
+    const Unit& u = items.units[i];
+    // The space's first schedule only (1F1B when searched): a few seeds per mesh keep the seed short
+    // (on the page it is one task); the `top` best plans are mostly variants of a few meshes.
+    if (base.workload.global_batch % u.dp != 0 || u.schedule != space.schedules.front()) continue;
+    const long long num_mbs = static_cast<long long>(micro_batches(base, space, u).size()),
+                    num_rc = static_cast<long long>(space.recomputes.size());
+    for (long long mbi = 0; mbi < std::min<long long>(2, num_mbs); ++mbi)  // micro-batches 1 and 2
+      for (std::size_t ri : rcs) {
+        const long long item = (static_cast<long long>(zi) * num_mbs + mbi) * num_rc + static_cast<long long>(ri);
+        search_unit(base, space, o, true, u, i, item, item + 1, seeds, nullptr);
+      }
+  }
+  seeds.best.trim();
+  const std::vector<Entry>& e = seeds.best.entries;
+  return e.size() >= seeds.best.top && e[seeds.best.top - 1].plan.fits ? e[seeds.best.top - 1].plan.step_s : 0.0;
+}
+
+// The options with the step-time bound decided: found (< 0 asked for it, in the first pass), or none.
+SearchOptions with_bound(const Config& base, const Space& space, const Items& items, SearchOptions o, bool memory_prune) {
+  if (!o.prune || !memory_prune) o.step_bound_s = 0;  // the second pass: nothing fits, nothing to beat
+  else if (o.step_bound_s < 0) o.step_bound_s = seed_bound(base, space, items, o);
+  return o;
 }
 
 // The errors that keep a config from being searched (none: it can be).
@@ -404,8 +458,20 @@ Result<SearchPart> search_part(const Config& base, const SearchOptions& opt, lon
   const long long last = first > items.begin.back() - count ? items.begin.back() : first + count;
   const Clock::time_point deadline = Clock::now() +
                                      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
-  out.value = run_items(base, space, items, opt, memory_prune, std::min(first, last), last, budget_s > 0 ? &deadline : nullptr);
+  SearchOptions o = opt;
+  if (first < last) o = with_bound(base, space, items, opt, memory_prune);  // an empty range: no seed to search
+  else o.step_bound_s = 0;
+  out.value = run_items(base, space, items, o, memory_prune, std::min(first, last), last, budget_s > 0 ? &deadline : nullptr);
   return out;
+}
+
+double search_step_bound_s(const Config& base, const SearchOptions& opt) {
+  if (!search_errors(base, opt).empty()) return 0;
+  const Space space = make_space(base, opt);
+  const Items items = make_items(base, space);
+  SearchOptions o = opt;
+  o.step_bound_s = -1;
+  return with_bound(base, space, items, o, true).step_bound_s;
 }
 
 long long search_items(const Config& base, const SearchOptions& opt) {
@@ -428,7 +494,7 @@ SearchPart merge_search_parts(const std::vector<SearchPart>& parts, int top) {
       all.add(std::move(e));
     }
   }
-  r.valid = r.evaluated;
+  r.valid = r.evaluated + r.pruned_bound;
   all.trim();
   for (Entry& e : all.entries) {
     r.best.push_back(std::move(e.plan));
@@ -447,9 +513,10 @@ Result<SearchResult> search_plans(const Config& base, const SearchOptions& opt) 
   const Items items = make_items(base, space);
   // One part per unit, taken by the threads as they come free; merged as search_part's are.
   auto run = [&](bool memory_prune) {
+    const SearchOptions o = with_bound(base, space, items, opt, memory_prune);
     std::vector<SearchPart> parts(items.units.size());
     parallel_for(items.units.size(), opt.threads, [&](std::size_t i) {
-      parts[i] = run_items(base, space, items, opt, memory_prune, items.begin[i], items.begin[i + 1]);
+      parts[i] = run_items(base, space, items, o, memory_prune, items.begin[i], items.begin[i + 1]);
     });
     return merge_search_parts(parts, opt.top).result;
   };

@@ -10,8 +10,10 @@
 // Before timing, a plan is pruned when it breaks a divisibility or schedule rule, when a choice is
 // equivalent to one already taken (the same effective ZeRO stage) or dominated (SP, TP overlap and DP
 // overlaps on never cost time or memory in this model), and when its model states alone (every
-// activation left out) do not fit; the plans left are resolved, validated and simulated (the schedule's
-// fast path) and those that fit ranked by tokens/s. Results do not depend on the thread count: ties are
+// activation left out) do not fit, and when its step cannot be shorter than the search's step-time
+// bound (search_step_bound_s: a lower bound on its makespan, from its stages' op times without a
+// simulation, above the top-th best of a seed of plans); the plans left are resolved, validated and
+// simulated (the schedule's fast path) and those that fit ranked by tokens/s. Results do not depend on the thread count: ties are
 // broken by the order of enumeration.
 // The space is cut into items (a mesh, a schedule with its VPP, a ZeRO choice, a micro-batch and a
 // recompute choice; every SP and overlap flag inside). search_part() searches a range of them, so that a caller that
@@ -32,6 +34,10 @@ struct SearchOptions {
   int threads = 1;                   // worker threads (≤ 1: the calling thread only; WASM: always 1)
   std::vector<std::string> fixed;    // plan keys (JSON names) kept from the base config
   bool prune = true;                 // false: evaluate every valid plan (the tests' reference)
+  // The step-time bound (with prune): a plan whose step cannot be below it (makespan_lower_bound_s)
+  // is not simulated. < 0: found by search_step_bound_s; 0: none; > 0: this one (a part of a search
+  // takes the first part's, so that every part prunes alike).
+  double step_bound_s = -1;
 };
 
 struct RankedPlan {
@@ -50,9 +56,11 @@ struct SearchResult {
   long long pruned_invalid = 0;     // broke a divisibility or schedule rule, or failed validate()
   long long pruned_equivalent = 0;  // the same plan as one enumerated (equivalent or dominated choices)
   long long pruned_memory = 0;      // model states alone exceed the memory allowed
+  long long pruned_bound = 0;       // valid, but cannot be faster than the step-time bound
   long long evaluated = 0;          // simulated
-  long long valid = 0;              // evaluated plans that passed validate() (= evaluated)
+  long long valid = 0;              // plans that passed validate(): evaluated + pruned_bound
   long long fitting = 0;            // evaluated plans that fit in memory
+  double step_bound_s = 0;          // the step-time bound the search pruned with (0: none)
 };
 
 // The divisors of n up to `limit`, ascending (the sizes an axis can take; the serving search too).
@@ -77,6 +85,14 @@ struct SearchPart {
 Result<SearchPart> search_part(const Config& base, const SearchOptions& options, long long first, long long count,
                                bool memory_prune = true, double budget_s = 0);
 long long search_items(const Config& base, const SearchOptions& options);  // 0 when the config cannot be searched
+
+// The step-time bound: the `top`-th shortest step among the fitting seed plans: for each mesh with
+// the space's first schedule (1F1B when searched), its first ZeRO choice with the distributed
+// optimizer, micro-batches 1 and 2, no recompute and selective recompute of core attention (where
+// the space has them), each with the flags a plan of the full pass takes. Those
+// are plans of the space, so a plan that cannot be faster than the bound cannot enter the best
+// `top`. 0 (none) when fewer than `top` seeds fit, or the config cannot be searched.
+double search_step_bound_s(const Config& base, const SearchOptions& options);
 
 // The parts of a partition of the items merged: the counts summed, the best `top` of all, ties
 // broken by the enumeration order (the same ranking as search_plans for any partition). When no

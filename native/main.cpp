@@ -575,12 +575,13 @@ int cmd_search(const Args& a) {
   const SearchResult& s = answer.result.value;
   std::cout << "cutlab search · " << c.model.name << " on " << with_commas(c.cluster.gpus) << " × " << c.cluster.gpu << " · seq "
             << c.workload.seq_len << " · global batch " << c.workload.global_batch << "\n";
-  const double pruned = double(s.pruned_invalid + s.pruned_equivalent + s.pruned_memory);
+  const double pruned = double(s.pruned_invalid + s.pruned_equivalent + s.pruned_memory + s.pruned_bound);
   std::cout << with_commas(double(s.candidates)) << " plans in the space, " << with_commas(pruned) << " pruned ("
             << pct(s.candidates > 0 ? pruned / double(s.candidates) : 0.0) << ": " << with_commas(double(s.pruned_invalid))
             << " invalid, " << with_commas(double(s.pruned_equivalent)) << " equivalent or dominated, "
-            << with_commas(double(s.pruned_memory)) << " model states too large), " << with_commas(double(s.evaluated))
-            << " simulated, " << with_commas(double(s.fitting)) << " fit in memory\n\n";
+            << with_commas(double(s.pruned_memory)) << " model states too large, " << with_commas(double(s.pruned_bound))
+            << " unable to beat the step bound" << (s.step_bound_s > 0 ? " of " + human_time(s.step_bound_s) : std::string()) << "), "
+            << with_commas(double(s.evaluated)) << " simulated, " << with_commas(double(s.fitting)) << " of them fit in memory\n\n";
   Table t{{"#", "TP", "PP", "CP", "EP", "DP", "schedule", "mb", "recompute", "step", "tokens/s", "MFU", "peak GiB", "fits"}, {}};
   int i = 0;
   for (const RankedPlan& p : s.best) {

@@ -2,6 +2,7 @@
 // a successful one holds no null (nlohmann writes NaN and infinities as null), and nothing throws.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -118,21 +119,27 @@ TEST_CASE("the search in parts: the merged parts' JSON is search_json's, bad par
                                .dump();
   const json one = json::parse(cutlab::api::search_json(text, 5));
   REQUIRE(one["ok"] == true);
-  const json head = json::parse(cutlab::api::search_part_json(text, 5, 0, 0, true, 0));
+  const json head = json::parse(cutlab::api::search_part_json(text, 5, 0, 0, true, 0, -1));
   REQUIRE(head["ok"] == true);
   const int items = head["result"]["items"];
   REQUIRE(items > 4);
+  // The first part finds the step-time bound, the others take it from its answer (search-run.js).
   json parts = json::array();
+  double bound = -1;
   for (int first = 0; first < items; first += items / 4) {
-    const json p = json::parse(cutlab::api::search_part_json(text, 5, first, items / 4, true, 0));
+    const json p = json::parse(cutlab::api::search_part_json(text, 5, first, items / 4, true, 0, bound));
     REQUIRE(p["ok"] == true);
     parts.push_back(p["result"]);
+    if (bound < 0) bound = p["result"]["step_bound_s"];
+    CHECK(p["result"]["step_bound_s"] == one["result"]["step_bound_s"]);
   }
+  CHECK(bound > 0);
   const json m = json::parse(cutlab::api::search_merge_json(parts.dump(), 5));
   REQUIRE(m["ok"] == true);
   const json& r = m["result"];
   CHECK(r["second_pass"] == false);
-  for (const char* k : {"candidates", "pruned_invalid", "pruned_equivalent", "pruned_memory", "evaluated", "valid", "fitting", "best"})
+  for (const char* k : {"candidates", "pruned_invalid", "pruned_equivalent", "pruned_memory", "pruned_bound", "evaluated", "valid",
+                        "fitting", "step_bound_s", "best"})
     CHECK(r[k] == one["result"][k]);
   // errors as values: not an array, a part without its counts, a shard out of range
   CHECK(json::parse(cutlab::api::search_merge_json("{}", 5))["ok"] == false);
@@ -140,7 +147,8 @@ TEST_CASE("the search in parts: the merged parts' JSON is search_json's, bad par
   REQUIRE(bad["ok"] == false);
   CHECK(bad["errors"][0]["path"] == "/0/candidates");
   CHECK(json::parse(cutlab::api::search_merge_json("[", 5))["ok"] == false);
-  CHECK(json::parse(cutlab::api::search_part_json(text, 5, -1, 4, true, 0))["errors"][0]["path"] == "/first");
+  CHECK(json::parse(cutlab::api::search_part_json(text, 5, -1, 4, true, 0, -1))["errors"][0]["path"] == "/first");
+  CHECK(json::parse(cutlab::api::search_part_json(text, 5, 0, 4, true, 0, std::nan("")))["errors"][0]["path"] == "/step_bound_s");
 }
 
 TEST_CASE("options of a plan that breaks a rule: the axis values that would fix it", "[api]") {

@@ -466,10 +466,33 @@ TEST_CASE("The fast path equals the full simulation on every schedule, stage cou
   CHECK(fast.value.peak_alive_micro_batches == full.peak_alive_micro_batches);
   CHECK(fast.value.peak_alive_weight == full.peak_alive_weight);
   CHECK_THAT(fast.value.bubble_fraction, WithinAbs(full.bubble_fraction, 1e-9));
+  // The search's lower bound never exceeds the makespan.
+  CHECK(cutlab::makespan_lower_bound_s(in) <= full.makespan_s * (1 + 1e-12));
   // The stage end is the end of each stage's last op.
   std::vector<double> last(p, 0.0);
   for (const Op& op : full.ops) last[op.stage] = std::max(last[op.stage], op.end_s);
   CHECK(full.stage_end_s == last);
+}
+
+// The bound by hand on equal stages: stage p − 1 waits (p − 1)(f + p2p) for its first input, works
+// m(f + b + w), and its last gradient goes back through p − 1 stages, (p − 1)(b + w + p2p): GPipe's
+// makespan (m + p − 1)(f + b + w) + 2(p − 1)·p2p (Narayanan et al. 2021 §2.2.1, plus the hops), and
+// 1F1B's without p2p (with it, 1F1B's steady state waits for the hops too: the bound stays below).
+TEST_CASE("The makespan lower bound is the makespan on equal 1F1B and GPipe stages", "[schedule][fast]") {
+  const Schedule name = GENERATE(Schedule::GPipe, Schedule::OneFOneB);
+  const int p = GENERATE(1, 4, 8);
+  const int m = GENERATE(8, 32);
+  const double f = 1.0, b = 1.7, w = 0.3, c = name == Schedule::GPipe ? 0.05 : 0.0;
+  const ScheduleInput in = uniform(name, p, m, 1, f, b, w, c);
+  const double by_hand = (m + p - 1) * (f + b + w) + 2 * (p - 1) * c;
+  CHECK_THAT(cutlab::makespan_lower_bound_s(in), WithinRel(by_hand, 1e-12));
+  CHECK_THAT(simulate_ok(in).makespan_s, WithinRel(by_hand, 1e-12));
+  // Interleaved: each stage works m·v chunks; stage p − 1 waits (p − 1)(f + p2p) and its last chunk-0
+  // gradient takes (p − 1)(b + w + p2p): below the simulated (m + (p − 1)/v)·v(f + b + w) + hops.
+  if (name == Schedule::OneFOneB && p > 1) {
+    const ScheduleInput il = uniform(Schedule::Interleaved, p, m, 2, f, b, w, c);
+    CHECK_THAT(cutlab::makespan_lower_bound_s(il), WithinRel(2.0 * m * (f + b + w) + (p - 1) * (f + b + w + 2 * c), 1e-12));
+  }
 }
 
 TEST_CASE("The fast path reports the same errors as the full simulation", "[schedule][fast][error]") {

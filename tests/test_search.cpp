@@ -69,8 +69,10 @@ TEST_CASE("pruning before timing keeps the same best plans as evaluating every v
   REQUIRE(a.ok());
   REQUIRE(b.ok());
   CHECK(a.value.candidates == b.value.candidates);
-  CHECK(a.value.candidates == a.value.pruned_invalid + a.value.pruned_equivalent + a.value.pruned_memory + a.value.evaluated);
+  CHECK(a.value.candidates ==
+        a.value.pruned_invalid + a.value.pruned_equivalent + a.value.pruned_memory + a.value.pruned_bound + a.value.evaluated);
   CHECK(a.value.evaluated < b.value.evaluated);
+  CHECK(b.value.pruned_bound == 0);
   REQUIRE(a.value.best.size() == b.value.best.size());
   for (size_t i = 0; i < a.value.best.size(); ++i) {
     CHECK(a.value.best[i].fits == b.value.best[i].fits);
@@ -80,6 +82,41 @@ TEST_CASE("pruning before timing keeps the same best plans as evaluating every v
   }
   if (a.value.best[0].fits) CHECK_THAT(a.value.best[0].step_s, WithinRel(b.value.best[0].step_s, 1e-12));
   else CHECK_THAT(a.value.best[0].peak_memory_bytes, WithinRel(b.value.best[0].peak_memory_bytes, 1e-12));
+}
+
+TEST_CASE("the step-time bound skips plans without changing the best ones", "[search][prune]") {
+  const auto [model, gpus, batch] = GENERATE(std::make_tuple("llama3-70b", 64, 64), std::make_tuple("mixtral-8x22b", 16, 32),
+                                             std::make_tuple("llama3-8b", 8, 32));
+  Config c = test::config(model, "dgx-h100", 1, 1, 1, 8192, batch);
+  c.cluster.gpus = gpus;
+  CAPTURE(model, gpus);
+  SearchOptions bounded = top(10), unbounded = bounded;
+  unbounded.step_bound_s = 0;
+  const Result<SearchResult> a = search_plans(c, bounded), b = search_plans(c, unbounded);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  // The bound is the 10th shortest step among fitting plans of the space: at least the 10th best's.
+  // Mixtral 8x22B on 16 H100s: fewer than 10 of the seed plans fit, so no bound.
+  const bool tight = std::string(model) == "mixtral-8x22b";
+  CHECK((a.value.step_bound_s > 0) == !tight);
+  CHECK(a.value.step_bound_s == search_step_bound_s(c, bounded));
+  REQUIRE(b.value.best.size() == 10);
+  if (!tight) CHECK(a.value.step_bound_s >= b.value.best.back().step_s);
+  CHECK(b.value.step_bound_s == 0);
+  CHECK(b.value.pruned_bound == 0);
+  CHECK((a.value.pruned_bound > 0) == !tight);
+  CHECK(a.value.evaluated + a.value.pruned_bound == b.value.evaluated);
+  CHECK(a.value.valid == b.value.valid);
+  REQUIRE(a.value.best.size() == b.value.best.size());
+  for (size_t i = 0; i < a.value.best.size(); ++i) {
+    CHECK(a.value.best[i].step_s == b.value.best[i].step_s);
+    CHECK(a.value.best[i].peak_memory_bytes == b.value.best[i].peak_memory_bytes);
+    const Plan &x = a.value.best[i].plan, &y = b.value.best[i].plan;
+    CHECK(std::tie(x.tp, x.pp, x.dp, x.ep, x.vpp, x.micro_batch, x.zero, x.distributed_optimizer, x.sp) ==
+          std::tie(y.tp, y.pp, y.dp, y.ep, y.vpp, y.micro_batch, y.zero, y.distributed_optimizer, y.sp));
+    CHECK(x.schedule == y.schedule);
+    CHECK(x.recompute == y.recompute);
+  }
 }
 
 TEST_CASE("search ranks the same plans on 1 and 2 threads", "[search][threads]") {
@@ -193,12 +230,13 @@ TEST_CASE("a negative range is an error, a range beyond the items an empty part"
 TEST_CASE("pieces cut by a time budget, each going on at its next item, merge to the one-shot search", "[search][shards]") {
   Config c = test::config("llama3-70b", "dgx-h100", 1, 1, 1, 8192, 64);
   c.cluster.gpus = 64;
-  const SearchOptions o = top(10);
+  SearchOptions o = top(10);
   std::vector<SearchPart> parts;
   long long items = 1;
   for (long long first = 0; first < items;) {
     const Result<SearchPart> p = search_part(c, o, first, 1 << 30, true, 1e-9);  // a budget that has always run out: one item
     REQUIRE(p.ok());
+    o.step_bound_s = p.value.result.step_bound_s;  // found by the first part, given to the next (search-run.js)
     items = p.value.items;
     REQUIRE(p.value.next > first);
     if (parts.size() < 3) CHECK(p.value.next == first + 1);

@@ -18,14 +18,22 @@
   // module (searchPart returns JSON text); pause(): awaited before each piece (the page yields
   // there), resolving false to stop. Resolves true when every item was searched (or the config
   // could not be: the one answer, not ok), false when stopped.
+  // The step-time bound (core/search.h SearchOptions::step_bound_s): each piece skips the plans that
+  // cannot be faster than the top-th shortest step among the fitting plans the pieces before it
+  // found (0, none, until there are top of them). The CLI finds its bound from a seed of plans
+  // instead (search_step_bound_s), which would be one long task here. Either way the best plans are
+  // the same (only plans that cannot enter them are skipped); how many were simulated differs.
   async function pieces(core, text, top, memoryPrune, budgetMs, onPart, pause) {
-    let first = 0, items = 1;
+    let first = 0, items = 1, bound = 0, steps = [];
     while (first < items) {
       if (pause && !(await pause())) return false;
-      const out = JSON.parse(core.searchPart(text, top, first, 0x7fffffff, memoryPrune, budgetMs));
+      const out = JSON.parse(core.searchPart(text, top, first, 0x7fffffff, memoryPrune, budgetMs, bound));
       onPart(out);
       if (!out.ok) return true;
       items = out.result.items;
+      for (const b of out.result.best) if (b.fits) steps.push(b.step_s);
+      steps = steps.sort((a, b) => a - b).slice(0, top);
+      if (memoryPrune && steps.length === top) bound = steps[top - 1];
       first = Math.max(first + 1, out.result.next);
     }
     return true;

@@ -71,7 +71,7 @@ std::string check_input(const std::string& text) {
       {"placement", api::placement_scene_json(text, 800)},
       {"cuts", api::cuts_scene_json(text, 800, -1)},
       {"balance", api::balance_json(text)},
-      {"search_part", api::search_part_json(text, 3, 0, 2, true, 0)},  // the first two items of the space
+      {"search_part", api::search_part_json(text, 3, 0, 2, true, 0, -1)},  // the first two items of the space
   };
   for (const auto& [call, answer] : calls) {
     broke = check_answer(call, answer);

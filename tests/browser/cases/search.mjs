@@ -49,8 +49,12 @@ async function bestPlans(k, base) {
       Number(r.mfu.v) === ref.best[i].mfu && r.mfu.t === f[i].mfu && Number(r.dp.v) === ref.best[i].plan.dp && r.fits.v === String(ref.best[i].fits)),
     'search: every row\'s step time, tokens/s, MFU, DP and fit = the CLI\'s, in its order');
     const counts = await page.$eval('#search-panel .search-counts', (e) => e.textContent);
-    const want = await page.evaluate((r) => [r.candidates, r.valid, r.fitting].map((x) => window.CL.fmt.int(x)), ref);
-    k.check(counts.startsWith(want[0] + ' plans enumerated, ' + want[1] + ' valid, ' + want[2] + ' fit'), 'search: counts "' + counts + '"');
+    // The plans enumerated and valid are the CLI's; how many were simulated depends on the step-time
+    // bound, which the page's pieces tighten as they go (search-run.js) and the CLI takes from a seed.
+    const want = await page.evaluate((r) => [r.candidates, r.valid].map((x) => window.CL.fmt.int(x)), ref);
+    const m = /^([\d,]+) plans enumerated, ([\d,]+) valid, ([\d,]+) simulated, ([\d,]+) of them fit/.exec(counts);
+    const num = (t) => Number(t.replace(/,/g, ''));
+    k.check(m && m[1] === want[0] && m[2] === want[1] && num(m[3]) <= ref.valid && num(m[4]) >= ref.best.length, 'search: counts "' + counts + '"');
     k.check(rows.every((r) => !r.current), 'search: no row marked current (TP8 PP2 with full recompute is not among them)');
     await page.screenshot({ path: shot('search-llama3-70b-64.png') });
   });
