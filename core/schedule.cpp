@@ -780,9 +780,11 @@ double makespan_lower_bound_s(const ScheduleInput& in) {
   auto at = [&](int s, int c) -> const OpTimes& { return in.times[static_cast<std::size_t>(s) * v + c]; };
   const double per_chunk_micro_batches = dual ? in.micro_batches / 2.0 : in.micro_batches;
   // Entries from the right (DualPipe's chunk 1): Σ_{k>s} f + (p − 1 − s)·p2p, summed from the last stage.
-  std::vector<double> from_right(static_cast<std::size_t>(p), 0.0);
-  if (dual)
+  std::vector<double> from_right;  // DualPipe only: the other schedules need no allocation (the search calls this per plan)
+  if (dual) {
+    from_right.assign(static_cast<std::size_t>(p), 0.0);
     for (int s = p - 2; s >= 0; --s) from_right[s] = from_right[s + 1] + at(s + 1, 1).f_s + in.p2p_s;
+  }
   double bound = 0, head = 0, tail = 0;  // head, tail: Σ over the stages before s
   for (int s = 0; s < p; ++s) {
     double work = 0;
