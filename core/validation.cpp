@@ -702,6 +702,17 @@ double serving_mape_percent(const std::vector<const ValidationCase*>& cases, con
   return cases.empty() ? 0.0 : sum / double(cases.size());
 }
 
+double serving_fit_objective_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e) {
+  double sum = 0, excess = 0;
+  for (const ValidationCase* c : cases) {
+    const CaseResult r = run_case(*c, &e);
+    const double a = r.ok ? std::fabs(r.error_percent) : 1000.0;
+    sum += a;
+    excess += std::max(0.0, a - serving_excess_percent);
+  }
+  return cases.empty() ? 0.0 : (sum + serving_excess_weight * excess) / double(cases.size());
+}
+
 Result<CalibrationResult> calibrate_serving(const std::vector<const ValidationCase*>& cases, const CalibrationOptions& options) {
   Result<CalibrationResult> out;
   CalibrationResult& r = out.value;
@@ -714,7 +725,7 @@ Result<CalibrationResult> calibrate_serving(const std::vector<const ValidationCa
   if (!out.ok()) return out;
   const std::vector<const CalibrationParam*> fitted_params = s.params;
   s.objective = [&cases, fitted_params](const Efficiencies& e) {
-    return serving_mape_percent(cases, e) + prior_cost(fitted_params, e);
+    return serving_fit_objective_percent(cases, e) + prior_cost(fitted_params, e);
   };
   r.start = s.base;
   r.start_mape_percent = serving_mape_percent(cases, s.base);

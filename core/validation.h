@@ -228,6 +228,17 @@ Efficiencies serving_fit_start(const Efficiencies& preset);
 // (a case that does not evaluate counts as 1000%).
 double serving_mape_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e);
 
+// The serving fit's objective without its priors: the mean |error| plus serving_excess_weight × the
+// mean excess of |error| over serving_excess_percent, Σ max(0, |eᵢ| − 25) / n (a case that does not
+// evaluate counts as 1000%). The issue's acceptance asks for a mean and a largest error (issue 12:
+// ≤ 15% and ≤ 30%); the mean alone lets a fit trade a few large errors for many small ones. The excess
+// term is an exact penalty (Nocedal & Wright 2006, §17.2: an ℓ1 penalty on the constraint
+// |eᵢ| ≤ 25%, 5 points under the limit as the CI limits keep a margin) that steers the fit toward
+// errors under the limit where the parameters can reach them (docs/validation.md §8).
+inline constexpr double serving_excess_percent = 25.0;
+inline constexpr double serving_excess_weight = 10.0;
+double serving_fit_objective_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e);
+
 // Fits serving_calibration_params() (or `options.fit`, a subset of their keys) to `cases`, from
 // `options.start` (the family's preset efficiencies). `result.family` is left to the caller.
 Result<CalibrationResult> calibrate_serving(const std::vector<const ValidationCase*>& cases, const CalibrationOptions& options);
@@ -327,8 +338,9 @@ struct ValidationLimits {
 // presets' efficiencies (serving efficiencies fitted per GPU family to these cases, in-sample), and the
 // margins past which `cutlab validate --check` fails.
 struct ServingLimits {
-  static constexpr double documented_mean_percent = 13.3;   // mean |error| over the serving cases
-  static constexpr double documented_worst_percent = 70.2;  // largest |error|
+  static constexpr double documented_mean_percent = 13.1;   // mean |error| over the serving cases
+  static constexpr double documented_worst_percent = 62.9;  // largest |error|
+  static constexpr int documented_cases_over_30 = 8;        // cases with |error| > 30% (issue 12's limit)
   static constexpr int documented_failed_cases = 0;         // cases that do not evaluate (or do not fit)
   static constexpr double margin_mean_percent = 1.0, margin_worst_percent = 2.0;
 };

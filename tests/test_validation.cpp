@@ -511,6 +511,57 @@ TEST_CASE("the serving cases load, evaluate and stay within their documented err
   CHECK(s.serving_failed_cases <= L::documented_failed_cases);
   CHECK(s.serving_mean_abs_error_percent <= L::documented_mean_percent + L::margin_mean_percent);
   CHECK(s.serving_max_abs_error_percent <= L::documented_worst_percent + L::margin_worst_percent);
+  const auto over_30 = std::count_if(s.results.begin(), s.results.end(),
+                                     [](const CaseResult& r) { return !r.ok || std::fabs(r.error_percent) > 30.0; });
+  CHECK(over_30 <= L::documented_cases_over_30);
+}
+
+TEST_CASE("the serving fit's objective is the mean |error| plus ten times the mean excess over 25%",
+          "[validation][serving][calibration]") {
+  const Result<std::vector<ValidationCase>> all = cases_from_json(validation_text("serving-cases.json"));
+  REQUIRE(all.ok());
+  std::vector<const ValidationCase*> h100;
+  for (const ValidationCase& c : all.value)
+    if (c.family == "h100") h100.push_back(&c);
+  REQUIRE(h100.size() == 35);
+  // By hand from the cases' own errors, at the presets and at a slower HBM (most errors past 25%).
+  Efficiencies slow = find_cluster_preset("dgx-h100")->efficiency;
+  slow.hbm_stream *= 0.5;
+  for (const Efficiencies& e : {find_cluster_preset("dgx-h100")->efficiency, slow}) {
+    double sum = 0, excess = 0;
+    for (const ValidationCase* c : h100) {
+      const CaseResult r = run_case(*c, &e);
+      REQUIRE(r.ok);
+      sum += std::fabs(r.error_percent);
+      excess += std::max(0.0, std::fabs(r.error_percent) - 25.0);
+    }
+    CHECK_THAT(serving_mape_percent(h100, e), WithinRel(sum / 35.0, 1e-12));
+    CHECK_THAT(serving_fit_objective_percent(h100, e), WithinRel((sum + 10.0 * excess) / 35.0, 1e-12));
+  }
+  CHECK(serving_fit_objective_percent(h100, slow) > serving_mape_percent(h100, slow) + 10.0);  // the excess counts
+}
+
+TEST_CASE("the serving fit is deterministic, bounded and lowers its objective", "[validation][serving][calibration]") {
+  const Result<std::vector<ValidationCase>> all = cases_from_json(validation_text("serving-cases.json"));
+  REQUIRE(all.ok());
+  std::vector<const ValidationCase*> h100;
+  for (const ValidationCase& c : all.value)
+    if (c.family == "h100") h100.push_back(&c);
+  CalibrationOptions opt;
+  opt.start = serving_fit_start(find_cluster_preset("dgx-h100")->efficiency);
+  opt.fit = {"hbm_stream", "host_seq_us"};
+  opt.max_evaluations = 40;
+  opt.restarts = 0;
+  const Result<CalibrationResult> a = calibrate_serving(h100, opt), b = calibrate_serving(h100, opt);
+  REQUIRE(a.ok());
+  CHECK(a.value.fitted.hbm_stream == b.value.fitted.hbm_stream);
+  CHECK(a.value.fitted.host_seq_s == b.value.fitted.host_seq_s);
+  CHECK(a.value.fitted.hbm_stream >= 0.60);
+  CHECK(a.value.fitted.hbm_stream <= 0.95);
+  CHECK(a.value.fitted.host_seq_s >= 0.0);
+  CHECK(a.value.fitted.host_seq_s <= 150e-6);
+  CHECK(a.value.fitted.serving_gemm == opt.start.serving_gemm);  // not fitted: kept
+  CHECK(serving_fit_objective_percent(h100, a.value.fitted) < serving_fit_objective_percent(h100, opt.start));
 }
 
 TEST_CASE("a DEP4 FP4 serving case is the entry's engine, converted by hand", "[validation][serving]") {
