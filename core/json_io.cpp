@@ -105,6 +105,7 @@ const std::vector<Field<Efficiencies>>& efficiency_fields() {
       {"deepep_sm_GBps", &Efficiencies::deepep_sm_bytes_per_s, units::GBps},
       {"expert_gemm_host_us", &Efficiencies::expert_gemm_host_s, units::us},
       {"serving_gemm", &Efficiencies::serving_gemm},
+      {"serving_expert_gemm", &Efficiencies::serving_expert_gemm},
       {"serving_attention", &Efficiencies::serving_attention},
       {"host_seq_us", &Efficiencies::host_seq_s, units::us},
       {"serving_moe_layer_us", &Efficiencies::serving_moe_layer_s, units::us},

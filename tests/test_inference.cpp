@@ -541,6 +541,37 @@ TEST_CASE("each MoE layer of a step adds serving_moe_layer_s", "[inference]") {
                WithinRel(48 * 50e-6, 1e-9));
 }
 
+TEST_CASE("the routed experts' grouped GEMM runs at serving_expert_gemm of the dense projections' rate", "[inference]") {
+  // Qwen3-30B-A3B (48 MoE layers, 128 experts of 3 · 2,048 · 768 weights, top-8) on one H200, bf16, one
+  // prefill step of 8,192 tokens: 65,536 token copies, 512 for each expert (128 · 768 tiles of 128 fill
+  // exactly, 3,072 tiles over 132 SMs), so the grouped GEMM runs at the plain rate
+  // 989e12 · gemm_sustained 0.8 · serving_gemm 0.6 · serving_expert_gemm. Its FLOPs:
+  // 2 · 65,536 · 48 · 3 · 2,048 · 768 = 29.687 TFLOP: 62.5 ms at serving_expert_gemm 1, twice at 0.5.
+  Config c = math_only("qwen3-30b-a3b");
+  c.cluster.gemm_sustained = 0.8;
+  c.cluster.efficiency.serving_gemm = 0.6;
+  StepLoad load;
+  load.prefill_tokens = 8192;
+  load.prefill_seqs = 4;
+  load.prefill_context = 1024;
+  const auto walk = [&](const Config& x) {
+    const Result<Resolved> r = resolve(x);
+    REQUIRE(r.ok());
+    return step_cost(ServingSetup(r.value), load).walk_s();
+  };
+  const double flops = 2.0 * 65536 * 48 * 3 * 2048 * 768;
+  REQUIRE_THAT(flops, WithinRel(29.687e12, 1e-4));
+  const double at_one = flops / (989e12 * 0.8 * 0.6);
+  Config one = c, half = c;
+  one.cluster.efficiency.serving_expert_gemm = 1.0;
+  half.cluster.efficiency.serving_expert_gemm = 0.5;
+  REQUIRE_THAT(walk(half) - walk(one), WithinRel(at_one, 1e-6));
+  // A dense model has no grouped GEMM: the factor changes nothing.
+  Config dense = math_only("llama3-8b"), dense_half = dense;
+  dense_half.cluster.efficiency.serving_expert_gemm = 0.5;
+  REQUIRE(walk(dense_half) == walk(dense));
+}
+
 TEST_CASE("expected_max_normal: Blom's approximation of the mean of the largest of n standard normals", "[inference]") {
   REQUIRE(expected_max_normal(1) == 0.0);
   REQUIRE(expected_max_normal(0) == 0.0);
