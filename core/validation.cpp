@@ -700,16 +700,9 @@ Efficiencies serving_fit_start(const Efficiencies& preset) {
   return e;
 }
 
-double serving_mape_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e) {
-  double sum = 0;
-  for (const ValidationCase* c : cases) {
-    const CaseResult r = run_case(*c, &e);
-    sum += r.ok ? std::fabs(r.error_percent) : 1000.0;
-  }
-  return cases.empty() ? 0.0 : sum / double(cases.size());
-}
-
-double serving_fit_objective_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e) {
+namespace {
+// (Σ|eᵢ| + excess_weight · Σ max(0, |eᵢ| − serving_excess_percent)) / n; a case that does not evaluate counts as 1000%.
+double serving_error_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e, double excess_weight) {
   double sum = 0, excess = 0;
   for (const ValidationCase* c : cases) {
     const CaseResult r = run_case(*c, &e);
@@ -717,7 +710,16 @@ double serving_fit_objective_percent(const std::vector<const ValidationCase*>& c
     sum += a;
     excess += std::max(0.0, a - serving_excess_percent);
   }
-  return cases.empty() ? 0.0 : (sum + serving_excess_weight * excess) / double(cases.size());
+  return cases.empty() ? 0.0 : (sum + excess_weight * excess) / double(cases.size());
+}
+}  // namespace
+
+double serving_mape_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e) {
+  return serving_error_percent(cases, e, 0.0);
+}
+
+double serving_fit_objective_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e) {
+  return serving_error_percent(cases, e, serving_excess_weight);
 }
 
 Result<CalibrationResult> calibrate_serving(const std::vector<const ValidationCase*>& cases, const CalibrationOptions& options) {

@@ -516,13 +516,21 @@ TEST_CASE("the serving cases load, evaluate and stay within their documented err
   CHECK(over_30 <= L::documented_cases_over_30);
 }
 
+namespace {
+// The serving cases of one GPU family (validation/serving-cases.json, read once).
+std::vector<const ValidationCase*> serving_family(const std::string& family) {
+  static const Result<std::vector<ValidationCase>> all = cases_from_json(validation_text("serving-cases.json"));
+  REQUIRE(all.ok());
+  std::vector<const ValidationCase*> v;
+  for (const ValidationCase& c : all.value)
+    if (c.family == family) v.push_back(&c);
+  return v;
+}
+}  // namespace
+
 TEST_CASE("the serving fit's objective is the mean |error| plus ten times the mean excess over 25%",
           "[validation][serving][calibration]") {
-  const Result<std::vector<ValidationCase>> all = cases_from_json(validation_text("serving-cases.json"));
-  REQUIRE(all.ok());
-  std::vector<const ValidationCase*> h100;
-  for (const ValidationCase& c : all.value)
-    if (c.family == "h100") h100.push_back(&c);
+  const std::vector<const ValidationCase*> h100 = serving_family("h100");
   REQUIRE(h100.size() == 35);
   // By hand from the cases' own errors, at the presets and at a slower HBM (most errors past 25%).
   Efficiencies slow = find_cluster_preset("dgx-h100")->efficiency;
@@ -542,11 +550,7 @@ TEST_CASE("the serving fit's objective is the mean |error| plus ten times the me
 }
 
 TEST_CASE("the serving fit is deterministic, bounded and lowers its objective", "[validation][serving][calibration]") {
-  const Result<std::vector<ValidationCase>> all = cases_from_json(validation_text("serving-cases.json"));
-  REQUIRE(all.ok());
-  std::vector<const ValidationCase*> h100;
-  for (const ValidationCase& c : all.value)
-    if (c.family == "h100") h100.push_back(&c);
+  const std::vector<const ValidationCase*> h100 = serving_family("h100");
   CalibrationOptions opt;
   opt.start = serving_fit_start(find_cluster_preset("dgx-h100")->efficiency);
   opt.fit = {"hbm_stream", "host_seq_us"};
