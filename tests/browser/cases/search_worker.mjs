@@ -17,11 +17,23 @@ function observeLongTasks() {
   new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__long.push({ start: e.startTime, ms: e.duration }); }).observe({ type: 'longtask', buffered: true });
 }
 const progressDone = (page) => page.evaluate(() => { const b = document.querySelector('#search-panel .search-progress progress'); return b ? b.value : -1; });
-// Node-side round trip of one animation frame of the page (a blocked thread answers late).
-async function frameRoundTrip(page) {
-  const t0 = Date.now();
-  await page.evaluate(() => new Promise((resolve) => window.__test.raf(() => resolve())));
-  return Date.now() - t0;
+// The page's frames while a search runs, measured on the page: a loop of animation frames records
+// each gap between two frames (performance.now()), so a page thread blocked by a long task shows as
+// a long gap. Measured on the page, not as a round trip from node, whose IPC a loaded CI machine
+// stretches whatever the page does. Returns the gaps of `frames` frames after the call.
+function frameGaps(page, frames) {
+  return page.evaluate((n) => new Promise((resolve) => {
+    const gaps = [];
+    let last = performance.now();
+    const tick = () => {
+      const now = performance.now();
+      gaps.push(Math.round(now - last));
+      last = now;
+      if (gaps.length < n) window.__test.raf(tick);
+      else resolve(gaps);
+    };
+    window.__test.raf(tick);
+  }), frames);
 }
 // A real click (mouse input through the browser) on `selector`: ms from the input event's time stamp
 // (when the browser received it) to the next animation frame after its handlers ran. A page thread
@@ -73,8 +85,7 @@ async function inWorker(k) {
     const text = await page.$eval('#search-panel .search-progress-text', (e) => e.textContent);
     k.check(/Searching in a worker · \d+% of the space/.test(text), 'progress: "' + text + '"');
     // the page answers while the worker searches: animation frames, a tab, the TP select
-    const trips = [];
-    for (let i = 0; i < 5; i++) trips.push(await frameRoundTrip(page));
+    const trips = await frameGaps(page, 10);
     const tabMs = await clickToFrame(page, '#tabs button[data-view="placement"]');
     const tabOk = await page.evaluate(() => document.querySelector('#tabs button[data-view="placement"]').getAttribute('aria-selected') === 'true');
     const tp = Date.now();
@@ -82,7 +93,7 @@ async function inWorker(k) {
     await page.waitForFunction(() => window.__cutlab.state.plan.tp === 4, null, { timeout: 5000 });
     const tpMs = Date.now() - tp;
     const later = await page.evaluate(() => { const b = document.querySelector('#search-panel .search-progress progress'); return b ? [b.value, b.max] : null; });
-    k.check(Math.max(...trips) < 200 && tabMs < 200 && tabOk, 'while searching: frame round trips ' + trips.join(', ') + ' ms, a tab click to its frame ' + tabMs.toFixed(0) + ' ms (< 200 ms)');
+    k.check(Math.max(...trips) < 200 && tabMs < 200 && tabOk, 'while searching: gaps between the page\'s frames ' + trips.join(', ') + ' ms, a tab click to its frame ' + tabMs.toFixed(0) + ' ms (< 200 ms)');
     k.check(tpMs < 1000, 'while searching: the TP select applied in ' + tpMs + ' ms (test side, with the redraw of 2,048 GPUs)');
     k.check(later && later[0] < later[1], 'the controls answered while the search was still running (' + first + ' → ' + (later && later[0]) + ' of ' + (later && later[1]) + ' items)');
     const partial = await page.$$eval('#search-panel table.search.partial tbody tr', (trs) => trs.length);
@@ -136,10 +147,9 @@ async function onThePage(k) {
     await searchRuns(page);
     const text = await page.$eval('#search-panel .search-progress-text', (e) => e.textContent);
     k.check(/Searching on this page, between frames · \d+% of the space/.test(text), 'progress: "' + text + '"');
-    const trips = [];
-    for (let i = 0; i < 5; i++) trips.push(await frameRoundTrip(page));
+    const trips = await frameGaps(page, 10);
     const tabMs = await clickToFrame(page, '#tabs button[data-view="pipeline"]');
-    k.check(Math.max(...trips) < 200 && tabMs < 200, 'while searching on the page: frame round trips ' + trips.join(', ') + ' ms, a tab click to its frame ' + tabMs.toFixed(0) + ' ms (< 200 ms)');
+    k.check(Math.max(...trips) < 200 && tabMs < 200, 'while searching on the page: gaps between the page\'s frames ' + trips.join(', ') + ' ms, a tab click to its frame ' + tabMs.toFixed(0) + ' ms (< 200 ms)');
     await searchDone(page);
     sameAsCli(k, await rows(page), ref, 'file://');
     k.check((await page.$eval('#search-panel', (p) => p.dataset.runner)) === 'page', 'the search ran on the page');
