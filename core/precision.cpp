@@ -15,26 +15,38 @@ double dtype_bytes(WeightDtype dtype) {
   return 2.0;
 }
 
-double expert_weight_bytes(const Workload& w) {
+namespace {
+
+// The routed experts' dtype: expert_weight_dtype's, or weight_dtype's when it is "same".
+WeightDtype expert_dtype(const Workload& w) {
   switch (w.expert_weight_dtype) {
-    case ExpertWeightDtype::BF16: return dtype_bytes(WeightDtype::BF16);
-    case ExpertWeightDtype::FP8: return dtype_bytes(WeightDtype::FP8);
-    case ExpertWeightDtype::INT4: return dtype_bytes(WeightDtype::INT4);
-    case ExpertWeightDtype::FP4: return dtype_bytes(WeightDtype::FP4);
-    case ExpertWeightDtype::MXFP4: return dtype_bytes(WeightDtype::MXFP4);
+    case ExpertWeightDtype::BF16: return WeightDtype::BF16;
+    case ExpertWeightDtype::FP8: return WeightDtype::FP8;
+    case ExpertWeightDtype::INT4: return WeightDtype::INT4;
+    case ExpertWeightDtype::FP4: return WeightDtype::FP4;
+    case ExpertWeightDtype::MXFP4: return WeightDtype::MXFP4;
     case ExpertWeightDtype::Same: break;
   }
-  return dtype_bytes(w.weight_dtype);
+  return w.weight_dtype;
 }
+
+// The rule of precision.h for weights stored in `dtype`.
+double gemm_peak_flops_per_s(const Cluster& c, WeightDtype dtype) {
+  const bool four_bit_float = dtype == WeightDtype::FP4 || dtype == WeightDtype::MXFP4;
+  if (four_bit_float && c.fp4_flops_per_s > 0) return c.fp4_flops_per_s;
+  if (dtype == WeightDtype::FP8 && c.fp8_flops_per_s > 0) return c.fp8_flops_per_s;
+  return c.bf16_flops_per_s;
+}
+
+}  // namespace
+
+double expert_weight_bytes(const Workload& w) { return dtype_bytes(expert_dtype(w)); }
 
 double dtype_bytes(KvDtype dtype) { return dtype == KvDtype::FP8 ? 1.0 : 2.0; }
 
-double serving_gemm_peak_flops_per_s(const Cluster& c, const Workload& w) {
-  const bool four_bit_float = w.weight_dtype == WeightDtype::FP4 || w.weight_dtype == WeightDtype::MXFP4;
-  if (four_bit_float && c.fp4_flops_per_s > 0) return c.fp4_flops_per_s;
-  if (w.weight_dtype == WeightDtype::FP8 && c.fp8_flops_per_s > 0) return c.fp8_flops_per_s;
-  return c.bf16_flops_per_s;
-}
+double serving_gemm_peak_flops_per_s(const Cluster& c, const Workload& w) { return gemm_peak_flops_per_s(c, w.weight_dtype); }
+
+double serving_expert_gemm_peak_flops_per_s(const Cluster& c, const Workload& w) { return gemm_peak_flops_per_s(c, expert_dtype(w)); }
 
 double serving_attention_peak_flops_per_s(const Cluster& c, const Workload& w) {
   return w.kv_dtype == KvDtype::FP8 && c.fp8_flops_per_s > 0 ? c.fp8_flops_per_s : c.bf16_flops_per_s;

@@ -30,6 +30,11 @@ double expert_weight_bytes(const Workload& w);
 
 // The dense tensor-core peak the serving GEMMs of `w` run at on `c` (FLOP/s; rule above).
 double serving_gemm_peak_flops_per_s(const Cluster& c, const Workload& w);
+// The same rule for the routed experts' grouped GEMM, by their own dtype (expert_weight_dtype): mxfp4
+// experts beside fp8 weights run at the fp4 peak on Blackwell, and dequantised to bf16 on Hopper,
+// which has no fp4 tensor cores (the MoE kernels gpt-oss's MXFP4 checkpoint runs there upcast the
+// weights to bf16 in the kernel: OpenAI triton_kernels matmul_ogs, TensorRT-LLM's TRITON MoE backend).
+double serving_expert_gemm_peak_flops_per_s(const Cluster& c, const Workload& w);
 
 // The dense peak the attention math (Q·Kᵀ and P·V) of a serving step runs at (FLOP/s): fp8 where the
 // KV cache is fp8 and the GPU has an fp8 peak (TensorRT-LLM's fp8 context FMHA and its XQA /
@@ -40,6 +45,8 @@ double serving_attention_peak_flops_per_s(const Cluster& c, const Workload& w);
 // The same choice for the training ops that cost a serving prefill (core/ops.h): the quantized GEMM
 // path (workload.dtype fp8, GEMM efficiency gemm_fp8) at the serving peak when the serving GEMMs are
 // fp8 or fp4, bf16 otherwise. Rewrites config.workload.dtype and config.cluster.fp8_flops_per_s.
+// (That op-by-op costing of a static batch's prefill runs the routed experts at this rate too, whatever
+// expert_weight_dtype; the in-flight engine step prices them by their own dtype.)
 void use_serving_gemm_precision(Config& config);
 
 }  // namespace cutlab

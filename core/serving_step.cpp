@@ -63,6 +63,7 @@ ServingSetup::ServingSetup(const Resolved& r)
       expert_wb(expert_weight_bytes(w)),
       kv_layer(kv_bytes_per_token_layer(m, t, dtype_bytes(w.kv_dtype))),
       peak(serving_gemm_peak_flops_per_s(c, w)),  // core/precision.h
+      expert_peak(serving_expert_gemm_peak_flops_per_s(c, w)),
       attention_peak(serving_attention_peak_flops_per_s(c, w)),
       group_replicas(std::max(1.0, double(plan.ep) * mesh.etp / (double(plan.tp) * plan.cp))),
       tp(find_group(pl, Axis::TP)),
@@ -168,7 +169,7 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // the grouped expert GEMM against their weights, decode attention against the KV it reads, prefill
   // attention against the earlier chunks' K/V.
   const double gemm_s = roofline_s(dense_bytes, hbm_bps, dense_flops, S.peak * dense_eff) +
-                        (n_moe > 0 ? roofline_s(expert_bytes, hbm_bps, expert_flops, S.peak * expert_eff) : 0.0);
+                        (n_moe > 0 ? roofline_s(expert_bytes, hbm_bps, expert_flops, S.expert_peak * expert_eff) : 0.0);
   const double attn_s = (decode_kv > 0 || decode_attn > 0 ? roofline_s(decode_kv, hbm_bps, decode_attn, decode_rate) : 0.0) +
                         (prefill_kv > 0 || prefill_attn > 0 ? roofline_s(prefill_kv, hbm_bps, prefill_attn, prefill_rate) : 0.0);
   // Memory-bound ops between the GEMMs, one HBM pass each over 16-bit activations (as the engines fuse

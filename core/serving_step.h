@@ -63,6 +63,7 @@ struct ServingSetup {
   double t, h;                     // tp, hidden
   double wb, expert_wb, kv_layer;  // bytes per weight and per routed-expert weight; KV bytes per token per layer on one GPU
   double peak;                     // GEMM peak of the weight dtype (core/precision.h)
+  double expert_peak;              // the routed experts' GEMM peak, by their dtype (core/precision.h)
   double attention_peak;           // peak of the attention math's dtype (core/precision.h)
   // Attention replicas whose tokens reach one EP group's experts: the expert group of ep × etp GPUs
   // spans ep·etp/(tp·cp) attention replicas (attention data parallel with expert parallel, DeepSeek-V3

@@ -481,6 +481,16 @@ double extra_context_s(const Config& c, double seqs, double ctx_a, double ctx_b)
   a.decode_context = ctx_a, b.decode_context = ctx_b;
   return step_cost(S, b).walk_s() - step_cost(S, a).walk_s();
 }
+// One step prefilling 8,192 prompt tokens (4 prompts of 2,048, 1,024 keys each on average): its walk.
+double prefill_8192_walk_s(const Config& c) {
+  const Result<Resolved> r = resolve(c);
+  REQUIRE(r.ok());
+  StepLoad load;
+  load.prefill_tokens = 8192;
+  load.prefill_seqs = 4;
+  load.prefill_context = 1024;
+  return step_cost(ServingSetup(r.value), load).walk_s();
+}
 }  // namespace
 
 TEST_CASE("MLA decode attends over the absorbed latent: 2·(r_kv + d_rope) + 2·r_kv FLOPs per key per head", "[inference]") {
@@ -550,15 +560,7 @@ TEST_CASE("the routed experts' grouped GEMM runs at serving_expert_gemm of the d
   Config c = math_only("qwen3-30b-a3b");
   c.cluster.gemm_sustained = 0.8;
   c.cluster.efficiency.serving_gemm = 0.6;
-  StepLoad load;
-  load.prefill_tokens = 8192;
-  load.prefill_seqs = 4;
-  load.prefill_context = 1024;
-  const auto walk = [&](const Config& x) {
-    const Result<Resolved> r = resolve(x);
-    REQUIRE(r.ok());
-    return step_cost(ServingSetup(r.value), load).walk_s();
-  };
+  const auto walk = prefill_8192_walk_s;
   const double flops = 2.0 * 65536 * 48 * 3 * 2048 * 768;
   REQUIRE_THAT(flops, WithinRel(29.687e12, 1e-4));
   const double at_one = flops / (989e12 * 0.8 * 0.6);
@@ -570,6 +572,34 @@ TEST_CASE("the routed experts' grouped GEMM runs at serving_expert_gemm of the d
   Config dense = math_only("llama3-8b"), dense_half = dense;
   dense_half.cluster.efficiency.serving_expert_gemm = 0.5;
   REQUIRE(walk(dense_half) == walk(dense));
+}
+
+TEST_CASE("the routed experts' GEMM runs at the peak of their own dtype: mxfp4 experts dequantised on Hopper, fp4 on Blackwell",
+          "[inference]") {
+  // The step of the test above (29.687 TFLOP of expert GEMMs, reads free), fp8 weights on an H200:
+  // experts stored as the weights (fp8) run at the fp8 peak, 1,979 TFLOP/s; MXFP4 experts, which
+  // Hopper's tensor cores cannot run, are dequantised and run at the bf16 peak, 989 (precision.h).
+  // Each at 0.8 sustained · serving_gemm 0.6 · serving_expert_gemm 1.
+  Config c = math_only("qwen3-30b-a3b");
+  c.workload.weight_dtype = WeightDtype::FP8;
+  c.cluster.gemm_sustained = 0.8;
+  c.cluster.efficiency.serving_gemm = 0.6;
+  c.cluster.efficiency.serving_expert_gemm = 1.0;
+  const auto walk = prefill_8192_walk_s;
+  const double flops = 2.0 * 65536 * 48 * 3 * 2048 * 768;
+  Config mx = c;
+  mx.workload.expert_weight_dtype = ExpertWeightDtype::MXFP4;
+  REQUIRE_THAT(walk(mx) - walk(c), WithinRel(flops / (989e12 * 0.48) - flops / (1979e12 * 0.48), 1e-6));
+  // On a B200 (fp4 peak 9,000 TFLOP/s) the same MXFP4 experts run at the fp4 peak: against fp8 experts
+  // (4,500) they save half the fp8 time.
+  Config b = c;
+  b.cluster = find_cluster_preset("dgx-b200").value();
+  b.cluster.hbm_bytes_per_s = 1e16;
+  b.cluster.gemm_sustained = 0.8;
+  b.cluster.efficiency = c.cluster.efficiency;
+  Config bmx = b;
+  bmx.workload.expert_weight_dtype = ExpertWeightDtype::MXFP4;
+  REQUIRE_THAT(walk(b) - walk(bmx), WithinRel(flops / (4500e12 * 0.48) - flops / (9000e12 * 0.48), 1e-6));
 }
 
 TEST_CASE("expected_max_normal: Blom's approximation of the mean of the largest of n standard normals", "[inference]") {
