@@ -82,7 +82,7 @@
       train(sel('/workload/grad_dtype', 'Gradients', 'grad_dtype')),
       infer(sel('/workload/weight_dtype', 'Weights', 'weight_dtype')),
       infer(sel('/workload/expert_weight_dtype', 'Expert weights', 'expert_weight_dtype', { moe: true, hideDense: true,
-        title: 'Routed experts stored apart (gpt-oss: MXFP4 experts); their GEMMs run at the weights\' precision' })),
+        title: 'Routed experts stored apart (gpt-oss: MXFP4 experts); their GEMMs run at their own precision\'s peak (fp4 on Blackwell; dequantised to bf16 where the GPU has no tensor cores for it)' })),
       infer(sel('/workload/kv_dtype', 'KV cache', 'kv_dtype')),
       infer(num('/workload/kv_cache_free_fraction', 'KV cache share', { step: 'any',
         title: 'Share of the memory beside the weights and the step\'s workspace that the KV cache takes (TensorRT-LLM free_gpu_memory_fraction: 0.9 by default; 1: all of it)' })),
