@@ -104,11 +104,11 @@ void fill_memory(std::vector<StageRoom> rooms, double sequences, InferenceEstima
 }
 
 // Static prefill: every prompt token through every stage (seq_len = prompt_len, micro-batch =
-// batch), on the same mesh and placement, costed op by op (core/ops.h).
+// batch), on the same mesh and placement, costed op by op (core/ops.h), the GEMMs at the weights'
+// serving peaks (core/precision.h ops_gemm_path).
 LatencyParts static_prefill(const Resolved& resolved, const ServingSetup& S) {
   Resolved prefill = resolved;
   prefill.config.workload.seq_len = S.w.prompt_len;
-  use_serving_gemm_precision(prefill.config);  // core/precision.h
   prefill.config.plan.micro_batch = S.w.batch;
   prefill.config.plan.cp = 1;
   const double prompt_tokens = double(S.w.batch) * S.w.prompt_len;

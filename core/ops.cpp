@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/compute.h"
+#include "core/precision.h"
 
 namespace cutlab {
 
@@ -41,7 +42,8 @@ struct OpList {
   const Resolved& r;
   const Cluster& c;
   const Efficiencies& e;
-  bool fp8;               // GEMMs with weights run in fp8 (Transformer Engine) and carry their casts
+  GemmPath dense;         // GEMMs with weights: fp8 (Transformer Engine, with its casts) or bf16 (core/precision.h)
+  GemmPath experts;       // the routed experts' grouped GEMMs (their own dtype when serving)
   double hbm_bps;         // achieved HBM bandwidth
   double grad_acc_bytes;  // weight gradient accumulated into the main gradient: read + write
   double half_dim;        // core/ops.h gemm_half_dim
@@ -49,7 +51,11 @@ struct OpList {
   std::vector<LayerOp> ops;
 
   explicit OpList(const Resolved& res)
-      : r(res), c(res.config.cluster), e(res.config.cluster.efficiency), fp8(res.config.workload.dtype == Dtype::FP8) {
+      : r(res),
+        c(res.config.cluster),
+        e(res.config.cluster.efficiency),
+        dense(ops_gemm_path(res.config, false)),
+        experts(ops_gemm_path(res.config, true)) {
     hbm_bps = c.hbm_bytes_per_s * e.hbm;
     grad_acc_bytes = r.config.workload.grad_dtype == GradDtype::FP32 ? 8.0 : 4.0;
     half_dim = gemm_half_dim(c);
@@ -64,10 +70,15 @@ struct OpList {
   // `count` GEMMs of (M×K)·(K×N) run as one (grouped) kernel. weights: the second operand is a weight
   // (its gradient is the W pass); otherwise both gradients are input gradients (B).
   LayerOp& gemm(std::string_view name, double M, double N, double K, double count = 1, bool weights = true, bool fp8_ok = true) {
-    const bool q = fp8 && fp8_ok && weights;
+    return gemm_on(dense, name, M, N, K, count, weights, fp8_ok);
+  }
+  // The same on the GEMM path `path` (the dense weights' or the routed experts').
+  LayerOp& gemm_on(const GemmPath& path, std::string_view name, double M, double N, double K, double count = 1, bool weights = true,
+                   bool fp8_ok = true) {
+    const bool q = path.quantized && fp8_ok && weights;
     // The GEMM efficiencies are fractions of the sustained rate (core/hardware.h Cluster::gemm_sustained);
     // ge, and op.efficiency, are fractions of the datasheet peak.
-    const double peak = q ? c.fp8_flops_per_s : c.bf16_flops_per_s, a = q ? 1.0 : 2.0;
+    const double peak = q ? path.peak_flops_per_s : c.bf16_flops_per_s, a = q ? 1.0 : 2.0;
     const double ge = (q ? e.gemm_fp8 : e.gemm) * c.gemm_sustained;
     LayerOp op;
     op.name = name, op.op_class = OpClass::Gemm, op.count = count, op.m = M, op.n = N, op.k = K, op.weights = weights;
@@ -111,9 +122,10 @@ struct OpList {
     const Plan& p = r.config.plan;
     if (!p.tp_comm_overlap || p.tp <= 1) return op;
     const bool reduce_scatter = w == kTpAttnOut || w == kTpMlpOut;
-    const double n = reduce_scatter ? 4.0 : double(p.tp), M = op.m / n, N = op.n, K = op.k, a = fp8 ? 1.0 : 2.0;
-    const double peak = fp8 ? c.fp8_flops_per_s : c.bf16_flops_per_s;
-    const double ge = (fp8 ? e.gemm_fp8 : e.gemm) * c.gemm_sustained;
+    const bool q = dense.quantized;
+    const double n = reduce_scatter ? 4.0 : double(p.tp), M = op.m / n, N = op.n, K = op.k, a = q ? 1.0 : 2.0;
+    const double peak = q ? dense.peak_flops_per_s : c.bf16_flops_per_s;
+    const double ge = (q ? e.gemm_fp8 : e.gemm) * c.gemm_sustained;
     op.bytes = n * (a * (M * K + K * N) + 2.0 * M * N);
     op.efficiency = gemm_efficiency(M, N, K, 1, c.sms, ge, half_dim);
     op.memory_bound = op.bytes / hbm_bps > op.flops / (peak * op.efficiency);
@@ -326,9 +338,10 @@ void mlp_ops(OpList& L, bool moe) {
     op->modules = moe_bit;
   // The routed experts' grouped GEMMs hide TP collectives whole, unchunked (TE's GroupedLinear has no
   // userbuffers overlap).
-  LayerOp& up = L.gemm(m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h, local_experts);
+  LayerOp& up = L.gemm_on(L.experts, m.gated_mlp ? "expert gate and up projection" : "expert up projection", M_e, gate * fe, h,
+                          local_experts);
   up.modules = moe_bit, up.tp_window = kTpMlpIn;
-  LayerOp& down = L.gemm("expert down projection", M_e, h, fe, local_experts);
+  LayerOp& down = L.gemm_on(L.experts, "expert down projection", M_e, h, fe, local_experts);
   down.modules = moe_bit, down.tp_window = kTpMlpOut;
   L.host("expert GEMMs issued by the host (one per expert)", 2.0 * local_experts).modules = moe_bit;
   // The routing probabilities scale the activation's output (Megatron-Core experts.py

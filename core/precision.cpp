@@ -52,11 +52,12 @@ double serving_attention_peak_flops_per_s(const Cluster& c, const Workload& w) {
   return w.kv_dtype == KvDtype::FP8 && c.fp8_flops_per_s > 0 ? c.fp8_flops_per_s : c.bf16_flops_per_s;
 }
 
-void use_serving_gemm_precision(Config& config) {
-  const double peak = serving_gemm_peak_flops_per_s(config.cluster, config.workload);
-  const bool quantized = peak != config.cluster.bf16_flops_per_s;
-  config.workload.dtype = quantized ? Dtype::FP8 : Dtype::BF16;
-  if (quantized) config.cluster.fp8_flops_per_s = peak;
+GemmPath ops_gemm_path(const Config& config, bool routed_experts) {
+  const Cluster& c = config.cluster;
+  const Workload& w = config.workload;
+  if (w.mode == Mode::Train) return w.dtype == Dtype::FP8 ? GemmPath{true, c.fp8_flops_per_s} : GemmPath{false, c.bf16_flops_per_s};
+  const double peak = routed_experts ? serving_expert_gemm_peak_flops_per_s(c, w) : serving_gemm_peak_flops_per_s(c, w);
+  return {peak != c.bf16_flops_per_s, peak};
 }
 
 }  // namespace cutlab

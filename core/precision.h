@@ -42,11 +42,17 @@ double serving_expert_gemm_peak_flops_per_s(const Cluster& c, const Workload& w)
 // the weights' dtype: the weights' fp4/fp8 GEMM peak never applies to attention.
 double serving_attention_peak_flops_per_s(const Cluster& c, const Workload& w);
 
-// The same choice for the training ops that cost a serving prefill (core/ops.h): the quantized GEMM
-// path (workload.dtype fp8, GEMM efficiency gemm_fp8) at the serving peak when the serving GEMMs are
-// fp8 or fp4, bf16 otherwise. Rewrites config.workload.dtype and config.cluster.fp8_flops_per_s.
-// (That op-by-op costing of a static batch's prefill runs the routed experts at this rate too, whatever
-// expert_weight_dtype; the in-flight engine step prices them by their own dtype.)
-void use_serving_gemm_precision(Config& config);
+// The GEMM path the ops of a layer (core/ops.h) take, for the dense weights or for the routed experts'
+// grouped GEMM: quantized (fp8 operands, GEMM efficiency gemm_fp8, Transformer Engine's casts) at
+// `peak_flops_per_s`, or bf16 at the bf16 peak. Training: workload.dtype, at the fp8 or bf16 peak.
+// Serving (the op-by-op prefill of a static batch, core/inference.cpp): the weights' serving peak
+// (serving_gemm_peak_flops_per_s; serving_expert_gemm_peak_flops_per_s for the routed experts, so
+// that mxfp4 experts beside fp8 weights run at bf16 on Hopper, as the in-flight engine step prices
+// them), quantized when that peak is not the bf16 one.
+struct GemmPath {
+  bool quantized = false;
+  double peak_flops_per_s = 0;
+};
+GemmPath ops_gemm_path(const Config& config, bool routed_experts);
 
 }  // namespace cutlab

@@ -32,17 +32,31 @@ TEST_CASE("serving GEMMs run at the peak of the weight dtype when the GPU has it
   REQUIRE(find_cluster_preset("gb200-nvl72")->fp4_flops_per_s == 10000 * units::TFLOPs);
   REQUIRE(h100.fp4_flops_per_s == 0);
 
-  // The prefill's training ops take the quantized path at the serving peak.
+  // The prefill's training ops take the quantized path at the serving peak, the routed experts at
+  // their own dtype's; training GEMMs follow workload.dtype whatever the serving fields say.
   Config c;
   c.cluster = b200;
   c.workload = w;
   c.workload.weight_dtype = WeightDtype::FP4;
-  use_serving_gemm_precision(c);
-  REQUIRE(c.workload.dtype == Dtype::FP8);
-  REQUIRE(c.cluster.fp8_flops_per_s == 9000 * units::TFLOPs);
+  REQUIRE(ops_gemm_path(c, false).quantized);
+  REQUIRE(ops_gemm_path(c, false).peak_flops_per_s == 9000 * units::TFLOPs);
   c.cluster = h100;
-  use_serving_gemm_precision(c);
-  REQUIRE(c.workload.dtype == Dtype::BF16);
+  REQUIRE_FALSE(ops_gemm_path(c, false).quantized);
+  REQUIRE(ops_gemm_path(c, false).peak_flops_per_s == 989 * units::TFLOPs);
+  c.workload.weight_dtype = WeightDtype::FP8;
+  c.workload.expert_weight_dtype = ExpertWeightDtype::MXFP4;
+  REQUIRE(ops_gemm_path(c, false).peak_flops_per_s == 1979 * units::TFLOPs);
+  REQUIRE_FALSE(ops_gemm_path(c, true).quantized);  // Hopper: mxfp4 experts dequantised to bf16
+  REQUIRE(ops_gemm_path(c, true).peak_flops_per_s == 989 * units::TFLOPs);
+  c.cluster = b200;
+  REQUIRE(ops_gemm_path(c, true).quantized);
+  REQUIRE(ops_gemm_path(c, true).peak_flops_per_s == 9000 * units::TFLOPs);
+  c.workload.mode = Mode::Train;
+  c.workload.dtype = Dtype::FP8;
+  REQUIRE(ops_gemm_path(c, true).peak_flops_per_s == 4500 * units::TFLOPs);
+  c.workload.dtype = Dtype::BF16;
+  REQUIRE_FALSE(ops_gemm_path(c, false).quantized);
+  REQUIRE(ops_gemm_path(c, true).peak_flops_per_s == 2250 * units::TFLOPs);
 }
 
 TEST_CASE("the RTX PRO 6000 Blackwell preset has its datasheet memory and no NVLink", "[precision][presets]") {
