@@ -752,16 +752,15 @@ Result<CalibrationResult> calibrate_serving(const std::vector<const ValidationCa
 ServingCrossValidation serving_cross_validate(const std::vector<ValidationCase>& cases, const CalibrationOptions& options) {
   ServingCrossValidation cv;
   std::vector<const ValidationCase*> serving;
-  std::vector<std::string> families, models;
+  std::vector<std::string> families;
   for (const ValidationCase& c : cases)
     if (c.kind == CaseKind::Serving) {
       serving.push_back(&c);
       if (std::find(families.begin(), families.end(), c.family) == families.end()) families.push_back(c.family);
-      if (std::find(models.begin(), models.end(), c.config.model.name) == models.end()) models.push_back(c.config.model.name);
     }
   for (const ValidationCase* c : serving) {
     ServingHeldOut h;
-    h.id = c->id, h.model = c->config.model.name, h.family = c->family, h.measured = c->measured;
+    h.id = c->id, h.model = c->config.model.name, h.family = c->family, h.source_group = c->source_group, h.measured = c->measured;
     const CaseResult r = run_case(*c);
     h.in_sample_error_percent = r.ok ? r.error_percent : 1000.0;
     cv.cases.push_back(h);
@@ -784,15 +783,23 @@ ServingCrossValidation serving_cross_validate(const std::vector<ValidationCase>&
         cv.cases[i].*field = r.ok ? r.error_percent : 1000.0;
       }
   };
-  // Leave one model out, family by family.
-  for (const std::string& fam : families)
-    for (const std::string& model : models) {
-      auto held = [&](const ValidationCase& c) { return c.family == fam && c.config.model.name == model; };
-      if (select(held).empty()) continue;
-      const std::vector<const ValidationCase*> rest = select(
-          [&](const ValidationCase& c) { return c.family == fam && c.config.model.name != model; });
-      predict(rest, select(held).front()->config.cluster.efficiency, held, &ServingHeldOut::model_out_error_percent);
+  // Within each family, leave out the cases sharing one value of `key` (a source, a model); with no
+  // other cases to fit on, the fit's start (the priors) predicts them.
+  auto leave_one_out = [&](auto key, double ServingHeldOut::*field) {
+    for (const std::string& fam : families) {
+      std::vector<std::string> values;
+      for (const ValidationCase* c : select([&](const ValidationCase& x) { return x.family == fam; }))
+        if (std::find(values.begin(), values.end(), key(*c)) == values.end()) values.push_back(key(*c));
+      for (const std::string& v : values) {
+        auto held = [&](const ValidationCase& c) { return c.family == fam && key(c) == v; };
+        const std::vector<const ValidationCase*> rest = select(
+            [&](const ValidationCase& c) { return c.family == fam && key(c) != v; });
+        predict(rest, select(held).front()->config.cluster.efficiency, held, field);
+      }
     }
+  };
+  leave_one_out([](const ValidationCase& c) { return c.source_group; }, &ServingHeldOut::source_out_error_percent);
+  leave_one_out([](const ValidationCase& c) { return c.config.model.name; }, &ServingHeldOut::model_out_error_percent);
   // Leave one GPU family out: the other families' cases, pooled.
   for (const std::string& fam : families) {
     auto held = [&](const ValidationCase& c) { return c.family == fam; };
@@ -802,11 +809,13 @@ ServingCrossValidation serving_cross_validate(const std::vector<ValidationCase>&
   const double n = std::max<double>(1.0, double(cv.cases.size()));
   for (const ServingHeldOut& h : cv.cases) {
     cv.in_sample_mean_percent += std::fabs(h.in_sample_error_percent) / n;
+    cv.source_out_mean_percent += std::fabs(h.source_out_error_percent) / n;
     cv.model_out_mean_percent += std::fabs(h.model_out_error_percent) / n;
     cv.gpu_out_mean_percent += std::fabs(h.gpu_out_error_percent) / n;
     cv.in_sample_max_percent = std::max(cv.in_sample_max_percent, std::fabs(h.in_sample_error_percent));
     cv.model_out_max_percent = std::max(cv.model_out_max_percent, std::fabs(h.model_out_error_percent));
     cv.gpu_out_max_percent = std::max(cv.gpu_out_max_percent, std::fabs(h.gpu_out_error_percent));
+    cv.source_out_max_percent = std::max(cv.source_out_max_percent, std::fabs(h.source_out_error_percent));
   }
   return cv;
 }

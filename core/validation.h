@@ -243,16 +243,21 @@ double serving_fit_objective_percent(const std::vector<const ValidationCase*>& c
 // `options.start` (the family's preset efficiencies). `result.family` is left to the caller.
 Result<CalibrationResult> calibrate_serving(const std::vector<const ValidationCase*>& cases, const CalibrationOptions& options);
 
-// Held-out errors of the serving fit: leave one model out (each GPU family refitted without the model's
-// cases predicts them) and leave one GPU family out (one set fitted to every other family's cases, pooled,
-// predicts the family's cases). Every fit starts from serving_fit_start() of the held-out cases' preset.
+// Held-out errors of the serving fit: leave one source out (each GPU family refitted without the cases
+// of one publication, source_group, predicts them: the training runs' cross-validation), leave one model
+// out (the same without one model's cases) and leave one GPU family out (one set fitted to every other
+// family's cases, pooled, predicts the family's cases). Every fit starts from serving_fit_start() of the
+// held-out cases' preset; a held-out group with no other case of its family to fit on is predicted by
+// that start (the priors).
 struct ServingHeldOut {
-  std::string id, model, family;
-  double measured = 0, in_sample_error_percent = 0, model_out_error_percent = 0, gpu_out_error_percent = 0;
+  std::string id, model, family, source_group;
+  double measured = 0, in_sample_error_percent = 0, source_out_error_percent = 0, model_out_error_percent = 0,
+         gpu_out_error_percent = 0;
 };
 struct ServingCrossValidation {
   std::vector<ServingHeldOut> cases;
   double in_sample_mean_percent = 0, in_sample_max_percent = 0;
+  double source_out_mean_percent = 0, source_out_max_percent = 0;
   double model_out_mean_percent = 0, model_out_max_percent = 0;
   double gpu_out_mean_percent = 0, gpu_out_max_percent = 0;
 };

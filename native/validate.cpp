@@ -451,9 +451,11 @@ std::string calibrate_usage() {
   for (const CalibrationParam& p : calibration_params()) keys += (keys.empty() ? "" : ", ") + std::string(p.key);
   for (const FamilyFit& f : family_fits()) table += "  " + std::string(f.family) + ": --fit " + joined(f.keys) + "\n";
   return "usage: cutlab calibrate [CASES.json] [--family F]... [--fit key,key,...] [--max-evaluations N] [--json]\n"
-         "       cutlab calibrate --serving SERVING.json [--family F]... [--fit key,...] [--max-evaluations N] [--cross-validate]\n"
+         "       cutlab calibrate --serving SERVING.json [--family F]... [--fit key,...] [--max-evaluations N] [--cross-validate] "
+         "[--json]\n"
          "  (--serving: each GPU family's serving efficiencies fitted to its serving cases; --cross-validate adds\n"
-         "   the leave-one-model-out and leave-one-GPU-family-out errors)\n"
+         "   the leave-one-source-out, leave-one-model-out and leave-one-GPU-family-out errors; --json: the fits\n"
+         "   and every case's held-out errors as one object)\n"
          "  fits the cluster efficiencies of each family (default: every family with training runs) to its\n"
          "  training runs: bounded Nelder–Mead on the mean |error %|, starting from the Efficiencies defaults.\n"
          "  keys: " +
@@ -554,15 +556,42 @@ int run_validate(const std::vector<std::string>& args) {
 
 namespace {
 
+// The serving cross-validation as JSON: the summary and every case's in-sample and held-out errors.
+json serving_cross_validation_json(const ServingCrossValidation& cv) {
+  json cases = json::array();
+  for (const ServingHeldOut& h : cv.cases)
+    cases.push_back({{"id", h.id},
+                     {"model", h.model},
+                     {"family", h.family},
+                     {"source_group", h.source_group},
+                     {"measured", h.measured},
+                     {"in_sample_error_percent", h.in_sample_error_percent},
+                     {"source_out_error_percent", h.source_out_error_percent},
+                     {"model_out_error_percent", h.model_out_error_percent},
+                     {"gpu_out_error_percent", h.gpu_out_error_percent}});
+  return {{"cases", cases},
+          {"in_sample_mean_percent", cv.in_sample_mean_percent},
+          {"in_sample_max_percent", cv.in_sample_max_percent},
+          {"source_out_mean_percent", cv.source_out_mean_percent},
+          {"source_out_max_percent", cv.source_out_max_percent},
+          {"model_out_mean_percent", cv.model_out_mean_percent},
+          {"model_out_max_percent", cv.model_out_max_percent},
+          {"gpu_out_mean_percent", cv.gpu_out_mean_percent},
+          {"gpu_out_max_percent", cv.gpu_out_max_percent}};
+}
+
 // `cutlab calibrate --serving FILE`: each GPU family's serving efficiencies fitted to its serving cases
-// (core/validation.h calibrate_serving), then with --cross-validate the held-out errors.
-int run_serving_calibrate(const std::string& path, std::vector<std::string> families, CalibrationOptions opt, bool cross) {
+// (core/validation.h calibrate_serving), then with --cross-validate the held-out errors; --json: both as
+// one object, {"families": [...], "cross_validation": {...}} (the latter with --cross-validate).
+int run_serving_calibrate(const std::string& path, std::vector<std::string> families, CalibrationOptions opt, bool cross,
+                          bool as_json) {
   std::vector<ValidationCase> cases;
   if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
   if (families.empty())
     for (const ValidationCase& c : cases)
       if (c.kind == CaseKind::Serving && std::find(families.begin(), families.end(), c.family) == families.end())
         families.push_back(c.family);
+  json fits = json::array();
   for (const std::string& fam : families) {
     std::vector<const ValidationCase*> mine;
     for (const ValidationCase& c : cases)
@@ -576,6 +605,20 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
       return kInvalid;
     }
     const CalibrationResult& c = r.value;
+    if (as_json) {
+      json fitted = json::object(), start = json::object();
+      for (const CalibrationParam& p : serving_calibration_params())
+        fitted[p.key] = c.fitted.*(p.member) / p.unit, start[p.key] = c.start.*(p.member) / p.unit;
+      fits.push_back({{"family", fam},
+                      {"cases", c.case_ids},
+                      {"start", start},
+                      {"fitted", fitted},
+                      {"start_mape_percent", c.start_mape_percent},
+                      {"fitted_mape_percent", c.fitted_mape_percent},
+                      {"fitted_max_abs_percent", c.fitted_max_abs_percent},
+                      {"evaluations", c.evaluations}});
+      continue;
+    }
     std::cout << "family " << fam << ": " << c.case_ids.size() << " serving cases, " << c.evaluations << " evaluations\n";
     std::cout << "  mean |error| " << fixed(c.start_mape_percent, 2) << "% at the start → " << fixed(c.fitted_mape_percent, 2)
               << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
@@ -586,32 +629,42 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
                         number(p.lo / p.unit) + " – " + number(p.hi / p.unit)});
     std::cout << t.render() << "\n";
   }
+  if (as_json) {
+    json out = {{"families", fits}};
+    if (cross) out["cross_validation"] = serving_cross_validation_json(serving_cross_validate(cases, opt));
+    return std::cout << out.dump(1) << "\n", kOk;
+  }
   if (!cross) return kOk;
   const ServingCrossValidation cv = serving_cross_validate(cases, opt);
   std::cout << "serving cross-validation (" << cv.cases.size() << " cases): in-sample mean " << fixed(cv.in_sample_mean_percent, 1)
-            << "% (largest " << fixed(cv.in_sample_max_percent, 1) << "%) · leave one model out "
-            << fixed(cv.model_out_mean_percent, 1) << "% (largest " << fixed(cv.model_out_max_percent, 1)
-            << "%) · leave one GPU family out " << fixed(cv.gpu_out_mean_percent, 1) << "% (largest "
-            << fixed(cv.gpu_out_max_percent, 1) << "%)\n";
+            << "% (largest " << fixed(cv.in_sample_max_percent, 1) << "%) · leave one source out "
+            << fixed(cv.source_out_mean_percent, 1) << "% (largest " << fixed(cv.source_out_max_percent, 1)
+            << "%) · leave one model out " << fixed(cv.model_out_mean_percent, 1) << "% (largest "
+            << fixed(cv.model_out_max_percent, 1) << "%) · leave one GPU family out " << fixed(cv.gpu_out_mean_percent, 1)
+            << "% (largest " << fixed(cv.gpu_out_max_percent, 1) << "%)\n";
+  constexpr double ServingHeldOut::*errors[] = {&ServingHeldOut::in_sample_error_percent, &ServingHeldOut::source_out_error_percent,
+                                                &ServingHeldOut::model_out_error_percent, &ServingHeldOut::gpu_out_error_percent};
   auto table = [&](auto key, const char* what) {
     std::vector<std::string> groups;
     for (const ServingHeldOut& h : cv.cases)
       if (std::find(groups.begin(), groups.end(), key(h)) == groups.end()) groups.push_back(key(h));
-    Table t{{what, "cases", "in-sample mean", "largest", "model out mean", "largest", "GPU out mean", "largest"}, {}};
+    Table t{{what, "cases", "in-sample mean", "largest", "source out mean", "largest", "model out mean", "largest", "GPU out mean",
+             "largest"},
+            {}};
     for (const std::string& g : groups) {
-      double n = 0, a = 0, am = 0, b = 0, bm = 0, c = 0, cm = 0;
+      double n = 0, sum[4] = {}, most[4] = {};
       for (const ServingHeldOut& h : cv.cases) {
         if (key(h) != g) continue;
-        n += 1, a += std::fabs(h.in_sample_error_percent), b += std::fabs(h.model_out_error_percent),
-            c += std::fabs(h.gpu_out_error_percent);
-        am = std::max(am, std::fabs(h.in_sample_error_percent)), bm = std::max(bm, std::fabs(h.model_out_error_percent));
-        cm = std::max(cm, std::fabs(h.gpu_out_error_percent));
+        n += 1;
+        for (int i = 0; i < 4; ++i) sum[i] += std::fabs(h.*errors[i]), most[i] = std::max(most[i], std::fabs(h.*errors[i]));
       }
-      t.rows.push_back({g, std::to_string(int(n)), fixed(a / n, 1) + "%", fixed(am, 1) + "%", fixed(b / n, 1) + "%",
-                        fixed(bm, 1) + "%", fixed(c / n, 1) + "%", fixed(cm, 1) + "%"});
+      std::vector<std::string> row{g, std::to_string(int(n))};
+      for (int i = 0; i < 4; ++i) row.push_back(fixed(sum[i] / n, 1) + "%"), row.push_back(fixed(most[i], 1) + "%");
+      t.rows.push_back(row);
     }
     std::cout << t.render();
   };
+  table([](const ServingHeldOut& h) { return h.source_group; }, "source");
   table([](const ServingHeldOut& h) { return h.model; }, "model");
   table([](const ServingHeldOut& h) { return h.family; }, "GPU");
   return kOk;
@@ -642,7 +695,7 @@ int run_calibrate(const std::vector<std::string>& args) {
     else if (a.rfind("--", 0) != 0 && path == kDefaultCases) path = a;
     else return std::cerr << "cutlab: unexpected argument " << a << "\n" << calibrate_usage(), kUsage;
   }
-  if (!serving_path.empty()) return run_serving_calibrate(serving_path, families, opt, serving_cv);
+  if (!serving_path.empty()) return run_serving_calibrate(serving_path, families, opt, serving_cv, as_json);
   std::vector<ValidationCase> cases;
   if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
   if (families.empty())

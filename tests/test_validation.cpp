@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "core/memory.h"
 #include "core/presets.h"
@@ -566,6 +567,65 @@ TEST_CASE("the serving fit is deterministic, bounded and lowers its objective", 
   CHECK(a.value.fitted.host_seq_s <= 150e-6);
   CHECK(a.value.fitted.serving_gemm == opt.start.serving_gemm);  // not fitted: kept
   CHECK(serving_fit_objective_percent(h100, a.value.fitted) < serving_fit_objective_percent(h100, opt.start));
+}
+
+TEST_CASE("the serving cross-validation refits without the held-out source, model or GPU family and predicts it",
+          "[validation][serving][cross-validation]") {
+  // Eight cases: on H100, Qwen3-235B from both sources (two each), Llama 4 Scout from one and gpt-oss-20b
+  // from the other; on B200, Qwen3-235B from each source. A short fit of one parameter, so that each
+  // held-out error can be recomputed here from a fit on exactly the other cases.
+  const std::map<std::tuple<std::string, std::string, std::string>, int> wanted{
+      {{"h100", "trtllm-perf-overview-00f3768", "qwen3-235b-a22b"}, 2},
+      {{"h100", "trtllm-perf-overview-585c756", "qwen3-235b-a22b"}, 2},
+      {{"h100", "trtllm-perf-overview-00f3768", "llama4-scout-17b-16e"}, 1},
+      {{"h100", "trtllm-perf-overview-585c756", "gpt-oss-20b"}, 1},
+      {{"b200", "trtllm-perf-overview-00f3768", "qwen3-235b-a22b"}, 1},
+      {{"b200", "trtllm-perf-overview-585c756", "qwen3-235b-a22b"}, 1}};
+  std::map<std::tuple<std::string, std::string, std::string>, int> taken;
+  std::vector<ValidationCase> set;
+  for (const std::string family : {"h100", "b200"})
+    for (const ValidationCase* c : serving_family(family)) {
+      const auto key = std::make_tuple(family, c->source_group, c->config.model.name);
+      const auto it = wanted.find(key);
+      if (it != wanted.end() && taken[key]++ < it->second) set.push_back(*c);
+    }
+  REQUIRE(set.size() == 8);
+  CalibrationOptions opt;
+  opt.fit = {"hbm_stream"};
+  opt.max_evaluations = 12;
+  opt.restarts = 0;
+  const ServingCrossValidation cv = serving_cross_validate(set, opt);
+  REQUIRE(cv.cases.size() == 8);
+  // The error of case i under a fit on the cases `keep` selects, from its preset's start.
+  auto refit_error = [&](size_t i, auto keep) {
+    std::vector<const ValidationCase*> on;
+    for (const ValidationCase& c : set)
+      if (keep(c)) on.push_back(&c);
+    CalibrationOptions o = opt;
+    o.start = serving_fit_start(set[i].config.cluster.efficiency);
+    const Result<CalibrationResult> f = calibrate_serving(on, o);
+    const Efficiencies e = f.ok() ? f.value.fitted : o.start;
+    return run_case(set[i], &e).error_percent;
+  };
+  bool held_out_differs = false;
+  for (size_t i = 0; i < set.size(); ++i) {
+    const ValidationCase& h = set[i];
+    CHECK(cv.cases[i].id == h.id);
+    CHECK(cv.cases[i].source_group == h.source_group);
+    CHECK(cv.cases[i].in_sample_error_percent == run_case(h).error_percent);
+    CHECK(cv.cases[i].source_out_error_percent ==
+          refit_error(i, [&](const ValidationCase& c) { return c.family == h.family && c.source_group != h.source_group; }));
+    CHECK(cv.cases[i].model_out_error_percent ==
+          refit_error(i, [&](const ValidationCase& c) { return c.family == h.family && c.config.model.name != h.config.model.name; }));
+    CHECK(cv.cases[i].gpu_out_error_percent == refit_error(i, [&](const ValidationCase& c) { return c.family != h.family; }));
+    held_out_differs = held_out_differs || cv.cases[i].source_out_error_percent != cv.cases[i].in_sample_error_percent;
+  }
+  CHECK(held_out_differs);
+  double mean = 0, most = 0;
+  for (const ServingHeldOut& h : cv.cases)
+    mean += std::fabs(h.source_out_error_percent) / 8.0, most = std::max(most, std::fabs(h.source_out_error_percent));
+  CHECK_THAT(cv.source_out_mean_percent, WithinRel(mean, 1e-12));
+  CHECK(cv.source_out_max_percent == most);
 }
 
 TEST_CASE("a DEP4 FP4 serving case is the entry's engine, converted by hand", "[validation][serving]") {
