@@ -556,6 +556,21 @@ int run_validate(const std::vector<std::string>& args) {
 
 namespace {
 
+// One family's fit as JSON: its cases, the start and fitted values of `params` (in their units), the
+// errors and the evaluations.
+json calibration_json(const std::string& family, const CalibrationResult& c, const std::vector<CalibrationParam>& params) {
+  json fitted = json::object(), start = json::object();
+  for (const CalibrationParam& p : params) fitted[p.key] = c.fitted.*(p.member) / p.unit, start[p.key] = c.start.*(p.member) / p.unit;
+  return {{"family", family},
+          {"cases", c.case_ids},
+          {"start", start},
+          {"fitted", fitted},
+          {"start_mape_percent", c.start_mape_percent},
+          {"fitted_mape_percent", c.fitted_mape_percent},
+          {"fitted_max_abs_percent", c.fitted_max_abs_percent},
+          {"evaluations", c.evaluations}};
+}
+
 // The serving cross-validation as JSON: the summary and every case's in-sample and held-out errors.
 json serving_cross_validation_json(const ServingCrossValidation& cv) {
   json cases = json::array();
@@ -606,17 +621,7 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
     }
     const CalibrationResult& c = r.value;
     if (as_json) {
-      json fitted = json::object(), start = json::object();
-      for (const CalibrationParam& p : serving_calibration_params())
-        fitted[p.key] = c.fitted.*(p.member) / p.unit, start[p.key] = c.start.*(p.member) / p.unit;
-      fits.push_back({{"family", fam},
-                      {"cases", c.case_ids},
-                      {"start", start},
-                      {"fitted", fitted},
-                      {"start_mape_percent", c.start_mape_percent},
-                      {"fitted_mape_percent", c.fitted_mape_percent},
-                      {"fitted_max_abs_percent", c.fitted_max_abs_percent},
-                      {"evaluations", c.evaluations}});
+      fits.push_back(calibration_json(fam, c, serving_calibration_params()));
       continue;
     }
     std::cout << "family " << fam << ": " << c.case_ids.size() << " serving cases, " << c.evaluations << " evaluations\n";
@@ -713,21 +718,10 @@ int run_calibrate(const std::vector<std::string>& args) {
       return kInvalid;
     }
     const CalibrationResult& c = r.value;
-    json fitted = json::object(), start = json::object();
-    for (const CalibrationParam& p : calibration_params()) {
-      fitted[p.key] = c.fitted.*(p.member) / p.unit;
-      start[p.key] = c.start.*(p.member) / p.unit;
-    }
     if (as_json) {
-      out.push_back({{"family", fam},
-                     {"cases", c.case_ids},
-                     {"fit", family_opt.fit},
-                     {"start", start},
-                     {"fitted", fitted},
-                     {"start_mape_percent", c.start_mape_percent},
-                     {"fitted_mape_percent", c.fitted_mape_percent},
-                     {"fitted_max_abs_percent", c.fitted_max_abs_percent},
-                     {"evaluations", c.evaluations}});
+      json fit = calibration_json(fam, c, calibration_params());
+      fit["fit"] = family_opt.fit;
+      out.push_back(fit);
       continue;
     }
     std::cout << "family " << fam << ": " << c.case_ids.size() << " training runs, " << c.evaluations << " evaluations, fit "
