@@ -122,6 +122,7 @@ LatencyParts static_prefill(const Resolved& resolved, const ServingSetup& S) {
     for (size_t c = 0; c < st.chunks.size(); ++c) p.compute_s += chunk_compute(prefill, layers, st, c).f_s;
     p.tp_s += st.layers * 2.0 * tp_one;
     p.ep_s += st.moe_layers * ep_one;
+    if (st.output) p.tp_s += S.tp_logits_gather(S.w.batch);  // one sampled token per sequence
   }
   p.pp_s = (S.plan.pp - 1) * S.pp_send(2.0 * prompt_tokens * S.h);
   return p;
@@ -204,7 +205,8 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
 }
 
 // Communication of one step, one GPU of the first stage.
-void serving_comm(const ServingSetup& S, double tokens, InferenceEstimate& r) {
+// `sampled`: the step's tokens that sample (core/serving_step.cpp), whose logits TP gathers.
+void serving_comm(const ServingSetup& S, double tokens, double sampled, InferenceEstimate& r) {
   const StageInfo& s0 = S.pl.stages.front();
   const double h = S.h, k = std::max(1, S.m.top_k);
   auto op = [&](Axis axis, Collective kind, const std::string& what, double msg, double calls, const GroupInfo& g, double one) {
@@ -216,6 +218,9 @@ void serving_comm(const ServingSetup& S, double tokens, InferenceEstimate& r) {
   if (S.tp && S.tp->size > 1)
     op(Axis::TP, Collective::AllReduce, "attention and MLP outputs, 2 per layer", 2.0 * tokens * h, 2.0 * s0.layers, *S.tp,
        S.tp_allreduce(2.0 * tokens * h));
+  if (S.tp && S.tp->size > 1 && s0.output && sampled > 0)
+    op(Axis::TP, Collective::AllGather, "logits of the sampled tokens, vocab/tp each (16-bit)", 2.0 * double(S.m.vocab) * sampled, 1,
+       *S.tp, S.tp_logits_gather(sampled));
   if (S.ep && S.ep->size > 1 && s0.moe_layers > 0) {
     const double dispatch = ep_dispatch_bytes_per_value(S.plan.ep_dispatch_dtype) * tokens * k * h, combine = 2.0 * tokens * k * h;
     const bool gather = S.plan.ep_dispatcher == EpDispatcher::AllGather;
@@ -270,7 +275,9 @@ InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp) {
   r.stage_idle_fraction = span > 0 ? std::clamp(1.0 - busy / span, 0.0, 1.0) : 0.0;
   const double step_tokens = inflight ? r.decode_seqs_per_step * (1.0 + w.spec_draft_tokens) + r.prefill_tokens_per_step
                                       : double(w.batch) * (1.0 + w.spec_draft_tokens);
-  serving_comm(S, step_tokens, r);
+  const double sampled = inflight ? r.decode_seqs_per_step * (1.0 + w.spec_draft_tokens) + r.prefill_tokens_per_step / w.prompt_len
+                                  : double(w.batch) * (1.0 + w.spec_draft_tokens);
+  serving_comm(S, step_tokens, sampled, r);
   return r;
 }
 

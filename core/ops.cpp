@@ -413,10 +413,20 @@ std::vector<LayerOp> output_ops(const Resolved& r) {
   const ModelSpec& m = r.config.model;
   const Shape z = shape(r);
   OpList L(r);
+  if (r.config.workload.mode == Mode::Infer) {
+    // A serving prefill samples one token per sequence, from its last prompt token's logits: the
+    // engines run the output layer on those rows only (vLLM gathers logits_indices before its LM head;
+    // TensorRT-LLM returns context logits only with gather_context_logits, off by default).
+    L.gemm("output layer (logits of each sequence's last token)", z.b, m.vocab / z.t, z.h, 1, true, false);
+    L.memory("logits to fp32 and sampling", logits_sampling_bytes(m.vocab, z.b), 2, 1.0);
+    return std::move(L.ops);
+  }
   L.gemm("output layer (logits)", z.M, m.vocab / z.t, z.h, 1, true, false);
   L.memory("softmax and cross-entropy (fp32)", 3.0 * 4.0 * z.M * m.vocab / z.t, 3, 1.0);
   return std::move(L.ops);
 }
+
+double logits_sampling_bytes(double vocab, double sampled) { return 12.0 * vocab * sampled; }
 
 std::vector<LayerOp> input_ops(const Resolved& r) {
   // Embedding lookup: gather s·b rows of h (read and write 2 bytes each); backward: zero the table's

@@ -99,8 +99,15 @@ double attention_efficiency(double head_dim, double key_len, double attention);
 
 // The ops of one transformer layer (dense MLP or MoE) on one GPU, one micro-batch, in the order they run.
 std::vector<LayerOp> layer_ops(const Resolved& r, bool moe);
-// The output layer and the loss (on the last stage).
+// The output layer and the loss (on the last stage). Serving (workload.mode infer, the static batch's
+// prefill): the logits of each sequence's last prompt token only, and their sampling.
 std::vector<LayerOp> output_ops(const Resolved& r);
+
+// Bytes one GPU moves to sample from the logits of `sampled` tokens over `vocab` entries, gathered
+// over TP: the output layer writes them in 16-bit (2), the sampler casts them to fp32 (read 2, write
+// 4; vLLM's Sampler: logits.to(torch.float32)) and reads them to pick the token (4, greedy argmax):
+// 12 per logit. Top-k/top-p sampling's sort and extra passes are left out.
+double logits_sampling_bytes(double vocab, double sampled);
 // The embedding lookup (on the first stage).
 std::vector<LayerOp> input_ops(const Resolved& r);
 // One multi-token-prediction module besides its transformer block: embedding, norms, projection,

@@ -124,7 +124,8 @@ void depth_io(Pen& o, const Ctx& x, double left, double y, double bottom) {
     r.hit = "io", r.name = name, r.stage = st.stage;
   };
   io(*emb, y + 4, "embedding", "embedding", 120);
-  io(*out, bottom + 3, "output", "output layer + loss", 140);
+  const bool serving = x.c.workload.mode == Mode::Infer;
+  io(*out, bottom + 3, "output", serving ? "output layer + sampling" : "output layer + loss", serving ? 160 : 140);
 }
 
 // Every chunk of every stage, in layer order.

@@ -75,6 +75,12 @@ double ServingSetup::tp_allreduce(double bytes) const {
   return tp && tp->size > 1 ? collective_time_s(Collective::AllReduce, bytes, *tp, c) : 0.0;
 }
 
+double ServingSetup::tp_logits_gather(double sampled) const {
+  // Each TP rank's output layer holds vocab/t columns; the sampler needs every column (vLLM's
+  // LogitsProcessor gathers them, TensorRT-LLM's LMHead with gather_output all-gathers them): 16-bit.
+  return tp && tp->size > 1 && sampled > 0 ? collective_time_s(Collective::AllGather, 2.0 * double(m.vocab) * sampled, *tp, c) : 0.0;
+}
+
 double ServingSetup::ep_exchange(double bytes) const {
   return ep && ep->size > 1 ? ep_exchange_time_s(plan.ep_dispatcher, bytes, routing_of(m), *ep, c) : 0.0;
 }
@@ -103,6 +109,11 @@ double roofline_s(double bytes, double hbm_bps, double flops, double flops_per_s
   return std::max(bytes / hbm_bps, flops > 0 ? flops / flops_per_s : 0.0);
 }
 
+// Tokens of a step that sample (module comment above): decoding tokens, and one per prompt completed.
+double sampled_tokens(const ServingSetup& S, const StepLoad& L) {
+  return L.decode_seqs * L.decode_tokens + L.prefill_tokens / std::max(1.0, double(S.w.prompt_len));
+}
+
 StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad& L) {
   const ModelSpec& m = S.m;
   const Efficiencies& e = S.c.efficiency;
@@ -122,7 +133,13 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double expert_bytes = n_moe * r.experts_read * el.routed_expert / S.mesh.etp * S.expert_wb;
   // GEMM FLOPs: 2 per dense weight per token; this GPU's experts take group_routings/ep token copies
   // (local/E of them), 2 FLOPs per expert weight each.
-  const double dense_flops = 2.0 * T * dense;
+  // The output layer runs only on the tokens that sample: each decoding sequence's tokens (with its
+  // drafts) and the last token of each prompt that completes in the step, prefill_tokens / prompt_len
+  // of them on average (vLLM gathers logits_indices before its LM head; TensorRT-LLM returns context
+  // logits only with gather_context_logits, off by default), not every prompt token as in training.
+  const double output = st.output ? double(m.vocab) * S.h / S.t : 0.0;
+  const double sampled = st.output ? sampled_tokens(S, L) : 0.0;
+  const double dense_flops = 2.0 * (T * (dense - output) + sampled * output);
   const double copies = group_routings / std::max(1, S.plan.ep);
   const double expert_flops = 2.0 * copies * n_moe * el.routed_expert / S.mesh.etp;
   // GEMM efficiency by shape (core/ops.h gemm_efficiency, the training ops' function): the dense
@@ -180,12 +197,14 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // token copy this GPU's experts take is expanded into its expert's rows (read h, write h), goes
   // through the activation (3·f_e/etp gated) and is reduced back into its token (read h, write h;
   // TensorRT-LLM's CUTLASS MoE expand and finalize kernels). Left out: quantising activations before
-  // fp8/fp4 GEMMs, rotary and the K/V append (fused into neighbouring kernels), the logits and sampling.
+  // fp8/fp4 GEMMs, rotary and the K/V append (fused into neighbouring kernels). On the last stage the
+  // sampled tokens' logits are written, cast to fp32 and read by the sampler (core/ops.h
+  // logits_sampling_bytes).
   const double act = m.gated_mlp ? 3.0 : 2.0, n_dense_layers = n_layers - n_moe;
   const double token_values = n_layers * 8.0 * S.h + n_dense_layers * act * m.ffn_hidden / S.t +
                               n_moe * act * m.shared_experts * m.expert_ffn_hidden / S.t;
   const double copy_values = 4.0 * S.h + act * m.expert_ffn_hidden / double(S.mesh.etp);
-  r.elementwise_s = 2.0 * (T * token_values + n_moe * copies * copy_values) / hbm_bps;
+  r.elementwise_s = (2.0 * (T * token_values + n_moe * copies * copy_values) + logits_sampling_bytes(m.vocab, sampled)) / hbm_bps;
   r.weights_s = (dense_bytes + expert_bytes) / hbm_bps;
   r.kv_s = (decode_kv + prefill_kv) / hbm_bps;
   r.compute_s = std::max(0.0, gemm_s + attn_s - r.weights_s - r.kv_s);  // what the math adds beyond the reads
@@ -215,7 +234,7 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // Two TP all-reduces per layer of the step's T hidden states, 16-bit (Shoeybi et al. 2019 §3); an
   // EP dispatch (Plan::ep_dispatch_dtype) and a bf16 combine of T·k copies per MoE layer (with the
   // allgather dispatcher, of the group's T tokens once each: core/comm.h ep_exchange_time_s).
-  r.tp_s = n_layers * 2.0 * S.tp_allreduce(2.0 * T * S.h);
+  r.tp_s = n_layers * 2.0 * S.tp_allreduce(2.0 * T * S.h) + S.tp_logits_gather(sampled);
   if (n_moe > 0 && T > 0)
     r.ep_s = n_moe *
              (S.ep_exchange(ep_dispatch_bytes_per_value(S.plan.ep_dispatch_dtype) * T * k * S.h) + S.ep_exchange(2.0 * T * k * S.h));

@@ -4,16 +4,17 @@
 // on each pipeline stage. A stage's time is a roofline of the mixed batch (Williams et al. 2009;
 // Pope et al. 2022, arXiv:2211.05102 §3): max(bytes / (HBM × hbm_stream), FLOPs / (peak ×
 // efficiency)), bytes = every weight shard once per step (routed experts: those the step's tokens
-// touch) + the KV cache the step's attention reads; FLOPs = 2 per weight per token + attention;
+// touch) + the KV cache the step's attention reads; FLOPs = 2 per weight per token (the output
+// layer's: per sampled token) + attention;
 // plus two TP all-reduces per layer and an EP dispatch and combine per MoE layer sized by the step's
 // tokens (core/comm.h). With expert parallelism the tokens of every attention replica of the EP
 // group reach each GPU's experts. Each kernel class is its own roofline (dense GEMMs, grouped expert
 // GEMMs, decode attention, prefill attention), GEMMs at a shape-dependent efficiency (core/ops.h),
 // attention at its own dtype's peak; the memory-bound ops between them (norms, activations, the MoE
-// expand and finalize) in bytes; every kernel costs at least the kernel floor; the host adds
+// expand and finalize, the logits' sampling) in bytes; every kernel costs at least the kernel floor; the host adds
 // host_seq_s per sequence of the step (the engine's per-request work on the CPU each step).
 // With EP, each MoE layer waits for the group's slowest rank (expected_max_normal, serving_rank_cv).
-// Ignores: writes of the new K/V, overlap of communication with compute, sampling on the GPU,
+// Ignores: writes of the new K/V, overlap of communication with compute, top-k/top-p sampling's sorts,
 // the hottest expert's load beyond that spread, prompt chunks landing on some attention-DP ranks only.
 #pragma once
 #include <vector>
@@ -73,7 +74,8 @@ struct ServingSetup {
   double ep_wait_z;  // expected_max_normal(EP group size): how far the slowest rank lags, in spreads (0 without EP)
   explicit ServingSetup(const Resolved& r);
   double tp_allreduce(double bytes) const;
-  double ep_exchange(double bytes) const;  // an EP dispatch or combine with Plan::ep_dispatcher (core/comm.h)
+  double tp_logits_gather(double sampled) const;  // the logits of `sampled` tokens gathered over TP
+  double ep_exchange(double bytes) const;         // an EP dispatch or combine with Plan::ep_dispatcher (core/comm.h)
   double pp_send(double bytes) const;
 };
 

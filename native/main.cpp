@@ -378,7 +378,7 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   t.rows.push_back({"weights read", human_time(pf.weights_s), human_time(dc.weights_s)});
   t.rows.push_back({"KV cache read", human_time(pf.kv_s), human_time(dc.kv_s)});
   t.rows.push_back({"compute", human_time(pf.compute_s), human_time(dc.compute_s)});
-  t.rows.push_back({"TP all-reduce", human_time(pf.tp_s), human_time(dc.tp_s)});
+  t.rows.push_back({"TP collectives", human_time(pf.tp_s), human_time(dc.tp_s)});
   t.rows.push_back({"EP dispatch + combine", human_time(pf.ep_s), human_time(dc.ep_s)});
   if (pf.ep_wait_s > 0 || dc.ep_wait_s > 0)
     t.rows.push_back({"EP wait (slowest rank)", human_time(pf.ep_wait_s), human_time(dc.ep_wait_s)});

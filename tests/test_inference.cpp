@@ -690,7 +690,8 @@ TEST_CASE("an EP group waits for its slowest rank: cv·z(ep) of the MoE layers' 
 
 TEST_CASE("the memory-bound ops between the GEMMs move their activations once per token (and per routed copy)", "[inference]") {
   // Llama 3 8B on one H200, 10 decoding sequences: per token 32 layers × (two add-RMSNorms, 8·h =
-  // 32,768 values, and SwiGLU's 3·f = 43,008) = 2,424,832 bf16 values, read or written once.
+  // 32,768 values, and SwiGLU's 3·f = 43,008) = 2,424,832 bf16 values, read or written once; and each
+  // sequence's 128,256 logits written in 16-bit, cast to fp32 and read by the sampler, 12 bytes each.
   Config c = math_only("llama3-8b");
   c.cluster.hbm_bytes_per_s = 4.8e12;
   c.cluster.efficiency.hbm_stream = 0.5;
@@ -699,20 +700,57 @@ TEST_CASE("the memory-bound ops between the GEMMs move their activations once pe
   StepLoad load;
   load.decode_seqs = 10;
   load.decode_context = 100;
-  const double dense = 2.0 * 10 * 32 * (8.0 * 4096 + 3.0 * 14336);
-  REQUIRE_THAT(dense, WithinRel(48.497e6, 1e-4));
+  const double dense = 2.0 * 10 * 32 * (8.0 * 4096 + 3.0 * 14336) + 12.0 * 10 * 128256;
+  REQUIRE_THAT(dense, WithinRel(48.497e6 + 15.391e6, 1e-4));
   REQUIRE_THAT(step_cost(ServingSetup(r.value), load).elementwise_s, WithinRel(dense / (4.8e12 * 0.5), 1e-12));
   // Qwen3-30B-A3B on one GPU: 48 MoE layers of 128 experts, top-8, f_e 768, no dense MLP. Per token
   // the norms (8·2,048 values per layer); per routed copy (10 tokens × 8) the expand and finalize
-  // (4·h = 8,192) and the activation (3·768 = 2,304).
+  // (4·h = 8,192) and the activation (3·768 = 2,304); the 10 sequences' 151,936 logits, 12 bytes each.
   Config q = math_only("qwen3-30b-a3b");
   q.cluster.hbm_bytes_per_s = 4.8e12;
   q.cluster.efficiency.hbm_stream = 0.5;
   const Result<Resolved> rq = resolve(q);
   REQUIRE(rq.ok());
-  const double moe = 2.0 * (10.0 * 48 * 8 * 2048 + 48.0 * 80 * (4.0 * 2048 + 3.0 * 768));
-  REQUIRE_THAT(moe, WithinRel(96.338e6, 1e-4));
+  const double moe = 2.0 * (10.0 * 48 * 8 * 2048 + 48.0 * 80 * (4.0 * 2048 + 3.0 * 768)) + 12.0 * 10 * 151936;
+  REQUIRE_THAT(moe, WithinRel(96.338e6 + 18.232e6, 1e-4));
   REQUIRE_THAT(step_cost(ServingSetup(rq.value), load).elementwise_s, WithinRel(moe / (4.8e12 * 0.5), 1e-12));
+}
+
+TEST_CASE("the output layer runs only on the tokens that sample: each decoding token and each prompt's last", "[inference]") {
+  // Llama 3 8B on one H200, reads ~free, two steps of T = 8,192 tokens each (the same GEMM shapes):
+  // 8,192 decoding sequences sample 8,192 tokens; 8,192 prompt tokens of prompts of 2,048 complete 4
+  // prompts, which sample 4. Growing the vocabulary by ΔV adds 2·n·ΔV·h FLOPs to the output layer
+  // and 12·n·ΔV bytes to the sampling, both in proportion to the n tokens that sample: the prefill
+  // step grows by 4/8,192 of what the decode step grows (training's output layer: 8,192/8,192).
+  Config c = math_only("llama3-8b");
+  c.workload.prompt_len = 2048;
+  Config wide = c;
+  wide.model.vocab += 64000;
+  const Result<Resolved> r = resolve(c), rw = resolve(wide);
+  REQUIRE(r.ok());
+  REQUIRE(rw.ok());
+  StepLoad decode, prefill;
+  decode.decode_seqs = 8192;
+  decode.decode_context = 2048;
+  prefill.prefill_tokens = 8192;
+  prefill.prefill_seqs = 4;
+  prefill.prefill_context = 1024;
+  const auto grows = [&](const StepLoad& load) {
+    return step_cost(ServingSetup(rw.value), load).walk_s() - step_cost(ServingSetup(r.value), load).walk_s();
+  };
+  REQUIRE(grows(decode) > 0);
+  REQUIRE_THAT(grows(prefill), WithinRel(grows(decode) * 4.0 / 8192.0, 1e-6));
+  // The static batch's prefill (op by op): the output layer's GEMM has one row per sequence.
+  Config s = c;
+  s.workload.seq_len = 2048;
+  s.plan.micro_batch = 4;
+  const Result<Resolved> rs = resolve(s);
+  REQUIRE(rs.ok());
+  const std::vector<LayerOp> out = output_ops(rs.value);
+  REQUIRE(out.size() == 2);
+  REQUIRE(out[0].m == 4);
+  REQUIRE_THAT(out[0].flops, WithinRel(2.0 * 4 * 128256 * 4096, 1e-12));
+  REQUIRE_THAT(out[1].bytes, WithinRel(12.0 * 4 * 128256, 1e-12));
 }
 
 TEST_CASE("chunked layers read the mean of their query's place in its chunk over the decode's contexts", "[inference]") {

@@ -43,7 +43,8 @@
           (mem ? '<br>' + F.gib(mem.total_bytes, 2) + ' GiB per GPU' : '');
       }
       case 'io':
-        return '<b>' + (p.name === 'embedding' ? 'Input embedding' : 'Output layer and loss') + '</b> on stage ' + (p.stage + 1) +
+        return '<b>' + (p.name === 'embedding' ? 'Input embedding' : r.config.workload.mode === 'infer' ? 'Output layer and sampling' : 'Output layer and loss') +
+          '</b> on stage ' + (p.stage + 1) +
           '<br>' + F.short(p.name === 'embedding' ? r.params.embedding : r.params.output) + ' parameters' + (plan.tp > 1 ? ', split over TP' : '');
       case 'slice': {
         const g = d.gpu(p.rank);
