@@ -45,6 +45,10 @@ double expected_max_normal(int n) {
   return t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
 }
 
+double sampled_tokens(double decode_tokens, double prefill_tokens, double prompt_len) {
+  return decode_tokens + prefill_tokens / std::max(1.0, prompt_len);
+}
+
 double experts_touched(double local, double experts, double routings) {
   if (!(experts > 0) || !(routings > 0)) return 0.0;
   return local * (1.0 - std::pow(1.0 - 1.0 / experts, routings));
@@ -109,11 +113,6 @@ double roofline_s(double bytes, double hbm_bps, double flops, double flops_per_s
   return std::max(bytes / hbm_bps, flops > 0 ? flops / flops_per_s : 0.0);
 }
 
-// Tokens of a step that sample (module comment above): decoding tokens, and one per prompt completed.
-double sampled_tokens(const ServingSetup& S, const StepLoad& L) {
-  return L.decode_seqs * L.decode_tokens + L.prefill_tokens / std::max(1.0, double(S.w.prompt_len));
-}
-
 StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad& L) {
   const ModelSpec& m = S.m;
   const Efficiencies& e = S.c.efficiency;
@@ -138,7 +137,7 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // of them on average (vLLM gathers logits_indices before its LM head; TensorRT-LLM returns context
   // logits only with gather_context_logits, off by default), not every prompt token as in training.
   const double output = st.output ? double(m.vocab) * S.h / S.t : 0.0;
-  const double sampled = st.output ? sampled_tokens(S, L) : 0.0;
+  const double sampled = st.output ? sampled_tokens(L.decode_seqs * L.decode_tokens, L.prefill_tokens, S.w.prompt_len) : 0.0;
   const double dense_flops = 2.0 * (T * (dense - output) + sampled * output);
   const double copies = group_routings / std::max(1, S.plan.ep);
   const double expert_flops = 2.0 * copies * n_moe * el.routed_expert / S.mesh.etp;

@@ -113,6 +113,11 @@ StepCost step_cost(const ServingSetup& S, const StepLoad& load);
 // §2.2: the MTP module shares the embedding and output head).
 double draft_pass_s(const ServingSetup& S, double decode_seqs, double decode_context);
 
+// Tokens of a step that sample, the rows its output layer runs on: every decoding token (1 + drafts
+// per sequence) and the last token of each prompt the step completes, prefill_tokens / prompt_len of
+// them on average (vLLM's logits_indices; TensorRT-LLM without gather_context_logits).
+double sampled_tokens(double decode_tokens, double prefill_tokens, double prompt_len);
+
 // Expected local experts read when `routings` token-expert choices land uniformly on `experts`
 // experts, `local` of them on this GPU: local·(1 − (1 − 1/E)^routings) (each expert missed by every
 // choice with probability 1 − 1/E; top-k draws without replacement give (1 − k/E)^tokens, within 0.1%
