@@ -38,6 +38,8 @@ struct Efficiencies {
                                        // peak (smaller M and few tokens per expert lose more: core/ops.h gemm_efficiency)
   double serving_expert_gemm = 0.8;    // the grouped expert GEMM's rate against the dense projections' (serving_gemm):
                                        // uneven experts padded to tiles in one launch (core/serving_step.cpp)
+  double serving_expert_stream = 0.8;  // reading the routed experts' weights in the grouped GEMM, against hbm_stream:
+                                       // a few MB per expert in small matrices, not one long stream (core/serving_step.cpp)
   double serving_attention = 0.55;     // attention of an engine step: fraction of the attention dtype's dense peak
   double host_seq_s = 20e-6;           // host (CPU) time per running sequence per engine step, not hidden by the GPU
   double serving_moe_layer_s = 30e-6;  // fixed time of each MoE layer of an engine step beyond the kernels it

@@ -106,6 +106,7 @@ const std::vector<Field<Efficiencies>>& efficiency_fields() {
       {"expert_gemm_host_us", &Efficiencies::expert_gemm_host_s, units::us},
       {"serving_gemm", &Efficiencies::serving_gemm},
       {"serving_expert_gemm", &Efficiencies::serving_expert_gemm},
+      {"serving_expert_stream", &Efficiencies::serving_expert_stream},
       {"serving_attention", &Efficiencies::serving_attention},
       {"host_seq_us", &Efficiencies::host_seq_s, units::us},
       {"serving_moe_layer_us", &Efficiencies::serving_moe_layer_s, units::us},

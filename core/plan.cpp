@@ -293,6 +293,7 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.between(E + "expert_gemm_host_us", e.expert_gemm_host_s, units::us, 0, 1000, "µs");
   c.fraction(E + "serving_gemm", e.serving_gemm);
   c.fraction(E + "serving_expert_gemm", e.serving_expert_gemm);
+  c.fraction(E + "serving_expert_stream", e.serving_expert_stream);
   c.fraction(E + "serving_attention", e.serving_attention);
   c.between(E + "host_seq_us", e.host_seq_s, units::us, 0, 10000, "µs");
   c.between(E + "serving_moe_layer_us", e.serving_moe_layer_s, units::us, 0, 10000, "µs");

@@ -259,8 +259,8 @@ Cluster calibrated(Cluster c, const Efficiencies& e) {
 }
 
 // Serving efficiencies (core/hardware.h; fitted to each GPU family's serving cases by `cutlab calibrate
-// --serving validation/serving-cases.json`, docs/validation.md §8: hbm_stream, serving_gemm,
-// serving_expert_gemm, serving_attention, host_seq_us, serving_moe_layer_us, serving_rank_cv; priors
+// --serving validation/serving-cases.json`, docs/validation.md §8: hbm_stream, serving_expert_stream,
+// serving_gemm, serving_expert_gemm, serving_attention, host_seq_us, serving_moe_layer_us, serving_rank_cv; priors
 // and bounds in core/validation.cpp serving_calibration_params); the training efficiencies stay as
 // they are. Refitted 2026-12-02 with
 // the memory-bound ops between the GEMMs, the offline runs' prompt bursts, a fixed cost per MoE layer,
@@ -269,16 +269,18 @@ Cluster calibrated(Cluster c, const Efficiencies& e) {
 // reads (core/serving_step.h stage_attended_keys), with the cases' KV pool at 95% of the free memory
 // (workload.kv_cache_free_fraction), and with the errors past 25% in the fit's objective
 // (serving_fit_objective_percent, core/validation.h), and with the routed experts' grouped GEMM apart
-// from the dense projections (serving_expert_gemm: 0.30–0.70 of serving_gemm's rate, at its lower
-// bound on GB200 and B200; serving_gemm 0.46–0.73), and with the output layer run only on the tokens
-// that sample (core/serving_step.cpp). The H100's hbm_stream sits at its lower bound (0.600),
-// serving_rank_cv at 0.05–0.21, and the MoE layer's fixed cost at 28–73 µs, up to 2.4× its prior: the runs ask for more GPU time than
-// the modelled kernels explain (the hottest expert's load beyond the group's spread and prompt chunks landing on some attention-DP
-// ranks only are not modelled), and the fit takes it from these (docs/validation.md §8). H800 and the 500 W H100 keep the defaults (no
-// serving case).
-Cluster serving(Cluster c, double hbm_stream, double gemm, double expert_gemm, double attention, double host_seq_us,
-                double moe_layer_us, double rank_cv) {
+// from the dense projections (serving_expert_gemm: 0.30–0.70 of serving_gemm's rate, near its lower
+// bound on GB200, B200 and H100; serving_gemm 0.44–0.70), with the output layer run only on the tokens
+// that sample (core/serving_step.cpp), and with the experts' weight reads apart from the dense stream
+// (serving_expert_stream 0.59–0.87 of hbm_stream, which returns to 0.74–0.87 from the H100's lower
+// bound). serving_rank_cv sits at 0.04–0.21, and the MoE layer's fixed cost at 36–64 µs, up to 2.1× its prior: the runs ask for more
+// GPU time than the modelled kernels explain (the hottest expert's load beyond the group's spread and prompt chunks landing on some
+// attention-DP ranks only are not modelled), and the fit takes it from these (docs/validation.md §8). H800 and the 500 W H100 keep the
+// defaults (no serving case).
+Cluster serving(Cluster c, double hbm_stream, double expert_stream, double gemm, double expert_gemm, double attention,
+                double host_seq_us, double moe_layer_us, double rank_cv) {
   c.efficiency.hbm_stream = hbm_stream;
+  c.efficiency.serving_expert_stream = expert_stream;
   c.efficiency.serving_gemm = gemm;
   c.efficiency.serving_expert_gemm = expert_gemm;
   c.efficiency.serving_attention = attention;
@@ -315,7 +317,7 @@ std::vector<ClusterPreset> make_clusters() {
   v.push_back({calibrated(node("dgx-a100", "A100 SXM 80GB", 8, 80, 2039, 312, 0, 300, 25, 108, 32, kA100Mamf), a100_fitted()),
                std::string(sheet) + "; NVLink 3 600 GB/s total; 8× HDR 200 Gb/s IB per node"});
   v.push_back({serving(calibrated(node("dgx-h100", "H100 SXM", 8, 79.6, 3350, 989, 1979, 450, 50, 132, 64, kH100Mamf), h100_fitted()),
-                       0.600, 0.730, 0.337, 0.431, 27.4, 44.8, 0.179),
+                       0.761, 0.592, 0.703, 0.304, 0.460, 24.5, 42.3, 0.157),
                std::string(sheet) + "; 81,559 MiB usable; NVLink 4 900 GB/s total; 8× NDR 400 Gb/s per node"});
   v.push_back({calibrated(node("grand-teton-h100", "H100 96GB HBM2e (500 W)", 8, 95.5, 2400, 989, 1979, 450, 50, 132, 64, kH100Mamf),
                           gt_fitted()),
@@ -324,18 +326,18 @@ std::vector<ClusterPreset> make_clusters() {
   v.push_back({calibrated(node("hgx-h800", "H800 SXM", 8, 79.6, 3350, 989, 1979, 200, 50, 132, 64, kH100Mamf), h100_fitted()),
                std::string(sheet) + "; NVLink 400 GB/s total (DeepSeek-V3 §3.2.2: ~160 GB/s achievable), 400 Gb/s IB"});
   v.push_back({serving(calibrated(node("hgx-h200", "H200 SXM", 8, 140.4, 4800, 989, 1979, 450, 50, 132, 64, kH100Mamf), h100_fitted()),
-                       0.668, 0.656, 0.588, 0.269, 21.3, 27.8, 0.210),
+                       0.746, 0.873, 0.584, 0.703, 0.260, 23.3, 36.1, 0.210),
                std::string(sheet) + "; 141 GB HBM3e (143,771 MiB usable); NVLink 4; 400 Gb/s per GPU"});
   // fp4: dense NVFP4 peaks, half the datasheets' sparse figures (HGX B200 18 PFLOPS, GB200 NVL72
   // 1,440 PFLOPS per 72 GPUs = 20 PFLOPS per GPU).
   v.push_back({serving(calibrated(with_fp4(node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50, 148, 64, kH100Mamf), 9000),
                                   h100_fitted()),
-                       0.745, 0.576, 0.307, 0.323, 9.5, 70.1, 0.130),
+                       0.740, 0.854, 0.578, 0.307, 0.324, 9.7, 59.3, 0.130),
                std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU"});
   v.push_back(
       {serving(calibrated(with_fp4(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148, 450, kH100Mamf), 10000),
                           h100_fitted()),
-               0.727, 0.464, 0.300, 0.481, 17.3, 72.7, 0.051),
+               0.772, 0.862, 0.435, 0.301, 0.511, 17.3, 64.3, 0.044),
        std::string(sheet) + "; 186 GB HBM3e; 72 GPUs in one NVLink 5 domain; 400 Gb/s per GPU scale-out"});
   // RTX PRO 6000 Blackwell Server Edition (NVIDIA datasheet): 96 GB GDDR7 at 1.6 TB/s (1,597 GB/s),
   // 188 SMs, PCIe Gen5 x16 and no NVLink: the GPUs of a server talk over PCIe (64 GB/s per direction,
@@ -347,7 +349,7 @@ std::vector<ClusterPreset> make_clusters() {
                                                 1000, 64, 50, 188, 64, kH100Mamf),
                                            2000),
                                   h100_fitted()),
-                       0.757, 0.591, 0.704, 0.575, 14.3, 46.4, 0.174),
+                       0.869, 0.731, 0.593, 0.655, 0.565, 16.0, 45.8, 0.159),
                std::string(sheet) + "; 96 GB GDDR7 at 1.6 TB/s; PCIe Gen5 x16, no NVLink (GPU to GPU over PCIe)"});
   return v;
 }

@@ -183,9 +183,13 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double prefill_rate = S.attention_peak * attention_efficiency(qk_head_dim(m), prefill_key_len, e.serving_attention);
   // Each kernel class is its own roofline (kernels run one after another): the dense projections and
   // the grouped expert GEMM against their weights, decode attention against the KV it reads, prefill
-  // attention against the earlier chunks' K/V.
+  // attention against the earlier chunks' K/V. The grouped GEMM reads its experts' weights at
+  // serving_expert_stream of hbm_stream: each expert a few small matrices, not one long stream
+  // (fitted apart, docs/validation.md §8).
   const double gemm_s = roofline_s(dense_bytes, hbm_bps, dense_flops, S.peak * dense_eff) +
-                        (n_moe > 0 ? roofline_s(expert_bytes, hbm_bps, expert_flops, S.expert_peak * expert_eff) : 0.0);
+                        (n_moe > 0
+                             ? roofline_s(expert_bytes, hbm_bps * e.serving_expert_stream, expert_flops, S.expert_peak * expert_eff)
+                             : 0.0);
   const double attn_s = (decode_kv > 0 || decode_attn > 0 ? roofline_s(decode_kv, hbm_bps, decode_attn, decode_rate) : 0.0) +
                         (prefill_kv > 0 || prefill_attn > 0 ? roofline_s(prefill_kv, hbm_bps, prefill_attn, prefill_rate) : 0.0);
   // Memory-bound ops between the GEMMs, one HBM pass each over 16-bit activations (as the engines fuse
@@ -204,7 +208,7 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
                               n_moe * act * m.shared_experts * m.expert_ffn_hidden / S.t;
   const double copy_values = 4.0 * S.h + act * m.expert_ffn_hidden / double(S.mesh.etp);
   r.elementwise_s = (2.0 * (T * token_values + n_moe * copies * copy_values) + logits_sampling_bytes(m.vocab, sampled)) / hbm_bps;
-  r.weights_s = (dense_bytes + expert_bytes) / hbm_bps;
+  r.weights_s = dense_bytes / hbm_bps + expert_bytes / (hbm_bps * e.serving_expert_stream);
   r.kv_s = (decode_kv + prefill_kv) / hbm_bps;
   r.compute_s = std::max(0.0, gemm_s + attn_s - r.weights_s - r.kv_s);  // what the math adds beyond the reads
   // Kernel floors: each kernel of a layer costs at least kernel_floor_s (launch, ramp-up and tail;

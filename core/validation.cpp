@@ -665,6 +665,13 @@ const std::vector<CalibrationParam>& serving_calibration_params() {
   //   experts of uneven token counts in one launch, each padded to its tiles, and permutes rows on the way
   //   in and out: 0.8 ± 0.15, bounds 0.3–1. Apart from serving_gemm so that what the MoE cases ask of the
   //   expert GEMMs does not move the dense models' GEMMs (the serving cases hold no dense model).
+  // - serving_expert_stream: the routed experts' weights as the grouped GEMM reads them, against
+  //   hbm_stream (the dense weights' and the KV cache's long sequential reads). An expert is a few
+  //   small matrices (Qwen3-30B-A3B: 3 of 2,048 × 768, 2.6 MB in NVFP4), read tile by tile by a
+  //   launch that also walks the expert offsets, with each expert's last wave of tiles part-empty;
+  //   no kernel benchmark is cited here, so the prior mirrors serving_expert_gemm's: 0.8 ± 0.15,
+  //   bounds 0.3–1. Apart from hbm_stream so that what the MoE cases ask of the expert reads does not
+  //   move the dense models' weight and KV reads (the serving cases hold no dense model).
   // - serving_attention: flash attention at 0.35 (FA2 on H100) to 0.75 (FA3) of the bf16 peak; FlashMLA's
   //   absorbed decode 580–660 of the H800's 989 TFLOP/s (deepseek-ai/FlashMLA README): 0.55 ± 0.12,
   //   bounds 0.2–0.9.
@@ -685,6 +692,7 @@ const std::vector<CalibrationParam>& serving_calibration_params() {
       {"hbm_stream", &Efficiencies::hbm_stream, 0.60, 0.95, 0.85, 0.07},
       {"serving_gemm", &Efficiencies::serving_gemm, 0.375, 1.0, 0.87, 0.125},
       {"serving_expert_gemm", &Efficiencies::serving_expert_gemm, 0.3, 1.0, 0.8, 0.15},
+      {"serving_expert_stream", &Efficiencies::serving_expert_stream, 0.3, 1.0, 0.8, 0.15},
       {"serving_attention", &Efficiencies::serving_attention, 0.20, 0.90, 0.55, 0.12},
       {"host_seq_us", &Efficiencies::host_seq_s, 0.0, 150e-6, 20e-6, 20e-6, nullptr, 1e-6, "host_seq_s"},
       {"serving_moe_layer_us", &Efficiencies::serving_moe_layer_s, 0.0, 300e-6, 30e-6, 30e-6, nullptr, 1e-6, "serving_moe_layer_s"},
