@@ -275,9 +275,10 @@ InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp) {
   r.stage_idle_fraction = span > 0 ? std::clamp(1.0 - busy / span, 0.0, 1.0) : 0.0;
   const double step_tokens = inflight ? r.decode_seqs_per_step * (1.0 + w.spec_draft_tokens) + r.prefill_tokens_per_step
                                       : double(w.batch) * (1.0 + w.spec_draft_tokens);
+  // A static batch's step decodes every sequence: each of its tokens samples.
   const double sampled = inflight ? sampled_tokens(r.decode_seqs_per_step * (1.0 + w.spec_draft_tokens), r.prefill_tokens_per_step,
                                                    w.prompt_len)
-                                  : double(w.batch) * (1.0 + w.spec_draft_tokens);
+                                  : step_tokens;
   serving_comm(S, step_tokens, sampled, r);
   return r;
 }

@@ -132,10 +132,8 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double expert_bytes = n_moe * r.experts_read * el.routed_expert / S.mesh.etp * S.expert_wb;
   // GEMM FLOPs: 2 per dense weight per token; this GPU's experts take group_routings/ep token copies
   // (local/E of them), 2 FLOPs per expert weight each.
-  // The output layer runs only on the tokens that sample: each decoding sequence's tokens (with its
-  // drafts) and the last token of each prompt that completes in the step, prefill_tokens / prompt_len
-  // of them on average (vLLM gathers logits_indices before its LM head; TensorRT-LLM returns context
-  // logits only with gather_context_logits, off by default), not every prompt token as in training.
+  // The output layer runs only on the tokens that sample (sampled_tokens), not on every prompt token
+  // as in training.
   const double output = st.output ? double(m.vocab) * S.h / S.t : 0.0;
   const double sampled = st.output ? sampled_tokens(L.decode_seqs * L.decode_tokens, L.prefill_tokens, S.w.prompt_len) : 0.0;
   const double dense_flops = 2.0 * (T * (dense - output) + sampled * output);
