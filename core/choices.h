@@ -37,9 +37,10 @@ enum class Ema { None, Gpu, Cpu };
 // expert's GPU) or deepep (DeepEP, Megatron's flex dispatcher with DeepEP or HybridEP: one copy per
 // remote node over the scale-out network, fanned out over NVLink there; DeepSeek-V3 §3.2.2).
 enum class EpDispatcher { AllToAll, DeepEp, AllGather };
-// Precision of the tokens sent by the MoE dispatch: bf16, or fp8 with one fp32 scale per 128 values
-// (DeepSeek-V3 §3.3.2 "Low-Precision Communication"; DeepEP's fp8 dispatch). The combine stays bf16.
-enum class EpDispatchDtype { BF16, FP8 };
+// Precision of the tokens sent by the MoE dispatch: bf16, fp8 with one fp32 scale per 128 values
+// (DeepSeek-V3 §3.3.2 "Low-Precision Communication"; DeepEP's fp8 dispatch), or NVFP4 for the experts'
+// fp4 GEMMs when serving (core/comm.h). The combine stays bf16.
+enum class EpDispatchDtype { BF16, FP8, FP4 };
 // How context-parallel attention moves K and V (Megatron-Core cp_comm_type, Transformer Engine
 // context_parallel.py): ring (p2p: Liu et al. 2023 ring attention; each of the cp − 1 steps passes a
 // K/V chunk, overlapped with the attention of the chunk already received), allgather (Llama 3,
@@ -107,7 +108,8 @@ CUTLAB_CHOICES(EpDispatcher, "ep_dispatcher", {EpDispatcher::AllToAll, "alltoall
                {EpDispatcher::DeepEp, "deepep", "DeepEP (one copy per node)"},
                {EpDispatcher::AllGather, "allgather", "all-gather + reduce-scatter"})
 CUTLAB_CHOICES(EpDispatchDtype, "ep_dispatch_dtype", {EpDispatchDtype::BF16, "bf16", "bf16"},
-               {EpDispatchDtype::FP8, "fp8", "fp8 (1×128 scales; combine bf16)"})
+               {EpDispatchDtype::FP8, "fp8", "fp8 (1×128 scales; combine bf16)"},
+               {EpDispatchDtype::FP4, "fp4", "fp4 (NVFP4, 1×16 scales; combine bf16)"})
 CUTLAB_CHOICES(CpComm, "cp_comm", {CpComm::Ring, "ring", "ring (p2p, overlapped)"},
                {CpComm::AllGather, "allgather", "all-gather K/V (Llama 3)"},
                {CpComm::AllToAll, "a2a", "all-to-all of heads (Ulysses)"})

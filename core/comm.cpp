@@ -1,5 +1,7 @@
 #include "core/comm.h"
 
+#include "core/precision.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -66,7 +68,14 @@ double ep_exchange_time_s(EpDispatcher d, double S, const Routing& r, const Grou
   return collective_time_s(x.collective, x.message_bytes, g, c);
 }
 
-double ep_dispatch_bytes_per_value(EpDispatchDtype dtype) { return dtype == EpDispatchDtype::FP8 ? 1.0 + 4.0 / 128.0 : 2.0; }
+double ep_dispatch_bytes_per_value(EpDispatchDtype dtype) {
+  switch (dtype) {
+    case EpDispatchDtype::FP8: return 1.0 + 4.0 / 128.0;
+    case EpDispatchDtype::FP4: return dtype_bytes(WeightDtype::FP4);
+    case EpDispatchDtype::BF16: break;
+  }
+  return 2.0;
+}
 
 double expected_remote_nodes(const Routing& r, int nodes) {
   const int N = nodes;

@@ -27,7 +27,10 @@ Routing routing_of(const ModelSpec& m);
 
 // Bytes per value of a dispatched token: 2 in bf16; with fp8 dispatch 1 byte plus one fp32 scale per
 // 128 values (DeepSeek-V3 §3.3.2 "Low-Precision Communication", 1×128 tile-wise quantisation
-// §3.3.1; DeepEP's fp8 dispatch). The combine stays bf16: 2.
+// §3.3.1; DeepEP's fp8 dispatch); with fp4 dispatch NVFP4's 0.5 byte plus one fp8 scale per 16 values
+// (core/precision.h), the tokens quantised for the experts' NVFP4 GEMMs before they travel (TensorRT-LLM's
+// fused MoE can gather or send them so: its "post-quant" all-gather and all-to-all). The combine stays
+// bf16: 2.
 double ep_dispatch_bytes_per_value(EpDispatchDtype dtype);
 
 // Expected number of nodes, other than the sender's, holding at least one of a token's top_k experts

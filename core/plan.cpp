@@ -1,5 +1,6 @@
 #include "core/plan.h"
 
+#include "core/precision.h"
 #include "core/schedule.h"
 #include "core/units.h"
 
@@ -627,6 +628,11 @@ Errors validate_all(const ModelSpec& m, const Cluster& cl, const Plan& p, const 
     c.add(ErrorCode::Incompatible, "/plan/ep_dispatch_dtype",
           "ep_dispatch_dtype fp8 feeds the experts' fp8 GEMMs: serving needs workload.weight_dtype fp8, got " +
               std::string(name_of(w.weight_dtype)));
+  if (p.ep_dispatch_dtype == EpDispatchDtype::FP4 &&
+      (w.mode == Mode::Train || !(cl.fp4_flops_per_s > 0) || serving_expert_gemm_peak_flops_per_s(cl, w) != cl.fp4_flops_per_s))
+    c.add(ErrorCode::Incompatible, "/plan/ep_dispatch_dtype",
+          "ep_dispatch_dtype fp4 feeds the experts' fp4 GEMMs: it needs serving (workload.mode infer) with the routed experts in "
+          "fp4 or mxfp4 on a GPU with an fp4 peak (cluster.fp4_TFLOPs > 0)");
   if (w.mode == Mode::Train && p.ep_dispatch_dtype == EpDispatchDtype::FP8 && w.dtype != Dtype::FP8)
     c.add(ErrorCode::Incompatible, "/plan/ep_dispatch_dtype",
           "ep_dispatch_dtype fp8 feeds the experts' fp8 GEMMs: it needs workload.dtype fp8, got " + std::string(name_of(w.dtype)));

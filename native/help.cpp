@@ -20,7 +20,7 @@ const char* k_config_flags = R"(config (a JSON file, - for stdin, or only flags;
   cut:      --tp N --pp N --cp N --ep N --dp N --etp N --vpp N --micro-batch N --sp --distributed-optimizer
             --zero 0-3|fsdp --recompute none|selective|full|op_sac --cp-comm ring|allgather|a2a
             --schedule gpipe|1f1b|interleaved|zb-h1|dualpipe --rank-order tp-cp-ep-dp-pp
-            --ep-dispatcher alltoall|deepep|allgather --ep-dispatch-dtype bf16|fp8
+            --ep-dispatcher alltoall|deepep|allgather --ep-dispatch-dtype bf16|fp8|fp4
   training: --seq-len N --global-batch N (required: sequences per step) --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
   serving:  --batch N --prompt-len N --output-len N --weight-dtype bf16|fp8|int4|fp4 --kv-dtype bf16|fp8
             --local-kv-cache window|full --batching inflight|static --max-num-tokens N --kv-block-tokens N

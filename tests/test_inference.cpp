@@ -274,6 +274,46 @@ TEST_CASE("fp8 dispatch when serving needs fp8 weights", "[inference]") {
   REQUIRE(e[0].path == "/plan/ep_dispatch_dtype");
 }
 
+TEST_CASE("fp4 dispatch sends NVFP4 tokens to the experts' fp4 GEMMs, and the combine stays bf16", "[inference]") {
+  // DeepSeek-V3 at attention DP 8 × EP 8 on one B200 node, fp4 weights, the allgather dispatcher, a
+  // static step of 8 tokens per GPU: the gathered tensor holds 8 ranks × 8 tokens × 7168 values. NVFP4
+  // stores 4-bit values in blocks of 16 sharing one fp8 scale: 0.5 + 1/16 bytes per value; the
+  // reduce-scatter of the experts' outputs 2 bytes per value.
+  Config c = deepseek_decode(8, 8);
+  c.cluster = *find_cluster_preset("dgx-b200");
+  c.plan.ep_dispatcher = EpDispatcher::AllGather;
+  c.plan.ep_dispatch_dtype = EpDispatchDtype::FP4;
+  c.workload.weight_dtype = WeightDtype::FP4;
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).empty());
+  const InferenceEstimate r = infer(c);
+  const double values = 8.0 * 8 * 7168;
+  int seen = 0;
+  for (const CommOp& op : r.comm)
+    if (op.axis == Axis::EP) {
+      const bool dispatch = op.what.rfind("dispatch", 0) == 0;
+      REQUIRE_THAT(op.message_bytes, WithinRel(values * (dispatch ? 0.5625 : 2.0), 1e-12));
+      ++seen;
+    }
+  REQUIRE(seen == 2);
+  c.plan.ep_dispatch_dtype = EpDispatchDtype::BF16;
+  REQUIRE(infer(c).decode.ep_s > r.decode.ep_s);
+  // Without fp4 GEMMs for the experts there is nothing to feed: fp8 weights, a GPU without an fp4
+  // peak, or training.
+  c.plan.ep_dispatch_dtype = EpDispatchDtype::FP4;
+  c.workload.weight_dtype = WeightDtype::FP8;
+  Errors e = validate(c.model, c.cluster, c.plan, c.workload);
+  REQUIRE(e.size() == 1);
+  REQUIRE(e[0].path == "/plan/ep_dispatch_dtype");
+  c.workload.expert_weight_dtype = ExpertWeightDtype::FP4;  // fp8 weights beside NVFP4 experts
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).empty());
+  c.cluster = *find_cluster_preset("hgx-h200");
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).size() == 1);
+  c.cluster = *find_cluster_preset("dgx-b200");
+  c.workload.mode = Mode::Train;
+  e = validate(c.model, c.cluster, c.plan, c.workload);
+  REQUIRE(std::count_if(e.begin(), e.end(), [](const Error& x) { return x.path == "/plan/ep_dispatch_dtype"; }) == 1);
+}
+
 TEST_CASE("speculative decoding: expected tokens per step (1 − a^(n+1))/(1 − a)", "[inference]") {
   // Leviathan et al. 2023, eq. 1: n = 3, a = 0.8 → (1 − 0.4096)/0.2 = 2.952.
   REQUIRE_THAT(spec_tokens_per_step(3, 0.8), WithinRel(2.952, 1e-12));

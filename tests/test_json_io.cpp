@@ -205,7 +205,7 @@ TEST_CASE("the dispatch precision is a named choice of the plan", "[json]") {
   REQUIRE(r.value.plan.ep_dispatch_dtype == EpDispatchDtype::FP8);
   REQUIRE(to_json(r.value)["plan"]["ep_dispatch_dtype"] == "fp8");
   const Result<Config> bad = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
-    "plan": {"pp": 16, "ep": 64, "dp": 2, "ep_dispatch_dtype": "fp4"}, "workload": {"global_batch": 1920, "dtype": "fp8"}})"));
+    "plan": {"pp": 16, "ep": 64, "dp": 2, "ep_dispatch_dtype": "fp6"}, "workload": {"global_batch": 1920, "dtype": "fp8"}})"));
   REQUIRE_FALSE(bad.errors.empty());
   REQUIRE(bad.errors[0].path == "/plan/ep_dispatch_dtype");
   // fp8 dispatch in bf16 training: the rule error names the plan field.

@@ -58,7 +58,7 @@
       sel('/workload/ema', 'Weight EMA', 'ema', { title: 'An fp32 moving average of the weights: on the GPU it costs 4 bytes per parameter' })] },
     { title: 'Experts', moe: true, rows: [
       sel('/plan/ep_dispatcher', 'Dispatcher', 'ep_dispatcher', { title: 'Megatron’s all-to-all sends every copy of a token; DeepEP one per remote node; all-gather every token to every EP rank, summed back by a reduce-scatter' }),
-      sel('/plan/ep_dispatch_dtype', 'Dispatch dtype', 'ep_dispatch_dtype', { title: 'fp8 dispatch with bf16 combine (DeepSeek-V3); needs fp8 GEMMs: fp8 training or fp8 serving weights' }),
+      sel('/plan/ep_dispatch_dtype', 'Dispatch dtype', 'ep_dispatch_dtype', { title: 'fp8 dispatch with bf16 combine (DeepSeek-V3); needs fp8 GEMMs: fp8 training or fp8 serving weights. fp4: NVFP4 tokens for the experts\' fp4 GEMMs (TensorRT-LLM\'s post-quant dispatch); serving with fp4 experts on Blackwell' }),
       train(check('/plan/ep_comm_overlap', 'Overlap EP all-to-alls', 'One micro-batch’s dispatch and combine behind another’s compute (Megatron --overlap-moe-expert-parallel-comm)')),
       train(check('/plan/moe_shared_expert_overlap', 'Shared expert hides dispatch', 'The shared expert runs while the tokens travel (Megatron moe_shared_expert_overlap)')),
       train(num('/plan/moe_capacity_factor', 'Capacity factor', { step: 'any', title: '0: dropless; else each expert takes at most cf × its fair share and drops the rest' })),
