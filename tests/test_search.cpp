@@ -250,3 +250,16 @@ TEST_CASE("pieces cut by a time budget, each going on at its next item, merge to
   REQUIRE(m.best.size() == one.best.size());
   for (size_t i = 0; i < m.best.size(); ++i) CHECK(m.best[i].step_s == one.best[i].step_s);
 }
+
+TEST_CASE("divisors_up_to lists the divisors of n up to the limit, ascending", "[search]") {
+  // By hand: 36 = 2² · 3²; 4,096 = 2¹²; 49 = 7²; 2,048 · 3 = 6,144 = 2¹¹ · 3.
+  CHECK(divisors_up_to(36, 36) == std::vector<int>{1, 2, 3, 4, 6, 9, 12, 18, 36});
+  CHECK(divisors_up_to(36, 12) == std::vector<int>{1, 2, 3, 4, 6, 9, 12});
+  CHECK(divisors_up_to(36, 5) == std::vector<int>{1, 2, 3, 4});
+  CHECK(divisors_up_to(49, 100) == std::vector<int>{1, 7, 49});
+  CHECK(divisors_up_to(4096, 4096) == std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096});
+  CHECK(divisors_up_to(6144, 128) == std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128});
+  CHECK(divisors_up_to(1, 8) == std::vector<int>{1});
+  CHECK(divisors_up_to(97, 96) == std::vector<int>{1});
+  CHECK(divisors_up_to(12, 0).empty());
+}

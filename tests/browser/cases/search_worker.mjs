@@ -148,15 +148,19 @@ async function onThePage(k) {
     const text = await page.$eval('#search-panel .search-progress-text', (e) => e.textContent);
     k.check(/Searching on this page, between frames · \d+% of the space/.test(text), 'progress: "' + text + '"');
     const trips = await frameGaps(page, 10);
+    // the tab click draws the pipeline of 2,048 GPUs: a task of the view (tests/browser/cases/redraw.mjs
+    // times the views), not a piece of the search; its window is left out of the pieces' tasks below
+    const tabFrom = await page.evaluate(() => performance.now());
     const tabMs = await clickToFrame(page, '#tabs button[data-view="pipeline"]');
+    const tabTo = await page.evaluate(() => performance.now());
     k.check(Math.max(...trips) < 200 && tabMs < 200, 'while searching on the page: gaps between the page\'s frames ' + trips.join(', ') + ' ms, a tab click to its frame ' + tabMs.toFixed(0) + ' ms (< 200 ms)');
     await searchDone(page);
     sameAsCli(k, await rows(page), ref, 'file://');
     k.check((await page.$eval('#search-panel', (p) => p.dataset.runner)) === 'page', 'the search ran on the page');
-    const long = await page.evaluate((n) => window.__long.slice(n), before);
+    const long = (await page.evaluate((n) => window.__long.slice(n), before)).filter((x) => x.start + x.ms < tabFrom || x.start > tabTo);
     const longest = long.reduce((m, x) => Math.max(m, x.ms), 0);
     const ms = await page.evaluate(() => window.__cutlab.perf.searchMs);
-    k.check(longest < 200, 'longest task of the page during the search: ' + longest.toFixed(0) + ' ms (' + long.length + ' over 50 ms; pieces of ~30 ms)');
+    k.check(longest < 200, 'longest task of the page during the search, the tab click\'s redraw left out: ' + longest.toFixed(0) + ' ms (' + long.length + ' over 50 ms; pieces of ~30 ms)');
     k.log('page: full result in ' + ms.toFixed(0) + ' ms; longest page task ' + longest.toFixed(0) + ' ms');
     await searchRuns(page);
     await page.click('#search-panel .cancel');
