@@ -454,9 +454,10 @@ Errors search_errors(const Config& base, const SearchOptions& opt) {
 
 Result<SearchPart> search_part(const Config& base, const SearchOptions& opt, long long first, long long count, bool memory_prune,
                                double budget_s) {
-  // The budget counts from the call: the space's setup below is part of the piece's time.
-  const Clock::time_point deadline = Clock::now() +
-                                     std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+  // The budget counts from the call, the space's setup below included, but the items get at least a
+  // quarter of it: a setup that outlasts the budget (a slow device) still leaves parts of many items.
+  const Clock::duration budget = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+  const Clock::time_point called = Clock::now();
   Result<SearchPart> out;
   out.errors = search_errors(base, opt);
   if (out.errors.empty() && !(first >= 0 && count >= 0))
@@ -465,6 +466,7 @@ Result<SearchPart> search_part(const Config& base, const SearchOptions& opt, lon
   const Space space = make_space(base, opt);
   const Items items = make_items(base, space);
   const long long last = first > items.begin.back() - count ? items.begin.back() : first + count;
+  const Clock::time_point deadline = std::max(called + budget, Clock::now() + budget / 4);
   SearchOptions o = opt;
   if (first < last) o = with_bound(base, space, items, opt, memory_prune);  // an empty range: no seed to search
   else o.step_bound_s = 0;

@@ -80,8 +80,9 @@ struct SearchPart {
 // Items [first, first + count) of the space (clamped to it; search_items: how many there are).
 // memory_prune false: no plan is pruned for its model states (the second pass, below). budget_s > 0:
 // stop after the item during which that much time has passed since the call, the space's setup
-// included (at least one item is searched; `next` says where to go on): the only input that reads a
-// clock, and it changes where the part ends, never what the merge of a partition gives.
+// included, the items having had at least a quarter of it (at least one item is searched; `next` says
+// where to go on): the only input that reads a clock, and it changes where the part ends, never what
+// the merge of a partition gives.
 Result<SearchPart> search_part(const Config& base, const SearchOptions& options, long long first, long long count,
                                bool memory_prune = true, double budget_s = 0);
 long long search_items(const Config& base, const SearchOptions& options);  // 0 when the config cannot be searched
