@@ -172,10 +172,13 @@ void static_batch(const Resolved& resolved, const ServingSetup& S, InferenceEsti
 // last holding the N − (w − 1)·C requests left, each wave's prompts in a burst (core/serving_batching.h
 // offline_run_s). A last wave of a few sequences still reads every weight on each step, which is what a
 // steady-state rate misses.
-void offline_run(const ServingSetup& S, const BatchingState& full, double requests, InferenceEstimate& r) {
+void offline_run(const ServingSetup& S, const BatchingState& full, double requests, long long kv_cap, InferenceEstimate& r) {
   r.run_waves = offline_waves(full.concurrency, requests);
   r.run_s = offline_run_s(S, full.concurrency, requests);
-  r.requests_per_s = r.run_s > 0 ? requests / r.run_s : 0.0;  // per replica until scaled
+  r.requests_per_s = r.run_s > 0 ? requests / r.run_s : 0.0;       // per replica until scaled
+  const double fewest = std::ceil(requests / r.run_waves - 1e-9);  // in flight for the same waves
+  r.run_spare_sequences = std::max(0.0, double(kv_cap) - fewest);
+  r.run_one_more_wave_s = fewest > 1.0 ? offline_run_s(S, fewest - 1.0, requests) : 0.0;
 }
 
 void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& r) {
@@ -201,7 +204,7 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
   r.decode_stage_s = b.step.stage_s;
   r.pp_send_s = b.step.pp_send_s;
   r.requests_per_s = b.requests_per_s;  // per replica until scaled below
-  if (run_requests > 0) offline_run(S, b, run_requests, r);
+  if (run_requests > 0) offline_run(S, b, run_requests, kv_cap, r);
 }
 
 // Communication of one step, one GPU of the first stage.

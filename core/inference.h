@@ -79,6 +79,12 @@ struct InferenceEstimate {
   // are the run's (requests ÷ run_s), not the steady state's.
   double run_s = 0;
   double run_waves = 0;
+  // How near the run is to one more wave: the sequences the KV pool holds beyond the fewest in flight
+  // that still finish the run in run_waves waves, ⌈N / waves⌉ (per replica), and the run's duration
+  // with one sequence fewer than that in flight (waves + 1; 0 when that is one sequence). Uniform
+  // requests make the run a step function of the pool: a pool a few sequences short adds a wave.
+  double run_spare_sequences = 0;
+  double run_one_more_wave_s = 0;
   LatencyParts prefill, decode;        // add up to ttft_s and tpot_s
   double stage_idle_fraction = 0;      // mean over the stages of the time each waits
   std::vector<double> decode_stage_s;  // one step on each stage (the walk, in order)

@@ -368,9 +368,15 @@ void print_inference(const ServingEstimate& e, const Config& c) {
               << " each step: " << fixed(r.decode_seqs_per_step, 1) << " decoding sequences + "
               << with_commas(r.prefill_tokens_per_step) << " prompt tokens" << (r.token_budget_bound ? " (token budget full)" : "")
               << " · step " << human_time(r.step_s) << " · first token after " << fixed(r.prefill_steps, 1) << " steps\n";
+    auto waves = [](double n) { return fixed(n, 0) + (n == 1 ? " wave" : " waves"); };
     if (r.run_s > 0)
-      std::cout << " the run: " << human_time(r.run_s) << " per replica in " << fixed(r.run_waves, 0)
-                << " waves of sequences started together (the last one partly full); the throughputs below are the run's\n";
+      std::cout << " the run: " << human_time(r.run_s) << " per replica in " << waves(r.run_waves) << " of sequences started together"
+                << (r.run_waves > 1 ? " (the last one partly full)" : "") << "; the throughputs below are the run's\n";
+    if (r.run_s > 0 && r.run_one_more_wave_s > 0)
+      std::cout << " the KV pool holds " << with_commas(r.run_spare_sequences)
+                << (r.run_spare_sequences == 1 ? " sequence" : " sequences") << " beyond the fewest that finish in "
+                << waves(r.run_waves) << "; with fewer, " << waves(r.run_waves + 1) << ": " << human_time(r.run_one_more_wave_s)
+                << " per replica, throughput −" << fixed(100.0 * (1.0 - r.run_s / r.run_one_more_wave_s), 1) << "%\n";
     std::cout << "\n";
   }
   Table t{{"part", "prefill (TTFT)", "decode (TPOT)"}, {}};

@@ -446,6 +446,22 @@ TEST_CASE("in-flight steady state: flow balance, the token budget and Little's l
     REQUIRE_THAT(r.output_tokens_per_s_total, WithinRel(288.0 * 256 / r.run_s, 1e-9));
     REQUIRE(r.output_tokens_per_s_total < full.output_tokens_per_s_total);  // bursts and the partly full last wave
     REQUIRE(r.tpot_s == full.tpot_s);                                       // latencies: the steady state's
+    // Three waves need ⌈144 / 3⌉ = 48 in flight: the KV pool's sequences beyond those are its spare.
+    // With 47 in flight the run takes four waves (47, 47, 47 and 3), each burst beside 47 decoding.
+    auto run_at = [&](double k, double last, int waves) {
+      const double b1 = k * 1024 / (8192 - k / 2);
+      double s = b1 * cycle(k / 2, 8192 - k / 2) + (255 - b1) * cycle(k, 0);
+      auto later = [&](double n) {
+        const double b = n * 1024 / (8192 - k);
+        return b * cycle(k, 8192 - k) + (256 - b) * cycle(n, 0);
+      };
+      for (int i = 2; i < waves; ++i) s += later(k);
+      return s + later(last);
+    };
+    REQUIRE_THAT(run_at(64, 16, 3), WithinRel(r.run_s, 1e-9));
+    REQUIRE(r.run_spare_sequences == double(r.kv_capacity_sequences) - 48);
+    REQUIRE_THAT(r.run_one_more_wave_s, WithinRel(run_at(47, 3, 4), 1e-9));
+    REQUIRE(r.run_one_more_wave_s > r.run_s);
     // Fewer requests than slots: they all run at once, one wave: its burst, the decodes, and the last
     // steps as the first prefilled finish (10 decoding on average).
     c.workload.num_requests = 40;
@@ -453,6 +469,7 @@ TEST_CASE("in-flight steady state: flow balance, the token budget and Little's l
     REQUIRE(few.concurrency == 20);
     REQUIRE(few.concurrency_limit == ConcurrencyLimit::Requests);
     REQUIRE(few.run_waves == 1);
+    REQUIRE(few.run_spare_sequences == double(few.kv_capacity_sequences) - 20);  // all 20 at once
     const double burst = 20.0 * 1024 / (8192 - 10);
     REQUIRE_THAT(few.run_s, WithinRel(burst * cycle(10, 8192 - 10) + (255 - burst) * cycle(20, 0) + burst * cycle(10, 0), 1e-9));
     // The decode steps are weight-read bound: prompts spread over them (the steady state) ride on those

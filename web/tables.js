@@ -276,7 +276,9 @@
     h += row('tokens/s per user', inf.output_tokens_per_s_per_user, F.sig(inf.output_tokens_per_s_per_user));
     h += row('tokens/s per replica', inf.output_tokens_per_s_per_replica, F.int(inf.output_tokens_per_s_per_replica), F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''));
     h += row('tokens/s in total', inf.output_tokens_per_s_total, F.int(inf.output_tokens_per_s_total), F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU');
-    if (inf.run_s > 0) h += row('the run', inf.run_s, F.seconds(inf.run_s), F.int(inf.run_waves) + ' wave' + (inf.run_waves > 1 ? 's' : '') + ' of sequences started together; throughputs are the run\'s');
+    const waves = (n) => F.int(n) + ' wave' + (n > 1 ? 's' : '');
+    if (inf.run_s > 0) h += row('the run', inf.run_s, F.seconds(inf.run_s), waves(inf.run_waves) + ' of sequences started together; throughputs are the run\'s');
+    if (inf.run_s > 0 && inf.run_one_more_wave_s > 0) h += row('spare before another wave', inf.run_spare_sequences, F.int(inf.run_spare_sequences) + ' seq.', 'KV room beyond the fewest in flight for ' + waves(inf.run_waves) + '; with less, ' + waves(inf.run_waves + 1) + ': throughput −' + F.pct(1 - inf.run_s / inf.run_one_more_wave_s));
     h += row('requests/s', inf.requests_per_s, F.sig(inf.requests_per_s), inf.saturated ? 'saturated: the queue grows' : 'all replicas');
     h += row('in flight', inf.concurrency, F.sig(inf.concurrency), 'sequences per replica, limited by ' + inf.concurrency_limit.replace('_', ' '));
     h += row('stage idle', inf.stage_idle_fraction, F.pct(inf.stage_idle_fraction), inf.micro_batches > 1 ? inf.micro_batches + ' micro-batches in flight' : 'while a step walks the pipeline');
