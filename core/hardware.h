@@ -4,6 +4,8 @@
 // Ignores: network topology beyond two tiers (rail-optimised fat trees are assumed non-blocking),
 // clock throttling, and the difference between NVLink generations beyond their bandwidth.
 #pragma once
+#include "core/choices.h"
+
 #include <string>
 
 namespace cutlab {
@@ -55,7 +57,11 @@ struct Cluster {
   std::string gpu;        // e.g. "H100 SXM"
   int gpus = 0;           // 0: taken from the plan's mesh; else must equal it
   int gpus_per_node = 8;  // size of the NVLink domain (8 for DGX/HGX, 72 for NVL72)
-  int sms = 0;            // streaming multiprocessors per GPU (GEMM wave quantization); 0: not modelled
+  // What joins the GPUs of a node, as people name it: "NVLink", or "PCIe" for a server without
+  // NVLink. A label for the tables and figures only; the link's figures are nvlink_bytes_per_s and
+  // nvlink_latency_s whatever it is called.
+  std::string node_link = "NVLink";
+  int sms = 0;  // streaming multiprocessors per GPU (GEMM wave quantization); 0: not modelled
   double hbm_bytes = 0;
   double hbm_bytes_per_s = 0;
   double bf16_flops_per_s = 0;  // dense peak
@@ -86,5 +92,8 @@ struct Cluster {
   double allocator_fragmentation = 0.02;
   Efficiencies efficiency;
 };
+
+// A link tier as people name it on this cluster: its node_link inside a node, "scale-out" between nodes.
+inline std::string link_label(const Cluster& cl, Link tier) { return tier == Link::NVLink ? cl.node_link : "scale-out"; }
 
 }  // namespace cutlab

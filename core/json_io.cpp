@@ -71,6 +71,7 @@ const std::vector<Field<Cluster>>& cluster_fields() {
       {"gpu", &Cluster::gpu},
       {"gpus", &Cluster::gpus},
       {"gpus_per_node", &Cluster::gpus_per_node},
+      {"node_link", &Cluster::node_link},
       {"sms", &Cluster::sms},
       {"hbm_GiB", &Cluster::hbm_bytes, units::GiB},
       {"hbm_GBps", &Cluster::hbm_bytes_per_s, units::GBps},

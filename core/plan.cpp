@@ -257,6 +257,9 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   const std::string P = "/cluster/";
   c.positive(P + "gpus_per_node", cl.gpus_per_node);
   c.at_most(P + "gpus_per_node", cl.gpus_per_node, 576, "largest NVLink domain built is 576 GPUs");
+  bool printable = !cl.node_link.empty() && cl.node_link.size() <= 24;
+  for (unsigned char ch : cl.node_link) printable = printable && ch >= 0x20 && ch != 0x7f;
+  if (!printable) c.add(ErrorCode::OutOfRange, P + "node_link", "must be 1 to 24 bytes, no control character");
   c.non_negative(P + "sms", cl.sms);
   c.at_most(P + "sms", cl.sms, 1024, "no GPU has more than 1,024 streaming multiprocessors");
   // Documented ranges (README, "Input ranges"): wide enough for any accelerator, narrow enough

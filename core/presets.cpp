@@ -291,6 +291,12 @@ Cluster serving(Cluster c, double hbm_stream, double expert_stream, double gemm,
   return c;
 }
 
+// A node whose GPUs are joined by something other than NVLink (the label of Cluster::node_link).
+Cluster joined_by(Cluster c, const char* node_link) {
+  c.node_link = node_link;
+  return c;
+}
+
 // The dense fp4 (NVFP4) tensor-core peak of a Blackwell GPU, TFLOP/s.
 Cluster with_fp4(Cluster c, double fp4) {
   c.fp4_flops_per_s = fp4 * units::TFLOPs;
@@ -346,8 +352,9 @@ std::vector<ClusterPreset> make_clusters() {
   // dense, and halved again per precision step as on every Blackwell tensor core (fp8 1,000, bf16 500;
   // docs/hardware-sources.md gives the uncertainty). Usable memory 95.5 GiB (as the 96 GB H100:
   // the share the 80 GB part exposes). Scale-out not stated; 400 Gb/s as the others (no run spans servers).
-  v.push_back({serving(calibrated(with_fp4(node("rtx-pro-6000-server", "RTX PRO 6000 Blackwell Server Edition", 8, 95.5, 1597, 500,
-                                                1000, 64, 50, 188, 64, kH100Mamf),
+  v.push_back({serving(calibrated(with_fp4(joined_by(node("rtx-pro-6000-server", "RTX PRO 6000 Blackwell Server Edition", 8, 95.5,
+                                                          1597, 500, 1000, 64, 50, 188, 64, kH100Mamf),
+                                                     "PCIe"),
                                            2000),
                                   h100_fitted()),
                        0.869, 0.731, 0.593, 0.655, 0.565, 16.0, 45.8, 0.159),

@@ -643,13 +643,13 @@ double cp_exchange(Pen& o, const Ctx& x, double left, double y, double W) {
   }
   // The plan's own: its CP traffic per GPU per step, from the estimate.
   double bytes = 0, time_s = 0, exposed_s = 0;
-  std::string link;
+  Link link = Link::NVLink;
   for (const CommOp& op : x.e.comm)
-    if (op.axis == Axis::CP) bytes += op.bytes, time_s += op.time_s, exposed_s += op.exposed_s, link = name_of(op.link);
+    if (op.axis == Axis::CP) bytes += op.bytes, time_s += op.time_s, exposed_s += op.exposed_s, link = op.link;
   if (bytes > 0) {
     const std::string s = "this plan: " + fg::bytes(bytes) + " per GPU per step over " +
-                          (link == "nvlink" ? "NVLink" : "the scale-out network") + " in " + fg::seconds(time_s) + ", " +
-                          (exposed_s > 0 ? fg::seconds(exposed_s) + " exposed" : "hidden");
+                          (link == Link::NVLink ? x.c.cluster.node_link : "the scale-out network") + " in " + fg::seconds(time_s) +
+                          ", " + (exposed_s > 0 ? fg::seconds(exposed_s) + " exposed" : "hidden");
     bottom += 12 + wrapped(o, "note", s, left, bottom + 12, 11, 400, "muted", W, 14);
   }
   return bottom;

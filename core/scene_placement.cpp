@@ -217,12 +217,13 @@ void header(Pen& o, const Ctx& x) {
          kPad, 20, 13, 650);
   // the long form when it fits the width, else the same numbers in fewer words (a 500-px frame)
   const std::string nv = fg::integer(cl.nvlink_bytes_per_s / 1e9), so = fg::integer(cl.scaleout_bytes_per_s / 1e9);
-  std::string sub = "NVLink " + nv + " GB/s per GPU inside a node · scale-out " + so + " GB/s per GPU between nodes · rank order " +
+  const std::string& nl = cl.node_link;
+  std::string sub = nl + " " + nv + " GB/s per GPU inside a node · scale-out " + so + " GB/s per GPU between nodes · rank order " +
                     x.c.plan.rank_order;
   // (a phone: the bandwidths alone; the rank order is in the controls)
   if (fg::measure_text(sub, 11.5, 400) > x.W - 2 * kPad)
-    sub = fg::first_fit({"per GPU: NVLink " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + x.c.plan.rank_order,
-                         "per GPU: NVLink " + nv + " GB/s, scale-out " + so + " GB/s"},
+    sub = fg::first_fit({"per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + x.c.plan.rank_order,
+                         "per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s"},
                         x.W - 2 * kPad, 11.5, 400);
   o.text("subtitle", sub, kPad, 38, 11.5, 400, "muted", "start", x.W - 2 * kPad);
   const GroupInfo* tp = x.group(Axis::TP);
@@ -256,7 +257,7 @@ void link_key(Pen& o, const Ctx& x, double left, double y) {
     const double th = thickness(t.bytes);
     o.line("key_link", xx, y, xx + 44, y, std::max(1.0, th), th > 0 ? name_of(tier) : "rule");
     o.text("link_label",
-           (tier == Link::NVLink ? "NVLink inside nodes · " : "scale-out between nodes · ") +
+           (tier == Link::NVLink ? x.c.cluster.node_link + " inside nodes · " : std::string("scale-out between nodes · ")) +
                (t.bytes > 0 ? axis_list(t) + " " + x.per : std::string("no traffic")),
            xx + 54, y + 4, 11.5, 600, t.bytes > 0 ? name_of(tier) : "faint", "start", half - 64);
   };
@@ -418,11 +419,12 @@ void draw_links_full(Pen& o, const Ctx& x, const Layout& L) {
     } else {
       o.line("bus", nd.x + 16, by, nd.x + nd.w - 16, by, 1, "rule", true);
     }
-    std::string label = x.nvlink.bytes > 0 ? "NVLink · " + axis_list(x.nvlink) + " " + x.per : std::string("NVLink · idle");
+    const std::string& nl = x.c.cluster.node_link;
+    std::string label = x.nvlink.bytes > 0 ? nl + " · " + axis_list(x.nvlink) + " " + x.per : nl + " · idle";
     // a narrow node: the bytes alone (the scale-out label and the legend say per what; the line's
     // colour says NVLink)
     if (x.nvlink.bytes > 0 && fg::measure_text(label, 11, 600) > nd.w - 40)
-      label = fg::first_fit({"NVLink · " + axis_list(x.nvlink), axis_list(x.nvlink)}, nd.w - 40, 11, 600);
+      label = fg::first_fit({nl + " · " + axis_list(x.nvlink), axis_list(x.nvlink)}, nd.w - 40, 11, 600);
     const double lw = std::min(fg::measure_text(label, 11, 600) + 12, nd.w - 40);
     o.rect("label_bg", nd.x + nd.w / 2 - lw / 2, by + 6, lw, 15);
     o.text("link_label", label, nd.x + nd.w / 2, by + 17, 11, 600, x.nvlink.bytes > 0 ? "nvlink" : "faint", "middle", nd.w - 40);
@@ -726,7 +728,8 @@ void stages_footer(Pen& o, const Ctx& x, double y, int hidden_rows) {
   const GroupInfo* dpg = x.group(Axis::DPGrad);
   if (!x.serve && dpg && dpg->size > 1)
     note += " Dense gradients are reduced over " + fg::integer(dpg->size) + " GPUs holding the same weights (" +
-            (dpg->nodes_spanned > 1 ? fg::integer(dpg->nodes_spanned) + " nodes, scale-out" : std::string("one node, NVLink")) + ").";
+            (dpg->nodes_spanned > 1 ? fg::integer(dpg->nodes_spanned) + " nodes, scale-out" : "one node, " + x.c.cluster.node_link) +
+            ").";
   o.text("note", note, kPad, y + 24, 11.5, 400, "muted", "start", x.W - 2 * kPad);
 }
 
@@ -959,7 +962,7 @@ std::vector<fg::LegendItem> legend_items(const Ctx& x, Level level, bool balance
     items.push_back({"requests to each replica, with its tokens/s", "dp", "line", false, 1.5});
   }
   items.push_back({"links", "", "", true});
-  items.push_back({"NVLink", "nvlink", "line"});
+  items.push_back({x.c.cluster.node_link, "nvlink", "line"});
   items.push_back({"scale-out", "scaleout", "line"});
   items.push_back({"thicker = more bytes per step", "faint", "line", false, 1});
   return items;

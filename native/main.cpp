@@ -282,7 +282,7 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
   Table comm{{"#", "axis", "collective", "group", "link", "message", "calls", "bytes", "time", "exposed"}, {}};
   for (const CommOp& op : e.comm)
     comm.rows.push_back({std::to_string(comm.rows.size() + 1), name_of(op.axis), name_of(op.collective), std::to_string(op.group_size),
-                         name_of(op.link), human_bytes(op.message_bytes), with_commas(op.calls), human_bytes(op.bytes),
+                         link_label(c.cluster, op.link), human_bytes(op.message_bytes), with_commas(op.calls), human_bytes(op.bytes),
                          human_time(op.time_s), human_time(op.exposed_s)});
   std::cout << "Communication per step, one GPU of stage " << e.comm_stage + 1 << "\n";
   if (comm.rows.empty()) {
@@ -358,7 +358,7 @@ void print_inference(const ServingEstimate& e, const Config& c) {
               << " occupied (" << gib(r.kv_cache_used_bytes) << " GiB of the peak stage)\n\n";
   Table comm{{"axis", "collective", "group", "link", "message", "calls", "time"}, {}};
   for (const CommOp& op : r.comm)
-    comm.rows.push_back({name_of(op.axis), name_of(op.collective), std::to_string(op.group_size), name_of(op.link),
+    comm.rows.push_back({name_of(op.axis), name_of(op.collective), std::to_string(op.group_size), link_label(c.cluster, op.link),
                          human_bytes(op.message_bytes), with_commas(op.calls), human_time(op.time_s)});
   if (!comm.rows.empty()) std::cout << "Communication per step, one GPU of stage 1\n" << comm.render() << "\n";
   if (inflight) {

@@ -67,6 +67,14 @@ TEST_CASE("each broken rule is reported at its JSON path", "[plan]") {
     REQUIRE(has_error(e, "/cluster/efficiency/gemm"));
     REQUIRE(has_error(e, "/cluster/efficiency/serving_rank_cv"));
   }
+  SECTION("the name of the link inside a node: 1 to 24 bytes, no control characters") {
+    c.cluster.node_link = "PCIe";
+    REQUIRE(check(c).empty());
+    for (const std::string& bad : {std::string(), std::string(25, 'x'), std::string("NV\nLink")}) {
+      c.cluster.node_link = bad;
+      REQUIRE(has_error(check(c), "/cluster/node_link"));
+    }
+  }
   SECTION("a rank order that is not a permutation") {
     c.plan.rank_order = "tp-pp-dp";
     REQUIRE(has_error(check(c), "/plan/rank_order"));

@@ -56,6 +56,23 @@ TEST_CASE("16 GPUs: every GPU drawn once, with what it holds", "[scene][placemen
   require_inside(f);
 }
 
+TEST_CASE("the link inside a node goes by the cluster's name for it: PCIe on a server without NVLink", "[scene][placement]") {
+  const auto [c, e] = evaluated(R"({"model": "llama3-8b", "cluster": "rtx-pro-6000-server", "plan": {"tp": 4, "pp": 2},
+    "workload": {"seq_len": 4096, "global_batch": 16}})");
+  REQUIRE(c.config.cluster.node_link == "PCIe");
+  const Figure f = placement_scene(c, e, 1000);
+  bool pcie = false, nvlink = false;
+  for (const FigureText& t : f.texts) {
+    pcie = pcie || t.text.find("PCIe") != std::string::npos;
+    nvlink = nvlink || t.text.find("NVLink") != std::string::npos;
+  }
+  REQUIRE(pcie);
+  REQUIRE_FALSE(nvlink);
+  // and a preset with NVLink keeps its name
+  const auto [c2, e2] = evaluated(kTp8Pp2);
+  REQUIRE(has_text(placement_scene(c2, e2, 1000), "NVLink 450 GB/s per GPU inside a node"));
+}
+
 TEST_CASE("replica ids follow placement.cpp: dp·ep + ep without folding", "[scene][placement]") {
   // Qwen2-57B-A14B on 32 GPUs, TP 2 × EP 4 × DP 4, rank order tp-cp-ep-dp-pp: strides tp 1, ep 2, dp 8 (SP, as Megatron needs with EP
   // × TP).

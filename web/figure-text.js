@@ -17,7 +17,7 @@
     for (const g of r.placement.groups) {
       if (!AXES[g.axis] || g.size <= 1) continue;
       const where = g.nodes_spanned > 1 ? 'across ' + F.int(g.nodes_spanned) + ' nodes' : 'inside a node';
-      parts.push(AXES[g.axis] + ' ' + F.int(g.size) + ' ' + where + ' (' + (g.link === 'nvlink' ? 'NVLink' : 'scale-out network') + ')');
+      parts.push(AXES[g.axis] + ' ' + F.int(g.size) + ' ' + where + ' (' + (g.link === 'nvlink' ? CL.state.linkLabel(r, 'nvlink') : 'scale-out network') + ')');
     }
     return F.int(r.gpus) + ' GPU' + (r.gpus > 1 ? 's' : '') + ' = ' + ['tp', 'pp', 'cp', 'ep', 'dp'].map((a) => AXES[a] + ' ' + F.int(a === 'dp' ? r.config.plan.dp : r.config.plan[a])).join(' × ') +
       (parts.length ? '; ' + parts.join('; ') : '; one GPU holds everything') + '.';

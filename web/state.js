@@ -121,6 +121,9 @@
     return list.find((c) => c.name === name) || list.find((c) => c.default) || {};
   }
   const serving = (mode) => !!choice('mode', mode).serving;
+  // A link tier of result r as people name it on its cluster (core/hardware.h link_label): the
+  // cluster's node_link ("NVLink", "PCIe") inside a node. Text: escape it where it goes into HTML.
+  const linkLabel = (r, link) => (link === 'nvlink' && r && r.config && r.config.cluster.node_link) || choice('link', link).label;
 
-  CL.state = { DEFAULT, VIEWS, PLAN_KEYS, WORKLOAD_KEYS, clone, toConfig, toQuery, fromQuery, parseValue, choice, serving };
+  CL.state = { DEFAULT, VIEWS, PLAN_KEYS, WORKLOAD_KEYS, clone, toConfig, toQuery, fromQuery, parseValue, choice, serving, linkLabel };
 })(window.CL = window.CL || {});

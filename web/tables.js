@@ -195,7 +195,7 @@
     r.comm.forEach((c, i) => {
       h += '<tr data-i="' + i + '"><td><span class="axis" data-css="--c:' + (P.text[c.axis] || P.ink.muted) + '">' + e(c.axis.toUpperCase()) + '</span></td><td>' +
         e(c.collective) + '</td><td class="what">' + e(c.what) + '</td><td class="num">' + c.group_size + '</td><td><span class="link ' + c.link + '">' +
-        CL.state.choice('link', c.link).label + '</span></td><td class="num"' + raw(c.message_bytes) + '>' + F.bytes(c.message_bytes) +
+        e(CL.state.linkLabel(r, c.link)) + '</span></td><td class="num"' + raw(c.message_bytes) + '>' + F.bytes(c.message_bytes) +
         '</td><td class="num"' + raw(c.calls) + '>' + F.int(c.calls) + '</td><td class="num"' + raw(c.bytes) + '>' + F.bytes(c.bytes) +
         '</td><td class="num"' + raw(c.time_s) + '>' + F.seconds(c.time_s) + '</td><td class="num' + (c.exposed_s > 0 ? ' warn' : '') + '"' + raw(c.exposed_s) + '>' +
         (c.exposed_s > 0 ? F.seconds(c.exposed_s) : 'hidden') + '</td></tr>';
@@ -301,7 +301,7 @@
     if (!g || g.size <= 1) return '<span class="muted">—</span>';
     if (g.nodes_spanned > 1) return '<b class="' + (axis === 'tp' || axis === 'etp' ? 'bad' : 'yes') + '">yes</b> · ' + g.nodes_spanned + ' nodes, ' +
       g.members_per_node + ' per node · scale-out';
-    return 'no · inside one node · NVLink';
+    return 'no · inside one node · ' + e(CL.state.linkLabel(r, 'nvlink'));
   }
   function axes(d) {
     const r = d.r, m = r.config.model, plan = r.config.plan, w = r.config.workload;

@@ -86,7 +86,7 @@
     h += '<tr class="total"><th>total</th><td class="num">' + F.gib(mem.total_bytes, 2) + ' / ' + F.gib(mem.capacity_bytes, 2) + ' GiB</td></tr></tbody></table></div><div>' +
       '<table class="t"><thead><tr><th>axis</th><th>collective</th><th>link</th><th class="num">bytes</th><th class="num">exposed</th></tr></thead><tbody>';
     for (const c of r.comm) h += '<tr><td><span class="axis" data-css="--c:' + (P.text[c.axis] || P.ink.muted) + '">' + c.axis.toUpperCase() + '</span></td><td>' + e(c.collective) +
-      '</td><td><span class="link ' + c.link + '">' + CL.state.choice('link', c.link).label + '</span></td><td class="num">' + F.bytes(c.bytes) + '</td><td class="num">' +
+      '</td><td><span class="link ' + c.link + '">' + e(CL.state.linkLabel(r, c.link)) + '</span></td><td class="num">' + F.bytes(c.bytes) + '</td><td class="num">' +
       (c.exposed_s > 0 ? F.seconds(c.exposed_s) : 'hidden') + '</td></tr>';
     h += '</tbody></table><p class="muted" data-css="margin:4px 0 0;font-size:11px">' + (r.comm_stage !== undefined ? 'Traffic per step of a GPU of stage ' + (r.comm_stage + 1) +
       ' (the busiest); other stages differ only at the pipeline ends.' : 'Traffic of one GPU for the prefill and one decode step.') + '</p></div></div>';
@@ -102,7 +102,7 @@
       F.int(r.gpus) + ' GPUs are too many to label: one row per stage, each distinct node drawn once with its count.';
     const inf = CL.tables.isInfer(r) ? r.inference : null;
     const lb = inf ? ' A load balancer spreads the requests over ' + (inf.replicas > 1 ? F.int(inf.replicas) + ' replicas.' : 'one replica.') : '';
-    return '<b>Where the weights land.</b> ' + what + lb + ' <span class="muted">Whatever chats the most must stay inside the node (NVLink); click a GPU for its memory and traffic.</span>';
+    return '<b>Where the weights land.</b> ' + what + lb + ' <span class="muted">Whatever chats the most must stay inside the node (' + F.escape(CL.state.linkLabel(r, 'nvlink')) + '); click a GPU for its memory and traffic.</span>';
   }
 
   CL.views = CL.views || {};

@@ -18,6 +18,7 @@ const URLS = [
   ['m.name', BASE + '&m.name=' + enc(img('m.name'))],
   ['c.gpu', BASE + '&c.gpu=' + enc(svg('c.gpu'))],
   ['c.name', BASE + '&c.name=' + enc(attr('c.name'))],
+  ['c.node_link', BASE + '&c.node_link=' + enc('<i data-pwn=nl>PCIe</i>')],  // short enough to be accepted: in the tables and figures
   ['model', 'model=' + enc(img('model')) + '&cluster=dgx-h100&gpus=16&tp=8&global_batch=16'],
   ['cluster', 'model=llama3-8b&cluster=' + enc(img('cluster')) + '&gpus=16&tp=8&global_batch=16'],
   ['hf _name_or_path', 'model=llama3-8b&cluster=dgx-h100&gpus=8&tp=8&global_batch=8&hf=' + enc(JSON.stringify({ _name_or_path: img('hf-name'),
