@@ -413,12 +413,12 @@ int cmd_presets(const Args& a) {
                            m.experts ? std::to_string(m.experts) + " top-" + std::to_string(m.top_k) : "-",
                            count(count_params(m).total), p.source.substr(0, 60)});
   }
-  Table clusters{{"cluster", "gpu", "per node", "HBM GiB", "bf16 TFLOP/s", "NVLink GB/s", "scale-out GB/s"}, {}};
+  Table clusters{{"cluster", "gpu", "per node", "HBM GiB", "bf16 TFLOP/s", "in-node link GB/s", "scale-out GB/s"}, {}};
   for (const ClusterPreset& p : cluster_presets()) {
     const Cluster& c = p.spec;
-    clusters.rows.push_back({c.name, c.gpu, std::to_string(c.gpus_per_node), fixed(c.hbm_bytes / 1073741824.0, 1),
-                             fixed(c.bf16_flops_per_s / 1e12, 0), fixed(c.nvlink_bytes_per_s / 1e9, 0),
-                             fixed(c.scaleout_bytes_per_s / 1e9, 0)});
+    clusters.rows.push_back(
+        {c.name, c.gpu, std::to_string(c.gpus_per_node), fixed(c.hbm_bytes / 1073741824.0, 1), fixed(c.bf16_flops_per_s / 1e12, 0),
+         link_label(c, Link::NVLink) + " " + fixed(c.nvlink_bytes_per_s / 1e9, 0), fixed(c.scaleout_bytes_per_s / 1e9, 0)});
   }
   std::cout << "Models\n" << models.render() << "\nClusters\n" << clusters.render();
   return kOk;

@@ -31,7 +31,8 @@
       details: { summary: 'GPU and links', rows: [
         num('/cluster/gpus_per_node', 'GPUs per node'), num('/cluster/hbm_GiB', 'HBM GiB', { step: 'any' }),
         num('/cluster/bf16_TFLOPs', 'bf16 TFLOP/s', { step: 'any' }), num('/cluster/fp8_TFLOPs', 'fp8 TFLOP/s', { step: 'any' }),
-        num('/cluster/nvlink_GBps', 'NVLink GB/s', { step: 'any' }), num('/cluster/scaleout_GBps', 'Scale-out GB/s', { step: 'any' }),
+        num('/cluster/nvlink_GBps', 'NVLink GB/s', { step: 'any', linkLabel: true,
+          title: 'Bandwidth per GPU per direction of the link inside a node (NVLink; PCIe on a server without it)' }), num('/cluster/scaleout_GBps', 'Scale-out GB/s', { step: 'any' }),
         num('/cluster/reserved_GiB', 'Reserved GiB', { step: 'any' })] } },
     { title: 'Parallelism', grid: true, rows: [
       axis('tp', 'TP', 'Tensor parallel: slices of every matrix'), axis('pp', 'PP', 'Pipeline stages'),
@@ -359,6 +360,8 @@
       } else if (def.kind === 'axis') {
         fillAxis(input, def, v, d, s);
       } else if (def.kind === 'number') {
+        // the link inside a node goes by the cluster's name for it (node_link: NVLink, PCIe); as text
+        if (def.linkLabel && cfg) e.row.querySelector('label').textContent = CL.state.linkLabel({ config: cfg }, 'nvlink') + ' GB/s';
         const str = v === undefined || v === null ? '' : String(v);
         if (document.activeElement !== input && input.value !== str) input.value = str;
         e.row.classList.toggle('derived', derived && (path === '/plan/dp' || path === '/cluster/gpus'));

@@ -75,6 +75,13 @@ async function hostileUrls(k, base) {
   await settle(page);
   const foot = await page.$eval('#foot', (e) => e.textContent);
   k.check(foot.includes('<img data-pwn="m.name"'), 'hostile m.name: the footer shows the name as text');
+  // the in-node link control is labelled by the cluster's name for the link, as text
+  const linkLabel = () => page.$eval('[data-path="/cluster/nvlink_GBps"] label', (e) => e.textContent);
+  k.check((await linkLabel()) === 'NVLink GB/s', 'the DGX H100 link control reads "NVLink GB/s" (' + (await linkLabel()) + ')');
+  await page.goto(base + '?' + URLS[3][1]);
+  await page.waitForFunction(() => document.body.dataset.status === 'ready', null, { timeout: 30000 });
+  await settle(page);
+  k.check((await linkLabel()) === '<i data-pwn=nl>PCIe</i> GB/s', 'hostile c.node_link: the link control shows the name as text (' + (await linkLabel()) + ')');
   // the embeds (their own footer and caption)
   for (const embed of ['cuts', 'placement', 'pipeline', 'tables']) {
     for (const i of [0, 1]) {
