@@ -96,8 +96,8 @@
         (train || gpus ? '' : '<ul class="search-errors">' + out.errors.map((x) => '<li><code>' + e(x.path || '/') + '</code> ' + e(x.message) + '</li>').join('') + '</ul>');
     }
     const r = out.result;
-    const counts = plural(r.candidates, 'plan', 'plans') + ' enumerated, ' + F.int(r.valid) + ' valid, ' + F.int(r.evaluated) + ' simulated, ' +
-      F.int(r.fitting) + ' of them ' + (r.fitting === 1 ? 'fits' : 'fit');
+    const counts = plural(r.candidates, 'plan', 'plans') + ' enumerated, ' + F.int(r.valid) + ' valid, ' + F.int(r.evaluated) + ' simulated' +
+      (r.pruned_bound > 0 ? ' (' + F.int(r.pruned_bound) + ' more could not beat the best found)' : '') + ', ' + F.int(r.fitting) + ' of them ' + (r.fitting === 1 ? 'fits' : 'fit');
     let h = '<div class="search-head"><h3>Best plans <span class="muted">· ' + found.what + '</span></h3>' +
       '<span class="search-counts" data-candidates="' + r.candidates + '" data-valid="' + r.valid + '" data-fitting="' + r.fitting + '">' + counts +
       ' <span class="muted">· searched in ' + F.int(found.ms) + ' ms</span></span>' + close + '</div>';
