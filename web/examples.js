@@ -105,8 +105,11 @@
     {
       id: 'ep8', title: 'EP8 in training: GPU 0 owns experts 0–7', sub: 'Qwen2-57B-A14B · 32 GPUs',
       quote: 'The MoE cut. GPU 0 owns experts 0–7. GPU 1 owns 8–15. After attention, every token has to go to the GPUs that hold its chosen experts, then come back.',
-      state: { model: 'qwen2-57b-a14b', cluster: 'dgx-h100', gpus: 32, plan: { pp: 4, ep: 8, recompute: 'selective' },
-        workload: { seq_len: 4096, global_batch: 32 }, view: 'cuts' },
+      // A plan that fits and keeps the pipe busy: the distributed optimizer, the experts' activation
+      // recomputed with core attention (Megatron recompute_modules), 16 micro-batches for 4 stages.
+      state: { model: 'qwen2-57b-a14b', cluster: 'dgx-h100', gpus: 32,
+        plan: { pp: 4, ep: 8, distributed_optimizer: true, recompute: 'selective', recompute_modules: ['core_attn', 'moe_act'] },
+        workload: { seq_len: 4096, global_batch: 128 }, view: 'cuts' },
     },
     {
       id: 'zero3', title: 'ZeRO-3 / FSDP over 64 GPUs', sub: 'Llama 3 8B · DP64',

@@ -48,6 +48,14 @@ async function pages(k, base) {
       k.noErrors(errors, 'docs/explorer.png saved', mark);
     }
   }
+  // Every example from the text is a plan that fits its GPUs: a reader who opens one sees the cut it
+  // illustrates, not an overflow.
+  const ids = await page.evaluate(() => window.CL.examples.list.map((x) => x.id));
+  for (const id of ids) {
+    await go(page, '?ex=' + id);
+    const got = await page.evaluate(() => { const r = window.__cutlab.derived.good && window.__cutlab.derived.good.r; return r ? { fits: r.memory.fits, example: window.__cutlab.state.example } : null; });
+    k.check(got && got.fits && got.example === id, 'example ' + id + ': evaluates and fits in memory (' + JSON.stringify(got) + ')');
+  }
 }
 
 // the embeds, one load after the other in one 700-px page
