@@ -6,7 +6,7 @@
   const $ = (id) => document.getElementById(id);
   const G = CL.gfx;
 
-  let api = null, derive = null, launch = null;
+  let api = null, derive = null, launch = null, disagg = null;
   let state = null;
   let ui = { hover: null, kbd: null };   // kbd: the figure's item chosen with the arrow keys
   let frameQueued = false;
@@ -133,6 +133,7 @@
     renderGpuPanel(d);
     renderSearch(d);
     if (launch) launch.update(d);
+    if (disagg) disagg.update(state, d);
     last.d = d;
     const t2 = performance.now();
     perf.drawMs = t2 - t1;
@@ -703,6 +704,12 @@
     wireSearch();
     wireBalance();
     if (!EMBED_VIEW) launch = CL.launch.make($('launch'), api);
+    // the disaggregation panel's pools are part of the state (state.dis; null: the plan's defaults)
+    if (!EMBED_VIEW) disagg = CL.disagg.make($('disagg'), api, (dis) => {
+      const next = Object.assign({}, state);
+      if (dis) next.dis = dis; else delete next.dis;
+      setState(next, 'push');
+    });
     if (!EMBED_VIEW) CL.terms.panel($('terms'));
     state = readUrl();
     if (EMBED_VIEW && EMBED_VIEW !== 'tables') state.view = EMBED_VIEW;

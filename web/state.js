@@ -1,12 +1,14 @@
 // state.js: the shape of the page's one state object, the config the core receives, and the URL.
-// state = { model, modelOver, hf, cluster, clusterOver, gpus, plan, workload, view, layer, gpu }
+// state = { model, modelOver, hf, cluster, clusterOver, gpus, plan, workload, view, layer, gpu, dis }
 //   model / cluster: preset names; modelOver / clusterOver: edited fields (sent as overrides);
 //   hf: a pasted Hugging Face config.json (an object; null: none). When set, the model is
 //     {"hf_config": hf} and `model` is only the preset to return to;
 //   gpus: cluster.gpus when pinned (dp then derived by the core), null when plan.dp is pinned;
 //   plan / workload: only the fields set (the core fills defaults and reports them in result.config);
 //   view: cuts | placement | pipeline; layer: 0-based layer shown in the cuts view (null: default);
-//   gpu: selected rank (null: none).
+//   gpu: selected rank (null: none);
+//   dis: the disaggregation panel's pools, {prefill, decode} of {gpus, tp, pp, ep, batch} (disagg.js;
+//     absent: the plan's defaults).
 (function (CL) {
   'use strict';
 
@@ -70,6 +72,8 @@
     if (s.view !== 'cuts') q.set('view', s.view);
     if (s.layer != null) q.set('layer', s.layer);
     if (s.gpu != null) q.set('gpu', s.gpu);
+    // the disaggregation panel's pools (disagg.js): dis.p.tp=8&dis.d.batch=64
+    if (s.dis) for (const [pool, o] of Object.entries(s.dis)) for (const [k, v] of Object.entries(o || {})) q.set('dis.' + pool.charAt(0) + '.' + k, v);
     if (extra) for (const [k, v] of Object.entries(extra)) q.set(k, v);
     return '?' + q.toString();
   }
@@ -104,6 +108,14 @@
       layer: q.has('layer') ? parseValue(q.get('layer')) : null, gpu: q.has('gpu') ? parseValue(q.get('gpu')) : null };
     for (const [k, v] of q.entries()) {
       if (RESERVED.has(k)) continue;
+      const dis = /^dis\.([pd])\.([a-z_]{1,24})$/.exec(k);
+      if (dis) {
+        const pool = dis[1] === 'p' ? 'prefill' : 'decode';
+        s.dis = s.dis || {};
+        s.dis[pool] = Object.assign(s.dis[pool] || {}, { [dis[2]]: parseValue(v) });
+        continue;
+      }
+      if (k.startsWith('dis.')) continue;   // not a pool field: the core would not read it
       if (k.startsWith('m.')) s.modelOver[k.slice(2)] = parseValue(v);
       else if (k.startsWith('c.')) s.clusterOver[k.slice(2)] = parseValue(v);
       else if (WORKLOAD_KEYS.includes(k)) s.workload[k] = parseValue(v);

@@ -14,7 +14,8 @@
 //   cases/hostile.mjs      markup in every URL field and in a pasted config.json: nothing runs, no element
 //   cases/csp.mjs          the page under a strict Content-Security-Policy: no violation in any view
 //   cases/layout.mjs       390, 700 and 1280 px: no overflow, clipping, ellipsis or overlapping text; screenshots
-//   cases/launch.mjs       the Launch panel = `cutlab export` for every format, text never HTML
+//   cases/launch.mjs       the Launch panel = `cutlab export` for every format, text never HTML; the
+//                          Disaggregate panel = `cutlab evaluate` of its section, in the link
 //   cases/a11y.mjs         axe-core: no serious or critical violation in any view, embed or the chapter; keyboard
 //   cases/embed.mjs        docs/chapter.html at 640 px: frames sized to their figures (embed.js); embeds at 500/700 px
 //   cases/redraw.mjs       change → redraw < 16 ms for Llama 3 405B on 16,384 GPUs in every view

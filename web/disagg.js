@@ -1,0 +1,139 @@
+// disagg.js: the "Disaggregate" panel (serving). The plan's requests prefilled on one pool of GPUs and
+// decoded on another (xPyD), each pool with its own mesh and batch, the KV cache of every prompt sent
+// between them: the core's disaggregation() (core/disaggregation.h; DistServe, Zhong et al. OSDI'24;
+// Splitwise, Patel et al. ISCA'24) prices each pool, the transfer, the deployment and the share of
+// prefill GPUs that balances the two. The pools are part of the state (state.dis, the link's dis.p.*
+// and dis.d.* keys); until one is edited, each pool is the plan's mesh on half of its GPUs (at least
+// one copy). Every string goes in as text; one core call per config and pools, made when the panel
+// is open.
+(function (CL) {
+  'use strict';
+  const F = CL.fmt;
+  const e = F.escape;
+  // The pool fields the panel edits (the section's gpus, batch and plan axes; core/api.cpp check_section).
+  const FIELDS = [['gpus', 'GPUs'], ['tp', 'TP'], ['pp', 'PP'], ['ep', 'EP'], ['batch', 'Batch']];
+  const AXES = ['tp', 'pp', 'ep'];
+  const POOLS = [['prefill', 'Prefill pool', 'p'], ['decode', 'Decode pool', 'd']];
+
+  // The pools shown for the resolved config `cfg` and the state's own edits `dis` ({prefill, decode},
+  // each a partial {gpus, tp, pp, ep, batch}): the edits over the defaults.
+  function pools(cfg, dis) {
+    const p = cfg.plan, copy = p.tp * p.pp * Math.max(1, p.ep);
+    const gpus = copy * Math.max(1, Math.floor(cfg.cluster.gpus / 2 / copy));
+    const out = {};
+    for (const [name] of POOLS) {
+      const own = (dis && dis[name]) || {};
+      const d = { gpus, tp: p.tp, pp: p.pp, ep: Math.max(1, p.ep) };
+      if (name === 'decode') d.batch = cfg.workload.batch;   // prefill: the core's default (budget / prompt)
+      out[name] = Object.assign(d, own);
+    }
+    return out;
+  }
+
+  // The config text for the core: the plan's config with the section.
+  function sectionText(text, ps) {
+    const cfg = JSON.parse(text);
+    cfg.disaggregation = {};
+    for (const [name] of POOLS) {
+      const q = ps[name], plan = {};
+      for (const a of AXES) if (q[a] !== undefined) plan[a] = q[a];
+      cfg.disaggregation[name] = Object.assign({ gpus: q.gpus, plan }, q.batch !== undefined ? { batch: q.batch } : {});
+    }
+    return JSON.stringify(cfg);
+  }
+
+  // "16 = 2 × TP8·PP1": the pool's GPUs as copies of its mesh (EP where the model has experts)
+  function mesh(q) {
+    return F.int(q.gpus) + ' = ' + F.int(q.instances) + ' × TP' + q.plan.tp + '·PP' + q.plan.pp + (q.plan.ep > 1 ? '·EP' + q.plan.ep : '');
+  }
+  function memory(q) {
+    return '<span class="' + (q.fits ? 'ok' : 'bad') + '">' + F.gib(q.peak_memory_bytes, 1) + ' / ' + F.gib(q.capacity_bytes, 1) + ' GiB ' +
+      (q.fits ? 'fits' : 'does not fit') + '</span>';
+  }
+  const row = (cells) => '<tr>' + cells.map((c, i) => (i === 0 ? '<th>' + c + '</th>' : '<td' + (i >= 3 && i <= 5 ? ' class="num"' : '') + '>' + c + '</td>')).join('') + '</tr>';
+
+  // The result as HTML (numbers and the core's names only; escaped all the same).
+  function render(r, colocated) {
+    const p = r.prefill, d = r.decode, kv = r.kv_transfer, b = r.balance;
+    const link = kv.link === 'nvlink' ? e(CL.state.linkLabel(colocated, 'nvlink')) : 'scale-out';
+    let h = '<div class="disagg-scroll"><table class="t disagg-table"><thead><tr><th>part</th><th>GPUs</th><th>batch</th><th>in flight per copy</th><th>requests/s</th><th>per GPU</th><th>latency</th><th>memory per GPU</th></tr></thead><tbody>';
+    h += row(['prefill pool', mesh(p), F.int(p.batch), F.fixed(p.concurrency, 1), F.sig(p.requests_per_s), F.sig(p.requests_per_s_per_gpu), 'TTFT ' + F.seconds(p.ttft_s), memory(p)]);
+    h += row(['KV transfer', link, F.bytes(kv.bytes_per_request) + ' a request', F.bytes(kv.bytes_per_gpu) + ' per GPU', F.sig(kv.requests_per_s), '', F.seconds(kv.time_s),
+      'links ' + F.pct(kv.link_utilization) + ' busy']);
+    h += row(['decode pool', mesh(d), F.int(d.batch), F.fixed(d.concurrency, 1), F.sig(d.requests_per_s), F.sig(d.requests_per_s_per_gpu), 'TPOT ' + F.seconds(d.tpot_s), memory(d)]);
+    h += '</tbody></table></div>';
+    const gpus = p.gpus + d.gpus;
+    const inf = colocated.inference;
+    h += '<p><b>Deployment</b> of ' + F.int(p.gpus) + ' + ' + F.int(d.gpus) + ' GPUs: ' + F.sig(r.requests_per_s) + ' requests/s, bound by ' + e(r.bound.replace('_', ' ')) +
+      ' · TTFT ' + F.seconds(r.ttft_s) + ' (prefill + transfer) · TPOT ' + F.seconds(r.tpot_s) + ' · <b>' + F.sig(r.output_tokens_per_s_per_gpu) + '</b> output tokens/s per GPU, ' +
+      F.sig(r.output_tokens_per_s_per_user) + ' per user. <span class="muted">Co-located, the plan above: ' + F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU, ' +
+      F.sig(inf.output_tokens_per_s_per_user) + ' per user, TTFT ' + F.seconds(inf.ttft_s) + ', TPOT ' + F.seconds(inf.tpot_s) + '.</span></p>';
+    h += '<p><b>Balanced</b> (the pools\' rates per GPU matched): ' + F.pct(b.prefill_fraction) + ' of the GPUs prefilling → ' + F.sig(b.output_tokens_per_s_per_gpu) +
+      ' output tokens/s per GPU; for these ' + F.int(gpus) + ' GPUs the best whole split is ' + F.int(b.suggested_prefill_instances) + 'P' + F.int(b.suggested_decode_instances) +
+      'D (' + F.int(b.suggested_prefill_instances * p.gpus_per_instance) + ' + ' + F.int(b.suggested_decode_instances * d.gpus_per_instance) + ' GPUs) → ' +
+      F.sig(b.suggested_output_tokens_per_s_per_gpu) + ' per GPU.</p>';
+    return h;
+  }
+
+  // make(root, api, onChange): builds the panel in `root` (a <details>); update(state, d) shows the pools
+  // of the state for the last valid serving plan of d; onChange(dis) records an edit in the state.
+  function make(root, api, onChange) {
+    root.innerHTML = '<summary><h2>Disaggregate</h2><span class="muted"> prefill and decode on separate pools of GPUs (xPyD), each prompt\'s KV cache sent between them</span></summary>' +
+      '<div class="disagg-form">' + POOLS.map(([name, title]) => '<fieldset data-pool="' + name + '"><legend>' + title + '</legend>' +
+        FIELDS.map(([k, label]) => '<label class="disagg-field' + (k === 'ep' ? ' moe-only' : '') + '">' + label + ' <input type="number" min="1" step="1" data-key="' + k + '"></label>').join('') +
+        '</fieldset>').join('') + '<button type="button" class="disagg-reset">Reset to the plan</button></div>' +
+      '<ul class="disagg-errors"></ul><div class="disagg-out" aria-live="polite"></div>';
+    const out = root.querySelector('.disagg-out'), errs = root.querySelector('.disagg-errors');
+    let last = null, shownKey = null, dis = null;
+    root.addEventListener('change', (ev) => {
+      const input = ev.target.closest('input[data-key]');
+      if (!input || !last) return;
+      const pool = input.closest('fieldset').dataset.pool, next = JSON.parse(JSON.stringify(dis || {}));
+      next[pool] = next[pool] || {};
+      if (input.value === '') delete next[pool][input.dataset.key];
+      else next[pool][input.dataset.key] = Number(input.value);
+      onChange(next);
+    });
+    root.querySelector('.disagg-reset').addEventListener('click', () => onChange(null));
+    root.addEventListener('toggle', () => { shownKey = null; if (last) update(last.s, last.d); });
+
+    function update(s, d) {
+      last = { s, d };
+      dis = s.dis || null;
+      const g = d && d.good;
+      if (!root.open || !g || g.r.mode !== 'infer') return;
+      const cfg = g.r.config, ps = pools(cfg, dis);
+      for (const fs of root.querySelectorAll('fieldset')) {
+        for (const input of fs.querySelectorAll('input')) {
+          const v = ps[fs.dataset.pool][input.dataset.key];
+          const str = v === undefined ? '' : String(v);
+          if (document.activeElement !== input && input.value !== str) input.value = str;
+        }
+      }
+      const text = sectionText(g.text, ps);
+      if (text === shownKey) return;
+      shownKey = text;
+      const res = api.disaggregation(text);
+      if (res.pending) {   // core-full.js is loading (bridge.js): asked again once it is here
+        shownKey = null;
+        root.setAttribute('aria-busy', 'true');
+        out.textContent = 'Loading… (the rest of the cutlab core, core-full.js)';
+        errs.replaceChildren();
+        return;
+      }
+      root.removeAttribute('aria-busy');
+      errs.replaceChildren(...(res.ok ? [] : res.errors.map((x) => {
+        const li = document.createElement('li');
+        const code = document.createElement('code');
+        code.textContent = x.path || '/';
+        li.append(code, ' ' + x.message);
+        return li;
+      })));
+      out.innerHTML = res.ok ? render(res.result, g.r) : '';
+      // the prefill batch the core chose (the step's token budget over the prompt), until one is set
+      if (res.ok) root.querySelector('fieldset[data-pool="prefill"] input[data-key="batch"]').placeholder = String(res.result.prefill.batch);
+    }
+    return { update };
+  }
+  CL.disagg = { make, pools, sectionText };
+})(window.CL = window.CL || {});
