@@ -755,7 +755,7 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
   Table t{{"part", "requests/s", "per GPU", "latency"}, {}};
   t.rows.push_back({"prefill pool", fixed(d.prefill.requests_per_s, 2), fixed(d.prefill.requests_per_s_per_gpu, 3),
                     "TTFT " + human_time(d.prefill.ttft_s)});
-  t.rows.push_back({"KV transfer (" + std::string(name_of(d.kv_link)) + ")", fixed(d.kv_requests_per_s, 2),
+  t.rows.push_back({"KV transfer (" + link_label(c.cluster, d.kv_link) + ")", fixed(d.kv_requests_per_s, 2),
                     fixed(d.kv_requests_per_s / std::max(1, std::min(d.prefill.gpus, d.decode.gpus)), 3),
                     human_time(d.kv_transfer_s)});
   t.rows.push_back({"decode pool", fixed(d.decode.requests_per_s, 2), fixed(d.decode.requests_per_s_per_gpu, 3),
@@ -769,9 +769,9 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
   std::cout << " " << fixed(d.output_tokens_per_s_per_user, 1) << " output tokens/s per user · "
             << with_commas(d.output_tokens_per_s_total) << " total · " << fixed(d.output_tokens_per_s_per_gpu, 1) << " per GPU\n";
   std::cout << " balanced: " << pct(d.balanced_prefill_fraction) << " of the GPUs prefilling → "
-            << fixed(d.balanced_output_tokens_per_s_per_gpu, 1) << " output tokens/s per GPU; with " << d.prefill.gpus + d.decode.gpus
-            << " GPUs: " << d.suggested_prefill_instances << "P" << d.suggested_decode_instances << "D ("
-            << d.suggested_prefill_instances * d.prefill.gpus_per_instance << " + "
+            << fixed(d.balanced_output_tokens_per_s_per_gpu, 1) << " output tokens/s per GPU; with "
+            << with_commas(double(d.prefill.gpus + d.decode.gpus)) << " GPUs: " << d.suggested_prefill_instances << "P"
+            << d.suggested_decode_instances << "D (" << d.suggested_prefill_instances * d.prefill.gpus_per_instance << " + "
             << d.suggested_decode_instances * d.decode.gpus_per_instance << " GPUs) → "
             << fixed(d.suggested_output_tokens_per_s_per_gpu, 1) << " per GPU\n";
   return kOk;

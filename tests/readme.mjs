@@ -1,0 +1,63 @@
+// The README's numbers are the current build's: every block of the README that shows a `$ cutlab …`
+// command with its output is run with this build's CLI and compared line by line (trailing spaces
+// aside), and the figures the README quotes in its text from a command (the search, the serving
+// search's front, the disaggregated example) are computed again from the CLI's --json.
+// Usage: node tests/readme.mjs README.md CUTLAB  (exit 0 when all match; a diff of each mismatch).
+import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+const [readmePath, cli] = process.argv.slice(2);
+const readme = fs.readFileSync(readmePath, 'utf8');
+const root = path.dirname(path.resolve(readmePath));
+const run = (args) => execFileSync(cli, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const json = (args) => JSON.parse(run([...args, '--json']));
+const failures = [];
+let checks = 0;
+const check = (ok, what) => { checks++; if (!ok) failures.push(what); };
+
+// 1. The blocks: "```\n$ cutlab ARGS [\\\n    ARGS]\nOUTPUT```".
+for (const m of readme.matchAll(/```\n\$ cutlab ((?:[^\n]*\\\n)*[^\n]*)\n([\s\S]*?)```/g)) {
+  const args = m[1].replace(/\\\n/g, ' ').trim().split(/\s+/);
+  const want = m[2].split('\n').map((l) => l.trimEnd());
+  const got = run(args).split('\n').map((l) => l.trimEnd());
+  while (got.length && got[got.length - 1] === '') got.pop();
+  while (want.length && want[want.length - 1] === '') want.pop();
+  const diff = [];
+  for (let i = 0; i < Math.max(want.length, got.length); i++)
+    if (want[i] !== got[i]) diff.push('  line ' + (i + 1) + '\n    README: ' + (want[i] ?? '(none)') + '\n    cutlab: ' + (got[i] ?? '(none)'));
+  check(diff.length === 0, '`cutlab ' + args.join(' ') + '`: the README shows another output\n' + diff.slice(0, 8).join('\n'));
+}
+
+// 2. Figures quoted in the text, formatted as the README writes them.
+const fixed = (x, d) => x.toFixed(d);
+const commas = (x) => Math.round(x).toLocaleString('en-US');
+const quoted = (text, what) => check(readme.includes(text), what + ': the README should say "' + text + '"');
+
+const s = json(['search', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--gpus', '64', '--seq-len', '8192', '--global-batch', '64']).result;
+const pruned = s.pruned_invalid + s.pruned_equivalent + s.pruned_memory + s.pruned_bound;
+quoted(commas(s.candidates) + ' plans here, ' + fixed(100 * pruned / s.candidates, 1) + '% pruned (' + commas(s.pruned_bound) + ' by the step bound of ' +
+  fixed(s.step_bound_s, 2) + ' s), ' + commas(s.evaluated), 'the training search');
+
+const front = (limits) => json(['search', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--gpus', '8', '--mode', 'infer', '--prompt-len', '2048',
+  '--output-len', '512', ...limits]).result;
+const f = front([]).front, a = f[0], z = f[f.length - 1];
+const mesh = (p) => 'TP ' + p.plan.tp + (p.plan.pp > 1 ? ' × PP ' + p.plan.pp : '') + ' at batch ' + p.batch;
+quoted('the front runs from ' + mesh(a) + ' (' + fixed(a.output_tokens_per_s_per_user, 1) + ' tokens/s per\nuser, ' + fixed(a.output_tokens_per_s_per_gpu, 1) +
+  ' per GPU) to ' + mesh(z) + ' (' + fixed(z.output_tokens_per_s_per_user, 1) + ' per user, ' + fixed(z.output_tokens_per_s_per_gpu, 1) + ' per GPU)', 'the serving front');
+const best = front(['--max-tpot-ms', '20', '--max-ttft-ms', '500']).best[0];
+quoted('the best is ' + mesh(best) + ' (' + fixed(best.output_tokens_per_s_per_user, 1) + ' per user, ' + fixed(best.output_tokens_per_s_per_gpu, 1) + ' per GPU)',
+  'the serving search under limits');
+
+const d = json(['evaluate', 'tests/fixtures/disaggregated.json']).result;
+const colocated = json(['evaluate', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--mode', 'infer', '--batch', '64', '--prompt-len', '2048',
+  '--output-len', '512']).result.inference;
+const ms = (x) => fixed(x * 1e3, 1) + ' ms';
+quoted('prefill ' + fixed(d.prefill.requests_per_s, 2) + ' requests/s (TTFT ' + ms(d.prefill.ttft_s) + '), decode ' + fixed(d.decode.requests_per_s, 2) +
+  ' (TPOT ' + ms(d.decode.tpot_s) + ' against ' + ms(colocated.tpot_s) + ' co-located at\nbatch 64); ' + fixed(d.output_tokens_per_s_per_gpu, 1) +
+  ' output tokens/s per GPU, bound by ' + d.bound + '; balanced at ' + fixed(100 * d.balance.prefill_fraction, 1) + '% prefill GPUs → ' +
+  fixed(d.balance.output_tokens_per_s_per_gpu, 1) + ' per\nGPU', 'the disaggregated example');
+
+for (const x of failures) console.error('FAIL ' + x);
+console.log(checks + ' README checks, ' + failures.length + ' failed');
+process.exit(failures.length ? 1 : 0);
