@@ -30,14 +30,15 @@
     return out;
   }
 
-  // The config text for the core: the plan's config with the section.
+  // The config text for the core: the plan's config with the section. A pool's axes go into its plan,
+  // its other fields (gpus, batch, and whatever a link adds) beside it, where the core checks them.
   function sectionText(text, ps) {
     const cfg = JSON.parse(text);
     cfg.disaggregation = {};
     for (const [name] of POOLS) {
-      const q = ps[name], plan = {};
-      for (const a of AXES) if (q[a] !== undefined) plan[a] = q[a];
-      cfg.disaggregation[name] = Object.assign({ gpus: q.gpus, plan }, q.batch !== undefined ? { batch: q.batch } : {});
+      const pool = { plan: {} };
+      for (const [k, v] of Object.entries(ps[name])) (AXES.includes(k) ? pool.plan : pool)[k] = v;
+      cfg.disaggregation[name] = pool;
     }
     return JSON.stringify(cfg);
   }
@@ -55,7 +56,7 @@
   // The result as HTML (numbers and the core's names only; escaped all the same).
   function render(r, colocated) {
     const p = r.prefill, d = r.decode, kv = r.kv_transfer, b = r.balance;
-    const link = kv.link === 'nvlink' ? e(CL.state.linkLabel(colocated, 'nvlink')) : 'scale-out';
+    const link = e(CL.state.linkLabel(colocated, kv.link));
     let h = '<div class="disagg-scroll"><table class="t disagg-table"><thead><tr><th>part</th><th>GPUs</th><th>batch</th><th>in flight per copy</th><th>requests/s</th><th>per GPU</th><th>latency</th><th>memory per GPU</th></tr></thead><tbody>';
     h += row(['prefill pool', mesh(p), F.int(p.batch), F.fixed(p.concurrency, 1), F.sig(p.requests_per_s), F.sig(p.requests_per_s_per_gpu), 'TTFT ' + F.seconds(p.ttft_s), memory(p)]);
     h += row(['KV transfer', link, F.bytes(kv.bytes_per_request) + ' a request', F.bytes(kv.bytes_per_gpu) + ' per GPU', F.sig(kv.requests_per_s), '', F.seconds(kv.time_s),

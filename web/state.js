@@ -115,7 +115,6 @@
         s.dis[pool] = Object.assign(s.dis[pool] || {}, { [dis[2]]: parseValue(v) });
         continue;
       }
-      if (k.startsWith('dis.')) continue;   // not a pool field: the core would not read it
       if (k.startsWith('m.')) s.modelOver[k.slice(2)] = parseValue(v);
       else if (k.startsWith('c.')) s.clusterOver[k.slice(2)] = parseValue(v);
       else if (WORKLOAD_KEYS.includes(k)) s.workload[k] = parseValue(v);
