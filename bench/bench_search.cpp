@@ -4,13 +4,17 @@
 // Counters: candidates/s (plans in the space per second, the pruned ones included) and simulated/s
 // (plans that survived the pruning and were timed). On 1 thread the rates are per second of CPU time
 // (per core, whatever else the machine runs); on every thread, per second of wall time.
+// The serving searches (one thread): DeepSeek-V3 in fp4 on 72 and 16,128 GB200, prompt 8,192, output
+// 1,024, TPOT ≤ 20 ms, co-located (core/serving_search.h) and disaggregated (core/disaggregation_search.h).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <thread>
 
+#include "core/disaggregation_search.h"
 #include "core/presets.h"
 #include "core/search.h"
+#include "core/serving_search.h"
 
 using namespace cutlab;
 
@@ -49,9 +53,43 @@ int all_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_c
 void BM_SearchGpt3_1024A100(benchmark::State& state) { run(state, base("gpt3-175b", "dgx-a100", 1024, 2048, 1536)); }
 void BM_SearchLlama405B_16384H100(benchmark::State& state) { run(state, base("llama3-405b", "dgx-h100", 16384, 8192, 2048)); }
 
+Config deepseek_serving(int gpus) {
+  Config c;
+  c.model = *find_model_preset("deepseek-v3");
+  c.cluster = *find_cluster_preset("gb200-nvl72");
+  c.cluster.gpus = gpus;
+  c.workload.mode = Mode::Infer;
+  c.workload.prompt_len = 8192, c.workload.output_len = 1024;
+  c.workload.weight_dtype = WeightDtype::FP4, c.workload.kv_dtype = KvDtype::FP8;
+  return c;
+}
+
+void BM_ServingSearchDeepSeekV3_GB200(benchmark::State& state) {
+  const Config c = deepseek_serving(static_cast<int>(state.range(0)));
+  ServingSearchOptions o;
+  o.max_tpot_s = 0.020;
+  for (auto _ : state) benchmark::DoNotOptimize(search_serving(c, o));
+}
+
+void BM_DisaggregatedSearchDeepSeekV3_GB200(benchmark::State& state) {
+  const Config c = deepseek_serving(static_cast<int>(state.range(0)));
+  ServingSearchOptions o;
+  o.max_tpot_s = 0.020;
+  long long evaluations = 0, pairs = 0;
+  for (auto _ : state) {
+    const Result<DisaggregatedSearchResult> r = search_disaggregated(c, o);
+    evaluations += r.value.evaluations, pairs += r.value.pairs;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["pool evaluations/s"] = benchmark::Counter(static_cast<double>(evaluations), benchmark::Counter::kIsRate);
+  state.counters["pairs/s"] = benchmark::Counter(static_cast<double>(pairs), benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 BENCHMARK(BM_SearchGpt3_1024A100)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SearchGpt3_1024A100)->Arg(all_threads())->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SearchLlama405B_16384H100)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SearchLlama405B_16384H100)->Arg(all_threads())->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ServingSearchDeepSeekV3_GB200)->Arg(72)->Arg(16128)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DisaggregatedSearchDeepSeekV3_GB200)->Arg(72)->Arg(16128)->Unit(benchmark::kMillisecond);

@@ -56,3 +56,11 @@ for (const [name, cfg] of SEARCHES) {
     `  wall ${ms.toFixed(0).padStart(6)} ms ${rate(r.candidates, ms)} candidates/s ${rate(r.evaluated, ms)} simulated/s\n` +
     `  cpu  ${cpu.toFixed(0).padStart(6)} ms ${rate(r.candidates, cpu)} candidates/s ${rate(r.evaluated, cpu)} simulated/s`);
 }
+
+// The serving search as the page runs it (one call, with its plot laid out for 900 px): DeepSeek-V3
+// in fp4 on 72 GB200, prompt 8,192, output 1,024, TPOT ≤ 20 ms; co-located, then with the
+// disaggregated deployments (core/disaggregation_search.h).
+const serving = JSON.stringify({ model: 'deepseek-v3', cluster: { preset: 'gb200-nvl72', gpus: 72 },
+  workload: { mode: 'infer', prompt_len: 8192, output_len: 1024, weight_dtype: 'fp4', kv_dtype: 'fp8' } });
+bench('servingSearch, DeepSeek-V3 on 72 GB200', () => core.servingSearch(serving, 10, 0, 20, 900, false), 2000);
+bench('servingSearch + disaggregated, same', () => core.servingSearch(serving, 10, 0, 20, 900, true), 2000);

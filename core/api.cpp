@@ -175,6 +175,15 @@ Answer<ServingSearchResult> serving_search(const std::string& text, const Servin
   return a;
 }
 
+Answer<DisaggregatedSearchResult> disaggregated_search(const std::string& text, const ServingSearchOptions& options) {
+  const Answer<Config> cfg = read(text);
+  if (!cfg.ok()) return failed<DisaggregatedSearchResult>(cfg);
+  Answer<DisaggregatedSearchResult> a;
+  a.config = cfg.config;
+  a.result = search_disaggregated(cfg.result.value, options);
+  return a;
+}
+
 namespace {
 
 // The mesh axes a pool's plan sets; the config's own are dropped.
@@ -296,22 +305,8 @@ Answer<DisaggregationRun> disaggregate(const std::string& text) {
     }
     pools[i] = r.result.value;
   }
-  if (errors.empty()) {
-    const Workload& w = pools[0].config.workload;
-    if (w.mode != Mode::Infer)
-      errors.push_back({ErrorCode::Incompatible, "/workload/mode", "disaggregation serves: workload.mode must be \"infer\""});
-    if (w.output_len < 2)
-      errors.push_back({ErrorCode::OutOfRange, "/workload/output_len",
-                        "disaggregation needs a decode phase: output_len ≥ 2 (the first token comes out of the prefill)"});
-    if (w.request_rate_per_s > 0)
-      errors.push_back({ErrorCode::Incompatible, "/workload/request_rate_per_s",
-                        "disaggregated pools are modelled offline (every request queued): leave the request rate out"});
-    if (w.batching != Batching::InFlight)
-      errors.push_back({ErrorCode::Incompatible, "/workload/batching", "disaggregated pools run in-flight batching"});
-    if (w.num_requests > 0)
-      errors.push_back({ErrorCode::Incompatible, "/workload/num_requests",
-                        "disaggregated pools are modelled at steady state: leave num_requests out"});
-  }
+  if (errors.empty())
+    for (const Error& e : disaggregation_workload_errors(pools[0].config.workload)) errors.push_back(e);
   if (!errors.empty()) return failed<DisaggregationRun>(std::move(errors), seen);
   Answer<DisaggregationRun> a;
   a.config = seen;
@@ -360,6 +355,11 @@ std::string to_json_text(const Answer<StageBalance>& a) {
 }
 
 std::string to_json_text(const Answer<ServingSearchResult>& a) {
+  if (!a.ok()) return failure(a);
+  return success(to_json(a.result.value));
+}
+
+std::string to_json_text(const Answer<DisaggregatedSearchResult>& a) {
   if (!a.ok()) return failure(a);
   return success(to_json(a.result.value));
 }
@@ -516,7 +516,8 @@ std::string search_merge_json(const std::string& text, int top) {
   return success(std::move(out));
 }
 
-std::string serving_search_json(const std::string& text, int top, double max_ttft_ms, double max_tpot_ms, double width) {
+std::string serving_search_json(const std::string& text, int top, double max_ttft_ms, double max_tpot_ms, double width,
+                                bool disaggregated) {
   ServingSearchOptions options;
   options.top = top;
   options.max_ttft_s = max_ttft_ms / 1e3;
@@ -529,11 +530,18 @@ std::string serving_search_json(const std::string& text, int top, double max_ttf
   json out = to_json(a.result.value);
   out["max_ttft_s"] = options.max_ttft_s;
   out["max_tpot_s"] = options.max_tpot_s;
+  Answer<DisaggregatedSearchResult> split;
+  if (disaggregated) {
+    split.result = search_disaggregated(*a.config, options);
+    if (split.ok()) out["disaggregated"] = to_json(split.result.value);
+    else out["disaggregated_errors"] = to_json(split.result.errors);
+  }
   if (width > 0) {
     const Config& c = *a.config;
     const std::string title = c.model.name + " on " + std::to_string(c.cluster.gpus) + " × " + c.cluster.gpu + " · prompt " +
                               std::to_string(c.workload.prompt_len) + " · output " + std::to_string(c.workload.output_len);
-    out["figure"] = to_json(pareto_scene(a.result.value, options, title, width));
+    out["figure"] = to_json(
+        pareto_scene(a.result.value, options, title, width, split.ok() && disaggregated ? &split.result.value : nullptr));
   }
   return success(std::move(out));
 }

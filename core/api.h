@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/disaggregation.h"
+#include "core/disaggregation_search.h"
 #include "core/error.h"
 #include "core/estimate.h"
 #include "core/placement.h"
@@ -49,6 +50,8 @@ Answer<SearchPart> search_part(const std::string& config_text, const SearchOptio
 Answer<StageBalance> balance(const std::string& config_text, const StageBalanceOptions& options);
 // Serving plans ranked under latency limits, and their Pareto front (serving_search.h).
 Answer<ServingSearchResult> serving_search(const std::string& config_text, const ServingSearchOptions& options);
+// Disaggregated deployments ranked under the same limits, and their front (disaggregation_search.h).
+Answer<DisaggregatedSearchResult> disaggregated_search(const std::string& config_text, const ServingSearchOptions& options);
 // Prefill and decode on separate pools (disaggregation.h). The config holds a top-level section
 //   "disaggregation": {"prefill": POOL, "decode": POOL},
 //   POOL = {"gpus": N, "plan": {…}, "batch": N, "max_num_tokens": N}
@@ -74,6 +77,7 @@ std::string to_json_text(const Answer<std::vector<GpuPlacement>>& a);
 std::string to_json_text(const Answer<SearchResult>& a);
 std::string to_json_text(const Answer<StageBalance>& a);
 std::string to_json_text(const Answer<ServingSearchResult>& a);
+std::string to_json_text(const Answer<DisaggregatedSearchResult>& a);
 std::string to_json_text(const Answer<DisaggregationRun>& a);
 
 // JSON text in, JSON text out (the WASM module binds these).
@@ -101,8 +105,11 @@ std::string search_part_json(const std::string& config_text, int top, int first,
 std::string search_merge_json(const std::string& parts_text, int top);
 // result: the serving search (serving_search.h) under a TTFT and a TPOT limit in milliseconds (0:
 // none), and with `width` ≥ 200 its Pareto plot laid out for that many pixels ("figure",
-// core/scene_pareto.h); `top` plans in "best".
-std::string serving_search_json(const std::string& config_text, int top, double max_ttft_ms, double max_tpot_ms, double width);
+// core/scene_pareto.h); `top` plans in "best". With `disaggregated`, the disaggregated search
+// (disaggregation_search.h) too: its result under "disaggregated" and its front in the figure, or,
+// when the workload cannot be served disaggregated, its errors under "disaggregated_errors".
+std::string serving_search_json(const std::string& config_text, int top, double max_ttft_ms, double max_tpot_ms, double width,
+                                bool disaggregated);
 // result: the disaggregated deployment (disaggregate() above).
 std::string disaggregation_json(const std::string& config_text);
 // result: a split of the layers over the stages that shortens the step and fits (stage_balance.h).

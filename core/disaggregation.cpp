@@ -11,6 +11,24 @@
 
 namespace cutlab {
 
+Errors disaggregation_workload_errors(const Workload& w) {
+  Errors errors;
+  if (w.mode != Mode::Infer)
+    errors.push_back({ErrorCode::Incompatible, "/workload/mode", "disaggregation serves: workload.mode must be \"infer\""});
+  if (w.output_len < 2)
+    errors.push_back({ErrorCode::OutOfRange, "/workload/output_len",
+                      "disaggregation needs a decode phase: output_len ≥ 2 (the first token comes out of the prefill)"});
+  if (w.request_rate_per_s > 0)
+    errors.push_back({ErrorCode::Incompatible, "/workload/request_rate_per_s",
+                      "disaggregated pools are modelled offline (every request queued): leave the request rate out"});
+  if (w.batching != Batching::InFlight)
+    errors.push_back({ErrorCode::Incompatible, "/workload/batching", "disaggregated pools run in-flight batching"});
+  if (w.num_requests > 0)
+    errors.push_back({ErrorCode::Incompatible, "/workload/num_requests",
+                      "disaggregated pools are modelled at steady state: leave num_requests out"});
+  return errors;
+}
+
 double balanced_prefill_fraction(double rho_p, double rho_d) { return rho_p > 0 && rho_d > 0 ? rho_d / (rho_p + rho_d) : 0.0; }
 
 namespace {
@@ -36,8 +54,17 @@ PoolResult base_pool(const Resolved& r) {
   return pool;
 }
 
+// KV of one request in a stage: ISL tokens in each of its layers (a local layer at most its window).
+double stage_kv_bytes(const Resolved& r, const StageInfo& st) {
+  const ModelSpec& m = r.config.model;
+  const Workload& w = r.config.workload;
+  return kv_bytes_per_token_layer(m, 1.0, dtype_bytes(w.kv_dtype)) * stage_attended_keys(m, st, w.prompt_len, held(w));
+}
+
+}  // namespace
+
 // The prefill pool: the serving model with one output token per request.
-PoolResult prefill_pool(const Resolved& resolved) {
+PoolResult evaluate_prefill_pool(const Resolved& resolved) {
   Resolved r = resolved;
   r.config.workload.output_len = 1;
   const InferenceEstimate s = evaluate_serving(r).serving;
@@ -51,7 +78,7 @@ PoolResult prefill_pool(const Resolved& resolved) {
 }
 
 // The decode pool: decode-only steps at steady state (header).
-PoolResult decode_pool(const Resolved& resolved) {
+PoolResult evaluate_decode_pool(const Resolved& resolved) {
   const InferenceEstimate s = evaluate_serving(resolved).serving;  // memory and what the KV cache holds
   PoolResult pool = base_pool(resolved);
   pool_memory(s, pool);
@@ -77,40 +104,49 @@ PoolResult decode_pool(const Resolved& resolved) {
   return pool;
 }
 
-}  // namespace
+double kv_bytes_per_request(const Resolved& r) {
+  double bytes = 0;
+  for (const StageInfo& st : r.placement.stages) bytes += stage_kv_bytes(r, st);
+  return bytes;
+}
 
-Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& decode) {
-  Disaggregated d;
-  d.prefill = prefill_pool(prefill);
-  d.decode = decode_pool(decode);
-  const ModelSpec& m = prefill.config.model;
-  const Cluster& c = prefill.config.cluster;
-  const Workload& w = prefill.config.workload;
-  // KV of one request: ISL tokens in every layer (a local layer at most its window), per stage.
-  const double per_layer = kv_bytes_per_token_layer(m, 1.0, dtype_bytes(w.kv_dtype));
-  // A stage's KV leaves over its tp GPUs' links and arrives over the decode stage's tp GPUs' links;
-  // the busier side sets the time.
-  auto largest_share = [&](const Resolved& r) {
-    double most = 0;
-    for (const StageInfo& st : r.placement.stages)
-      most = std::max(most, per_layer * stage_attended_keys(m, st, w.prompt_len, held(w)));
-    return most / r.config.plan.tp;
-  };
-  for (const StageInfo& st : prefill.placement.stages)
-    d.kv_bytes_per_request += per_layer * stage_attended_keys(m, st, w.prompt_len, held(w));
-  d.kv_bytes_per_gpu = std::max(largest_share(prefill), largest_share(decode));
+// A stage's KV leaves over its tp GPUs' links (or arrives over the decode stage's).
+double kv_bytes_per_gpu(const Resolved& r) {
+  double most = 0;
+  for (const StageInfo& st : r.placement.stages) most = std::max(most, stage_kv_bytes(r, st));
+  return most / r.config.plan.tp;
+}
+
+bool kv_in_one_node(int gpus, const Cluster& c) { return gpus <= c.gpus_per_node; }
+
+double kv_link_bytes_per_s(bool one_node, const Cluster& c) {
+  return one_node ? c.nvlink_bytes_per_s * c.efficiency.nvlink : c.scaleout_bytes_per_s * c.efficiency.scaleout;
+}
+
+double kv_transfer_s(double bytes_per_gpu, bool one_node, const Cluster& c) {
   GroupInfo link;
   link.axis = Axis::PP;
   link.size = 2;
-  const bool one_node = d.prefill.gpus + d.decode.gpus <= c.gpus_per_node;
   link.nodes_spanned = one_node ? 1 : 2;
   link.link = one_node ? Link::NVLink : Link::ScaleOut;
-  d.kv_link = link.link;
-  d.kv_transfer_s = collective_time_s(Collective::SendRecv, d.kv_bytes_per_gpu, link, c);
+  return collective_time_s(Collective::SendRecv, bytes_per_gpu, link, c);
+}
+
+Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& decode) {
+  Disaggregated d;
+  d.prefill = evaluate_prefill_pool(prefill);
+  d.decode = evaluate_decode_pool(decode);
+  const Cluster& c = prefill.config.cluster;
+  const Workload& w = prefill.config.workload;
+  d.kv_bytes_per_request = kv_bytes_per_request(prefill);
+  // The busier side of the transfer sets its time.
+  d.kv_bytes_per_gpu = std::max(kv_bytes_per_gpu(prefill), kv_bytes_per_gpu(decode));
+  const bool one_node = kv_in_one_node(d.prefill.gpus + d.decode.gpus, c);
+  d.kv_link = one_node ? Link::NVLink : Link::ScaleOut;
+  d.kv_transfer_s = kv_transfer_s(d.kv_bytes_per_gpu, one_node, c);
   // Every request's KV leaves through the prefill GPUs' links and arrives through the decode GPUs':
   // the pool with fewer GPUs carries the most per link.
-  const double link_bytes_per_s = (one_node ? c.nvlink_bytes_per_s * c.efficiency.nvlink
-                                            : c.scaleout_bytes_per_s * c.efficiency.scaleout);
+  const double link_bytes_per_s = kv_link_bytes_per_s(one_node, c);
   const int ends = std::min(d.prefill.gpus, d.decode.gpus);
   d.kv_requests_per_s = d.kv_bytes_per_request > 0 ? ends * link_bytes_per_s / d.kv_bytes_per_request : 0.0;
   d.requests_per_s = std::min({d.prefill.requests_per_s, d.decode.requests_per_s, d.kv_requests_per_s});

@@ -70,12 +70,27 @@ struct Disaggregated {
   double suggested_output_tokens_per_s_per_gpu = 0;
 };
 
+// What a workload needs to be served disaggregated: mode infer, output_len ≥ 2, in-flight batching,
+// offline at steady state (no request rate, no num_requests); each error at its /workload path.
+Errors disaggregation_workload_errors(const Workload& w);
+
 // The prefill share of the GPUs that matches the pools' rates per GPU: ρ_d / (ρ_p + ρ_d).
 double balanced_prefill_fraction(double prefill_requests_per_s_per_gpu, double decode_requests_per_s_per_gpu);
 
 // `prefill` and `decode` are the config resolved with each pool's GPUs, plan and batch (the same
 // model, cluster and workload; output_len ≥ 2, request_rate_per_s 0).
 Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& decode);
+
+// The parts evaluate_disaggregated combines, for the search over deployments (disaggregation_search.h).
+PoolResult evaluate_prefill_pool(const Resolved& r);  // its requests/s, TTFT and memory
+PoolResult evaluate_decode_pool(const Resolved& r);   // its requests/s, TPOT and memory
+double kv_bytes_per_request(const Resolved& r);       // prompt_len tokens, whole model
+double kv_bytes_per_gpu(const Resolved& r);           // the largest stage's share over its tp GPUs
+// Whether two pools of `gpus` GPUs together sit in one node (the KV crosses NVLink), the link's
+// bandwidth per GPU (η applied) and the transfer of `bytes_per_gpu` over it.
+bool kv_in_one_node(int gpus, const Cluster& c);
+double kv_link_bytes_per_s(bool one_node, const Cluster& c);
+double kv_transfer_s(double bytes_per_gpu, bool one_node, const Cluster& c);
 
 // JSON of a result: keys = field names; plans as core/json_io.h writes them.
 nlohmann::json to_json(const PoolResult& p);

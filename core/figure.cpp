@@ -178,7 +178,7 @@ double legend(Figure& f, const std::vector<LegendItem>& items, double x, double 
     const double w = (bare ? 0 : sw + 5) + measure_text(it.label, size);
     if (cx + w > x + max_w && cx > x) cx = x, cy += row_h;
     if (it.swatch == "line") {
-      f.lines.push_back({"key", cx, cy + 7, cx + sw, cy + 7, it.line_width, it.tone});
+      f.lines.push_back({"key", cx, cy + 7, cx + sw, cy + 7, it.line_width, it.tone, it.dash});
     } else if (!bare) {
       FigureRect r;
       r.kind = "legend_" + it.swatch;

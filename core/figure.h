@@ -100,6 +100,7 @@ struct LegendItem {
   std::string swatch = "swatch";
   bool heading = false;
   double line_width = 3;  // swatch "line"
+  bool dash = false;      // swatch "line": dashed, as the line it names
 };
 double legend(Figure& f, const std::vector<LegendItem>& items, double x, double y, double max_w);
 

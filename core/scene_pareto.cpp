@@ -24,14 +24,17 @@ std::string serving_plan_label(const Plan& p, int batch) {
   return s + " · b" + std::to_string(batch);
 }
 
-Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& limits, const std::string& title, double width) {
+Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& limits, const std::string& title, double width,
+                    const DisaggregatedSearchResult* disaggregated) {
+  const std::vector<DisaggregatedPoint> none;
+  const std::vector<DisaggregatedPoint>& split = disaggregated ? disaggregated->front : none;
   Figure f;
   f.view = "pareto";
   f.width = std::max(200.0, width);
   f.height = std::clamp(0.55 * f.width, 260.0, 460.0);
   Pen o{f};
   const bool narrow = f.width < 480;
-  const double left = narrow ? 46 : 64, right = 16, top = 66, bottom = 46;
+  const double left = narrow ? 46 : 64, right = 16, top = disaggregated ? 88 : 66, bottom = 46;
   const double pw = f.width - left - right, ph = f.height - top - bottom;
   o.text("title", title, 12, 20, 13, 600, "text", "start", f.width - 24);
   o.text("subtitle",
@@ -43,6 +46,8 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
   for (const ServingPoint& p : r.points)
     x_max = std::max(x_max, p.output_tokens_per_s_per_user), y_max = std::max(y_max, p.output_tokens_per_s_per_gpu);
   for (const ServingPoint& p : r.front)
+    x_max = std::max(x_max, p.output_tokens_per_s_per_user), y_max = std::max(y_max, p.output_tokens_per_s_per_gpu);
+  for (const DisaggregatedPoint& p : split)
     x_max = std::max(x_max, p.output_tokens_per_s_per_user), y_max = std::max(y_max, p.output_tokens_per_s_per_gpu);
   const double tpot_x = limits.max_tpot_s > 0 ? 1.0 / limits.max_tpot_s : 0.0;
   if (tpot_x > 0) x_max = std::max(x_max, tpot_x);
@@ -85,6 +90,31 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
     FigureRect& d = o.rect("dot", X(p.output_tokens_per_s_per_user) - 4.5, Y(p.output_tokens_per_s_per_gpu) - 4.5, 9, 9, "dp");
     d.hit = "point";
     d.begin = static_cast<int>(i), d.end = static_cast<int>(i) + 1;
+  }
+  // The disaggregated front: its line and dots in the pipeline hue, its densest point labelled.
+  for (size_t i = 1; i < split.size(); ++i) {
+    const DisaggregatedPoint &a = split[i - 1], &b = split[i];
+    o.line("front", X(a.output_tokens_per_s_per_user), Y(a.output_tokens_per_s_per_gpu), X(b.output_tokens_per_s_per_user),
+           Y(b.output_tokens_per_s_per_gpu), 2, "pp", true);
+  }
+  for (size_t i = 0; i < split.size(); ++i) {
+    const DisaggregatedPoint& p = split[i];
+    FigureRect& d = o.rect("dot", X(p.output_tokens_per_s_per_user) - 4, Y(p.output_tokens_per_s_per_gpu) - 4, 8, 8, "pp");
+    d.hit = "disaggregated";
+    d.begin = static_cast<int>(i), d.end = static_cast<int>(i) + 1;
+  }
+  if (disaggregated) {
+    figure::legend(f,
+                   {{"co-located plans", "dp", "line", false, 2},
+                    {"disaggregated: prefill pool → decode pool", "pp", "line", false, 2, true}},
+                   12, 44, f.width - 24);
+    if (!split.empty()) {
+      const DisaggregatedPoint& p = split.back();
+      const double x = X(p.output_tokens_per_s_per_user), y = Y(p.output_tokens_per_s_per_gpu);
+      const bool right_half = x > left + pw / 2;
+      o.text("point_label", disaggregated_label(p), right_half ? x - 8 : x + 8, y < top + 24 ? y + 18 : y - 9, 10.5, 600, "pp",
+             right_half ? "end" : "start", pw / 2);
+    }
   }
   // The two ends of the front, labelled with their plans, inside the plot.
   if (!r.front.empty()) {

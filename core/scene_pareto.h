@@ -5,14 +5,19 @@
 // `hit` "point" and `begin` = its index in the result's front (end = begin + 1), its plan labelled
 // at the two ends; a TPOT limit is a dashed vertical line at 1/limit. Linear axes from 0 with
 // 1–2–5 steps. Drawn by every front end from this figure: the page's canvas, `cutlab search --svg`.
+// With the disaggregated deployments (disaggregation_search.h) their front is a second line in the
+// pipeline hue, its dots answering with `hit` "disaggregated" and `begin` = the index in its front,
+// and a legend names the two.
 #pragma once
+#include "core/disaggregation_search.h"
 #include "core/figure.h"
 #include "core/serving_search.h"
 
 namespace cutlab {
 
 // `width` in pixels (≥ 200); the height is 0.55 × width, between 260 and 460. `title` heads it.
-Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& limits, const std::string& title, double width);
+Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& limits, const std::string& title, double width,
+                    const DisaggregatedSearchResult* disaggregated = nullptr);
 
 // Short label of a serving plan: "TP8 · PP2 · EP8 · DP2 · b64" (axes of 1 left out but TP).
 std::string serving_plan_label(const Plan& p, int batch);

@@ -29,68 +29,47 @@ ServingPoint point_of(const Plan& plan, int batch, const InferenceEstimate& r) {
   return p;
 }
 
-// How far a point is past the limits: max(TTFT/limit, TPOT/limit), ≤ 1 within them.
-double over_limits(const ServingPoint& p, const ServingSearchOptions& o) {
+}  // namespace
+
+double over_limits(double ttft_s, double tpot_s, const ServingSearchOptions& o) {
   double x = 0;
-  if (o.max_ttft_s > 0) x = std::max(x, p.ttft_s / o.max_ttft_s);
-  if (o.max_tpot_s > 0) x = std::max(x, p.tpot_s / o.max_tpot_s);
+  if (o.max_ttft_s > 0) x = std::max(x, ttft_s / o.max_ttft_s);
+  if (o.max_tpot_s > 0) x = std::max(x, tpot_s / o.max_tpot_s);
   return x;
 }
 
-bool faster(const ServingPoint& a, const ServingPoint& b) {
-  if (a.output_tokens_per_s_per_gpu != b.output_tokens_per_s_per_gpu)
-    return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
-  return a.output_tokens_per_s_per_user > b.output_tokens_per_s_per_user;
-}
-
-}  // namespace
-
-std::vector<ServingPoint> pareto_front(std::vector<ServingPoint> points) {
-  // Most tokens/s per user first (ties: most per GPU first); a point joins the front when it beats
-  // every point before it on tokens/s per GPU (those are at least as fast per user).
-  std::sort(points.begin(), points.end(), [](const ServingPoint& a, const ServingPoint& b) {
-    if (a.output_tokens_per_s_per_user != b.output_tokens_per_s_per_user)
-      return a.output_tokens_per_s_per_user > b.output_tokens_per_s_per_user;
-    return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
-  });
-  std::vector<ServingPoint> front;
-  double best_per_gpu = -1;
-  for (const ServingPoint& p : points)
-    if (p.output_tokens_per_s_per_gpu > best_per_gpu) {
-      front.push_back(p);
-      best_per_gpu = p.output_tokens_per_s_per_gpu;
-    }
-  return front;
+Errors serving_search_errors(const Config& base, const ServingSearchOptions& opt) {
+  Errors errors;
+  if (base.cluster.gpus <= 0) {
+    errors.push_back({ErrorCode::MissingKey, "/cluster/gpus", "the serving search needs the GPU count to fill (cluster.gpus)"});
+    return errors;
+  }
+  if (base.workload.mode != Mode::Infer)
+    errors.push_back(
+        {ErrorCode::Incompatible, "/workload/mode", "the serving search ranks serving plans: set workload.mode \"infer\""});
+  if (opt.top < 1 || opt.top > 1000) errors.push_back({ErrorCode::OutOfRange, "/search/top", "top must be between 1 and 1000"});
+  if (!(opt.max_ttft_s >= 0 && opt.max_ttft_s <= 1e6))
+    errors.push_back({ErrorCode::OutOfRange, "/search/max_ttft_ms", "the TTFT limit must be ≥ 0 (0: none) and finite"});
+  if (!(opt.max_tpot_s >= 0 && opt.max_tpot_s <= 1e6))
+    errors.push_back({ErrorCode::OutOfRange, "/search/max_tpot_ms", "the TPOT limit must be ≥ 0 (0: none) and finite"});
+  if (opt.max_batch < 1 || opt.max_batch > (1 << 20))
+    errors.push_back({ErrorCode::OutOfRange, "/search/max_batch", "the largest batch must be between 1 and 1,048,576"});
+  if (opt.max_evaluations < 1 || opt.max_evaluations > 1000000)
+    errors.push_back({ErrorCode::OutOfRange, "/search/max_evaluations", "must be between 1 and 1,000,000"});
+  if (!errors.empty()) return errors;
+  // What no plan can fix (output_len 0, an unknown KV dtype read as a reading error upstream, a
+  // batching that contradicts the request rate): the workload's rules on a one-GPU plan.
+  Cluster one = base.cluster;
+  one.gpus = 0;
+  for (const Error& e : validate(base.model, one, Plan{}, base.workload))
+    if (e.path.rfind("/workload/", 0) == 0 && e.path != "/workload/batch") errors.push_back(e);
+  return errors;
 }
 
 Result<ServingSearchResult> search_serving(const Config& base, const ServingSearchOptions& opt) {
   Result<ServingSearchResult> out;
-  if (base.cluster.gpus <= 0) {
-    out.errors.push_back({ErrorCode::MissingKey, "/cluster/gpus", "the serving search needs the GPU count to fill (cluster.gpus)"});
-    return out;
-  }
-  if (base.workload.mode != Mode::Infer)
-    out.errors.push_back(
-        {ErrorCode::Incompatible, "/workload/mode", "the serving search ranks serving plans: set workload.mode \"infer\""});
-  if (opt.top < 1 || opt.top > 1000) out.errors.push_back({ErrorCode::OutOfRange, "/search/top", "top must be between 1 and 1000"});
-  if (!(opt.max_ttft_s >= 0 && opt.max_ttft_s <= 1e6))
-    out.errors.push_back({ErrorCode::OutOfRange, "/search/max_ttft_ms", "the TTFT limit must be ≥ 0 (0: none) and finite"});
-  if (!(opt.max_tpot_s >= 0 && opt.max_tpot_s <= 1e6))
-    out.errors.push_back({ErrorCode::OutOfRange, "/search/max_tpot_ms", "the TPOT limit must be ≥ 0 (0: none) and finite"});
-  if (opt.max_batch < 1 || opt.max_batch > (1 << 20))
-    out.errors.push_back({ErrorCode::OutOfRange, "/search/max_batch", "the largest batch must be between 1 and 1,048,576"});
-  if (opt.max_evaluations < 1 || opt.max_evaluations > 1000000)
-    out.errors.push_back({ErrorCode::OutOfRange, "/search/max_evaluations", "must be between 1 and 1,000,000"});
+  out.errors = serving_search_errors(base, opt);
   if (!out.errors.empty()) return out;
-  // What no plan can fix (output_len 0, an unknown KV dtype read as a reading error upstream, a
-  // batching that contradicts the request rate): the workload's rules on a one-GPU plan.
-  {
-    Cluster one = base.cluster;
-    one.gpus = 0;
-    for (const Error& e : validate(base.model, one, Plan{}, base.workload))
-      if (e.path.rfind("/workload/", 0) == 0 && e.path != "/workload/batch") out.errors.push_back(e);
-    if (!out.errors.empty()) return out;
-  }
   ServingSearchResult& r = out.value;
   const ModelSpec& m = base.model;
   const long long N = base.cluster.gpus;
@@ -130,7 +109,7 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
         }
       }
   for (ServingPoint& pt : all) {
-    pt.within_limits = over_limits(pt, opt) <= 1.0;
+    pt.within_limits = over_limits(pt.ttft_s, pt.tpot_s, opt) <= 1.0;
     r.within_limits += pt.within_limits;
   }
   std::vector<ServingPoint> within;
@@ -139,19 +118,19 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
   r.front_within_limits = !within.empty() || all.empty();
   r.front = pareto_front(within.empty() ? all : within);
   if (!within.empty()) {
-    std::sort(within.begin(), within.end(), faster);
+    std::sort(within.begin(), within.end(), faster_per_gpu<ServingPoint>);
     within.resize(std::min<size_t>(within.size(), static_cast<size_t>(opt.top)));
     r.best = std::move(within);
   } else {
     std::vector<ServingPoint> close = all;
     std::sort(close.begin(), close.end(), [&](const ServingPoint& a, const ServingPoint& b) {
-      const double x = over_limits(a, opt), y = over_limits(b, opt);
-      return x != y ? x < y : faster(a, b);
+      const double x = over_limits(a.ttft_s, a.tpot_s, opt), y = over_limits(b.ttft_s, b.tpot_s, opt);
+      return x != y ? x < y : faster_per_gpu(a, b);
     });
     close.resize(std::min<size_t>(close.size(), static_cast<size_t>(opt.top)));
     r.best = std::move(close);
   }
-  std::sort(all.begin(), all.end(), faster);
+  std::sort(all.begin(), all.end(), faster_per_gpu<ServingPoint>);
   all.resize(std::min<size_t>(all.size(), 4096));
   r.points = std::move(all);
   return out;

@@ -13,6 +13,7 @@
 // rate), the plan's other fields (dispatcher, rank order). Ignores: CP (serving runs cp 1), expert
 // TP folding, weight dtypes other than the config's.
 #pragma once
+#include <algorithm>
 #include <nlohmann/json_fwd.hpp>
 #include <vector>
 
@@ -62,8 +63,41 @@ struct ServingSearchResult {
 };
 
 // The Pareto front of `points` (tokens/s per GPU against tokens/s per user, both larger is better),
-// most tokens/s per user first; equal points appear once.
-std::vector<ServingPoint> pareto_front(std::vector<ServingPoint> points);
+// most tokens/s per user first; equal points appear once. Any point type with
+// output_tokens_per_s_per_user and output_tokens_per_s_per_gpu (the disaggregated deployments too).
+template <class Point>
+std::vector<Point> pareto_front(std::vector<Point> points) {
+  // Most tokens/s per user first (ties: most per GPU first); a point joins the front when it beats
+  // every point before it on tokens/s per GPU (those are at least as fast per user).
+  std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+    if (a.output_tokens_per_s_per_user != b.output_tokens_per_s_per_user)
+      return a.output_tokens_per_s_per_user > b.output_tokens_per_s_per_user;
+    return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+  });
+  std::vector<Point> front;
+  double best_per_gpu = -1;
+  for (const Point& p : points)
+    if (p.output_tokens_per_s_per_gpu > best_per_gpu) {
+      front.push_back(p);
+      best_per_gpu = p.output_tokens_per_s_per_gpu;
+    }
+  return front;
+}
+
+// More output tokens/s per GPU first; ties: more per user.
+template <class Point>
+bool faster_per_gpu(const Point& a, const Point& b) {
+  if (a.output_tokens_per_s_per_gpu != b.output_tokens_per_s_per_gpu)
+    return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+  return a.output_tokens_per_s_per_user > b.output_tokens_per_s_per_user;
+}
+
+// How far a TTFT and a TPOT are past the limits: max(TTFT/limit, TPOT/limit), ≤ 1 within them.
+double over_limits(double ttft_s, double tpot_s, const ServingSearchOptions& limits);
+
+// What makes a search impossible whatever the plan: no GPU count, a training workload, options out of
+// range, a workload the serving model rejects (its paths: /cluster/gpus, /search/…, /workload/…).
+Errors serving_search_errors(const Config& base, const ServingSearchOptions& options);
 
 // `base.cluster.gpus` must be set (the GPU count to fill) and base.workload.mode be "infer".
 Result<ServingSearchResult> search_serving(const Config& base, const ServingSearchOptions& options = {});

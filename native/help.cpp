@@ -42,13 +42,15 @@ const CommandText k_commands[] = {
      "  every op; --svg the figure (the page's Pipeline view). Training plans only.\n"},
     {"search", "the plans that fit --gpus, fastest first (--top N); serving: under latency limits, with the Pareto front",
      "cutlab search [CONFIG.json | -] [flags] [--top N] [--json] [--max-memory-fraction F] [--threads N]\n"
-     "       cutlab search --mode infer [...] [--max-ttft-ms MS] [--max-tpot-ms MS] [--svg FILE]",
+     "       cutlab search --mode infer [...] [--max-ttft-ms MS] [--max-tpot-ms MS] [--disaggregated] [--svg FILE]",
      "  Training: ranks the plans that fit --gpus for the model, cluster and workload, fastest first, over\n"
      "  the whole space (TP, PP, VPP, CP, EP, ETP, schedule, micro-batch, ZeRO, SP, recompute and modules,\n"
      "  overlap flags); plan fields the config gives stay fixed; prints the space and what was pruned.\n"
      "  Needs --global-batch N. --threads N (default: every hardware thread; the same ranking for any N).\n"
      "  Serving (--mode infer): TP × PP × EP × DP × batch by output tokens/s per GPU under the TTFT and\n"
-     "  TPOT limits, with the Pareto front of tokens/s per GPU against per user (--svg FILE: its plot).\n"},
+     "  TPOT limits, with the Pareto front of tokens/s per GPU against per user (--svg FILE: its plot).\n"
+     "  --disaggregated adds the prefill/decode deployments (xPyD): each pool's mesh and batch and the\n"
+     "  instances of each, ranked the same way, their front drawn beside the co-located one.\n"},
     {"balance", "layers per pipeline stage that shorten the training step and fit",
      "cutlab balance [CONFIG.json | -] [flags] [--json] [--max-memory-fraction F]",
      "  A split of the layers over the pipeline stages (plan.layers_per_stage) that shortens the\n"
@@ -136,6 +138,7 @@ const std::vector<std::string>& option_names() {
                                                  "--spec-acceptance",
                                                  "--json",
                                                  "--require-fit",
+                                                 "--disaggregated",
                                                  "--max-memory-fraction",
                                                  "--svg",
                                                  "--columns",

@@ -39,6 +39,7 @@ struct Args {
   int columns = 100;
   int top = 10;
   double max_ttft_ms = 0, max_tpot_ms = 0;  // serving search limits (0: none)
+  bool disaggregated = false;               // serving search: the disaggregated deployments too
   int threads = 0;                          // search: 0 = every hardware thread
   std::vector<int> ranks;
   std::vector<std::pair<std::string, std::string>> overrides;  // flag, value
@@ -124,6 +125,7 @@ bool parse_args(int argc, char** argv, Args& a, std::string& problem) {
     const std::string s = argv[i];
     if (s == "--json") a.as_json = true;
     else if (s == "--require-fit") a.require_fit = true;
+    else if (s == "--disaggregated") a.disaggregated = true;
     else if (s == "--sp" || s == "--distributed-optimizer") a.overrides.push_back({s, ""});
     else if (s == "--rank" && i + 1 < argc) {
       char* end = nullptr;
@@ -497,6 +499,42 @@ int cmd_schedule(const Args& a) {
   return kOk;
 }
 
+// The disaggregated deployments of `cutlab search --mode infer --disaggregated`: the best under the
+// limits, then their front.
+void print_disaggregated(const DisaggregatedSearchResult& d, const Config& c) {
+  std::cout << "\nDisaggregated deployments (prefill pool → decode pool, disaggregation_search.h): " << with_commas(double(d.meshes))
+            << " instance meshes, " << with_commas(double(d.prefill_options)) << " prefill and "
+            << with_commas(double(d.decode_options)) << " decode options that fit, " << with_commas(double(d.pairs)) << " pairs, "
+            << with_commas(double(d.within_limits)) << " within the limits" << (d.truncated ? " (stopped at the search's bound)" : "")
+            << "\n";
+  auto table = [](const std::vector<DisaggregatedPoint>& points) {
+    Table t{{"#", "prefill", "decode", "GPUs", "TTFT", "TPOT", "tok/s/user", "tok/s/GPU", "total tok/s", "req/s", "bound", "limits"},
+            {}};
+    int i = 0;
+    for (const DisaggregatedPoint& p : points)
+      t.rows.push_back({std::to_string(++i),
+                        std::to_string(p.prefill_instances) + " × " + serving_plan_label(p.prefill_plan, p.prefill_batch),
+                        std::to_string(p.decode_instances) + " × " + serving_plan_label(p.decode_plan, p.decode_batch),
+                        std::to_string(p.prefill_gpus) + " + " + std::to_string(p.decode_gpus) +
+                            (p.idle_gpus > 0 ? " (" + std::to_string(p.idle_gpus) + " idle)" : ""),
+                        human_time(p.ttft_s), human_time(p.tpot_s), fixed(p.output_tokens_per_s_per_user, 1),
+                        fixed(p.output_tokens_per_s_per_gpu, 1), with_commas(p.output_tokens_per_s_total), fixed(p.requests_per_s, 2),
+                        p.bound == "kv_transfer" ? "KV link" : p.bound, p.within_limits ? "met" : "missed"});
+    return t.render();
+  };
+  if (d.best.empty()) {
+    std::cout << "No disaggregated deployment fits on " << c.cluster.gpus << " GPUs.\n";
+    return;
+  }
+  std::cout << (!d.front_within_limits ? "None meets the limits; the closest:\n"
+                                       : "Best by output tokens/s per GPU (of all the GPUs):\n")
+            << table(d.best) << "\nTheir Pareto front" << (d.front_within_limits ? "" : " (none meets the limits)")
+            << ", most per user first\n"
+            << table(d.front);
+  std::cout << " prefill, decode: instances × one instance's mesh and batch; TTFT includes the KV transfer; tokens/s per GPU\n"
+               " over all the GPUs given; `cutlab evaluate` of a \"disaggregation\" section gives each in full\n";
+}
+
 int cmd_serving_search(const Args& a, const std::string& text) {
   ServingSearchOptions options;
   options.top = a.top;
@@ -506,18 +544,28 @@ int cmd_serving_search(const Args& a, const std::string& text) {
   if (!answer.ok()) return report(answer, api::to_json_text(answer), a.as_json);
   const Config& c = *answer.config;
   const ServingSearchResult& s = answer.result.value;
+  api::Answer<DisaggregatedSearchResult> split;
+  if (a.disaggregated) {
+    split = api::disaggregated_search(text, options);
+    if (!split.ok()) return report(split, api::to_json_text(split), a.as_json);
+  }
   if (!a.svg_path.empty()) {
     const std::string title = c.model.name + " on " + std::to_string(c.cluster.gpus) + " × " + c.cluster.gpu + " · prompt " +
                               std::to_string(c.workload.prompt_len) + " · output " + std::to_string(c.workload.output_len);
     std::ofstream out(a.svg_path);
-    out << figure_svg(pareto_scene(s, options, title, 900));
+    out << figure_svg(pareto_scene(s, options, title, 900, a.disaggregated ? &split.result.value : nullptr));
     if (!out) {
       std::cerr << "cutlab: cannot write " << a.svg_path << "\n";
       return kUsage;
     }
   }
   if (a.as_json) {
-    std::cout << api::to_json_text(answer) << "\n";
+    if (!a.disaggregated) std::cout << api::to_json_text(answer) << "\n";
+    else {
+      json out = json::parse(api::to_json_text(answer));
+      out["result"]["disaggregated"] = json::parse(api::to_json_text(split))["result"];
+      std::cout << out.dump() << "\n";
+    }
     return kOk;
   }
   const Workload& w = c.workload;
@@ -556,6 +604,7 @@ int cmd_serving_search(const Args& a, const std::string& text) {
             << table(s.front);
   std::cout << " batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; with EP the\n"
                " attention replicas are EP × DP (TP 1 × EP n: attention data parallel, expert parallel)\n";
+  if (a.disaggregated) print_disaggregated(split.result.value, c);
   return kOk;
 }
 
@@ -566,6 +615,10 @@ int cmd_search(const Args& a) {
   {
     const api::Answer<Config> cfg = api::read(text);
     if (cfg.config && cfg.config->workload.mode == Mode::Infer) return cmd_serving_search(a, text);
+  }
+  if (a.disaggregated) {
+    std::cerr << "cutlab: --disaggregated searches serving deployments: add --mode infer (or workload.mode \"infer\")\n";
+    return kUsage;
   }
   SearchOptions options;
   options.top = a.top;

@@ -32,7 +32,10 @@ for (const m of readme.matchAll(/```\n\$ cutlab ((?:[^\n]*\\\n)*[^\n]*)\n([\s\S]
 // 2. Figures quoted in the text, formatted as the README writes them.
 const fixed = (x, d) => x.toFixed(d);
 const commas = (x) => Math.round(x).toLocaleString('en-US');
-const quoted = (text, what) => check(readme.includes(text), what + ': the README should say "' + text + '"');
+// A quoted figure may wrap anywhere in the README's text: runs of white space compare as one space.
+const flat = (t) => t.replace(/\s+/g, ' ');
+const flatReadme = flat(readme);
+const quoted = (text, what) => check(flatReadme.includes(flat(text)), what + ': the README should say "' + flat(text) + '"');
 
 const s = json(['search', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--gpus', '64', '--seq-len', '8192', '--global-batch', '64']).result;
 const pruned = s.pruned_invalid + s.pruned_equivalent + s.pruned_memory + s.pruned_bound;
@@ -57,6 +60,15 @@ quoted('prefill ' + fixed(d.prefill.requests_per_s, 2) + ' requests/s (TTFT ' + 
   ' (TPOT ' + ms(d.decode.tpot_s) + ' against ' + ms(colocated.tpot_s) + ' co-located at\nbatch 64); ' + fixed(d.output_tokens_per_s_per_gpu, 1) +
   ' output tokens/s per GPU, bound by ' + d.bound + '; balanced at ' + fixed(100 * d.balance.prefill_fraction, 1) + '% prefill GPUs → ' +
   fixed(d.balance.output_tokens_per_s_per_gpu, 1) + ' per\nGPU', 'the disaggregated example');
+
+const split = json(['search', '--model', 'deepseek-v3', '--cluster', 'gb200-nvl72', '--gpus', '72', '--mode', 'infer', '--weight-dtype', 'fp4',
+  '--kv-dtype', 'fp8', '--prompt-len', '8192', '--output-len', '1024', '--max-ttft-ms', '2000', '--max-tpot-ms', '20', '--disaggregated']).result;
+const c0 = split.best[0], d0 = split.disaggregated.best[0];
+const axis = (p) => 'TP ' + p.tp + (p.pp > 1 ? ' × PP ' + p.pp : '') + (p.ep > 1 ? ' × EP ' + p.ep : '');
+quoted('co-located, the best is ' + axis(c0.plan) + ' at batch ' + c0.batch + ' (' + fixed(c0.output_tokens_per_s_per_gpu, 1) + ' tokens/s per GPU, ' +
+  fixed(c0.output_tokens_per_s_per_user, 1) + ' per user); disaggregated, ' + d0.prefill_instances + ' instances of ' + axis(d0.prefill_plan) +
+  ' prefilling for ' + (d0.decode_instances === 1 ? 'one' : d0.decode_instances) + ' of ' + axis(d0.decode_plan) + ' decoding at batch ' + d0.decode_batch + ' (' +
+  fixed(d0.output_tokens_per_s_per_gpu, 1) + ' per GPU, ' + fixed(d0.output_tokens_per_s_per_user, 1) + ' per user), bound by ' + d0.bound, 'the disaggregated search');
 
 for (const x of failures) console.error('FAIL ' + x);
 console.log(checks + ' README checks, ' + failures.length + ' failed');

@@ -52,7 +52,7 @@ TEST_CASE("the Pareto front keeps the points no other point beats on both axes",
     REQUIRE(front[i].output_tokens_per_s_per_user == user[i]);
     REQUIRE(front[i].output_tokens_per_s_per_gpu == gpu[i]);
   }
-  REQUIRE(pareto_front({}).empty());
+  REQUIRE(pareto_front(std::vector<ServingPoint>{}).empty());
 }
 
 TEST_CASE("nice_step picks 1-2-5 steps", "[serving_search]") {
@@ -183,7 +183,7 @@ TEST_CASE("serving search inputs are checked at their paths, too little memory i
 TEST_CASE("serving_search_json answers with the result and the Pareto figure", "[serving_search][api]") {
   const std::string cfg =
       R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":8},"workload":{"mode":"infer","prompt_len":1024,"output_len":256}})";
-  const nlohmann::json j = nlohmann::json::parse(api::serving_search_json(cfg, 3, 0, 20, 800));
+  const nlohmann::json j = nlohmann::json::parse(api::serving_search_json(cfg, 3, 0, 20, 800, false));
   REQUIRE(j["ok"] == true);
   REQUIRE(j["result"]["best"].size() == 3);
   REQUIRE_THAT(j["result"]["max_tpot_s"].get<double>(), WithinRel(0.020, 1e-12));
@@ -191,7 +191,7 @@ TEST_CASE("serving_search_json answers with the result and the Pareto figure", "
   size_t dots = 0;
   for (const auto& r : j["result"]["figure"]["rects"]) dots += r.value("hit", "") == "point";
   REQUIRE(dots == j["result"]["front"].size());
-  const nlohmann::json bad = nlohmann::json::parse(api::serving_search_json(cfg, 3, 0, 0, 50));
+  const nlohmann::json bad = nlohmann::json::parse(api::serving_search_json(cfg, 3, 0, 0, 50, false));
   REQUIRE(bad["ok"] == false);
   REQUIRE(bad["errors"][0]["path"] == "/width");
 }

@@ -465,7 +465,7 @@
     // let the "searching…" state paint first: the serving search takes a few hundred milliseconds
     requestAnimationFrame(() => setTimeout(() => {
       const t0 = performance.now();
-      const out = api.servingSearch(text, 10, lim.ttft || 0, lim.tpot || 0, CL.search.plotWidth($('search-panel')));
+      const out = api.servingSearch(text, 10, lim.ttft || 0, lim.tpot || 0, CL.search.plotWidth($('search-panel')), false);
       finish(Object.assign(meta, { out, ms: performance.now() - t0, where: 'page' }));
     }, 0));
   }

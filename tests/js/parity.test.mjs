@@ -105,7 +105,7 @@ test('schedule (every op) equals `cutlab schedule --json`', () => {
 
 test('servingSearch and disaggregation equal `cutlab search --mode infer --json` and `cutlab evaluate --json`', () => {
   const cfg = JSON.stringify({ model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 8 }, workload: { mode: 'infer', prompt_len: 2048, output_len: 512 } });
-  const wasm = JSON.parse(core.servingSearch(cfg, 10, 0, 20, 0));
+  const wasm = JSON.parse(core.servingSearch(cfg, 10, 0, 20, 0, false));
   assert.equal(wasm.ok, true);
   const n = native('search', cfg, ['--max-tpot-ms', '20']);
   const { max_ttft_s, max_tpot_s, ...rest } = wasm.result;

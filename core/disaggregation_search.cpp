@@ -1,0 +1,329 @@
+#include "core/disaggregation_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/json_io.h"
+#include "core/scene_pareto.h"
+#include "core/search.h"
+
+namespace cutlab {
+
+namespace {
+
+// The pairs combined at most (about 0.2 s natively; DeepSeek-V3 on 16,128 GB200 GPUs pairs 42,712).
+constexpr long long kMaxPairs = 2000000;
+
+// One instance mesh in one role at one batch, evaluated as a pool of one instance.
+struct PoolOption {
+  Plan plan;
+  int batch = 0;
+  int gpus = 0;               // of one instance
+  double requests_per_s = 0;  // of one instance
+  double latency_s = 0;       // TTFT (prefill) or TPOT (decode)
+  double kv_bytes_per_gpu = 0;
+};
+
+// The instance meshes worth a pool: TP within the NVLink domain (divisors of a node's GPUs), PP and EP
+// in powers of two (EP for MoE models), one instance leaving at least one GPU for the other pool.
+std::vector<Plan> instance_meshes(const Config& base) {
+  const ModelSpec& m = base.model;
+  const long long N = base.cluster.gpus;
+  std::vector<Plan> meshes;
+  for (int tp : divisors_up_to(std::max(1, base.cluster.gpus_per_node), std::max(1, base.cluster.gpus_per_node)))
+    for (long long pp = 1; pp <= std::max(1, m.layers) && tp * pp < N; pp *= 2)
+      for (long long ep = 1; ep <= (is_moe(m) ? m.experts : 1) && tp * pp * ep < N; ep *= 2) {
+        Plan p = base.plan;
+        p.tp = tp, p.pp = static_cast<int>(pp), p.cp = 1, p.ep = static_cast<int>(ep), p.dp = 1, p.etp = 0;
+        p.sp = false, p.vpp = 1, p.layers_per_stage.clear();
+        meshes.push_back(p);
+      }
+  return meshes;
+}
+
+// The config of a pool of `instances` copies of `mesh` at `batch`.
+Config pool_config(const Config& base, const Plan& mesh, int instances, int batch) {
+  Config c = base;
+  c.plan = mesh;
+  c.plan.dp = instances;
+  c.cluster.gpus = static_cast<int>(mesh_without_dp(mesh) * instances);
+  c.workload.batch = batch;
+  return c;
+}
+
+// Keeps the options no other of the same instance size beats on rate, latency and KV share at once.
+std::vector<PoolOption> undominated(const std::vector<PoolOption>& v) {
+  std::vector<PoolOption> kept;
+  for (const PoolOption& a : v) {
+    bool beaten = false;
+    for (const PoolOption& b : v) {
+      if (&a == &b || a.gpus != b.gpus) continue;
+      const bool no_worse = b.requests_per_s >= a.requests_per_s && b.latency_s <= a.latency_s &&
+                            b.kv_bytes_per_gpu <= a.kv_bytes_per_gpu;
+      const bool better = b.requests_per_s > a.requests_per_s || b.latency_s < a.latency_s || b.kv_bytes_per_gpu < a.kv_bytes_per_gpu;
+      // Equal options: the first one stays.
+      if (no_worse && (better || &b < &a)) {
+        beaten = true;
+        break;
+      }
+    }
+    if (!beaten) kept.push_back(a);
+  }
+  return kept;
+}
+
+// A candidate deployment before it is evaluated whole.
+struct Candidate {
+  const PoolOption* prefill = nullptr;
+  const PoolOption* decode = nullptr;
+  DeploymentSplit split;
+  double ttft_s = 0, tpot_s = 0;
+  double output_tokens_per_s_per_gpu = 0, output_tokens_per_s_per_user = 0;  // estimated from one instance of each
+  bool valid() const { return prefill != nullptr; }
+};
+
+}  // namespace
+
+// The terms of min(x·rp, y·rd, min(x·gp, y·gd)·link) rise with x or fall with it (y = ⌊(N − x·gp)/gd⌋),
+// so the best x is an end of its range or beside a crossing of a rising and a falling term.
+DeploymentSplit best_split(long long N, int gp, int gd, double rp, double rd, double link_per_gpu) {
+  DeploymentSplit best;
+  const long long x_max = (N - gd) / gp;
+  if (x_max < 1) return best;
+  auto rate_at = [&](long long x) {
+    const long long y = (N - x * gp) / gd;
+    if (x < 1 || y < 1) return DeploymentSplit{};
+    const double xd = static_cast<double>(x), yd = static_cast<double>(y);
+    const double r = std::min({xd * rp, yd * rd, std::min(xd * gp, yd * gd) * link_per_gpu});
+    return DeploymentSplit{static_cast<int>(x), static_cast<int>(y), r};
+  };
+  std::vector<double> crossings;  // continuous x where a rising term meets a falling one
+  for (double up : {rp, gp * link_per_gpu})
+    for (double down : {rd, gd * link_per_gpu}) {
+      // x·up = (N − x·gp)/gd · down
+      const double denom = gd * up + gp * down;
+      if (denom > 0) crossings.push_back(static_cast<double>(N) * down / denom);
+    }
+  std::vector<long long> xs = {1, x_max};
+  for (double c : crossings)
+    for (long long dx = -1; dx <= 2; ++dx) xs.push_back(static_cast<long long>(std::floor(c)) + dx);
+  std::sort(xs.begin(), xs.end());  // the fewest prefill instances among equals
+  for (long long x : xs) {
+    if (x < 1 || x > x_max) continue;
+    const DeploymentSplit s = rate_at(x);
+    if (s.requests_per_s > best.requests_per_s * (1 + 1e-12)) best = s;
+  }
+  return best;
+}
+
+Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const ServingSearchOptions& opt) {
+  Result<DisaggregatedSearchResult> out;
+  // Every error at once: the search's, then what disaggregation needs beyond them.
+  out.errors = serving_search_errors(base, opt);
+  auto add = [&](const Error& e) {
+    for (const Error& x : out.errors)
+      if (x.path == e.path) return;  // one error per field
+    out.errors.push_back(e);
+  };
+  for (const Error& e : disaggregation_workload_errors(base.workload)) add(e);
+  if (base.cluster.gpus == 1)
+    add({ErrorCode::OutOfRange, "/cluster/gpus", "a disaggregated deployment needs at least 2 GPUs (one per pool)"});
+  if (!out.errors.empty()) return out;
+  DisaggregatedSearchResult& r = out.value;
+  const long long N = base.cluster.gpus;
+  const Workload& w = base.workload;
+  // Prefill batches: whole prompts up to one step's token budget (the pool's default, api.h).
+  const int prefill_max = static_cast<int>(
+      std::min<long long>(opt.max_batch, std::max<long long>(1, w.max_num_tokens / std::max(1, w.prompt_len))));
+  std::vector<PoolOption> prefills, decodes;
+  double kv_per_request = 0;
+  for (const Plan& mesh : instance_meshes(base)) {
+    if (r.evaluations >= opt.max_evaluations) {
+      r.truncated = true;
+      break;
+    }
+    ++r.meshes;
+    Result<Resolved> resolved = resolve(pool_config(base, mesh, 1, 1));
+    if (!resolved.ok()) continue;
+    Resolved& rs = resolved.value;
+    const int g = static_cast<int>(mesh_without_dp(mesh));
+    const double share = kv_bytes_per_gpu(rs);
+    kv_per_request = kv_bytes_per_request(rs);
+    for (int b = 1;; b = b < prefill_max && 2 * b > prefill_max ? prefill_max : 2 * b) {
+      if (r.evaluations >= opt.max_evaluations) {
+        r.truncated = true;
+        break;
+      }
+      ++r.evaluations;
+      rs.config.workload.batch = b;
+      const PoolResult p = evaluate_prefill_pool(rs);
+      if (!p.fits || p.requests_per_s <= 0) break;  // a larger batch does not fit either
+      prefills.push_back({mesh, b, g, p.requests_per_s, p.ttft_s, share});
+      if (b >= prefill_max) break;
+    }
+    for (int b = 1; b <= opt.max_batch; b *= 2) {
+      if (r.evaluations >= opt.max_evaluations) {
+        r.truncated = true;
+        break;
+      }
+      ++r.evaluations;
+      rs.config.workload.batch = b;
+      const PoolResult d = evaluate_decode_pool(rs);
+      if (!d.fits || d.requests_per_s <= 0) break;
+      decodes.push_back({mesh, b, g, d.requests_per_s, d.tpot_s, share});
+      if (d.concurrency < double(mesh.pp) * b) break;  // the KV cache holds no more: a larger batch is the same
+    }
+  }
+  r.prefill_options = static_cast<long long>(prefills.size());
+  r.decode_options = static_cast<long long>(decodes.size());
+  prefills = undominated(prefills);
+  decodes = undominated(decodes);
+  // Pairs. The link: NVLink when all N GPUs sit in one node (the whole evaluation below checks it).
+  const Cluster& c = base.cluster;
+  const bool one_node = kv_in_one_node(static_cast<int>(N), c);
+  const double link_per_gpu = kv_per_request > 0 ? kv_link_bytes_per_s(one_node, c) / kv_per_request : 0.0;
+  struct PerDecode {
+    Candidate fastest, within, closest;
+    double closest_over = 0;
+  };
+  std::vector<PerDecode> per_decode(decodes.size());
+  for (size_t i = 0; i < decodes.size(); ++i) {
+    const PoolOption& d = decodes[i];
+    PerDecode& best = per_decode[i];
+    for (const PoolOption& p : prefills) {
+      if (p.gpus + d.gpus > N) continue;
+      if (r.pairs >= kMaxPairs) {
+        r.truncated = true;
+        break;
+      }
+      ++r.pairs;
+      Candidate k;
+      k.prefill = &p, k.decode = &d;
+      k.split = best_split(N, p.gpus, d.gpus, p.requests_per_s, d.requests_per_s, link_per_gpu);
+      if (k.split.x < 1) continue;
+      k.ttft_s = p.latency_s + kv_transfer_s(std::max(p.kv_bytes_per_gpu, d.kv_bytes_per_gpu), one_node, c);
+      k.tpot_s = d.latency_s;
+      k.output_tokens_per_s_per_gpu = k.split.requests_per_s * w.output_len / double(N);
+      k.output_tokens_per_s_per_user = k.tpot_s > 0 ? 1.0 / k.tpot_s : 0.0;
+      const double over = over_limits(k.ttft_s, k.tpot_s, opt);
+      if (!best.fastest.valid() || k.output_tokens_per_s_per_gpu > best.fastest.output_tokens_per_s_per_gpu) best.fastest = k;
+      if (over <= 1.0) {
+        ++r.within_limits;
+        if (!best.within.valid() || k.output_tokens_per_s_per_gpu > best.within.output_tokens_per_s_per_gpu) best.within = k;
+      }
+      if (!best.closest.valid() || over < best.closest_over ||
+          (over == best.closest_over && k.output_tokens_per_s_per_gpu > best.closest.output_tokens_per_s_per_gpu)) {
+        best.closest = k;
+        best.closest_over = over;
+      }
+    }
+  }
+  // Each candidate evaluated as a whole deployment; its numbers are the ones reported.
+  auto evaluate = [&](const Candidate& k, DisaggregatedPoint& pt) {
+    const Result<Resolved> rp = resolve(pool_config(base, k.prefill->plan, k.split.x, k.prefill->batch));
+    const Result<Resolved> rd = resolve(pool_config(base, k.decode->plan, k.split.y, k.decode->batch));
+    if (!rp.ok() || !rd.ok()) return false;
+    const Disaggregated d = evaluate_disaggregated(rp.value, rd.value);
+    pt.prefill_plan = k.prefill->plan, pt.decode_plan = k.decode->plan;
+    pt.prefill_batch = k.prefill->batch, pt.decode_batch = k.decode->batch;
+    pt.prefill_instances = k.split.x, pt.decode_instances = k.split.y;
+    pt.prefill_gpus = d.prefill.gpus, pt.decode_gpus = d.decode.gpus;
+    pt.idle_gpus = static_cast<int>(N - d.prefill.gpus - d.decode.gpus);
+    pt.ttft_s = d.ttft_s, pt.tpot_s = d.tpot_s, pt.e2e_latency_s = d.e2e_latency_s;
+    pt.output_tokens_per_s_per_user = d.output_tokens_per_s_per_user;
+    pt.output_tokens_per_s_total = d.output_tokens_per_s_total;
+    pt.output_tokens_per_s_per_gpu = d.output_tokens_per_s_total / double(N);
+    pt.requests_per_s = d.requests_per_s;
+    pt.bound = d.bound;
+    pt.within_limits = over_limits(pt.ttft_s, pt.tpot_s, opt) <= 1.0;
+    return d.prefill.fits && d.decode.fits && d.requests_per_s > 0;
+  };
+  // A pool of many instances can differ from one instance (an instance that does not tile a node
+  // straddles two, its TP or EP groups then on the scale-out links), so a candidate that the whole
+  // evaluation puts past the limits is passed over when others are within them.
+  auto evaluate_all = [&](const std::vector<Candidate>& ks, size_t most, bool within_only) {
+    std::vector<DisaggregatedPoint> points;
+    size_t tried = 0;
+    for (const Candidate& k : ks) {
+      if (points.size() >= most || tried >= 4 * most + 16) break;
+      ++tried;
+      DisaggregatedPoint pt;
+      if (evaluate(k, pt) && (pt.within_limits || !within_only)) points.push_back(pt);
+    }
+    return points;
+  };
+  std::vector<Candidate> within, closest, fastest;
+  for (const PerDecode& b : per_decode) {
+    if (b.within.valid()) within.push_back(b.within);
+    if (b.closest.valid()) closest.push_back(b.closest);
+    if (b.fastest.valid()) fastest.push_back(b.fastest);
+  }
+  const size_t top = static_cast<size_t>(opt.top);
+  if (!within.empty()) {
+    std::sort(within.begin(), within.end(), faster_per_gpu<Candidate>);
+    r.best = evaluate_all(within, top, true);
+    std::sort(r.best.begin(), r.best.end(), faster_per_gpu<DisaggregatedPoint>);
+  }
+  // None within the limits (or none stays within them evaluated whole): the closest to them.
+  const bool front_within = !r.best.empty();
+  if (!front_within) {
+    std::sort(closest.begin(), closest.end(), [&](const Candidate& a, const Candidate& b) {
+      const double x = over_limits(a.ttft_s, a.tpot_s, opt), y = over_limits(b.ttft_s, b.tpot_s, opt);
+      return x != y ? x < y : faster_per_gpu(a, b);
+    });
+    r.best = evaluate_all(closest, top, false);
+  }
+  r.front_within_limits = front_within || r.best.empty();
+  // The front: each decode option's fastest deployment (within the limits when any is), those on
+  // the front of the estimates evaluated whole, and the front of what they give.
+  const std::vector<Candidate> on_front = pareto_front(front_within ? within : fastest);
+  r.front = pareto_front(evaluate_all(on_front, on_front.size(), front_within));
+  return out;
+}
+
+std::string disaggregated_label(const DisaggregatedPoint& p) {
+  return std::to_string(p.prefill_instances) + " × " + serving_plan_label(p.prefill_plan, p.prefill_batch) + " → " +
+         std::to_string(p.decode_instances) + " × " + serving_plan_label(p.decode_plan, p.decode_batch);
+}
+
+nlohmann::json to_json(const DisaggregatedPoint& p) {
+  return {{"prefill_plan", to_json(p.prefill_plan)},
+          {"decode_plan", to_json(p.decode_plan)},
+          {"prefill_batch", p.prefill_batch},
+          {"decode_batch", p.decode_batch},
+          {"prefill_instances", p.prefill_instances},
+          {"decode_instances", p.decode_instances},
+          {"prefill_gpus", p.prefill_gpus},
+          {"decode_gpus", p.decode_gpus},
+          {"idle_gpus", p.idle_gpus},
+          {"ttft_s", p.ttft_s},
+          {"tpot_s", p.tpot_s},
+          {"e2e_latency_s", p.e2e_latency_s},
+          {"output_tokens_per_s_per_user", p.output_tokens_per_s_per_user},
+          {"output_tokens_per_s_per_gpu", p.output_tokens_per_s_per_gpu},
+          {"output_tokens_per_s_total", p.output_tokens_per_s_total},
+          {"requests_per_s", p.requests_per_s},
+          {"bound", p.bound},
+          {"within_limits", p.within_limits}};
+}
+
+nlohmann::json to_json(const DisaggregatedSearchResult& r) {
+  auto list = [](const std::vector<DisaggregatedPoint>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const DisaggregatedPoint& p : v) a.push_back(to_json(p));
+    return a;
+  };
+  return {{"best", list(r.best)},
+          {"front", list(r.front)},
+          {"front_within_limits", r.front_within_limits},
+          {"meshes", r.meshes},
+          {"prefill_options", r.prefill_options},
+          {"decode_options", r.decode_options},
+          {"pairs", r.pairs},
+          {"within_limits", r.within_limits},
+          {"evaluations", r.evaluations},
+          {"truncated", r.truncated}};
+}
+
+}  // namespace cutlab

@@ -1,0 +1,182 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/api.h"
+#include "core/disaggregation_search.h"
+#include "core/scene_pareto.h"
+
+using namespace cutlab;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// Llama 3 8B, prompt 2048, output 256, bf16, on the GPUs of one DGX H100 (the KV crosses NVLink).
+const char* const kLlama8b = R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":8},
+  "workload":{"mode":"infer","prompt_len":2048,"output_len":256}})";
+
+// A "disaggregation" section of x instances of one mesh prefilling and y of another decoding.
+std::string section(const Plan& p, int x, int pb, const Plan& d, int y, int db) {
+  auto pool = [](const Plan& m, int n, int b) {
+    return nlohmann::json{{"gpus", m.tp * m.pp * m.ep * n}, {"plan", {{"tp", m.tp}, {"pp", m.pp}, {"ep", m.ep}}}, {"batch", b}};
+  };
+  nlohmann::json c = nlohmann::json::parse(kLlama8b);
+  c["disaggregation"] = {{"prefill", pool(p, x, pb)}, {"decode", pool(d, y, db)}};
+  return c.dump();
+}
+
+std::vector<std::string> paths(const Errors& errors) {
+  std::vector<std::string> p;
+  for (const Error& e : errors) p.push_back(e.path);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("the best whole numbers of prefill and decode instances, by hand", "[disaggregation_search]") {
+  // 16 GPUs, prefill instances of 2 at 1 request/s, decode instances of 8 at 3: one decode instance
+  // leaves 8 GPUs, 4 prefill instances, min(x, 3) = 3 from x = 3 (the fewest); two decode instances
+  // leave none.
+  DeploymentSplit s = best_split(16, 2, 8, 1.0, 3.0, 1e9);
+  REQUIRE(s.x == 3);
+  REQUIRE(s.y == 1);
+  REQUIRE_THAT(s.requests_per_s, WithinRel(3.0, 1e-12));
+  // 64 GPUs, prefill 1 GPU at 1/s, decode 4 GPUs at 10/s: min(x, 10·⌊(64 − x)/4⌋) is 43 at x = 43
+  // (y = 5), 44 at x = 44 (y = 5), 40 at x = 45 (y = 4).
+  s = best_split(64, 1, 4, 1.0, 10.0, 1e9);
+  REQUIRE(s.x == 44);
+  REQUIRE(s.y == 5);
+  REQUIRE_THAT(s.requests_per_s, WithinRel(44.0, 1e-12));
+  // The links bound it: 8 GPUs of one each, 10/s per instance, a GPU's link 1 request/s:
+  // min(10x, 10y, min(x, y)) is 4 at x = y = 4.
+  s = best_split(8, 1, 1, 10.0, 10.0, 1.0);
+  REQUIRE(s.x == 4);
+  REQUIRE(s.y == 4);
+  REQUIRE_THAT(s.requests_per_s, WithinRel(4.0, 1e-12));
+  // No room for both pools.
+  REQUIRE(best_split(8, 4, 8, 1.0, 1.0, 1.0).x == 0);
+}
+
+TEST_CASE("a pool of x instances serves x times one instance's requests at the same latency", "[disaggregation_search]") {
+  // Each instance serves its own share of the offline queue at steady state, so one instance's rate
+  // and latency give any number of them (what the search scales by; disaggregation_search.h step 1).
+  Plan tp2;
+  tp2.tp = 2;
+  Plan tp4;
+  tp4.tp = 4;
+  const api::Answer<api::DisaggregationRun> one = api::disaggregate(section(tp2, 1, 2, tp4, 1, 32));
+  const api::Answer<api::DisaggregationRun> more = api::disaggregate(section(tp2, 3, 2, tp4, 1, 32));
+  REQUIRE(one.ok());
+  REQUIRE(more.ok());
+  const Disaggregated &a = one.result.value.result, &b = more.result.value.result;
+  REQUIRE_THAT(b.prefill.requests_per_s, WithinRel(3 * a.prefill.requests_per_s, 1e-9));
+  REQUIRE_THAT(b.prefill.ttft_s, WithinRel(a.prefill.ttft_s, 1e-9));
+  REQUIRE_THAT(b.decode.requests_per_s, WithinRel(a.decode.requests_per_s, 1e-9));
+}
+
+TEST_CASE("the disaggregated search finds the best whole deployment of its space", "[disaggregation_search]") {
+  // Every deployment the search may build on 8 GPUs, each evaluated whole by `disaggregate` (the
+  // evaluation of a "disaggregation" section): instance meshes TP 1, 2, 4, 8 × PP 1, 2, 4 of fewer
+  // than 8 GPUs, prefill batches 1, 2, 4 (2,048-token prompts in the 8,192-token budget), decode
+  // batches 1 to 64, and every x·g_p + y·g_d ≤ 8. The best within TTFT ≤ 400 ms and TPOT ≤ 12 ms
+  // must be the search's first row.
+  ServingSearchOptions opt;
+  opt.max_ttft_s = 0.4, opt.max_tpot_s = 0.012, opt.max_batch = 64, opt.top = 5;
+  const api::Answer<DisaggregatedSearchResult> s = api::disaggregated_search(kLlama8b, opt);
+  REQUIRE(s.ok());
+  const DisaggregatedSearchResult& r = s.result.value;
+  REQUIRE(!r.best.empty());
+  std::vector<Plan> meshes;
+  for (int tp : {1, 2, 4})
+    for (int pp : {1, 2, 4})
+      if (tp * pp < 8) {
+        Plan p;
+        p.tp = tp, p.pp = pp;
+        meshes.push_back(p);
+      }
+  double best = 0;
+  int within = 0;
+  for (const Plan& p : meshes)
+    for (const Plan& d : meshes)
+      for (int pb : {1, 2, 4})
+        for (int db = 1; db <= 64; db *= 2)
+          for (int x = 1; x * p.tp * p.pp + d.tp * d.pp <= 8; ++x)
+            for (int y = 1; x * p.tp * p.pp + y * d.tp * d.pp <= 8; ++y) {
+              const api::Answer<api::DisaggregationRun> a = api::disaggregate(section(p, x, pb, d, y, db));
+              REQUIRE(a.ok());
+              const Disaggregated& e = a.result.value.result;
+              if (!e.prefill.fits || !e.decode.fits || e.ttft_s > opt.max_ttft_s || e.tpot_s > opt.max_tpot_s) continue;
+              ++within;
+              best = std::max(best, e.output_tokens_per_s_total / 8.0);
+            }
+  REQUIRE(within > 0);
+  REQUIRE_THAT(r.best.front().output_tokens_per_s_per_gpu, WithinRel(best, 1e-9));
+  // Its row is that deployment evaluated whole.
+  const DisaggregatedPoint& top = r.best.front();
+  const api::Answer<api::DisaggregationRun> again = api::disaggregate(
+      section(top.prefill_plan, top.prefill_instances, top.prefill_batch, top.decode_plan, top.decode_instances, top.decode_batch));
+  REQUIRE(again.ok());
+  REQUIRE_THAT(top.ttft_s, WithinRel(again.result.value.result.ttft_s, 1e-12));
+  REQUIRE_THAT(top.tpot_s, WithinRel(again.result.value.result.tpot_s, 1e-12));
+  REQUIRE(top.prefill_gpus + top.decode_gpus + top.idle_gpus == 8);
+}
+
+TEST_CASE("disaggregated deployments meet the limits and their front trades per user for per GPU", "[disaggregation_search]") {
+  ServingSearchOptions opt;
+  opt.max_tpot_s = 0.015;
+  const api::Answer<DisaggregatedSearchResult> s = api::disaggregated_search(kLlama8b, opt);
+  REQUIRE(s.ok());
+  const DisaggregatedSearchResult& r = s.result.value;
+  REQUIRE(r.best.size() > 1);
+  for (size_t i = 0; i < r.best.size(); ++i) {
+    REQUIRE(r.best[i].within_limits);
+    REQUIRE(r.best[i].tpot_s <= 0.015);
+    if (i > 0) REQUIRE(r.best[i].output_tokens_per_s_per_gpu <= r.best[i - 1].output_tokens_per_s_per_gpu);
+  }
+  REQUIRE(r.front.size() > 1);
+  for (size_t i = 1; i < r.front.size(); ++i) {
+    REQUIRE(r.front[i].output_tokens_per_s_per_user <= r.front[i - 1].output_tokens_per_s_per_user);
+    REQUIRE(r.front[i].output_tokens_per_s_per_gpu > r.front[i - 1].output_tokens_per_s_per_gpu);
+  }
+  // The front's densest point is the best row.
+  REQUIRE_THAT(r.front.back().output_tokens_per_s_per_gpu, WithinRel(r.best.front().output_tokens_per_s_per_gpu, 1e-12));
+}
+
+TEST_CASE("what cannot be served disaggregated is reported at its paths, every error at once", "[disaggregation_search]") {
+  ServingSearchOptions opt;
+  auto errors = [&](const std::string& text, const ServingSearchOptions& o) {
+    return paths(api::disaggregated_search(text, o).result.errors);
+  };
+  using Catch::Matchers::VectorContains;
+  const auto e1 = errors(R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":1},
+    "workload":{"mode":"infer","output_len":1,"num_requests":100}})",
+                         opt);
+  REQUIRE_THAT(e1, VectorContains(std::string("/cluster/gpus")));
+  REQUIRE_THAT(e1, VectorContains(std::string("/workload/output_len")));
+  REQUIRE_THAT(e1, VectorContains(std::string("/workload/num_requests")));
+  ServingSearchOptions bad;
+  bad.top = 0;
+  REQUIRE_THAT(errors(kLlama8b, bad), VectorContains(std::string("/search/top")));
+  // The page's answer keeps the co-located search and lists the disaggregated one's errors.
+  const nlohmann::json j = nlohmann::json::parse(api::serving_search_json(
+      R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":8},"workload":{"mode":"infer","num_requests":100}})", 3, 0, 0, 0,
+      true));
+  REQUIRE(j["ok"] == true);
+  REQUIRE(j["result"]["disaggregated_errors"][0]["path"] == "/workload/num_requests");
+  REQUIRE(!j["result"].contains("disaggregated"));
+}
+
+TEST_CASE("the serving Pareto plot draws the disaggregated front beside the co-located one", "[disaggregation_search][scene]") {
+  const nlohmann::json j = nlohmann::json::parse(api::serving_search_json(kLlama8b, 3, 0, 15, 900, true));
+  REQUIRE(j["ok"] == true);
+  const nlohmann::json& d = j["result"]["disaggregated"];
+  REQUIRE(d["front"].size() > 1);
+  int dots = 0, keys = 0;
+  for (const auto& r : j["result"]["figure"]["rects"])
+    if (r.value("hit", "") == "disaggregated") ++dots;
+  for (const auto& l : j["result"]["figure"]["lines"])
+    if (l["kind"] == "key") ++keys;
+  REQUIRE(dots == static_cast<int>(d["front"].size()));
+  REQUIRE(keys == 2);  // the legend: co-located and disaggregated
+  const nlohmann::json plain = nlohmann::json::parse(api::serving_search_json(kLlama8b, 3, 0, 15, 900, false));
+  for (const auto& l : plain["result"]["figure"]["lines"]) REQUIRE(l["kind"] != "key");
+}
