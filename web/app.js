@@ -20,7 +20,7 @@
   // The last plan search (search.js): { key, out, ms, gpus, what, rankOrder, where }; shown while `open`;
   // progress: the running search's last report (search-run.js).
   // loading: core-full.js is loading before the search starts (bridge.js).
-  const found = { result: null, open: false, busy: false, loading: false, cancelled: false, progress: null, what: null, shown: null, limits: { ttft: 0, tpot: 0 } };
+  const found = { result: null, open: false, busy: false, loading: false, cancelled: false, progress: null, what: null, shown: null, limits: { ttft: 0, tpot: 0 }, disaggregated: false };
   const params = new URLSearchParams(location.search + (location.hash.length > 1 ? '&' + location.hash.slice(1) : ''));
   const embed = params.get('embed');
   const DEBUG = params.has('debug');   // ?debug=1: the core's and the drawing's timings in the footer
@@ -436,7 +436,7 @@
     const lim = found.limits;
     const conf = d && d.config;
     const meta = { key: text, gpus: cfg.cluster.gpus, what: CL.search.describe(d, cfg.cluster.gpus),
-      rankOrder: conf && conf.plan ? conf.plan.rank_order : null, serving, limits: Object.assign({}, lim) };
+      rankOrder: conf && conf.plan ? conf.plan.rank_order : null, serving, limits: Object.assign({}, lim), disaggregated: !!found.disaggregated };
     found.what = meta.what;
     renderSearch(last.d, true);
     $('find-plans').disabled = true;
@@ -465,7 +465,7 @@
     // let the "searching…" state paint first: the serving search takes a few hundred milliseconds
     requestAnimationFrame(() => setTimeout(() => {
       const t0 = performance.now();
-      const out = api.servingSearch(text, 10, lim.ttft || 0, lim.tpot || 0, CL.search.plotWidth($('search-panel')), false);
+      const out = api.servingSearch(text, 10, lim.ttft || 0, lim.tpot || 0, CL.search.plotWidth($('search-panel')), !!found.disaggregated);
       finish(Object.assign(meta, { out, ms: performance.now() - t0, where: 'page' }));
     }, 0));
   }
@@ -516,13 +516,26 @@
   function applyRow(tr) {
     const res = found.result;
     if (!tr || !res || !res.out.ok || tr.closest('table.outdated, table.partial')) return;
-    const row = res.out.result[tr.dataset.set === 'front' ? 'front' : 'best'][Number(tr.dataset.i)];
+    const set = tr.dataset.set;
+    const rows = set === 'dbest' ? (res.out.result.disaggregated || {}).best || [] : res.out.result[set === 'front' ? 'front' : 'best'];
+    const row = rows[Number(tr.dataset.i)];
     if (!row) return;
     applyFound(row);
   }
+  // A row or a point of the front applied: a plan (its mesh and batch), or a disaggregated deployment
+  // (its pools, into the Disaggregate panel, opened and brought into view).
   function applyFound(row) {
     const res = found.result;
     changeAt = performance.now();
+    if (row.prefill_plan) {
+      setState(CL.search.applyDisaggregated(state, row), 'push');
+      const box = $('disagg');
+      if (box) {
+        box.open = true;   // its 'toggle' shows the pools
+        box.scrollIntoView({ block: 'start' });
+      }
+      return;
+    }
     setState(res.serving ? CL.search.applyServing(state, row, res.gpus) : CL.search.apply(state, row.plan, res.gpus), 'push');
   }
   function wireSearch() {
@@ -544,6 +557,11 @@
     });
     // serving limits: a changed limit searches again
     panel.addEventListener('change', (ev) => {
+      if (ev.target.dataset && ev.target.dataset.dis) {   // the disaggregated deployments too, or not
+        found.disaggregated = ev.target.checked;
+        runSearch();
+        return;
+      }
       const k = ev.target.dataset && ev.target.dataset.lim;
       if (!k) return;
       const v = Number(ev.target.value);
@@ -555,7 +573,8 @@
       if (!plot) return;
       const pt = CL.search.pointAt(plot, ev, found.result);
       plot.style.cursor = pt ? 'pointer' : 'default';
-      plot.title = pt ? CL.search.planText(pt.plan, pt.batch) + ': ' + CL.fmt.fixed(pt.output_tokens_per_s_per_user, 1) + ' tokens/s per user, ' +
+      plot.title = pt ? (pt.prefill_plan ? CL.search.poolText(pt.prefill_instances, pt.prefill_plan, pt.prefill_batch) + ' → ' +
+        CL.search.poolText(pt.decode_instances, pt.decode_plan, pt.decode_batch) : CL.search.planText(pt.plan, pt.batch)) + ': ' + CL.fmt.fixed(pt.output_tokens_per_s_per_user, 1) + ' tokens/s per user, ' +
         CL.fmt.fixed(pt.output_tokens_per_s_per_gpu, 1) + ' per GPU' : '';
     });
     panel.addEventListener('keydown', (ev) => {

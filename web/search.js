@@ -180,6 +180,17 @@
     n.workload.batch = point.batch;
     return n;
   }
+  // The state with a disaggregated deployment (core/disaggregation_search.h) in the Disaggregate
+  // panel's pools (state.dis, disagg.js): each pool's GPUs, mesh and batch; the plan stays.
+  function applyDisaggregated(s, row) {
+    const n = CL.state.clone(s);
+    n.example = null;
+    const pool = (plan, gpus, batch) => Object.assign({ gpus, tp: plan.tp, pp: plan.pp }, plan.ep > 1 ? { ep: plan.ep } : {}, { batch });
+    n.dis = { prefill: pool(row.prefill_plan, row.prefill_gpus, row.prefill_batch), decode: pool(row.decode_plan, row.decode_gpus, row.decode_batch) };
+    return n;
+  }
+  // "2 × TP4 · b4": a pool of a deployment, its instances × one instance's mesh and batch
+  const poolText = (n, p, batch) => F.int(n) + ' × ' + planText(p, batch).replace(' · batch ', ' · b');
   const sameServing = (pt, cur) => !!cur && ['tp', 'pp', 'ep', 'dp'].every((k) => pt.plan[k] === cur.plan[k]) && pt.batch === cur.workload.batch;
   const planText = (p, batch) => 'TP' + p.tp + (p.pp > 1 ? ' · PP' + p.pp : '') + (p.ep > 1 ? ' · EP' + p.ep : '') + (p.dp > 1 ? ' · DP' + p.dp : '') + ' · batch ' + batch;
   // Limits as typed (ms; '' = none).
@@ -209,10 +220,39 @@
     return h + '</tbody></table></div>';
   }
 
+  // The disaggregated deployments (core/disaggregation_search.h): each row a prefill pool → a decode
+  // pool; a click puts the pools in the Disaggregate panel.
+  function disaggregatedHtml(d, o) {
+    const counts = F.int(d.meshes) + ' instance meshes · ' + F.int(d.prefill_options) + ' prefill and ' + F.int(d.decode_options) + ' decode options fit · ' +
+      F.int(d.pairs) + ' pairs, ' + F.int(d.within_limits) + ' within the limits';
+    let h = '<h4 class="search-sub">Disaggregated deployments: prefill pool → decode pool <span class="muted search-dis-counts" data-pairs="' + d.pairs + '">· ' + counts + '</span></h4>';
+    if (!d.best.length) return h + '<p class="search-msg bad">No disaggregated deployment fits on these GPUs.</p>';
+    if (!d.front_within_limits) h += '<p class="search-msg bad">None meets the limits; the closest:</p>';
+    if (d.truncated) h += '<p class="search-msg warn">The enumeration stopped at its bound; some pools were not tried.</p>';
+    h += '<div class="scroll"><table class="t search disaggregated' + (o.stale ? ' outdated' : '') + '" data-set="dbest"><thead><tr><th class="num">#</th><th>prefill pool</th><th>decode pool</th>' +
+      '<th class="num">GPUs</th><th class="num">TTFT</th><th class="num">TPOT</th><th class="num">tokens/s per user</th><th class="num">tokens/s per GPU</th>' +
+      '<th>bound</th><th>limits</th></tr></thead><tbody>';
+    d.best.forEach((b, i) => {
+      const td = (k, v, text, cls) => '<td class="' + (cls || 'num') + '" data-k="' + k + '" data-v="' + e(v) + '">' + text + '</td>';
+      h += '<tr data-set="dbest" data-i="' + i + '"' + (o.stale ? '' : ' tabindex="0" title="Open these pools in the Disaggregate panel"') + '>' +
+        '<td class="num rank">' + (i + 1) + '</td>' + td('prefill', b.prefill_instances, e(poolText(b.prefill_instances, b.prefill_plan, b.prefill_batch)), '') +
+        td('decode', b.decode_instances, e(poolText(b.decode_instances, b.decode_plan, b.decode_batch)), '') +
+        td('gpus', b.prefill_gpus + b.decode_gpus, F.int(b.prefill_gpus) + ' + ' + F.int(b.decode_gpus) + (b.idle_gpus > 0 ? ' <span class="muted">(' + F.int(b.idle_gpus) + ' idle)</span>' : '')) +
+        td('ttft_s', b.ttft_s, F.seconds(b.ttft_s)) + td('tpot_s', b.tpot_s, F.seconds(b.tpot_s)) +
+        td('output_tokens_per_s_per_user', b.output_tokens_per_s_per_user, F.fixed(b.output_tokens_per_s_per_user, 1)) +
+        td('output_tokens_per_s_per_gpu', b.output_tokens_per_s_per_gpu, F.fixed(b.output_tokens_per_s_per_gpu, 1), 'num strong') +
+        td('bound', b.bound, e(b.bound === 'kv_transfer' ? 'KV link' : b.bound), '') +
+        td('within_limits', b.within_limits, b.within_limits ? '✓ met' : 'missed', b.within_limits ? 'ok' : 'bad') + '</tr>';
+    });
+    return h + '</tbody></table></div><p class="search-foot">' + (o.stale ? '' : 'Click a row or a point of the dashed front to open its pools in the Disaggregate panel. ') +
+      '<span class="muted">Pools: instances × one instance\'s mesh and batch; TTFT includes the KV transfer; tokens/s per GPU over all the GPUs searched, idle ones included.</span></p>';
+  }
+
   function servingHtml(found, o, close) {
     const out = found.out, lim = found.limits || {};
     const again = '<button type="button" class="again">Search again</button>';
-    const limits = '<div class="search-limits">' + limitInput('ttft', 'TTFT', lim.ttft) + limitInput('tpot', 'TPOT', lim.tpot) + '</div>';
+    const limits = '<div class="search-limits">' + limitInput('ttft', 'TTFT', lim.ttft) + limitInput('tpot', 'TPOT', lim.tpot) +
+      '<label class="lim"><input type="checkbox" data-dis="1"' + (found.disaggregated ? ' checked' : '') + '> disaggregated deployments too (prefill and decode pools)</label></div>';
     if (!out.ok) {
       return '<div class="search-head"><h3>Best serving plans</h3>' + again + close + '</div>' + limits + '<p class="search-msg bad">' +
         (out.errors.some((x) => x.path === '/cluster/gpus') ? 'The search needs the GPU count to fill: set <b>Cluster › GPUs</b> (or make the plan valid) and search again.' : 'The core could not search this config:') + '</p>' +
@@ -234,7 +274,12 @@
     h += '<h4 class="search-sub">Most output tokens/s per GPU' + (found.limits && (found.limits.ttft || found.limits.tpot) ? ' within the limits' : '') + '</h4>' + servingTable(r.best, 'best', o, marked);
     h += '<h4 class="search-sub">Pareto front, most tokens/s per user first</h4>' + servingTable(r.front, 'front', o, marked);
     const note = o.stale ? '' : (marked.done ? 'The highlighted row is the current plan and batch. ' : '') + 'Click a row or a point of the front to apply it.';
-    return h + '<p class="search-foot">' + note + ' <span class="muted">batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; with EP the attention replicas are EP × DP; the config\'s dtypes, lengths and token budget kept.</span></p>';
+    h += '<p class="search-foot">' + note + ' <span class="muted">batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; with EP the attention replicas are EP × DP; the config\'s dtypes, lengths and token budget kept.</span></p>';
+    if (r.disaggregated_errors) {
+      h += '<h4 class="search-sub">Disaggregated deployments</h4><p class="search-msg bad">This workload cannot be served disaggregated:</p><ul class="search-errors">' +
+        r.disaggregated_errors.map((x) => '<li><code>' + e(x.path || '/') + '</code> ' + e(x.message) + '</li>').join('') + '</ul>';
+    } else if (r.disaggregated) h += disaggregatedHtml(r.disaggregated, o);
+    return h;
   }
 
   // The plot: the core's figure (core/scene_pareto.h) painted on the panel's canvas.
@@ -261,14 +306,17 @@
     const x = (ev.clientX - box.left) * (f.width / box.width), y = (ev.clientY - box.top) * (f.height / box.height);
     let best = null, dist = 8;
     for (const r of f.rects) {
-      if (r.hit !== 'point') continue;
+      if (r.hit !== 'point' && r.hit !== 'disaggregated') continue;
       const d = Math.hypot(x - (r.x + r.w / 2), y - (r.y + r.h / 2));
-      if (d <= dist) { dist = d; best = r.begin; }
+      if (d <= dist) { dist = d; best = r; }
     }
-    return best === null ? null : found.out.result.front[best];
+    if (!best) return null;
+    const res = found.out.result;
+    // a deployment of the disaggregated front carries its pools (prefill_plan, decode_plan)
+    return best.hit === 'point' ? res.front[best.begin] : res.disaggregated ? res.disaggregated.front[best.begin] || null : null;
   }
   // The width the plot is laid out for: the panel's, 280 to 1,000 px.
   const plotWidth = (panel) => Math.max(280, Math.min(1000, Math.floor((panel.clientWidth || 800) - 26)));
 
-  CL.search = { CHOSEN, SAME, config, key, modeOf, apply, applyServing, same, html, progress, describe, scheduleText, drawPlot, pointAt, plotWidth, planText };
+  CL.search = { CHOSEN, SAME, config, key, modeOf, apply, applyServing, applyDisaggregated, poolText, same, html, progress, describe, scheduleText, drawPlot, pointAt, plotWidth, planText };
 })(window.CL = window.CL || {});

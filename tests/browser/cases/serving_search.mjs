@@ -88,10 +88,63 @@ async function narrow(k, base) {
   k.check(m.right <= m.vw + 1 && m.width >= 280, 'serving search at 390 px: the plot (' + Math.round(m.width) + ' px) fits the screen (' + m.vw + ' px)');
   await page.$eval('#search-panel', (p) => { p.scrollIntoView(); window.scrollBy(0, -document.querySelector('header').getBoundingClientRect().height - 8); });
   await page.screenshot({ path: shot('search-serving-390.png') });
+  // with the disaggregated deployments: their table scrolls inside the panel, the plot still fits
+  await page.check('#search-panel input[data-dis]');
+  await page.waitForFunction(() => document.querySelector('#search-panel table.disaggregated') && !document.getElementById('find-plans').disabled, null, { timeout: 30000 });
+  await searched(page);
+  const d = await page.evaluate(() => ({ canvas: document.querySelector('#search-panel canvas.pareto').getBoundingClientRect().right,
+    scroll: document.querySelector('#search-panel table.disaggregated').closest('.scroll').getBoundingClientRect().right, vw: document.documentElement.clientWidth,
+    page: document.documentElement.scrollWidth }));
+  k.check(d.canvas <= d.vw + 1 && d.scroll <= d.vw + 1 && d.page <= d.vw + 1, 'serving search at 390 px: with the disaggregated deployments the plot and their table stay inside the screen (' + d.vw + ' px)');
+  await page.$eval('#search-panel table.disaggregated', (t) => { t.scrollIntoView(); window.scrollBy(0, -document.querySelector('header').getBoundingClientRect().height - 40); });
+  await page.screenshot({ path: shot('search-disaggregated-390.png') });
   k.noErrors(errors, 'serving search (390 px)');
+}
+
+// "Disaggregated deployments too": the same search with the prefill/decode deployments; their rows
+// = `cutlab search --disaggregated --json`, their front dots in the plot, and a row's click opens its
+// pools in the Disaggregate panel (the link's dis.* keys).
+async function disaggregated(k, base) {
+  const refP = cliSearch([...ARGS, '--max-tpot-ms', '20', '--disaggregated']);
+  const { page, errors } = await k.open(base + QUERY);
+  await click(page, '#find-plans');
+  await searched(page);
+  await page.fill('#search-panel input[data-lim="tpot"]', '20');
+  await page.$eval('#search-panel input[data-lim="tpot"]', (i) => i.dispatchEvent(new Event('change', { bubbles: true })));
+  await searched(page);
+  await page.check('#search-panel input[data-dis]');
+  await page.waitForFunction(() => document.querySelector('#search-panel table.disaggregated') && !document.getElementById('find-plans').disabled, null, { timeout: 30000 });
+  await searched(page);
+  const ref = (await refP).disaggregated;
+  await k.step('the disaggregated rows and front = `cutlab search --disaggregated --json`', async () => {
+    const got = await rows(page, 'dbest');
+    k.check(ref && ref.best.length > 1 && got.length === ref.best.length && got.every((r, i) => Number(r.output_tokens_per_s_per_gpu.v) === ref.best[i].output_tokens_per_s_per_gpu &&
+      Number(r.tpot_s.v) === ref.best[i].tpot_s && Number(r.ttft_s.v) === ref.best[i].ttft_s && Number(r.tpot_s.v) <= 0.020),
+    'disaggregated search: ' + got.length + ' rows = the CLI\'s ' + (ref && ref.best.length) + ' (tokens/s per GPU, TTFT, TPOT ≤ 20 ms), in its order');
+    const f = await page.evaluate(() => window.__cutlab.found.out.result.figure);
+    const dots = f.rects.filter((x) => x.hit === 'disaggregated').length;
+    k.check(dots === ref.front.length && f.texts.some((t) => t.kind === 'legend' && /disaggregated/.test(t.text)),
+      'disaggregated search: the plot has the ' + dots + ' dots of the CLI\'s front of ' + ref.front.length + ' and a legend naming it');
+    await page.locator('#search-panel').screenshot({ path: shot('search-disaggregated-1280.png') });
+  });
+  await k.step('a deployment\'s row opens its pools in the Disaggregate panel', async () => {
+    const b = ref.best[0];
+    await click(page, '#search-panel tr[data-set="dbest"][data-i="0"]');
+    await page.waitForFunction(() => document.getElementById('disagg').open && /Deployment/.test(document.getElementById('disagg').textContent), null, { timeout: 30000 });
+    await settle(page);
+    const url = new URL(page.url());
+    const q = (k2) => Number(url.searchParams.get(k2));
+    k.check(q('dis.p.gpus') === b.prefill_gpus && q('dis.p.tp') === b.prefill_plan.tp && q('dis.p.batch') === b.prefill_batch && q('dis.d.gpus') === b.decode_gpus &&
+      q('dis.d.tp') === b.decode_plan.tp && q('dis.d.batch') === b.decode_batch,
+    'disaggregated search: the link holds the pools (' + b.prefill_gpus + ' GPUs at TP ' + b.prefill_plan.tp + ' → ' + b.decode_gpus + ' at TP ' + b.decode_plan.tp + ', batch ' + b.decode_batch + ')');
+    const text = await page.$eval('#disagg', (d) => d.textContent.replace(/\s+/g, ' '));
+    k.check(text.includes('Deployment of ' + b.prefill_gpus + ' + ' + b.decode_gpus + ' GPUs'), 'disaggregated search: the panel evaluates the deployment of ' + b.prefill_gpus + ' + ' + b.decode_gpus + ' GPUs');
+    k.noErrors(errors, 'disaggregated search');
+  });
 }
 
 export default [
   { name: 'serving search: ranked plans and front = CLI, TPOT limit, a point applied', weight: 4, run: async (k) => servingSearch(k, (await setup()).fileBase) },
   { name: 'serving search: the plot at 390 px', weight: 1, run: async (k) => narrow(k, (await setup()).fileBase) },
+  { name: 'serving search: disaggregated deployments = CLI, a row opens its pools', weight: 3, run: async (k) => disaggregated(k, (await setup()).fileBase) },
 ];
