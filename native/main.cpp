@@ -592,6 +592,7 @@ int cmd_serving_search(const Args& a, const std::string& text) {
   };
   if (s.best.empty()) {
     std::cout << "No plan fits in memory on " << c.cluster.gpus << " GPUs: try more GPUs, fp8 weights or a shorter context.\n";
+    if (a.disaggregated) print_disaggregated(split.result.value, c);
     return kOk;
   }
   if (s.within_limits == 0) std::cout << "No plan meets the limits; the plans closest to them:\n";

@@ -248,6 +248,15 @@
       '<span class="muted">Pools: instances × one instance\'s mesh and batch; TTFT includes the KV transfer; tokens/s per GPU over all the GPUs searched, idle ones included.</span></p>';
   }
 
+  // The disaggregated part of a serving search's answer: its deployments, or why there are none.
+  function disaggregatedPart(r, o) {
+    if (r.disaggregated_errors) {
+      return '<h4 class="search-sub">Disaggregated deployments</h4><p class="search-msg bad">This workload cannot be served disaggregated:</p><ul class="search-errors">' +
+        r.disaggregated_errors.map((x) => '<li><code>' + e(x.path || '/') + '</code> ' + e(x.message) + '</li>').join('') + '</ul>';
+    }
+    return r.disaggregated ? disaggregatedHtml(r.disaggregated, o) : '';
+  }
+
   function servingHtml(found, o, close) {
     const out = found.out, lim = found.limits || {};
     const again = '<button type="button" class="again">Search again</button>';
@@ -265,7 +274,7 @@
       '<span class="search-counts" data-candidates="' + r.candidates + '" data-valid="' + r.valid + '" data-fitting="' + r.fitting + '" data-within="' + r.within_limits + '">' + counts +
       ' <span class="muted">· searched in ' + F.int(found.ms) + ' ms</span></span>' + close + '</div>' + limits;
     if (o.stale) h += '<p class="search-msg warn">The config changed since this search (model, cluster, GPUs or workload): these plans were ranked for the previous one. ' + again + '</p>';
-    if (!r.fitting) return h + '<p class="search-msg bad">No plan fits in memory on these GPUs, at any batch: try more GPUs, fp8 weights or a shorter context.</p>';
+    if (!r.fitting) return h + '<p class="search-msg bad">No plan fits in memory on these GPUs, at any batch: try more GPUs, fp8 weights or a shorter context.</p>' + disaggregatedPart(r, o);
     if (!r.within_limits) h += '<p class="search-msg bad">No plan meets the limits. Below, the plans closest to them; the plot shows the front of every plan that fits.</p>';
     if (r.truncated) h += '<p class="search-msg warn">The enumeration stopped at its bound; some plans were not tried.</p>';
     h += '<div class="pareto-wrap"><canvas class="pareto" role="img" aria-label="Pareto front: output tokens/s per GPU against output tokens/s per user, ' +
@@ -275,11 +284,7 @@
     h += '<h4 class="search-sub">Pareto front, most tokens/s per user first</h4>' + servingTable(r.front, 'front', o, marked);
     const note = o.stale ? '' : (marked.done ? 'The highlighted row is the current plan and batch. ' : '') + 'Click a row or a point of the front to apply it.';
     h += '<p class="search-foot">' + note + ' <span class="muted">batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; with EP the attention replicas are EP × DP; the config\'s dtypes, lengths and token budget kept.</span></p>';
-    if (r.disaggregated_errors) {
-      h += '<h4 class="search-sub">Disaggregated deployments</h4><p class="search-msg bad">This workload cannot be served disaggregated:</p><ul class="search-errors">' +
-        r.disaggregated_errors.map((x) => '<li><code>' + e(x.path || '/') + '</code> ' + e(x.message) + '</li>').join('') + '</ul>';
-    } else if (r.disaggregated) h += disaggregatedHtml(r.disaggregated, o);
-    return h;
+    return h + disaggregatedPart(r, o);
   }
 
   // The plot: the core's figure (core/scene_pareto.h) painted on the panel's canvas.

@@ -141,6 +141,18 @@ async function disaggregated(k, base) {
     k.check(text.includes('Deployment of ' + b.prefill_gpus + ' + ' + b.decode_gpus + ' GPUs'), 'disaggregated search: the panel evaluates the deployment of ' + b.prefill_gpus + ' + ' + b.decode_gpus + ' GPUs');
     k.noErrors(errors, 'disaggregated search');
   });
+  await k.step('an offline run of N requests cannot be served disaggregated: the reason, at its path, as text', async () => {
+    const { page: p2, errors: e2 } = await k.open(base + QUERY + '&num_requests=100');
+    await click(p2, '#find-plans');
+    await searched(p2);
+    await p2.check('#search-panel input[data-dis]');
+    await p2.waitForFunction(() => /cannot be served disaggregated/.test(document.getElementById('search-panel').textContent) && !document.getElementById('find-plans').disabled,
+      null, { timeout: 30000 });
+    const li = await p2.$$eval('#search-panel ul.search-errors li', (ls) => ls.map((l) => l.textContent));
+    k.check(li.length === 1 && li[0].startsWith('/workload/num_requests') && (await p2.$$('#search-panel table.serving')).length > 0,
+      'disaggregated search: the co-located plans stay, and the disaggregated part says ' + JSON.stringify(li[0]));
+    k.noErrors(e2, 'disaggregated search (num_requests)');
+  });
 }
 
 export default [
