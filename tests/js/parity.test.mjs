@@ -116,6 +116,18 @@ test('servingSearch and disaggregation equal `cutlab search --mode infer --json`
   assert.deepStrictEqual(JSON.parse(core.disaggregation(pd)), native('evaluate', pd).answer);
 });
 
+test('servingSearch with the disaggregated deployments equals `cutlab search --mode infer --disaggregated --json`', () => {
+  const cfg = JSON.stringify({ model: 'llama3-70b', cluster: { preset: 'dgx-h100', gpus: 16 }, workload: { mode: 'infer', prompt_len: 2048, output_len: 512 } });
+  const wasm = JSON.parse(core.servingSearch(cfg, 10, 1000, 20, 0, true));
+  assert.equal(wasm.ok, true);
+  const n = native('search', cfg, ['--max-ttft-ms', '1000', '--max-tpot-ms', '20', '--disaggregated']);
+  assert.ok(wasm.result.disaggregated.best.length > 1);
+  assert.deepStrictEqual(wasm.result.disaggregated, n.json.disaggregated);
+  const { max_ttft_s, max_tpot_s, disaggregated, ...rest } = wasm.result;
+  const { disaggregated: nd, ...nrest } = n.json;
+  assert.deepStrictEqual(rest, nrest);
+});
+
 test('presets equal `cutlab presets --json`', () => {
   const wasm = JSON.parse(core.presets());
   const p = spawnSync(cli, ['presets', '--json'], { encoding: 'utf8' });
