@@ -138,6 +138,15 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
       std::min<long long>(opt.max_batch, std::max<long long>(1, w.max_num_tokens / std::max(1, w.prompt_len))));
   std::vector<PoolOption> prefills, decodes;
   double kv_per_request = 0;
+  // One more pool evaluation within the search's bound, or none (the search then says it stopped).
+  auto may_evaluate = [&] {
+    if (r.evaluations >= opt.max_evaluations) {
+      r.truncated = true;
+      return false;
+    }
+    ++r.evaluations;
+    return true;
+  };
   for (const Plan& mesh : instance_meshes(base)) {
     if (r.evaluations >= opt.max_evaluations) {
       r.truncated = true;
@@ -150,24 +159,14 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
     const int g = static_cast<int>(mesh_without_dp(mesh));
     const double share = kv_bytes_per_gpu(rs);
     kv_per_request = kv_bytes_per_request(rs);
-    for (int b = 1;; b = b < prefill_max && 2 * b > prefill_max ? prefill_max : 2 * b) {
-      if (r.evaluations >= opt.max_evaluations) {
-        r.truncated = true;
-        break;
-      }
-      ++r.evaluations;
+    for (int b = 1; may_evaluate(); b = b < prefill_max && 2 * b > prefill_max ? prefill_max : 2 * b) {
       rs.config.workload.batch = b;
       const PoolResult p = evaluate_prefill_pool(rs);
       if (!p.fits || p.requests_per_s <= 0) break;  // a larger batch does not fit either
       prefills.push_back({mesh, b, g, p.requests_per_s, p.ttft_s, share});
       if (b >= prefill_max) break;
     }
-    for (int b = 1; b <= opt.max_batch; b *= 2) {
-      if (r.evaluations >= opt.max_evaluations) {
-        r.truncated = true;
-        break;
-      }
-      ++r.evaluations;
+    for (int b = 1; b <= opt.max_batch && may_evaluate(); b *= 2) {
       rs.config.workload.batch = b;
       const PoolResult d = evaluate_decode_pool(rs);
       if (!d.fits || d.requests_per_s <= 0) break;

@@ -91,6 +91,13 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
     d.hit = "point";
     d.begin = static_cast<int>(i), d.end = static_cast<int>(i) + 1;
   }
+  // A point of a front labelled beside it, inside the plot (toward the middle, below it near the top).
+  auto label = [&](const auto& p, const std::string& text, const char* tone) {
+    const double x = X(p.output_tokens_per_s_per_user), y = Y(p.output_tokens_per_s_per_gpu);
+    const bool right_half = x > left + pw / 2;
+    o.text("point_label", text, right_half ? x - 8 : x + 8, y < top + 24 ? y + 18 : y - 9, 10.5, 600, tone,
+           right_half ? "end" : "start", pw / 2);
+  };
   // The disaggregated front: its line and dots in the pipeline hue, its densest point labelled.
   for (size_t i = 1; i < split.size(); ++i) {
     const DisaggregatedPoint &a = split[i - 1], &b = split[i];
@@ -108,26 +115,13 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
                    {{"co-located plans", "dp", "line", false, 2},
                     {"disaggregated: prefill pool → decode pool", "pp", "line", false, 2, true}},
                    12, 44, f.width - 24);
-    if (!split.empty()) {
-      const DisaggregatedPoint& p = split.back();
-      const double x = X(p.output_tokens_per_s_per_user), y = Y(p.output_tokens_per_s_per_gpu);
-      const bool right_half = x > left + pw / 2;
-      o.text("point_label", disaggregated_label(p), right_half ? x - 8 : x + 8, y < top + 24 ? y + 18 : y - 9, 10.5, 600, "pp",
-             right_half ? "end" : "start", pw / 2);
-    }
+    if (!split.empty()) label(split.back(), disaggregated_label(split.back()), "pp");
   }
   // The two ends of the front, labelled with their plans, inside the plot.
   if (!r.front.empty()) {
     const ServingPoint &fast = r.front.front(), &dense = r.front.back();
-    auto label = [&](const ServingPoint& p, const std::string& what) {
-      const double x = X(p.output_tokens_per_s_per_user), y = Y(p.output_tokens_per_s_per_gpu);
-      const bool right_half = x > left + pw / 2;
-      const std::string s = what + ": " + serving_plan_label(p.plan, p.batch);
-      const double yy = y < top + 24 ? y + 18 : y - 9;
-      o.text("point_label", s, right_half ? x - 8 : x + 8, yy, 10.5, 600, "text", right_half ? "end" : "start", pw / 2);
-    };
-    label(dense, "most per GPU");
-    if (r.front.size() > 1) label(fast, "most per user");
+    label(dense, "most per GPU: " + serving_plan_label(dense.plan, dense.batch), "text");
+    if (r.front.size() > 1) label(fast, "most per user: " + serving_plan_label(fast.plan, fast.batch), "text");
   }
   if (r.front.empty()) o.text("empty", "no plan fits", left + pw / 2, top + ph / 2, 13, 600, "warn", "middle");
   return f;
