@@ -34,7 +34,14 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
   f.height = std::clamp(0.55 * f.width, 260.0, 460.0);
   Pen o{f};
   const bool narrow = f.width < 480;
-  const double left = narrow ? 46 : 64, right = 16, top = disaggregated ? 88 : 66, bottom = 46;
+  // With the disaggregated front, a legend under the subtitle names the two lines (one row, or two
+  // when narrow), and the plot starts below it.
+  const double legend_h = disaggregated ? figure::legend(f,
+                                                         {{"co-located plans", "dp", "line", false, 2},
+                                                          {"disaggregated: prefill pool → decode pool", "pp", "line", false, 2, true}},
+                                                         12, 44, f.width - 24)
+                                        : 0.0;
+  const double left = narrow ? 46 : 64, right = 16, top = disaggregated ? 44 + legend_h + 26 : 66, bottom = 46;
   const double pw = f.width - left - right, ph = f.height - top - bottom;
   o.text("title", title, 12, 20, 13, 600, "text", "start", f.width - 24);
   o.text("subtitle",
@@ -98,7 +105,7 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
     o.text("point_label", text, right_half ? x - 8 : x + 8, y < top + 24 ? y + 18 : y - 9, 10.5, 600, tone,
            right_half ? "end" : "start", pw / 2);
   };
-  // The disaggregated front: its line and dots in the pipeline hue, its densest point labelled.
+  // The disaggregated front: its line and dots in the pipeline hue.
   for (size_t i = 1; i < split.size(); ++i) {
     const DisaggregatedPoint &a = split[i - 1], &b = split[i];
     o.line("front", X(a.output_tokens_per_s_per_user), Y(a.output_tokens_per_s_per_gpu), X(b.output_tokens_per_s_per_user),
@@ -110,13 +117,8 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
     d.hit = "disaggregated";
     d.begin = static_cast<int>(i), d.end = static_cast<int>(i) + 1;
   }
-  if (disaggregated) {
-    figure::legend(f,
-                   {{"co-located plans", "dp", "line", false, 2},
-                    {"disaggregated: prefill pool → decode pool", "pp", "line", false, 2, true}},
-                   12, 44, f.width - 24);
-    if (!split.empty()) label(split.back(), disaggregated_label(split.back()), "pp");
-  }
+  // Its densest point labelled where there is room for a second label beside the co-located ones.
+  if (!split.empty() && !narrow) label(split.back(), disaggregated_label(split.back()), "pp");
   // The two ends of the front, labelled with their plans, inside the plot.
   if (!r.front.empty()) {
     const ServingPoint &fast = r.front.front(), &dense = r.front.back();
