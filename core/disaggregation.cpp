@@ -29,6 +29,71 @@ Errors disaggregation_workload_errors(const Workload& w) {
   return errors;
 }
 
+bool instances_fit(long long N, int C, int ga, long long na, int gb, long long nb) {
+  if (na < 0 || nb < 0 || C < 1 || ga < 1 || gb < 1) return false;
+  // The larger instances (L) first, then the smaller (S) in what they leave.
+  const bool a_first = ga >= gb;
+  const long long gL = a_first ? ga : gb, nL = a_first ? na : nb, gS = a_first ? gb : ga, nS = a_first ? nb : na;
+  const long long K = N / C, rem = N % C;                               // whole nodes, and a last one of rem GPUs
+  auto held = [&](long long gap) { return gS <= gap ? gap / gS : 0; };  // S instances in a node's free GPUs
+  long long slots = 0;                                                  // S instances the GPUs left hold
+  if (gL <= C) {
+    const long long k = C / gL, full = std::min(K, nL / k);
+    long long left = nL - full * k, untouched = K - full, last = rem;
+    if (left > 0 && untouched > 0) {  // the last few share a node
+      slots += held(C - left * gL);
+      --untouched;
+      left = 0;
+    }
+    if (left > 0) {  // or go on the last, smaller node
+      if (left * gL > rem) return false;
+      last = rem - left * gL;
+    }
+    // gS ≤ gL ≤ C: S fits in a node.
+    slots += full * held(C - k * gL) + untouched * (C / gS) + held(last);
+  } else {
+    const long long m = (gL + C - 1) / C;  // whole nodes per L instance
+    if (nL > K / m) return false;
+    const long long untouched = K - nL * m;
+    if (gS <= C) slots += nL * held(m * C - gL) + untouched * (C / gS) + held(rem);
+    else slots += untouched / ((gS + C - 1) / C);
+  }
+  return slots >= nS;
+}
+
+DeploymentSplit best_split(long long N, int C, int gp, int gd, double rp, double rd, double link_per_gpu) {
+  DeploymentSplit best;
+  if (gp < 1 || gd < 1) return best;
+  // The last n in [0, hi] where `holds(n)`, true at 0 and false from some n on.
+  auto last_true = [](long long hi, auto holds) {
+    long long lo = 0;
+    while (lo < hi) {
+      const long long mid = lo + (hi - lo + 1) / 2;
+      if (holds(mid)) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  // The most decode instances beside x prefill ones.
+  auto decode_beside = [&](long long x) { return last_true(N / gd, [&](long long y) { return instances_fit(N, C, gp, x, gd, y); }); };
+  // The most prefill instances with a decode instance beside them.
+  const long long x_max = last_true(N / gp, [&](long long x) { return x == 0 || instances_fit(N, C, gp, x, gd, 1); });
+  if (x_max < 1) return best;
+  const double a = std::min(rp, gp * link_per_gpu), b = std::min(rd, gd * link_per_gpu);
+  auto split_at = [&](long long x) {
+    const long long y = decode_beside(x);
+    return DeploymentSplit{static_cast<int>(x), static_cast<int>(y), std::min(double(x) * a, double(y) * b)};
+  };
+  // The last x where the rising term is still the smaller: x·a ≤ y(x)·b (0 when not even x = 1).
+  const long long lo = last_true(x_max, [&](long long x) { return double(x) * a <= double(decode_beside(x)) * b; });
+  for (long long x : {lo, lo + 1}) {  // the fewest prefill instances among equals
+    if (x < 1 || x > x_max) continue;
+    const DeploymentSplit s = split_at(x);
+    if (s.requests_per_s > best.requests_per_s * (1 + 1e-12)) best = s;
+  }
+  return best;
+}
+
 double balanced_prefill_fraction(double rho_p, double rho_d) { return rho_p > 0 && rho_d > 0 ? rho_d / (rho_p + rho_d) : 0.0; }
 
 namespace {
@@ -54,6 +119,20 @@ PoolResult base_pool(const Resolved& r) {
   return pool;
 }
 
+// One instance of a pool, alone on its node or nodes: a pool's instances are placed whole, never
+// across a node boundary they fit within (disaggregation.h), so each serves as one instance does.
+// A pool whose experts fold over its data-parallel replicas (etp > 0) is one unit, evaluated whole.
+Resolved one_instance(const Resolved& pool) {
+  const Plan& p = pool.config.plan;
+  const long long g = mesh_without_dp(p);
+  if (pool.mesh.gpus == g || (p.etp > 0 && p.ep > 1)) return pool;
+  Config c = pool.config;
+  c.plan.dp = 1;
+  c.cluster.gpus = static_cast<int>(g);
+  Result<Resolved> r = resolve(c);
+  return r.ok() ? r.value : pool;
+}
+
 // KV of one request in a stage: ISL tokens in each of its layers (a local layer at most its window).
 double stage_kv_bytes(const Resolved& r, const StageInfo& st) {
   const ModelSpec& m = r.config.model;
@@ -65,25 +144,25 @@ double stage_kv_bytes(const Resolved& r, const StageInfo& st) {
 
 // The prefill pool: the serving model with one output token per request.
 PoolResult evaluate_prefill_pool(const Resolved& resolved) {
-  Resolved r = resolved;
+  Resolved r = one_instance(resolved);
   r.config.workload.output_len = 1;
   const InferenceEstimate s = evaluate_serving(r).serving;
-  PoolResult pool = base_pool(r);
+  PoolResult pool = base_pool(resolved);
   pool_memory(s, pool);
   pool.ttft_s = s.ttft_s;
   pool.step_s = s.step_s;
-  pool.requests_per_s = pool.fits ? s.requests_per_s : 0.0;
+  pool.requests_per_s = pool.fits ? s.requests_per_s * resolved.mesh.gpus / r.mesh.gpus : 0.0;
   pool.requests_per_s_per_gpu = pool.gpus > 0 ? pool.requests_per_s / pool.gpus : 0.0;
   return pool;
 }
 
 // The decode pool: decode-only steps at steady state (header).
 PoolResult evaluate_decode_pool(const Resolved& resolved) {
-  const InferenceEstimate s = evaluate_serving(resolved).serving;  // memory and what the KV cache holds
+  Resolved r = one_instance(resolved);
+  const InferenceEstimate s = evaluate_serving(r).serving;  // memory and what the KV cache holds
   PoolResult pool = base_pool(resolved);
   pool_memory(s, pool);
   if (!pool.fits) return pool;
-  Resolved r = resolved;
   r.config.model.mtp_layers = 0;  // served without its MTP modules, as core/inference.cpp does
   const ServingSetup S(r);
   const Workload& w = S.w;
@@ -99,7 +178,7 @@ PoolResult evaluate_decode_pool(const Resolved& resolved) {
   pool.step_s = cycle;
   pool.tpot_s = cycle / q;
   const double per_replica = cycle > 0 && OSL > 1 ? C * q / ((OSL - 1.0) * cycle) : 0.0;
-  pool.requests_per_s = per_replica * resolved.mesh.dp_attn;
+  pool.requests_per_s = per_replica * r.mesh.dp_attn * resolved.mesh.gpus / r.mesh.gpus;
   pool.requests_per_s_per_gpu = pool.gpus > 0 ? pool.requests_per_s / pool.gpus : 0.0;
   return pool;
 }
@@ -167,16 +246,11 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   const double rho_d = std::min(d.decode.requests_per_s_per_gpu, link_rate);
   d.balanced_prefill_fraction = balanced_prefill_fraction(rho_p, rho_d);
   d.balanced_output_tokens_per_s_per_gpu = rho_p > 0 && rho_d > 0 ? w.output_len * rho_p * rho_d / (rho_p + rho_d) : 0.0;
-  const int gp = d.prefill.gpus_per_instance, gd = d.decode.gpus_per_instance;
-  double best = 0;
-  for (int x = 1; x * gp + gd <= gpus && x <= 100000; ++x) {
-    const int y = (gpus - x * gp) / gd;
-    const double rate = std::min(x * gp * rho_p, y * gd * rho_d);
-    if (rate > best * (1 + 1e-12)) {
-      best = rate;
-      d.suggested_prefill_instances = x, d.suggested_decode_instances = y;
-    }
-  }
+  // The suggested split of the same GPUs: one GPU's rate each (ρ; the links are in them already).
+  const DeploymentSplit split = best_split(gpus, c.gpus_per_node, d.prefill.gpus_per_instance, d.decode.gpus_per_instance,
+                                           rho_p * d.prefill.gpus_per_instance, rho_d * d.decode.gpus_per_instance, 1e300);
+  const double best = split.requests_per_s;
+  d.suggested_prefill_instances = split.x, d.suggested_decode_instances = split.y;
   d.suggested_output_tokens_per_s_per_gpu = gpus > 0 ? best * w.output_len / gpus : 0.0;
   return d;
 }

@@ -18,10 +18,14 @@
 //     transfer (the decode instance emits the first token once the KV has arrived; DistServe §3
 //     counts the transfer in the second token's latency instead); TPOT = the decode pool's;
 //     output tokens/s per GPU = requests/s × OSL / (prefill + decode GPUs).
+//   placement: a pool's instances are placed whole, each within one node when it fits in one
+//     (instances_fit below), so each serves as one instance alone does: a pool of x instances is one
+//     instance evaluated, its requests/s times x, at its latency.
 //   balance (Splitwise §5, DistServe §4.3 replicate instances until the rates match): with ρ_p, ρ_d
 //     requests/s per GPU of each pool, the pools match when N_p·ρ_p = N_d·ρ_d: a prefill share
 //     f_p = ρ_d / (ρ_p + ρ_d) of the GPUs and OSL · ρ_p·ρ_d/(ρ_p + ρ_d) output tokens/s per GPU;
-//     the best whole numbers of instances for the same GPU count are found by trying each.
+//     the best whole numbers of instances for the same GPUs, placed in the cluster's nodes, are
+//     best_split's.
 // Ignores: queueing and arrival bursts (offline: every request queued), a decode pool running below
 // its batch when prefill bounds the rate (its TPOT is given at its batch, an upper bound), transfer
 // overlapped with the prefill layer by layer (Splitwise §4.3; here it follows the prefill).
@@ -69,6 +73,26 @@ struct Disaggregated {
   int suggested_prefill_instances = 0, suggested_decode_instances = 0;  // for prefill.gpus + decode.gpus
   double suggested_output_tokens_per_s_per_gpu = 0;
 };
+
+// Where the instances go (both pools on nodes of C GPUs): an instance is placed whole, within one node
+// when it fits in one (an instance straddling two nodes would run its TP and EP collectives over the
+// scale-out links), else on ⌈g/C⌉ whole nodes of its own; the larger instances first, node by node, the
+// smaller ones in the GPUs they leave and on the nodes they leave free (first-fit decreasing). GPUs
+// that fit no instance stay idle: 2 instances of 32 GPUs on a 72-GPU NVL72 node leave 8, which hold 2
+// of 4 but none of 12. Whether `na` instances of `ga` GPUs and `nb` of `gb` fit in `gpus` GPUs.
+bool instances_fit(long long gpus, int per_node, int ga, long long na, int gb, long long nb);
+
+// The whole numbers of instances x, y (each ≥ 1, placed as instances_fit places them) that serve the
+// most requests/s, min(x·rp, y·rd, min(x·gp, y·gd)·link): rp, rd one instance's requests/s, link what
+// one GPU's link carries in requests/s; the fewest prefill instances among equals. x = 0 when no split
+// exists. That is min(x·a, y(x)·b), a = min(rp, gp·link), b = min(rd, gd·link), y(x) the most decode
+// instances beside x prefill ones: the first term rises with x and the second falls, so the best x is
+// the last one where x·a ≤ y(x)·b or the next.
+struct DeploymentSplit {
+  int x = 0, y = 0;
+  double requests_per_s = 0;
+};
+DeploymentSplit best_split(long long gpus, int per_node, int gp, int gd, double rp, double rd, double link_per_gpu);
 
 // What a workload needs to be served disaggregated: mode infer, output_len ≥ 2, in-flight batching,
 // offline at steady state (no request rate, no num_requests); each error at its /workload path.

@@ -87,36 +87,6 @@ struct Candidate {
 
 // The terms of min(x·rp, y·rd, min(x·gp, y·gd)·link) rise with x or fall with it (y = ⌊(N − x·gp)/gd⌋),
 // so the best x is an end of its range or beside a crossing of a rising and a falling term.
-DeploymentSplit best_split(long long N, int gp, int gd, double rp, double rd, double link_per_gpu) {
-  DeploymentSplit best;
-  const long long x_max = (N - gd) / gp;
-  if (x_max < 1) return best;
-  auto rate_at = [&](long long x) {
-    const long long y = (N - x * gp) / gd;
-    if (x < 1 || y < 1) return DeploymentSplit{};
-    const double xd = static_cast<double>(x), yd = static_cast<double>(y);
-    const double r = std::min({xd * rp, yd * rd, std::min(xd * gp, yd * gd) * link_per_gpu});
-    return DeploymentSplit{static_cast<int>(x), static_cast<int>(y), r};
-  };
-  std::vector<double> crossings;  // continuous x where a rising term meets a falling one
-  for (double up : {rp, gp * link_per_gpu})
-    for (double down : {rd, gd * link_per_gpu}) {
-      // x·up = (N − x·gp)/gd · down
-      const double denom = gd * up + gp * down;
-      if (denom > 0) crossings.push_back(static_cast<double>(N) * down / denom);
-    }
-  std::vector<long long> xs = {1, x_max};
-  for (double c : crossings)
-    for (long long dx = -1; dx <= 2; ++dx) xs.push_back(static_cast<long long>(std::floor(c)) + dx);
-  std::sort(xs.begin(), xs.end());  // the fewest prefill instances among equals
-  for (long long x : xs) {
-    if (x < 1 || x > x_max) continue;
-    const DeploymentSplit s = rate_at(x);
-    if (s.requests_per_s > best.requests_per_s * (1 + 1e-12)) best = s;
-  }
-  return best;
-}
-
 Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const ServingSearchOptions& opt) {
   Result<DisaggregatedSearchResult> out;
   // Every error at once: the search's, then what disaggregation needs beyond them.
@@ -191,7 +161,7 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
     const PoolOption& d = decodes[i];
     PerDecode& best = per_decode[i];
     for (const PoolOption& p : prefills) {
-      if (p.gpus + d.gpus > N) continue;
+      if (!instances_fit(N, c.gpus_per_node, p.gpus, 1, d.gpus, 1)) continue;
       if (r.pairs >= kMaxPairs) {
         r.truncated = true;
         break;
@@ -199,7 +169,7 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
       ++r.pairs;
       Candidate k;
       k.prefill = &p, k.decode = &d;
-      k.split = best_split(N, p.gpus, d.gpus, p.requests_per_s, d.requests_per_s, link_per_gpu);
+      k.split = best_split(N, c.gpus_per_node, p.gpus, d.gpus, p.requests_per_s, d.requests_per_s, link_per_gpu);
       if (k.split.x < 1) continue;
       k.ttft_s = p.latency_s + kv_transfer_s(std::max(p.kv_bytes_per_gpu, d.kv_bytes_per_gpu), one_node, c);
       k.tpot_s = d.latency_s;
@@ -238,9 +208,8 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
     pt.within_limits = over_limits(pt.ttft_s, pt.tpot_s, opt) <= 1.0;
     return d.prefill.fits && d.decode.fits && d.requests_per_s > 0;
   };
-  // A pool of many instances can differ from one instance (an instance that does not tile a node
-  // straddles two, its TP or EP groups then on the scale-out links), so a candidate that the whole
-  // evaluation puts past the limits is passed over when others are within them.
+  // A candidate that the whole evaluation puts past the limits (its KV transfer over another link than
+  // the estimate's) is passed over when others are within them.
   auto evaluate_all = [&](const std::vector<Candidate>& ks, size_t most, bool within_only) {
     std::vector<DisaggregatedPoint> points;
     size_t tried = 0;

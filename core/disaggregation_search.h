@@ -12,9 +12,10 @@
 //      largest); a pool's requests/s grows with its instances (each serves its share of an offline
 //      queue), so one instance gives ρ per instance, TTFT or TPOT, and its KV share per GPU;
 //   2. options no other of the same instance size beats on rate, latency and KV share are kept;
-//   3. each prefill × decode pair gets its best whole numbers of instances x, y with x·g_p + y·g_d ≤
-//      N: the deployment runs at min(x·ρ_p, y·ρ_d, the KV links' rate), which rises with x in its
-//      first term and falls in the others, so the best x sits beside a crossing of two of them;
+//   3. each prefill × decode pair gets its best whole numbers of instances x, y that the N GPUs hold,
+//      each instance within a node (disaggregation.h best_split, instances_fit): the deployment runs at
+//      min(x·ρ_p, y·ρ_d, the KV links' rate), which rises with x in its first term and falls in the
+//      others, so the best x sits beside their crossing;
 //   4. the fastest pairs and the front are evaluated again as whole deployments
 //      (evaluate_disaggregated), and those numbers are the ones reported.
 // Output tokens/s per GPU divides by all N GPUs (idle ones included), as the co-located search fills
@@ -58,15 +59,6 @@ struct DisaggregatedSearchResult {
   long long evaluations = 0;      // pool evaluations, bounded by max_evaluations
   bool truncated = false;         // the enumeration reached max_evaluations, or the pairs 2,000,000
 };
-
-// The whole numbers of instances x, y (each ≥ 1, x·gp + y·gd ≤ gpus) that serve the most requests/s,
-// min(x·rp, y·rd, min(x·gp, y·gd)·link): rp, rd one instance's requests/s, link what one GPU's link
-// carries in requests/s; the fewest prefill instances among equals. x = 0 when no split exists.
-struct DeploymentSplit {
-  int x = 0, y = 0;
-  double requests_per_s = 0;
-};
-DeploymentSplit best_split(long long gpus, int gp, int gd, double rp, double rd, double link_per_gpu);
 
 // `base.cluster.gpus` (at least 2) is the GPU count to fill; the workload as disaggregation.h needs it.
 Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const ServingSearchOptions& options = {});

@@ -36,24 +36,36 @@ TEST_CASE("the best whole numbers of prefill and decode instances, by hand", "[d
   // 16 GPUs, prefill instances of 2 at 1 request/s, decode instances of 8 at 3: one decode instance
   // leaves 8 GPUs, 4 prefill instances, min(x, 3) = 3 from x = 3 (the fewest); two decode instances
   // leave none.
-  DeploymentSplit s = best_split(16, 2, 8, 1.0, 3.0, 1e9);
+  DeploymentSplit s = best_split(16, 8, 2, 8, 1.0, 3.0, 1e9);
   REQUIRE(s.x == 3);
   REQUIRE(s.y == 1);
   REQUIRE_THAT(s.requests_per_s, WithinRel(3.0, 1e-12));
   // 64 GPUs, prefill 1 GPU at 1/s, decode 4 GPUs at 10/s: min(x, 10·⌊(64 − x)/4⌋) is 43 at x = 43
   // (y = 5), 44 at x = 44 (y = 5), 40 at x = 45 (y = 4).
-  s = best_split(64, 1, 4, 1.0, 10.0, 1e9);
+  s = best_split(64, 8, 1, 4, 1.0, 10.0, 1e9);
   REQUIRE(s.x == 44);
   REQUIRE(s.y == 5);
   REQUIRE_THAT(s.requests_per_s, WithinRel(44.0, 1e-12));
   // The links bound it: 8 GPUs of one each, 10/s per instance, a GPU's link 1 request/s:
   // min(10x, 10y, min(x, y)) is 4 at x = y = 4.
-  s = best_split(8, 1, 1, 10.0, 10.0, 1.0);
+  s = best_split(8, 8, 1, 1, 10.0, 10.0, 1.0);
   REQUIRE(s.x == 4);
   REQUIRE(s.y == 4);
   REQUIRE_THAT(s.requests_per_s, WithinRel(4.0, 1e-12));
   // No room for both pools.
-  REQUIRE(best_split(8, 4, 8, 1.0, 1.0, 1.0).x == 0);
+  REQUIRE(best_split(8, 8, 4, 8, 1.0, 1.0, 1.0).x == 0);
+  // Instances stay within a node: 144 GPUs in two 72-GPU nodes, prefill instances of 12 GPUs at
+  // 10 requests/s, decode instances of 32 at 1. Four decode instances would fit in the GPUs (4 × 32 +
+  // 12 = 140) but two per node leave 8 GPUs in each, too few for a prefill instance: three decode
+  // instances (two in one node, one beside three prefill instances in the other), 3 requests/s.
+  s = best_split(144, 72, 12, 32, 10.0, 1.0, 1e9);
+  REQUIRE(s.x == 1);
+  REQUIRE(s.y == 3);
+  REQUIRE_THAT(s.requests_per_s, WithinRel(3.0, 1e-12));
+  // In one node of 144 the fourth fits: 4 requests/s.
+  s = best_split(144, 144, 12, 32, 10.0, 1.0, 1e9);
+  REQUIRE(s.y == 4);
+  REQUIRE_THAT(s.requests_per_s, WithinRel(4.0, 1e-12));
 }
 
 TEST_CASE("a pool of x instances serves x times one instance's requests at the same latency", "[disaggregation_search]") {
@@ -71,6 +83,48 @@ TEST_CASE("a pool of x instances serves x times one instance's requests at the s
   REQUIRE_THAT(b.prefill.requests_per_s, WithinRel(3 * a.prefill.requests_per_s, 1e-9));
   REQUIRE_THAT(b.prefill.ttft_s, WithinRel(a.prefill.ttft_s, 1e-9));
   REQUIRE_THAT(b.decode.requests_per_s, WithinRel(a.decode.requests_per_s, 1e-9));
+}
+
+TEST_CASE("instances are placed whole within nodes, the larger first", "[disaggregation_search]") {
+  // Two 72-GPU nodes. Instances of 32: two per node, 8 GPUs left in each.
+  REQUIRE(instances_fit(144, 72, 32, 4, 4, 4));  // each node's 8 left hold two of 4
+  REQUIRE_FALSE(instances_fit(144, 72, 32, 4, 4, 5));
+  REQUIRE_FALSE(instances_fit(144, 72, 32, 4, 12, 1));  // 8 GPUs hold no instance of 12
+  // Three of 32: a node of two (8 left) and a node of one (40 left): 0 + 3 instances of 12.
+  REQUIRE(instances_fit(144, 72, 12, 3, 32, 3));
+  REQUIRE_FALSE(instances_fit(144, 72, 12, 4, 32, 3));
+  // 140 of 144 GPUs would hold 4 + 1, but not without straddling a node.
+  REQUIRE_FALSE(instances_fit(144, 72, 32, 4, 12, 1));
+  // Larger than a node: 96 GPUs take two whole nodes (48 left in the second); a third node of 72
+  // and a last one of 20 GPUs (236 in all): 48/16 + 72/16 + 20/16 = 3 + 4 + 1 instances of 16.
+  REQUIRE(instances_fit(236, 72, 96, 1, 16, 8));
+  REQUIRE_FALSE(instances_fit(236, 72, 96, 1, 16, 9));
+  REQUIRE_FALSE(instances_fit(236, 72, 96, 2, 16, 0));  // two need four whole nodes
+  // Eight GPUs per node and sizes that divide it: any mix that adds up fits.
+  REQUIRE(instances_fit(64, 8, 1, 44, 4, 5));
+  REQUIRE_FALSE(instances_fit(64, 8, 1, 45, 4, 5));
+}
+
+TEST_CASE("a pool's instances do not straddle nodes", "[disaggregation_search]") {
+  // DeepSeek-V3 in fp4 on GB200 NVL72 (72 GPUs a node), decode instances of EP 32. Placed rank after
+  // rank, a third instance would take GPUs 64 to 95 across two nodes and run its all-to-all over the
+  // scale-out links; placed whole it sits in a node of its own, so three serve 3 × one instance's
+  // requests at one instance's TPOT.
+  auto run = [](int instances) {
+    nlohmann::json c = {
+        {"model", "deepseek-v3"},
+        {"cluster", "gb200-nvl72"},
+        {"workload", {{"mode", "infer"}, {"prompt_len", 1024}, {"output_len", 256}, {"weight_dtype", "fp4"}, {"kv_dtype", "fp8"}}}};
+    c["disaggregation"] = {{"prefill", {{"gpus", 8}, {"plan", {{"tp", 1}, {"pp", 4}}}, {"batch", 1}}},
+                           {"decode", {{"gpus", 32 * instances}, {"plan", {{"tp", 1}, {"ep", 32}}}, {"batch", 16}}}};
+    const api::Answer<api::DisaggregationRun> a = api::disaggregate(c.dump());
+    REQUIRE(a.ok());
+    return a.result.value.result;
+  };
+  const Disaggregated one = run(1), three = run(3);
+  REQUIRE(three.decode.instances == 3);
+  REQUIRE_THAT(three.decode.tpot_s, WithinRel(one.decode.tpot_s, 1e-9));
+  REQUIRE_THAT(three.decode.requests_per_s, WithinRel(3 * one.decode.requests_per_s, 1e-9));
 }
 
 TEST_CASE("the disaggregated search finds the best whole deployment of its space", "[disaggregation_search]") {
