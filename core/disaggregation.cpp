@@ -157,23 +157,39 @@ PoolResult evaluate_prefill_pool(const Resolved& resolved) {
 }
 
 // The decode pool: decode-only steps at steady state (header).
+namespace {
+
+// The cycle between two decode-only steps of a replica holding C sequences (its pp micro-batches).
+double decode_cycle_s(const ServingSetup& S, double C) {
+  const Workload& w = S.w;
+  StepLoad load;
+  load.decode_seqs = C / S.plan.pp;
+  load.decode_tokens = 1.0 + w.spec_draft_tokens;
+  load.decode_context = double(w.prompt_len) + w.output_len / 2.0;  // mean context over the decode
+  const double draft_s = w.spec_draft_tokens > 0 ? w.spec_draft_tokens * draft_pass_s(S, load.decode_seqs, load.decode_context) : 0.0;
+  return pipeline_cycle_s(step_cost(S, load), draft_s);
+}
+
+// The decode setup of one instance (served without its MTP modules, as core/inference.cpp does).
+Resolved decode_instance(const Resolved& pool) {
+  Resolved r = one_instance(pool);
+  r.config.model.mtp_layers = 0;
+  return r;
+}
+
+}  // namespace
+
 PoolResult evaluate_decode_pool(const Resolved& resolved) {
   Resolved r = one_instance(resolved);
   const InferenceEstimate s = evaluate_serving(r).serving;  // memory and what the KV cache holds
   PoolResult pool = base_pool(resolved);
   pool_memory(s, pool);
   if (!pool.fits) return pool;
-  r.config.model.mtp_layers = 0;  // served without its MTP modules, as core/inference.cpp does
+  r = decode_instance(resolved);
   const ServingSetup S(r);
   const Workload& w = S.w;
-  const double pp = S.plan.pp, C = s.concurrency, OSL = w.output_len;
-  StepLoad load;
-  load.decode_seqs = C / pp;
-  load.decode_tokens = 1.0 + w.spec_draft_tokens;
-  load.decode_context = double(w.prompt_len) + OSL / 2.0;  // mean context over the decode
-  const StepCost step = step_cost(S, load);
-  const double draft_s = w.spec_draft_tokens > 0 ? w.spec_draft_tokens * draft_pass_s(S, load.decode_seqs, load.decode_context) : 0.0;
-  const double cycle = pipeline_cycle_s(step, draft_s);
+  const double C = s.concurrency, OSL = w.output_len;
+  const double cycle = decode_cycle_s(S, C);
   const double q = spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
   pool.step_s = cycle;
   pool.tpot_s = cycle / q;
@@ -181,6 +197,36 @@ PoolResult evaluate_decode_pool(const Resolved& resolved) {
   pool.requests_per_s = per_replica * r.mesh.dp_attn * resolved.mesh.gpus / r.mesh.gpus;
   pool.requests_per_s_per_gpu = pool.gpus > 0 ? pool.requests_per_s / pool.gpus : 0.0;
   return pool;
+}
+
+PoolLoad prefill_at(const Resolved& resolved, double requests_per_s) {
+  Resolved r = one_instance(resolved);
+  r.config.workload.output_len = 1;
+  r.config.workload.request_rate_per_s = requests_per_s * r.mesh.gpus / resolved.mesh.gpus;  // this instance's share
+  const InferenceEstimate s = evaluate_serving(r).serving;
+  return {s.concurrency, s.ttft_s};
+}
+
+PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_in_flight) {
+  const Resolved r = decode_instance(resolved);
+  const ServingSetup S(r);
+  const Workload& w = S.w;
+  const double q = spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
+  const double steps = (w.output_len - 1.0) / q;                                             // a sequence's decode steps
+  const double lambda = requests_per_s * r.mesh.gpus / resolved.mesh.gpus / r.mesh.dp_attn;  // per replica
+  // Little's law: C = λ · steps · cycle(C); the cycle grows with C, so g(C) = λ·steps·cycle(C) − C falls
+  // through 0 once, at most at the pool's batch (its rate there is at least λ).
+  auto g = [&](double C) { return lambda * steps * decode_cycle_s(S, C) - C; };
+  double C = most_in_flight;
+  if (lambda > 0 && g(most_in_flight) < 0) {
+    double lo = 0, hi = most_in_flight;
+    for (int i = 0; i < 60; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (g(mid) > 0 ? lo : hi) = mid;
+    }
+    C = hi;
+  }
+  return {C, decode_cycle_s(S, C) / q};
 }
 
 double kv_bytes_per_request(const Resolved& r) {
@@ -233,8 +279,15 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
             : d.requests_per_s == d.decode.requests_per_s ? "decode"
                                                           : "kv_transfer";
   d.kv_link_utilization = d.kv_requests_per_s > 0 ? d.requests_per_s / d.kv_requests_per_s : 0.0;
-  d.ttft_s = d.prefill.ttft_s + d.kv_transfer_s;
-  d.tpot_s = d.decode.tpot_s;
+  // Each pool at the deployment's rate: the pools that do not bound it run below their batch, with
+  // the sequences Little's law puts in flight (Little 1961), and their latency is what users see.
+  const PoolLoad pl = d.requests_per_s < d.prefill.requests_per_s ? prefill_at(prefill, d.requests_per_s)
+                                                                  : PoolLoad{d.prefill.concurrency, d.prefill.ttft_s};
+  const PoolLoad dl = d.requests_per_s < d.decode.requests_per_s ? decode_at(decode, d.requests_per_s, d.decode.concurrency)
+                                                                 : PoolLoad{d.decode.concurrency, d.decode.tpot_s};
+  d.prefill_in_flight = pl.in_flight, d.decode_in_flight = dl.in_flight;
+  d.ttft_s = pl.latency_s + d.kv_transfer_s;
+  d.tpot_s = dl.latency_s;
   d.e2e_latency_s = d.ttft_s + (w.output_len - 1.0) * d.tpot_s;
   d.output_tokens_per_s_total = d.requests_per_s * w.output_len;
   const int gpus = d.prefill.gpus + d.decode.gpus;
@@ -285,6 +338,8 @@ nlohmann::json to_json(const Disaggregated& d) {
             {"link_utilization", d.kv_link_utilization}}},
           {"requests_per_s", d.requests_per_s},
           {"bound", d.bound},
+          {"prefill_in_flight", d.prefill_in_flight},
+          {"decode_in_flight", d.decode_in_flight},
           {"ttft_s", d.ttft_s},
           {"tpot_s", d.tpot_s},
           {"e2e_latency_s", d.e2e_latency_s},

@@ -16,7 +16,9 @@
 //     cycle / tokens per step; requests/s per replica = C · tokens per step / ((OSL − 1) · cycle).
 //   deployment: requests/s = min(prefill pool, decode pool, transfer); TTFT = prefill TTFT +
 //     transfer (the decode instance emits the first token once the KV has arrived; DistServe §3
-//     counts the transfer in the second token's latency instead); TPOT = the decode pool's;
+//     counts the transfer in the second token's latency instead); TPOT = the decode pool's; each at
+//     the deployment's rate: a pool that does not bound it holds fewer sequences than its batch,
+//     C = λ · its time per request (Little 1961), and is faster there;
 //     output tokens/s per GPU = requests/s × OSL / (prefill + decode GPUs).
 //   placement: a pool's instances are placed whole, each within one node when it fits in one
 //     (instances_fit below), so each serves as one instance alone does: a pool of x instances is one
@@ -26,9 +28,8 @@
 //     f_p = ρ_d / (ρ_p + ρ_d) of the GPUs and OSL · ρ_p·ρ_d/(ρ_p + ρ_d) output tokens/s per GPU;
 //     the best whole numbers of instances for the same GPUs, placed in the cluster's nodes, are
 //     best_split's.
-// Ignores: queueing and arrival bursts (offline: every request queued), a decode pool running below
-// its batch when prefill bounds the rate (its TPOT is given at its batch, an upper bound), transfer
-// overlapped with the prefill layer by layer (Splitwise §4.3; here it follows the prefill).
+// Ignores: queueing and arrival bursts (offline: every request queued), transfer overlapped with the
+// prefill layer by layer (Splitwise §4.3; here it follows the prefill).
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -65,6 +66,9 @@ struct Disaggregated {
   double kv_link_utilization = 0;
   double requests_per_s = 0;
   std::string bound;  // prefill, decode or kv_transfer: the smallest rate
+  // Sequences in flight per replica of each pool at the deployment's rate (below the pool's batch in
+  // the pools that do not bound it), and the latencies there.
+  double prefill_in_flight = 0, decode_in_flight = 0;
   double ttft_s = 0, tpot_s = 0, e2e_latency_s = 0;
   double output_tokens_per_s_total = 0, output_tokens_per_s_per_gpu = 0, output_tokens_per_s_per_user = 0;
   // Balance.
@@ -108,8 +112,16 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
 // The parts evaluate_disaggregated combines, for the search over deployments (disaggregation_search.h).
 PoolResult evaluate_prefill_pool(const Resolved& r);  // its requests/s, TTFT and memory
 PoolResult evaluate_decode_pool(const Resolved& r);   // its requests/s, TPOT and memory
-double kv_bytes_per_request(const Resolved& r);       // prompt_len tokens, whole model
-double kv_bytes_per_gpu(const Resolved& r);           // the largest stage's share over its tp GPUs
+// A pool run at `requests_per_s` (at most what it serves): the sequences in flight per replica by
+// Little's law and its latency there (prefill: TTFT, the serving model at that request rate; decode:
+// TPOT, C = λ · decode steps · cycle(C), at most `most_in_flight`, its batch).
+struct PoolLoad {
+  double in_flight = 0, latency_s = 0;
+};
+PoolLoad prefill_at(const Resolved& r, double requests_per_s);
+PoolLoad decode_at(const Resolved& r, double requests_per_s, double most_in_flight);
+double kv_bytes_per_request(const Resolved& r);  // prompt_len tokens, whole model
+double kv_bytes_per_gpu(const Resolved& r);      // the largest stage's share over its tp GPUs
 // Whether two pools of `gpus` GPUs together sit in one node (the KV crosses NVLink), the link's
 // bandwidth per GPU (η applied) and the transfer of `bytes_per_gpu` over it.
 bool kv_in_one_node(int gpus, const Cluster& c);

@@ -210,6 +210,14 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
   };
   // A candidate that the whole evaluation puts past the limits (its KV transfer over another link than
   // the estimate's) is passed over when others are within them.
+  // Two decode batches the prefill pool never fills run the same deployment (the decode pool holds what
+  // the rate brings, disaggregation.h): the first one listed stands for both.
+  auto same_deployment = [](const DisaggregatedPoint& a, const DisaggregatedPoint& b) {
+    return a.prefill_instances == b.prefill_instances && a.decode_instances == b.decode_instances &&
+           serving_plan_label(a.prefill_plan, a.prefill_batch) == serving_plan_label(b.prefill_plan, b.prefill_batch) &&
+           serving_plan_label(a.decode_plan, 1) == serving_plan_label(b.decode_plan, 1) && a.tpot_s == b.tpot_s &&
+           a.ttft_s == b.ttft_s && a.requests_per_s == b.requests_per_s;
+  };
   auto evaluate_all = [&](const std::vector<Candidate>& ks, size_t most, bool within_only) {
     std::vector<DisaggregatedPoint> points;
     size_t tried = 0;
@@ -217,7 +225,9 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
       if (points.size() >= most || tried >= 4 * most + 16) break;
       ++tried;
       DisaggregatedPoint pt;
-      if (evaluate(k, pt) && (pt.within_limits || !within_only)) points.push_back(pt);
+      if (!evaluate(k, pt) || (!pt.within_limits && within_only)) continue;
+      if (std::none_of(points.begin(), points.end(), [&](const DisaggregatedPoint& q) { return same_deployment(q, pt); }))
+        points.push_back(pt);
     }
     return points;
   };

@@ -17,7 +17,9 @@
 //      min(x·ρ_p, y·ρ_d, the KV links' rate), which rises with x in its first term and falls in the
 //      others, so the best x sits beside their crossing;
 //   4. the fastest pairs and the front are evaluated again as whole deployments
-//      (evaluate_disaggregated), and those numbers are the ones reported.
+//      (evaluate_disaggregated), and those numbers are the ones reported. The limits are
+//      first checked on each pool's latency at its batch, an upper bound: the whole evaluation gives the
+//      latencies at the deployment's rate, where the pool that does not bound it runs below its batch.
 // Output tokens/s per GPU divides by all N GPUs (idle ones included), as the co-located search fills
 // all N. Offline steady state only, as disaggregation.h: no request rate, no num_requests.
 #pragma once

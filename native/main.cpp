@@ -820,6 +820,8 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
   std::cout << " deployment: " << fixed(d.requests_per_s, 2) << " requests/s (bound by " << d.bound << ") · TTFT "
             << human_time(d.ttft_s) << " (prefill + transfer) · TPOT " << human_time(d.tpot_s) << " · end to end "
             << human_time(d.e2e_latency_s) << "\n";
+  std::cout << " at that rate, in flight per replica: " << fixed(d.prefill_in_flight, 1) << " prefilling, "
+            << fixed(d.decode_in_flight, 1) << " decoding (Little's law; a pool that does not bound the rate runs below its batch)\n";
   std::cout << " " << fixed(d.output_tokens_per_s_per_user, 1) << " output tokens/s per user · "
             << with_commas(d.output_tokens_per_s_total) << " total · " << fixed(d.output_tokens_per_s_per_gpu, 1) << " per GPU\n";
   std::cout << " balanced: " << pct(d.balanced_prefill_fraction) << " of the GPUs prefilling → "

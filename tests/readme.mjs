@@ -56,10 +56,11 @@ const d = json(['evaluate', 'tests/fixtures/disaggregated.json']).result;
 const colocated = json(['evaluate', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--mode', 'infer', '--batch', '64', '--prompt-len', '2048',
   '--output-len', '512']).result.inference;
 const ms = (x) => fixed(x * 1e3, 1) + ' ms';
-quoted('prefill ' + fixed(d.prefill.requests_per_s, 2) + ' requests/s (TTFT ' + ms(d.prefill.ttft_s) + '), decode ' + fixed(d.decode.requests_per_s, 2) +
-  ' (TPOT ' + ms(d.decode.tpot_s) + ' against ' + ms(colocated.tpot_s) + ' co-located at\nbatch 64); ' + fixed(d.output_tokens_per_s_per_gpu, 1) +
-  ' output tokens/s per GPU, bound by ' + d.bound + '; balanced at ' + fixed(100 * d.balance.prefill_fraction, 1) + '% prefill GPUs → ' +
-  fixed(d.balance.output_tokens_per_s_per_gpu, 1) + ' per\nGPU', 'the disaggregated example');
+quoted('prefill ' + fixed(d.prefill.requests_per_s, 2) + ' requests/s at its batch of ' + d.prefill.batch + ' (TTFT ' + ms(d.prefill.ttft_s) + '), decode ' +
+  fixed(d.decode.requests_per_s, 2) + ' (TPOT ' + ms(d.decode.tpot_s) + ' against ' + ms(colocated.tpot_s) + ' co-located at batch 64); ' +
+  fixed(d.output_tokens_per_s_per_gpu, 1) + ' output tokens/s per GPU, bound by ' + d.bound + ', so the prefill pool holds ' + fixed(d.prefill_in_flight, 2) +
+  ' prompts at a time and the deployment\'s TTFT is ' + ms(d.ttft_s) + '; balanced at ' + fixed(100 * d.balance.prefill_fraction, 1) + '% prefill GPUs → ' +
+  fixed(d.balance.output_tokens_per_s_per_gpu, 1) + ' per GPU', 'the disaggregated example');
 
 const split = json(['search', '--model', 'deepseek-v3', '--cluster', 'gb200-nvl72', '--gpus', '72', '--mode', 'infer', '--weight-dtype', 'fp4',
   '--kv-dtype', 'fp8', '--prompt-len', '8192', '--output-len', '1024', '--max-ttft-ms', '2000', '--max-tpot-ms', '20', '--disaggregated']).result;

@@ -69,7 +69,14 @@ TEST_CASE("the deployment runs at its slowest pool, and the balance follows from
   const double rate = std::min({d.prefill.requests_per_s, d.decode.requests_per_s, d.kv_requests_per_s});
   REQUIRE(d.requests_per_s == rate);
   REQUIRE_THAT(d.output_tokens_per_s_per_gpu, WithinRel(rate * 512 / 16, 1e-12));
-  REQUIRE_THAT(d.ttft_s, WithinRel(d.prefill.ttft_s + d.kv_transfer_s, 1e-12));
+  // Bound by decode: the prefill pool runs below its batch of 4 at the deployment's rate. Little's law
+  // (Little 1961): its prompts in flight are the rate times each one's time there, its TTFT.
+  REQUIRE(d.bound == "decode");
+  REQUIRE(d.prefill_in_flight < d.prefill.concurrency);
+  REQUIRE_THAT(d.prefill_in_flight, WithinRel(rate * (d.ttft_s - d.kv_transfer_s), 1e-6));
+  REQUIRE(d.ttft_s < d.prefill.ttft_s + d.kv_transfer_s);
+  REQUIRE(d.decode_in_flight == 64);
+  REQUIRE(d.tpot_s == d.decode.tpot_s);
   REQUIRE_THAT(d.e2e_latency_s, WithinRel(d.ttft_s + 511 * d.tpot_s, 1e-12));
   // Decode pool: 64 sequences per step, each request 511 steps after its first token:
   // requests/s = 64 / (511 · TPOT).
@@ -85,6 +92,23 @@ TEST_CASE("the deployment runs at its slowest pool, and the balance follows from
   const Result<Estimate> e = evaluate(co);
   REQUIRE(test::serving(e));
   REQUIRE(d.tpot_s <= test::serving(e)->serving.tpot_s * (1 + 1e-9));
+}
+
+TEST_CASE("a decode pool the prefill pool cannot fill runs fewer sequences, faster", "[disaggregation]") {
+  // 2 H100s prefilling with TP 2 feed 16 decoding with TP 8 at batch 64: bound by prefill. Each
+  // decode replica holds C = λ · 511 steps · cycle(C) sequences (Little 1961), λ its share of the
+  // requests, fewer than its 64, and its steps are shorter than at 64.
+  const api::Answer<api::DisaggregationRun> a = api::disaggregate(
+      llama_config(R"({"gpus":2,"plan":{"tp":2}})", R"({"gpus":16,"plan":{"tp":8},"batch":64})"));
+  REQUIRE(a.ok());
+  const Disaggregated& d = a.result.value.result;
+  REQUIRE(d.bound == "prefill");
+  REQUIRE(d.decode_in_flight < 64);
+  REQUIRE_THAT(d.decode_in_flight, WithinRel(d.requests_per_s / 2 * 511 * d.tpot_s, 1e-6));
+  REQUIRE(d.tpot_s < d.decode.tpot_s);
+  // The prefill pool bounds it: at its batch, its TTFT.
+  REQUIRE(d.prefill_in_flight == d.prefill.concurrency);
+  REQUIRE_THAT(d.ttft_s, WithinRel(d.prefill.ttft_s + d.kv_transfer_s, 1e-12));
 }
 
 TEST_CASE("bad disaggregation inputs are reported at their paths", "[disaggregation]") {

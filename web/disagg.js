@@ -66,7 +66,8 @@
     const gpus = p.gpus + d.gpus;
     const inf = colocated.inference;
     h += '<p><b>Deployment</b> of ' + F.int(p.gpus) + ' + ' + F.int(d.gpus) + ' GPUs: ' + F.sig(r.requests_per_s) + ' requests/s, bound by ' + e(r.bound.replace('_', ' ')) +
-      ' · TTFT ' + F.seconds(r.ttft_s) + ' (prefill + transfer) · TPOT ' + F.seconds(r.tpot_s) + ' · <b>' + F.sig(r.output_tokens_per_s_per_gpu) + '</b> output tokens/s per GPU, ' +
+      ' · TTFT ' + F.seconds(r.ttft_s) + ' (prefill + transfer) · TPOT ' + F.seconds(r.tpot_s) + ' at this rate, with ' + F.fixed(r.prefill_in_flight, 1) +
+      ' prompts and ' + F.fixed(r.decode_in_flight, 1) + ' sequences in flight per copy (a pool that does not bound the rate runs below its batch) · <b>' + F.sig(r.output_tokens_per_s_per_gpu) + '</b> output tokens/s per GPU, ' +
       F.sig(r.output_tokens_per_s_per_user) + ' per user. <span class="muted">Co-located, the plan above: ' + F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU, ' +
       F.sig(inf.output_tokens_per_s_per_user) + ' per user, TTFT ' + F.seconds(inf.ttft_s) + ', TPOT ' + F.seconds(inf.tpot_s) + '.</span></p>';
     h += '<p><b>Balanced</b> (the pools\' rates per GPU matched): ' + F.pct(b.prefill_fraction) + ' of the GPUs prefilling → ' + F.sig(b.output_tokens_per_s_per_gpu) +

@@ -139,6 +139,10 @@ async function disaggregated(k, base) {
     'disaggregated search: the link holds the pools (' + b.prefill_gpus + ' GPUs at TP ' + b.prefill_plan.tp + ' → ' + b.decode_gpus + ' at TP ' + b.decode_plan.tp + ', batch ' + b.decode_batch + ')');
     const text = await page.$eval('#disagg', (d) => d.textContent.replace(/\s+/g, ' '));
     k.check(text.includes('Deployment of ' + b.prefill_gpus + ' + ' + b.decode_gpus + ' GPUs'), 'disaggregated search: the panel evaluates the deployment of ' + b.prefill_gpus + ' + ' + b.decode_gpus + ' GPUs');
+    const want = await page.evaluate((x) => 'TTFT ' + window.CL.fmt.seconds(x.ttft_s) + ' (prefill + transfer) · TPOT ' + window.CL.fmt.seconds(x.tpot_s) + ' at this rate', b).then((t) => t.replace(/\s+/g, ' '));
+    k.check(text.includes(want) && /sequences in flight per copy/.test(text),
+      'disaggregated search: the panel gives the row\'s "' + want + '", with the sequences in flight');
+    await page.locator('#disagg').screenshot({ path: shot('disagg-panel-1280.png') });
     k.noErrors(errors, 'disaggregated search');
   });
   await k.step('an offline run of N requests cannot be served disaggregated: the reason, at its path, as text', async () => {
