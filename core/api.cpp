@@ -201,6 +201,7 @@ std::string pool_path(const std::string& path, const std::string& pool, const js
     if ((spec.contains("plan") && spec["plan"].is_object() && spec["plan"].contains(key)) || axis) return at + "/plan/" + rest;
   }
   if (path == "/plan" && spec.contains("plan")) return at + "/plan";
+  if (path.rfind("/cluster", 0) == 0 && spec.contains("cluster")) return at + path;  // the pool's own GPUs
   return path;
 }
 
@@ -210,7 +211,8 @@ void add_unique(Errors& to, const Error& e) {
   to.push_back(e);
 }
 
-// The section's shape: {"prefill": POOL, "decode": POOL}, POOL = {"gpus", "plan", "batch", "max_num_tokens"}.
+// The section's shape: {"prefill": POOL, "decode": POOL}, POOL = {"gpus", "plan", "batch", "max_num_tokens",
+// "cluster"}: a pool's cluster (a preset name or an object, as the config's) puts it on other GPUs.
 void check_section(const json& d, Errors& errors) {
   if (!d.is_object()) {
     errors.push_back({ErrorCode::WrongType, "/disaggregation", "must be an object {\"prefill\": {…}, \"decode\": {…}}"});
@@ -232,19 +234,23 @@ void check_section(const json& d, Errors& errors) {
       continue;
     }
     for (auto it = p.begin(); it != p.end(); ++it)
-      if (it.key() != "gpus" && it.key() != "plan" && it.key() != "batch" && it.key() != "max_num_tokens")
-        errors.push_back(
-            {ErrorCode::UnknownKey, at + "/" + it.key(), "unknown key '" + it.key() + "' (known: gpus, plan, batch, max_num_tokens)"});
+      if (it.key() != "gpus" && it.key() != "plan" && it.key() != "batch" && it.key() != "max_num_tokens" && it.key() != "cluster")
+        errors.push_back({ErrorCode::UnknownKey, at + "/" + it.key(),
+                          "unknown key '" + it.key() + "' (known: gpus, plan, batch, max_num_tokens, cluster)"});
     if (!p.contains("gpus")) errors.push_back({ErrorCode::MissingKey, at + "/gpus", "the pool's GPU count is missing"});
     else if (!p["gpus"].is_number_integer() || p["gpus"].get<long long>() < 1 || p["gpus"].get<long long>() > (1 << 20))
       errors.push_back({ErrorCode::OutOfRange, at + "/gpus", "must be a whole number of GPUs between 1 and 1,048,576"});
     if (p.contains("plan") && !p["plan"].is_object()) errors.push_back({ErrorCode::WrongType, at + "/plan", "must be an object"});
+    if (p.contains("cluster") && !p["cluster"].is_object() && !p["cluster"].is_string())
+      errors.push_back(
+          {ErrorCode::WrongType, at + "/cluster", "must be a cluster preset's name or an object, as the config's cluster"});
   }
 }
 
 // One pool's config: the document without the section, the pool's GPUs, plan, batch and budget.
 json pool_config(const json& base, const json& spec, bool prefill) {
   json c = base;
+  if (spec.contains("cluster")) c["cluster"] = spec["cluster"];
   json& cluster = c["cluster"];
   if (cluster.is_string()) cluster = json{{"preset", cluster}};
   if (cluster.is_object()) cluster["gpus"] = spec["gpus"];

@@ -261,12 +261,18 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   Disaggregated d;
   d.prefill = evaluate_prefill_pool(prefill);
   d.decode = evaluate_decode_pool(decode);
-  const Cluster& c = prefill.config.cluster;
+  const Cluster &cp = prefill.config.cluster, &cd = decode.config.cluster;
   const Workload& w = prefill.config.workload;
   d.kv_bytes_per_request = kv_bytes_per_request(prefill);
   // The busier side of the transfer sets its time.
   d.kv_bytes_per_gpu = std::max(kv_bytes_per_gpu(prefill), kv_bytes_per_gpu(decode));
-  const bool one_node = kv_in_one_node(d.prefill.gpus + d.decode.gpus, c);
+  // Pools on different systems meet over the scale-out network, at the slower side's NICs.
+  d.same_cluster = cp.name == cd.name;
+  const Cluster& c = d.same_cluster ||
+                             cp.scaleout_bytes_per_s * cp.efficiency.scaleout <= cd.scaleout_bytes_per_s * cd.efficiency.scaleout
+                         ? cp
+                         : cd;
+  const bool one_node = d.same_cluster && kv_in_one_node(d.prefill.gpus + d.decode.gpus, c);
   d.kv_link = one_node ? Link::NVLink : Link::ScaleOut;
   d.kv_transfer_s = kv_transfer_s(d.kv_bytes_per_gpu, one_node, c);
   // Every request's KV leaves through the prefill GPUs' links and arrives through the decode GPUs':
@@ -293,7 +299,9 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   const int gpus = d.prefill.gpus + d.decode.gpus;
   d.output_tokens_per_s_per_gpu = gpus > 0 ? d.output_tokens_per_s_total / gpus : 0.0;
   d.output_tokens_per_s_per_user = d.tpot_s > 0 ? 1.0 / d.tpot_s : 0.0;
-  // Balance: the pools' rates per GPU, each at most what one GPU's link carries (L / bytes).
+  // Balance: the pools' rates per GPU, each at most what one GPU's link carries (L / bytes); GPUs of
+  // one kind only (on different systems the pools' GPUs are not one count to share).
+  if (!d.same_cluster) return d;
   const double link_rate = d.kv_bytes_per_request > 0 ? link_bytes_per_s / d.kv_bytes_per_request : 0.0;
   const double rho_p = std::min(d.prefill.requests_per_s_per_gpu, link_rate);
   const double rho_d = std::min(d.decode.requests_per_s_per_gpu, link_rate);
@@ -338,6 +346,7 @@ nlohmann::json to_json(const Disaggregated& d) {
             {"link_utilization", d.kv_link_utilization}}},
           {"requests_per_s", d.requests_per_s},
           {"bound", d.bound},
+          {"same_cluster", d.same_cluster},
           {"prefill_in_flight", d.prefill_in_flight},
           {"decode_in_flight", d.decode_in_flight},
           {"ttft_s", d.ttft_s},

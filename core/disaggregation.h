@@ -10,6 +10,9 @@
 //     stages in parallel: T = (ISL · KV bytes per token of the largest stage) / (tp_prefill · B · η)
 //     + α (DistServe §4.1 sizes the same transfer); B the scale-out bandwidth per GPU, NVLink when
 //     both pools fit in one node. Its load on the prefill GPUs' links bounds the deployment too.
+//     Each pool may run on its own system (prefill on compute-rich GPUs, decode on ones with more
+//     HBM bandwidth and capacity; Splitwise §5 mixes H100 and A100): the KV then crosses the
+//     scale-out network at the slower side's bandwidth.
 //   decode pool: decode-only steps of the serving step model (core/serving_step.h step_cost) with
 //     C = min(pp × batch, what the KV cache holds) sequences per replica of context
 //     prompt_len + output_len/2 on average, pp micro-batches in flight (pipeline_cycle_s); TPOT =
@@ -65,7 +68,8 @@ struct Disaggregated {
   double kv_requests_per_s = 0;  // what the prefill GPUs' links carry at most
   double kv_link_utilization = 0;
   double requests_per_s = 0;
-  std::string bound;  // prefill, decode or kv_transfer: the smallest rate
+  std::string bound;         // prefill, decode or kv_transfer: the smallest rate
+  bool same_cluster = true;  // both pools on one kind of system (else no balance: their GPUs are not one count)
   // Sequences in flight per replica of each pool at the deployment's rate (below the pool's batch in
   // the pools that do not bound it), and the latencies there.
   double prefill_in_flight = 0, decode_in_flight = 0;

@@ -798,9 +798,15 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
   }
   const Disaggregated& d = answer.result.value.result;
   const Config& c = answer.result.value.prefill;
+  const Cluster& dc = answer.result.value.decode.cluster;
   const Workload& w = c.workload;
-  std::cout << "cutlab · disaggregated serving of " << c.model.name << " on " << c.cluster.name << " (" << c.cluster.gpu
-            << "): " << d.prefill.gpus << " prefill + " << d.decode.gpus << " decode GPUs\n";
+  if (d.same_cluster)
+    std::cout << "cutlab · disaggregated serving of " << c.model.name << " on " << c.cluster.name << " (" << c.cluster.gpu
+              << "): " << d.prefill.gpus << " prefill + " << d.decode.gpus << " decode GPUs\n";
+  else
+    std::cout << "cutlab · disaggregated serving of " << c.model.name << ": " << d.prefill.gpus << " prefill GPUs on "
+              << c.cluster.name << " (" << c.cluster.gpu << ") + " << d.decode.gpus << " decode GPUs on " << dc.name << " (" << dc.gpu
+              << ")\n";
   std::cout << "prompt " << w.prompt_len << " · output " << w.output_len << " · weights " << w.weight_dtype << " · KV cache "
             << w.kv_dtype << " · offline (all requests queued)\n\n";
   print_pool("prefill", d.prefill);
@@ -824,6 +830,10 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
             << fixed(d.decode_in_flight, 1) << " decoding (Little's law; a pool that does not bound the rate runs below its batch)\n";
   std::cout << " " << fixed(d.output_tokens_per_s_per_user, 1) << " output tokens/s per user · "
             << with_commas(d.output_tokens_per_s_total) << " total · " << fixed(d.output_tokens_per_s_per_gpu, 1) << " per GPU\n";
+  if (!d.same_cluster) {
+    std::cout << " pools on different systems: no balance of one GPU count between them\n";
+    return kOk;
+  }
   std::cout << " balanced: " << pct(d.balanced_prefill_fraction) << " of the GPUs prefilling → "
             << fixed(d.balanced_output_tokens_per_s_per_gpu, 1) << " output tokens/s per GPU; with "
             << with_commas(double(d.prefill.gpus + d.decode.gpus)) << " GPUs: " << d.suggested_prefill_instances << "P"

@@ -111,6 +111,40 @@ TEST_CASE("a decode pool the prefill pool cannot fill runs fewer sequences, fast
   REQUIRE_THAT(d.ttft_s, WithinRel(d.prefill.ttft_s + d.kv_transfer_s, 1e-12));
 }
 
+TEST_CASE("pools on different systems run on their own GPUs and meet over the slower network", "[disaggregation]") {
+  // 4 B200s prefilling, 4 H200s decoding whose NICs are cut to 25 GB/s. Each pool is what it is on
+  // its own system; 4 + 4 GPUs would share a node of one system, but two systems meet over the
+  // scale-out network, here at the H200 side's 25 GB/s; a balance over one GPU count means nothing.
+  const std::string b200 = R"({"gpus":4,"plan":{"tp":4},"cluster":"dgx-b200"})";
+  const std::string h200 = R"({"gpus":4,"plan":{"tp":4},"batch":64,"cluster":{"preset":"hgx-h200","scaleout_GBps":25}})";
+  const std::string h200_prefill = R"({"gpus":4,"plan":{"tp":4},"cluster":{"preset":"hgx-h200","scaleout_GBps":25}})";
+  const std::string b200_decode = R"({"gpus":4,"plan":{"tp":4},"batch":64,"cluster":"dgx-b200"})";
+  const api::Answer<api::DisaggregationRun> mixed = api::disaggregate(llama_config(b200, h200));
+  const api::Answer<api::DisaggregationRun> on_b200 = api::disaggregate(llama_config(b200, b200_decode));
+  const api::Answer<api::DisaggregationRun> on_h200 = api::disaggregate(llama_config(h200_prefill, h200));
+  REQUIRE(mixed.ok());
+  REQUIRE(on_b200.ok());
+  REQUIRE(on_h200.ok());
+  const Disaggregated &d = mixed.result.value.result, &b = on_b200.result.value.result, &h = on_h200.result.value.result;
+  REQUIRE(mixed.result.value.prefill.cluster.gpu != mixed.result.value.decode.cluster.gpu);
+  REQUIRE_THAT(d.prefill.requests_per_s, WithinRel(b.prefill.requests_per_s, 1e-12));
+  REQUIRE_THAT(d.decode.tpot_s, WithinRel(h.decode.tpot_s, 1e-12));
+  REQUIRE(b.kv_link == Link::NVLink);
+  REQUIRE(!d.same_cluster);
+  REQUIRE(d.kv_link == Link::ScaleOut);
+  const Cluster& slow = mixed.result.value.decode.cluster;
+  REQUIRE(slow.scaleout_bytes_per_s == 25e9);
+  REQUIRE_THAT(d.kv_transfer_s, WithinRel(kv_transfer_s(d.kv_bytes_per_gpu, false, slow), 1e-12));
+  REQUIRE(d.kv_transfer_s > kv_transfer_s(d.kv_bytes_per_gpu, false, mixed.result.value.prefill.cluster));
+  REQUIRE(d.balanced_prefill_fraction == 0);
+  REQUIRE(d.suggested_prefill_instances == 0);
+  // A pool's cluster errors are reported inside the pool.
+  const auto p = paths(api::disaggregate(llama_config(R"({"gpus":4,"plan":{"tp":4},"cluster":{"preset":"nope"}})", kDecode)));
+  REQUIRE(p == std::vector<std::string>{"/disaggregation/prefill/cluster/preset"});
+  REQUIRE(paths(api::disaggregate(llama_config(R"({"gpus":4,"cluster":7})", kDecode))) ==
+          std::vector<std::string>{"/disaggregation/prefill/cluster"});
+}
+
 TEST_CASE("bad disaggregation inputs are reported at their paths", "[disaggregation]") {
   auto p = paths(api::disaggregate(R"({"model":"llama3-70b","cluster":"dgx-h100","disaggregation":{"prefill":{"gpus":8}}})"));
   REQUIRE(p == std::vector<std::string>{"/disaggregation/decode"});

@@ -10,7 +10,8 @@
   'use strict';
   const F = CL.fmt;
   const e = F.escape;
-  // The pool fields the panel edits (the section's gpus, batch and plan axes; core/api.cpp check_section).
+  // The pool fields the panel edits (the section's gpus, batch and plan axes, and a system of its own
+  // from the cluster presets; core/api.cpp check_section).
   const FIELDS = [['gpus', 'GPUs'], ['tp', 'TP'], ['pp', 'PP'], ['ep', 'EP'], ['batch', 'Batch']];
   const AXES = ['tp', 'pp', 'ep'];
   const POOLS = [['prefill', 'Prefill pool', 'p'], ['decode', 'Decode pool', 'd']];
@@ -43,9 +44,11 @@
     return JSON.stringify(cfg);
   }
 
-  // "16 = 2 × TP8·PP1": the pool's GPUs as copies of its mesh (EP where the model has experts)
-  function mesh(q) {
-    return F.int(q.gpus) + ' = ' + F.int(q.instances) + ' × TP' + q.plan.tp + '·PP' + q.plan.pp + (q.plan.ep > 1 ? '·EP' + q.plan.ep : '');
+  // "16 = 2 × TP8·PP1": the pool's GPUs as copies of its mesh (EP where the model has experts), and
+  // the system it runs on when the pool names its own (as text)
+  function mesh(q, system) {
+    return F.int(q.gpus) + ' = ' + F.int(q.instances) + ' × TP' + q.plan.tp + '·PP' + q.plan.pp + (q.plan.ep > 1 ? '·EP' + q.plan.ep : '') +
+      (system ? ' on ' + e(system) : '');
   }
   function memory(q) {
     return '<span class="' + (q.fits ? 'ok' : 'bad') + '">' + F.gib(q.peak_memory_bytes, 1) + ' / ' + F.gib(q.capacity_bytes, 1) + ' GiB ' +
@@ -54,14 +57,15 @@
   const row = (cells) => '<tr>' + cells.map((c, i) => (i === 0 ? '<th>' + c + '</th>' : '<td' + (i >= 3 && i <= 5 ? ' class="num"' : '') + '>' + c + '</td>')).join('') + '</tr>';
 
   // The result as HTML (numbers and the core's names only; escaped all the same).
-  function render(r, colocated) {
+  function render(r, colocated, ps) {
     const p = r.prefill, d = r.decode, kv = r.kv_transfer, b = r.balance;
     const link = e(CL.state.linkLabel(colocated, kv.link));
     let h = '<div class="disagg-scroll"><table class="t disagg-table"><thead><tr><th>part</th><th>GPUs</th><th>batch</th><th>in flight per copy</th><th>requests/s</th><th>per GPU</th><th>latency</th><th>memory per GPU</th></tr></thead><tbody>';
-    h += row(['prefill pool', mesh(p), F.int(p.batch), F.fixed(p.concurrency, 1), F.sig(p.requests_per_s), F.sig(p.requests_per_s_per_gpu), 'TTFT ' + F.seconds(p.ttft_s), memory(p)]);
+    const system = (name) => (r.same_cluster ? '' : String(ps[name].cluster || colocated.config.cluster.name));
+    h += row(['prefill pool', mesh(p, system('prefill')), F.int(p.batch), F.fixed(p.concurrency, 1), F.sig(p.requests_per_s), F.sig(p.requests_per_s_per_gpu), 'TTFT ' + F.seconds(p.ttft_s), memory(p)]);
     h += row(['KV transfer', link, F.bytes(kv.bytes_per_request) + ' a request', F.bytes(kv.bytes_per_gpu) + ' per GPU', F.sig(kv.requests_per_s), '', F.seconds(kv.time_s),
       'links ' + F.pct(kv.link_utilization) + ' busy']);
-    h += row(['decode pool', mesh(d), F.int(d.batch), F.fixed(d.concurrency, 1), F.sig(d.requests_per_s), F.sig(d.requests_per_s_per_gpu), 'TPOT ' + F.seconds(d.tpot_s), memory(d)]);
+    h += row(['decode pool', mesh(d, system('decode')), F.int(d.batch), F.fixed(d.concurrency, 1), F.sig(d.requests_per_s), F.sig(d.requests_per_s_per_gpu), 'TPOT ' + F.seconds(d.tpot_s), memory(d)]);
     h += '</tbody></table></div>';
     const gpus = p.gpus + d.gpus;
     const inf = colocated.inference;
@@ -70,6 +74,7 @@
       ' prompts and ' + F.fixed(r.decode_in_flight, 1) + ' sequences in flight per copy (a pool that does not bound the rate runs below its batch) · <b>' + F.sig(r.output_tokens_per_s_per_gpu) + '</b> output tokens/s per GPU, ' +
       F.sig(r.output_tokens_per_s_per_user) + ' per user. <span class="muted">Co-located, the plan above: ' + F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU, ' +
       F.sig(inf.output_tokens_per_s_per_user) + ' per user, TTFT ' + F.seconds(inf.ttft_s) + ', TPOT ' + F.seconds(inf.tpot_s) + '.</span></p>';
+    if (!r.same_cluster) return h + '<p><b>Pools on different systems</b>: no balance of one GPU count between them.</p>';
     h += '<p><b>Balanced</b> (the pools\' rates per GPU matched): ' + F.pct(b.prefill_fraction) + ' of the GPUs prefilling → ' + F.sig(b.output_tokens_per_s_per_gpu) +
       ' output tokens/s per GPU; for these ' + F.int(gpus) + ' GPUs the best whole split is ' + F.int(b.suggested_prefill_instances) + 'P' + F.int(b.suggested_decode_instances) +
       'D (' + F.int(b.suggested_prefill_instances * p.gpus_per_instance) + ' + ' + F.int(b.suggested_decode_instances * d.gpus_per_instance) + ' GPUs) → ' +
@@ -83,17 +88,19 @@
     root.innerHTML = '<summary><h2>Disaggregate</h2><span class="muted"> prefill and decode on separate pools of GPUs (xPyD), each prompt\'s KV cache sent between them</span></summary>' +
       '<div class="disagg-form">' + POOLS.map(([name, title]) => '<fieldset data-pool="' + name + '"><legend>' + title + '</legend>' +
         FIELDS.map(([k, label]) => '<label class="disagg-field' + (k === 'ep' ? ' moe-only' : '') + '">' + label + ' <input type="number" min="1" step="1" data-key="' + k + '"></label>').join('') +
+        '<label class="disagg-field">System <select data-key="cluster"><option value="">the plan\'s</option>' +
+        ((CL.presets && CL.presets.clusters) || []).map((c) => '<option value="' + e(c.name) + '">' + e(c.name + ' · ' + c.gpu) + '</option>').join('') + '</select></label>' +
         '</fieldset>').join('') + '<button type="button" class="disagg-reset">Reset to the plan</button></div>' +
       '<ul class="disagg-errors"></ul><div class="disagg-out" aria-live="polite"></div>';
     const out = root.querySelector('.disagg-out'), errs = root.querySelector('.disagg-errors');
     let last = null, shownKey = null, dis = null;
     root.addEventListener('change', (ev) => {
-      const input = ev.target.closest('input[data-key]');
+      const input = ev.target.closest('[data-key]');
       if (!input || !last) return;
       const pool = input.closest('fieldset').dataset.pool, next = JSON.parse(JSON.stringify(dis || {}));
       next[pool] = next[pool] || {};
       if (input.value === '') delete next[pool][input.dataset.key];
-      else next[pool][input.dataset.key] = Number(input.value);
+      else next[pool][input.dataset.key] = input.tagName === 'SELECT' ? input.value : Number(input.value);
       onChange(next);
     });
     root.querySelector('.disagg-reset').addEventListener('click', () => onChange(null));
@@ -106,7 +113,7 @@
       if (!root.open || !g || g.r.mode !== 'infer') return;
       const cfg = g.r.config, ps = pools(cfg, dis);
       for (const fs of root.querySelectorAll('fieldset')) {
-        for (const input of fs.querySelectorAll('input')) {
+        for (const input of fs.querySelectorAll('[data-key]')) {
           const v = ps[fs.dataset.pool][input.dataset.key];
           const str = v === undefined ? '' : String(v);
           if (document.activeElement !== input && input.value !== str) input.value = str;
@@ -131,7 +138,7 @@
         li.append(code, ' ' + x.message);
         return li;
       })));
-      out.innerHTML = res.ok ? render(res.result, g.r) : '';
+      out.innerHTML = res.ok ? render(res.result, g.r, ps) : '';
       // the prefill batch the core chose (the step's token budget over the prompt), until one is set
       if (res.ok) root.querySelector('fieldset[data-pool="prefill"] input[data-key="batch"]').placeholder = String(res.result.prefill.batch);
     }

@@ -98,6 +98,14 @@ async function hostileUrls(k, base) {
   await go(page, BASE + '&m.name=' + enc(img('hash')) + '&c.gpu=' + enc(svg('hash-gpu')));
   const got = await probe(page);
   k.check(!got.pwned && got.elements.length === 0, 'hostile names through the fragment: nothing ran');
+  // a pool's system in the link (the Disaggregate panel): the core's error names it, as text
+  await page.goto(base + '?model=llama3-8b&cluster=dgx-h100&gpus=8&tp=2&mode=infer&dis.d.cluster=' + enc(img('dis-cluster')));
+  await page.waitForFunction(() => document.body.dataset.status === 'ready', null, { timeout: 30000 });
+  await page.click('#disagg summary');
+  await page.waitForFunction(() => document.querySelector('#disagg .disagg-errors li'), null, { timeout: 30000 });
+  const dis = await probe(page), disErrors = await page.$eval('#disagg .disagg-errors', (e) => e.textContent);
+  k.check(!dis.pwned && dis.elements.length === 0 && disErrors.includes('/disaggregation/decode/cluster/preset') && disErrors.includes('<img data-pwn="dis-cluster"'),
+    'hostile dis.d.cluster: nothing ran, the pool\'s error shows the name as text (' + disErrors.slice(0, 90) + ')');
   k.noErrors(errors.filter((e) => !/x:|ERR_UNKNOWN_URL_SCHEME/.test(e)), 'hostile URLs');
 }
 

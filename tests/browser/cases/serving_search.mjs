@@ -142,8 +142,24 @@ async function disaggregated(k, base) {
     const want = await page.evaluate((x) => 'TTFT ' + window.CL.fmt.seconds(x.ttft_s) + ' (prefill + transfer) · TPOT ' + window.CL.fmt.seconds(x.tpot_s) + ' at this rate', b).then((t) => t.replace(/\s+/g, ' '));
     k.check(text.includes(want) && /sequences in flight per copy/.test(text),
       'disaggregated search: the panel gives the row\'s "' + want + '", with the sequences in flight');
-    await page.locator('#disagg').screenshot({ path: shot('disagg-panel-1280.png') });
     k.noErrors(errors, 'disaggregated search');
+  });
+  await k.step('the decode pool on another system (a pool\'s own cluster) = `cutlab evaluate` of that section', async () => {
+    const b = ref.best[0];
+    const axes = (p) => ({ tp: p.tp, pp: p.pp, ep: p.ep });
+    const refD = await cliEvaluate({ model: 'llama3-70b', cluster: 'dgx-h100', plan: { tp: 8 }, workload: { mode: 'infer', batch: 16, prompt_len: 2048, output_len: 512 },
+      disaggregation: { prefill: { gpus: b.prefill_gpus, plan: axes(b.prefill_plan), batch: b.prefill_batch },
+        decode: { gpus: b.decode_gpus, plan: axes(b.decode_plan), batch: b.decode_batch, cluster: 'hgx-h200' } } });
+    await page.selectOption('#disagg fieldset[data-pool="decode"] select[data-key="cluster"]', 'hgx-h200');
+    await page.waitForFunction(() => /Pools on different systems/.test(document.getElementById('disagg').textContent), null, { timeout: 30000 });
+    await settle(page);
+    const text = await page.$eval('#disagg', (d) => d.textContent.replace(/\s+/g, ' '));
+    const r = refD.status === 0 ? refD.json : null;
+    const want = r ? await page.evaluate((x) => ('TTFT ' + window.CL.fmt.seconds(x.ttft_s) + ' (prefill + transfer) · TPOT ' + window.CL.fmt.seconds(x.tpot_s)).replace(/\s+/g, ' '), r) : '?';
+    k.check(refD.status === 0 && r && !r.same_cluster && text.includes(want) && text.includes('on hgx-h200') && new URL(page.url()).searchParams.get('dis.d.cluster') === 'hgx-h200',
+      'disaggregated search: decode on hgx-h200 gives the CLI\'s "' + want + '", names the system and puts dis.d.cluster in the link');
+    await page.locator('#disagg').screenshot({ path: shot('disagg-panel-1280.png') });
+    k.noErrors(errors, 'disaggregated search, decode on another system');
   });
   await k.step('an offline run of N requests cannot be served disaggregated: the reason, at its path, as text', async () => {
     const { page: p2, errors: e2 } = await k.open(base + QUERY + '&num_requests=100');
