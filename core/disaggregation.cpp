@@ -133,6 +133,9 @@ Resolved one_instance(const Resolved& pool) {
   return r.ok() ? r.value : pool;
 }
 
+// Instances of a pool per one instance: what one instance serves scales by it.
+double copies(const Resolved& pool, const Resolved& one) { return double(pool.mesh.gpus) / one.mesh.gpus; }
+
 // KV of one request in a stage: ISL tokens in each of its layers (a local layer at most its window).
 double stage_kv_bytes(const Resolved& r, const StageInfo& st) {
   const ModelSpec& m = r.config.model;
@@ -151,7 +154,7 @@ PoolResult evaluate_prefill_pool(const Resolved& resolved) {
   pool_memory(s, pool);
   pool.ttft_s = s.ttft_s;
   pool.step_s = s.step_s;
-  pool.requests_per_s = pool.fits ? s.requests_per_s * resolved.mesh.gpus / r.mesh.gpus : 0.0;
+  pool.requests_per_s = pool.fits ? s.requests_per_s * copies(resolved, r) : 0.0;
   pool.requests_per_s_per_gpu = pool.gpus > 0 ? pool.requests_per_s / pool.gpus : 0.0;
   return pool;
 }
@@ -170,13 +173,6 @@ double decode_cycle_s(const ServingSetup& S, double C) {
   return pipeline_cycle_s(step_cost(S, load), draft_s);
 }
 
-// The decode setup of one instance (served without its MTP modules, as core/inference.cpp does).
-Resolved decode_instance(const Resolved& pool) {
-  Resolved r = one_instance(pool);
-  r.config.model.mtp_layers = 0;
-  return r;
-}
-
 }  // namespace
 
 PoolResult evaluate_decode_pool(const Resolved& resolved) {
@@ -185,7 +181,7 @@ PoolResult evaluate_decode_pool(const Resolved& resolved) {
   PoolResult pool = base_pool(resolved);
   pool_memory(s, pool);
   if (!pool.fits) return pool;
-  r = decode_instance(resolved);
+  r.config.model.mtp_layers = 0;  // served without its MTP modules, as core/inference.cpp does
   const ServingSetup S(r);
   const Workload& w = S.w;
   const double C = s.concurrency, OSL = w.output_len;
@@ -194,7 +190,7 @@ PoolResult evaluate_decode_pool(const Resolved& resolved) {
   pool.step_s = cycle;
   pool.tpot_s = cycle / q;
   const double per_replica = cycle > 0 && OSL > 1 ? C * q / ((OSL - 1.0) * cycle) : 0.0;
-  pool.requests_per_s = per_replica * r.mesh.dp_attn * resolved.mesh.gpus / r.mesh.gpus;
+  pool.requests_per_s = per_replica * r.mesh.dp_attn * copies(resolved, r);
   pool.requests_per_s_per_gpu = pool.gpus > 0 ? pool.requests_per_s / pool.gpus : 0.0;
   return pool;
 }
@@ -202,18 +198,19 @@ PoolResult evaluate_decode_pool(const Resolved& resolved) {
 PoolLoad prefill_at(const Resolved& resolved, double requests_per_s) {
   Resolved r = one_instance(resolved);
   r.config.workload.output_len = 1;
-  r.config.workload.request_rate_per_s = requests_per_s * r.mesh.gpus / resolved.mesh.gpus;  // this instance's share
+  r.config.workload.request_rate_per_s = requests_per_s / copies(resolved, r);  // this instance's share
   const InferenceEstimate s = evaluate_serving(r).serving;
   return {s.concurrency, s.ttft_s};
 }
 
 PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_in_flight) {
-  const Resolved r = decode_instance(resolved);
+  Resolved r = one_instance(resolved);
+  r.config.model.mtp_layers = 0;  // as evaluate_decode_pool
   const ServingSetup S(r);
   const Workload& w = S.w;
   const double q = spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
-  const double steps = (w.output_len - 1.0) / q;                                             // a sequence's decode steps
-  const double lambda = requests_per_s * r.mesh.gpus / resolved.mesh.gpus / r.mesh.dp_attn;  // per replica
+  const double steps = (w.output_len - 1.0) / q;                                // a sequence's decode steps
+  const double lambda = requests_per_s / copies(resolved, r) / r.mesh.dp_attn;  // per replica
   // Little's law: C = λ · steps · cycle(C); the cycle grows with C, so g(C) = λ·steps·cycle(C) − C falls
   // through 0 once, at most at the pool's batch (its rate there is at least λ).
   auto g = [&](double C) { return lambda * steps * decode_cycle_s(S, C) - C; };
