@@ -7,6 +7,7 @@
 #include "core/comm.h"
 #include "core/json_io.h"
 #include "core/serving_batching.h"
+#include "core/serving_instances.h"
 #include "core/serving_step.h"
 
 namespace cutlab {
@@ -117,20 +118,6 @@ PoolResult base_pool(const Resolved& r) {
   pool.gpus_per_instance = instance_gpus(r.config.plan);
   pool.instances = pool.gpus / pool.gpus_per_instance;
   return pool;
-}
-
-// One instance of a pool, alone on its node or nodes: a pool's instances are placed whole, never
-// across a node boundary they fit within (disaggregation.h), so each serves as one instance does.
-// A pool whose experts fold over its data-parallel replicas (etp > 0) is one unit, evaluated whole.
-Resolved one_instance(const Resolved& pool) {
-  const Plan& p = pool.config.plan;
-  const long long g = mesh_without_dp(p);
-  if (pool.mesh.gpus == g || (p.etp > 0 && p.ep > 1)) return pool;
-  Config c = pool.config;
-  c.plan.dp = 1;
-  c.cluster.gpus = static_cast<int>(g);
-  Result<Resolved> r = resolve(c);
-  return r.ok() ? r.value : pool;
 }
 
 // Instances of a pool per one instance: what one instance serves scales by it.

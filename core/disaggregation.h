@@ -25,7 +25,7 @@
 //     output tokens/s per GPU = requests/s × OSL / (prefill + decode GPUs).
 //   placement: a pool's instances are placed whole, each within one node when it fits in one
 //     (instances_fit below), so each serves as one instance alone does: a pool of x instances is one
-//     instance evaluated, its requests/s times x, at its latency.
+//     instance evaluated (core/serving_instances.h one_instance), its requests/s times x, at its latency.
 //   balance (Splitwise §5, DistServe §4.3 replicate instances until the rates match): with ρ_p, ρ_d
 //     requests/s per GPU of each pool, the pools match when N_p·ρ_p = N_d·ρ_d: a prefill share
 //     f_p = ρ_d / (ρ_p + ρ_d) of the GPUs and OSL · ρ_p·ρ_d/(ρ_p + ρ_d) output tokens/s per GPU;

@@ -5,6 +5,7 @@
 
 #include "core/compute.h"
 #include "core/memory.h"
+#include "core/serving_instances.h"
 
 namespace cutlab {
 
@@ -242,15 +243,8 @@ void serving_comm(const ServingSetup& S, double tokens, double sampled, Inferenc
     op(Axis::PP, Collective::SendRecv, "hidden states to the next stage", 2.0 * tokens * h, 1, *S.pp, S.pp_send(2.0 * tokens * h));
 }
 
-}  // namespace
-
-InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp) {
-  // Serving runs the model without its multi-token-prediction modules (a training objective;
-  // DeepSeek-V3 §2.2 "we discard the MTP modules" at inference); speculative decoding adds its
-  // draft head's cost (core/serving_step.h draft_pass_s), not its memory.
-  Resolved resolved = resolved_with_mtp;
-  resolved.config.model.mtp_layers = 0;
-  const ServingSetup S(resolved);
+// The deployment's estimate with its TP, EP and PP groups as S lays them.
+InferenceEstimate estimate_with(const Resolved& resolved, const ServingSetup& S) {
   const Workload& w = S.w;
   InferenceEstimate r;
   r.batching = w.batching;
@@ -284,6 +278,38 @@ InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp) {
                                   : step_tokens;
   serving_comm(S, step_tokens, sampled, r);
   return r;
+}
+
+}  // namespace
+
+InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp) {
+  // Serving runs the model without its multi-token-prediction modules (a training objective;
+  // DeepSeek-V3 §2.2 "we discard the MTP modules" at inference); speculative decoding adds its
+  // draft head's cost (core/serving_step.h draft_pass_s), not its memory.
+  Resolved resolved = resolved_with_mtp;
+  resolved.config.model.mtp_layers = 0;
+  // Each instance placed whole where the nodes hold it (core/serving_instances.h): priced as one
+  // instance alone on its node; the instances left over straddle a node boundary as the ranks lie,
+  // priced on the deployment's own groups (their worst: the straddling one).
+  const long long g = std::max(1LL, instance_gpus(resolved)), n = resolved.mesh.gpus / g;
+  if (n == 1) return estimate_with(resolved, ServingSetup(resolved));
+  const Resolved one = one_instance(resolved);
+  const long long whole = std::min(n, whole_instances(resolved.mesh.gpus, resolved.config.cluster.gpus_per_node, g));
+  InferenceEstimate r = estimate_with(resolved, ServingSetup(resolved, one.placement));
+  r.instances = static_cast<int>(n);
+  r.instances_whole = static_cast<int>(whole);
+  if (whole >= n) return r;
+  // Some straddle: the latencies, step and communication are a straddling instance's (the slowest:
+  // a limit holds for every instance), the throughputs the sum of both kinds.
+  InferenceEstimate s = estimate_with(resolved, ServingSetup(resolved));
+  s.instances = r.instances;
+  s.instances_whole = r.instances_whole;
+  const double a = double(whole) / double(n), b = 1.0 - a;
+  s.requests_per_s = a * r.requests_per_s + b * s.requests_per_s;
+  s.output_tokens_per_s_per_replica = a * r.output_tokens_per_s_per_replica + b * s.output_tokens_per_s_per_replica;
+  s.output_tokens_per_s_total = a * r.output_tokens_per_s_total + b * s.output_tokens_per_s_total;
+  s.output_tokens_per_s_per_gpu = a * r.output_tokens_per_s_per_gpu + b * s.output_tokens_per_s_per_gpu;
+  return s;
 }
 
 }  // namespace cutlab

@@ -55,7 +55,13 @@ struct InferenceEstimate {
   // do not fit).
   int kv_bound_stage = 0;
   double kv_pool_bytes = 0;
-  int replicas = 1;                     // data-parallel replicas serving separate requests
+  int replicas = 1;  // data-parallel replicas serving separate requests
+  // Instances: copies of the model (tp × cp × ep × pp GPUs; core/serving_instances.h), and how many
+  // the nodes hold whole, each within one node (or on whole nodes of its own). The others straddle a
+  // node boundary as the ranks lie; then the latencies, the step and the communication below are a
+  // straddling instance's (the slowest), and the throughputs the sum over every instance.
+  int instances = 1;
+  int instances_whole = 1;
   int micro_batches = 1;                // in flight per replica (pp with in-flight batching)
   double kv_cache_bytes_per_token = 0;  // whole model
   // Steady state per replica.

@@ -1052,6 +1052,8 @@ json inference_json(const InferenceEstimate& r) {
             {"kv_capacity_sequences", r.kv_capacity_sequences},
             {"kv_bound_stage", r.kv_bound_stage},
             {"replicas", r.replicas},
+            {"instances", r.instances},
+            {"instances_whole", r.instances_whole},
             {"micro_batches", r.micro_batches},
             {"decode_stage_s", r.decode_stage_s},
             {"prefill", latency_parts_json(r.prefill)},

@@ -54,7 +54,9 @@ double experts_touched(double local, double experts, double routings) {
   return local * (1.0 - std::pow(1.0 - 1.0 / experts, routings));
 }
 
-ServingSetup::ServingSetup(const Resolved& r)
+ServingSetup::ServingSetup(const Resolved& r) : ServingSetup(r, r.placement) {}
+
+ServingSetup::ServingSetup(const Resolved& r, const Placement& groups)
     : m(r.config.model),
       c(r.config.cluster),
       plan(r.config.plan),
@@ -70,9 +72,9 @@ ServingSetup::ServingSetup(const Resolved& r)
       expert_peak(serving_expert_gemm_peak_flops_per_s(c, w)),
       attention_peak(serving_attention_peak_flops_per_s(c, w)),
       group_replicas(std::max(1.0, double(plan.ep) * mesh.etp / (double(plan.tp) * plan.cp))),
-      tp(find_group(pl, Axis::TP)),
-      ep(find_group(pl, Axis::EP)),
-      pp(find_group(pl, Axis::PP)),
+      tp(find_group(groups, Axis::TP)),
+      ep(find_group(groups, Axis::EP)),
+      pp(find_group(groups, Axis::PP)),
       ep_wait_z(ep ? expected_max_normal(ep->size) : 0.0) {}
 
 double ServingSetup::tp_allreduce(double bytes) const {

@@ -73,6 +73,9 @@ struct ServingSetup {
   const GroupInfo *tp, *ep, *pp;
   double ep_wait_z;  // expected_max_normal(EP group size): how far the slowest rank lags, in spreads (0 without EP)
   explicit ServingSetup(const Resolved& r);
+  // The same, its TP, EP and PP groups as `groups` lays them (core/serving_instances.h: an instance
+  // placed whole); the stages and the rest from `r`.
+  ServingSetup(const Resolved& r, const Placement& groups);
   double tp_allreduce(double bytes) const;
   double tp_logits_gather(double sampled) const;  // the logits of `sampled` tokens gathered over TP
   double ep_exchange(double bytes) const;         // an EP dispatch or combine with Plan::ep_dispatcher (core/comm.h)

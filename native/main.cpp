@@ -326,6 +326,18 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   std::cout << with_commas(e.mesh.gpus) << " GPUs = TP " << p.tp << " × PP " << p.pp << " × EP " << p.ep << " × DP " << p.dp << "  ("
             << r.replicas << (r.replicas == 1 ? " replica" : " replicas") << ", " << with_commas(e.placement.nodes)
             << (e.placement.nodes == 1 ? " node of " : " nodes of ") << e.placement.gpus_per_node << ")\n";
+  if (r.instances > 1) {
+    const int across = r.instances - r.instances_whole;
+    const long long g = e.mesh.gpus / r.instances;
+    const char* whole = g > e.placement.gpus_per_node ? "on whole nodes of its own" : "within one node";
+    std::cout << r.instances << " instances of " << g << (g == 1 ? " GPU" : " GPUs") << ": ";
+    if (across == 0) std::cout << "each " << whole << "\n";
+    else
+      std::cout << r.instances_whole << " each " << whole << ", " << across << " straddling a node boundary (the nodes cannot hold "
+                << (across == 1 ? "it" : "them")
+                << " whole)\n latencies, step and communication below: a straddling instance's; throughput: all " << r.instances
+                << "\n";
+  }
   const bool inflight = r.batching == Batching::InFlight;
   std::cout << (inflight ? "in-flight batching · batch " : "static batch ") << w.batch
             << (inflight ? (r.micro_batches > 1 ? " per micro-batch × " + std::to_string(r.micro_batches) : std::string(" per step"))

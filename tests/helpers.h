@@ -31,6 +31,12 @@ inline const TrainingEstimate* training(const Result<Estimate>& r) {
   return r.ok() ? std::get_if<TrainingEstimate>(&r.value) : nullptr;
 }
 inline const ServingEstimate* serving(const Result<Estimate>& r) { return r.ok() ? std::get_if<ServingEstimate>(&r.value) : nullptr; }
+// The serving estimate of a config, or a default one (no throughput) when it does not evaluate.
+inline InferenceEstimate inference(const Config& c) {
+  const Result<Estimate> r = evaluate(c);
+  const ServingEstimate* s = serving(r);
+  return s ? s->serving : InferenceEstimate{};
+}
 
 // True when a JSON value holds a null anywhere (nlohmann writes NaN and infinities as null).
 inline bool has_null(const nlohmann::json& j) {

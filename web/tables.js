@@ -280,6 +280,12 @@
     if (inf.run_s > 0) h += row('the run', inf.run_s, F.seconds(inf.run_s), waves(inf.run_waves) + ' of sequences started together; throughputs are the run\'s');
     if (inf.run_s > 0 && inf.run_one_more_wave_s > 0) h += row('spare before another wave', inf.run_spare_sequences, F.int(inf.run_spare_sequences) + ' seq.', 'KV room beyond the fewest in flight for ' + waves(inf.run_waves) + '; with less, ' + waves(inf.run_waves + 1) + ': throughput −' + F.pct(1 - inf.run_s / inf.run_one_more_wave_s));
     h += row('requests/s', inf.requests_per_s, F.sig(inf.requests_per_s), inf.saturated ? 'saturated: the queue grows' : 'all replicas');
+    if (inf.instances > 1) {
+      const g = r.gpus / inf.instances, where = g > r.placement.gpus_per_node ? 'on whole nodes' : 'in one node', left = inf.instances - inf.instances_whole;
+      h += row('instances', inf.instances, F.int(inf.instances) + ' × ' + F.int(g) + ' GPUs', left > 0
+        ? F.int(inf.instances_whole) + ' each ' + where + '; ' + F.int(left) + ' straddling nodes (the latencies above are ' + (left > 1 ? 'theirs' : 'its') + ')'
+        : 'each ' + where);
+    }
     h += row('in flight', inf.concurrency, F.sig(inf.concurrency), 'sequences per replica, limited by ' + inf.concurrency_limit.replace('_', ' '));
     h += row('stage idle', inf.stage_idle_fraction, F.pct(inf.stage_idle_fraction), inf.micro_batches > 1 ? inf.micro_batches + ' micro-batches in flight' : 'while a step walks the pipeline');
     h += row('KV cache per token', inf.kv_cache_bytes_per_token, F.bytes(inf.kv_cache_bytes_per_token), 'whole model');

@@ -104,7 +104,25 @@ export async function balancerEmbed(k, page, errors, base) {
   k.noErrors(errors, 'balancer embed', mark);
 }
 
+// Instances placed whole: DeepSeek-V3 at EP 16 × DP 9 on two 72-GPU racks, 8 instances within a rack
+// and one across both; the page's instances row and throughput are `cutlab evaluate`'s.
+const STRADDLE = ['--model', 'deepseek-v3', '--cluster', 'gb200-nvl72', '--gpus', '144', '--tp', '1', '--ep', '16', '--dp', '9', '--mode', 'infer',
+  '--batch', '16', '--prompt-len', '1024', '--output-len', '256', '--weight-dtype', 'fp4', '--kv-dtype', 'fp8'];
+async function instances(k, base) {
+  const refP = cliEvaluateArgs(STRADDLE);
+  const { page, errors } = await k.open(base + '?model=deepseek-v3&cluster=gb200-nvl72&gpus=144&tp=1&ep=16&dp=9&mode=infer&batch=16&prompt_len=1024&output_len=256&weight_dtype=fp4&kv_dtype=fp8');
+  const ref = await refP;
+  if (!k.check(ref && ref.inference.instances === 9 && ref.inference.instances_whole === 8, 'instances: `cutlab evaluate` places 8 of 9 EP 16 instances whole')) return;
+  const row = await page.$$eval('table.time tr', (rows) => rows.map((r) => r.textContent).find((t) => t.startsWith('instances')) || '');
+  k.check(/9 × 16 GPUs/.test(row) && /8 each in one node; 1 straddling nodes/.test(row), 'instances: the row says so (' + row.slice(0, 100) + '…)');
+  const cells = await page.$$eval('table.time tr td[data-v]', (els) => els.map((e) => Number(e.dataset.v)));
+  k.check(cells.includes(ref.inference.output_tokens_per_s_total) && cells.includes(ref.inference.tpot_s), 'instances: tokens/s and the straddling instance\'s TPOT = CLI');
+  await page.screenshot({ path: shot('serve-instances-straddle.png'), fullPage: true });
+  k.noErrors(errors, 'instances');
+}
+
 export default [
   { name: 'serving: mode control, TTFT/TPOT/memory = CLI', weight: 2, run: async (k) => serving(k, (await setup()).fileBase) },
   { name: 'serving: the placement view\'s load balancer (2 replicas, 16,384 GPUs, training)', weight: 3, run: async (k) => balancer(k, (await setup()).fileBase) },
+  { name: 'serving: instances placed whole, one straddling two racks = CLI', weight: 1, run: async (k) => instances(k, (await setup()).fileBase) },
 ];
