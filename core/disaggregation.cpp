@@ -187,7 +187,9 @@ PoolLoad prefill_at(const Resolved& resolved, double requests_per_s) {
   r.config.workload.output_len = 1;
   r.config.workload.request_rate_per_s = requests_per_s / copies(resolved, r);  // this instance's share
   const InferenceEstimate s = evaluate_serving(r).serving;
-  return {s.concurrency, s.ttft_s};
+  // The deployment is an offline run: prompts reach the pool as the other pool frees room for them,
+  // not at random, so no wait for a free slot (the serving model's Erlang C) is added.
+  return {s.concurrency, s.ttft_s - s.prefill.queue_s};
 }
 
 PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_in_flight) {

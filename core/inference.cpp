@@ -201,6 +201,16 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
   r.tpot_s = b.tpot_s;
   r.e2e_latency_s = b.e2e_s;
   r.prefill = step_parts(b.prefill_step, b.draft_s, b.prefill_cycle_s, b.prefill_steps);
+  // A request that finds every slot taken waits for one (Erlang C; uniform lengths: deterministic
+  // service). Not when saturated: the queue then grows without bound (the `saturated` flag).
+  if (S.w.request_rate_per_s > 0 && !conc.saturated) {
+    const double wait = admission_wait_s(conc.slots, conc.value, b.e2e_s);
+    if (std::isfinite(wait)) {
+      r.prefill.queue_s = wait;
+      r.ttft_s += wait;
+      r.e2e_latency_s += wait;
+    }
+  }
   r.decode = step_parts(b.step, b.draft_s, b.cycle_s, 1.0 / b.tokens_per_step);
   r.decode_stage_s = b.step.stage_s;
   r.pp_send_s = b.step.pp_send_s;

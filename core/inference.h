@@ -39,7 +39,8 @@ struct LatencyParts {
   double pp_s = 0;       // hand-offs between stages, and (pp micro-batches) waiting for the slowest stage
   double draft_s = 0;    // speculative decoding's draft head
   double host_s = 0;     // the host's per-sequence work of each step (in-flight serving)
-  double total_s() const { return weights_s + kv_s + compute_s + tp_s + ep_s + ep_wait_s + pp_s + draft_s + host_s; }
+  double queue_s = 0;    // TTFT: the wait for a free slot before admission (a request rate, serving_batching.h)
+  double total_s() const { return weights_s + kv_s + compute_s + tp_s + ep_s + ep_wait_s + pp_s + draft_s + host_s + queue_s; }
 };
 
 struct InferenceEstimate {

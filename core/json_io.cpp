@@ -999,7 +999,7 @@ constexpr LatencyPart kLatencyParts[] = {{"weights", &LatencyParts::weights_s}, 
                                          {"compute", &LatencyParts::compute_s}, {"tp", &LatencyParts::tp_s},
                                          {"ep", &LatencyParts::ep_s},           {"ep_wait", &LatencyParts::ep_wait_s},
                                          {"pp", &LatencyParts::pp_s},           {"draft", &LatencyParts::draft_s},
-                                         {"host", &LatencyParts::host_s}};
+                                         {"host", &LatencyParts::host_s},       {"queue", &LatencyParts::queue_s}};
 
 json latency_parts_json(const LatencyParts& p) {
   json j = json::object();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace cutlab {
 
@@ -128,6 +129,16 @@ double offline_run_s(const ServingSetup& S, double concurrency, double requests)
   return run_s + (waves - 2.0) * warm_s(concurrency) + warm_s(last);
 }
 
+double admission_wait_s(double slots, double busy, double service_s, double cs2) {
+  const double c = std::floor(slots), a = busy;
+  if (!(a > 0) || !(service_s > 0) || c < 1) return 0.0;
+  if (a >= c) return std::numeric_limits<double>::infinity();
+  double b = 1.0;  // Erlang B: B(k) = a·B(k − 1) / (k + a·B(k − 1)), B(0) = 1
+  for (double k = 1; k <= c && b > 1e-300; ++k) b = a * b / (k + a * b);
+  const double p_wait = c * b / (c - a * (1.0 - b));  // Erlang C from B
+  return p_wait * service_s / (c - a) * (1.0 + cs2) / 2.0;
+}
+
 Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double lambda, double requests_per_replica) {
   Concurrency out;
   const double asked = double(S.plan.pp) * S.w.batch;
@@ -144,6 +155,7 @@ Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_se
     out.value = requests_per_replica;
     out.limit = ConcurrencyLimit::Requests;
   }
+  out.slots = out.value;
   if (!(lambda > 0)) return out;
   // Little's law: C = λ · E2E(C). E2E grows with C, so g(C) = λ·E2E(C) − C is positive near 0; at the
   // cap it is ≥ 0 when the replica cannot keep up (saturated), else the root lies below the cap.

@@ -12,7 +12,8 @@
 // r = c/(n_pf + n_dec) requests finish per step, the step runs r·n_dec decoding sequences and r·ISL
 // prompt tokens; when those exceed the budget the step is token-bound: r = M/(ISL + q·n_dec) and the
 // admitted prompts wait inside the batch for their chunks (TTFT grows).
-// Ignores: queueing before admission (a request starts when a slot frees), preemption, the spread of
+// With a request rate, a request that finds every slot taken waits for one (admission_wait_s, Erlang C).
+// Ignores: preemption, the spread of
 // request lengths (every request has prompt_len and output_len), steps that are fuller or emptier
 // than the mean (the roofline is taken at the mean step).
 #pragma once
@@ -74,9 +75,20 @@ struct ChoiceTable<ConcurrencyLimit> {
 };
 struct Concurrency {
   double value = 0;
+  double slots = 0;  // the most in flight, whatever the rate: pp × batch, the KV cache, the run's requests
   ConcurrencyLimit limit = ConcurrencyLimit::Batch;
   bool saturated = false;  // the request rate exceeds what the replica serves: the queue grows without bound
 };
+// Mean wait of a request for a free slot before its admission, with Poisson arrivals at λ per replica
+// and `slots` sequences at most in flight, `busy` of them in use on average (λ · E2E, Little's law),
+// each for `service_s`: the M/G/c queue by the Allen–Cunneen approximation (Allen 1990, "Probability,
+// Statistics, and Queueing Theory", §6; Whitt 1993): W_q ≈ P_wait · service / (c − a) · (1 + cs²)/2,
+// P_wait Erlang's C formula for c servers at offered load a (from Erlang B by its recursion, stable for
+// any c), cs² the squared coefficient of variation of the service time: 0 for requests of one length
+// (deterministic service, M/D/c: half the M/M/c wait). 0 when a slot is always free (a ≪ c); infinite
+// when a ≥ c (the queue grows without bound).
+double admission_wait_s(double slots, double busy, double service_s, double cs2 = 0.0);
+
 // `requests_per_replica`: an offline run's requests per replica (0: an endless stream).
 Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double rate_per_replica_per_s,
                                  double requests_per_replica);

@@ -857,3 +857,37 @@ TEST_CASE("chunked layers read the mean of their query's place in its chunk over
   // A prompt's tokens (from 0) within one chunk attend to half the prompt in every layer.
   REQUIRE_THAT(stage_attended_keys(m, st, 2048, Attended::Mean, 0), WithinRel(48.0 * 2048, 1e-12));
 }
+
+TEST_CASE("a request waits for a slot as Erlang C says", "[inference]") {
+  // M/D/1 (Pollaczek–Khinchine): W = ρ·S / (2(1 − ρ)); at ρ = 0.5 and S = 1 s, 0.5 s.
+  REQUIRE_THAT(admission_wait_s(1, 0.5, 1.0), WithinRel(0.5, 1e-12));
+  // M/M/2 at a = 1 Erlang: P_wait = 2ρ²/(1 + ρ) = 1/3 with ρ = 1/2, W = P·S/(c − a) = S/3; M/D/2 half.
+  REQUIRE_THAT(admission_wait_s(2, 1.0, 6.0, 1.0), WithinRel(2.0, 1e-12));
+  REQUIRE_THAT(admission_wait_s(2, 1.0, 6.0), WithinRel(1.0, 1e-12));
+  // Erlang C for 10 servers at 8 Erlangs: 0.4092 (queueing tables); M/M/10: 0.4092·S/2.
+  REQUIRE_THAT(admission_wait_s(10, 8.0, 1.0, 1.0), WithinRel(0.4092 / 2.0, 2e-4));
+  REQUIRE(admission_wait_s(64, 8.0, 1.0) < 1e-12);  // a slot is nearly always free
+  REQUIRE(std::isinf(admission_wait_s(16, 16.0, 1.0)));
+  REQUIRE(admission_wait_s(16, 0.0, 1.0) == 0.0);
+}
+
+TEST_CASE("near its slots a replica's requests queue before admission", "[inference]") {
+  // Llama 3 70B on 8 H100 (TP 8), at most 16 sequences in flight, 4 requests/s: Little's law puts
+  // about 12.7 of the 16 slots in use, and a request finds all 16 taken often enough to wait for one.
+  Config c = serving("llama3-70b", 8, 1, 1, 16);
+  c.workload.request_rate_per_s = 4.0;
+  const InferenceEstimate r = infer(c);
+  REQUIRE(r.concurrency_limit == ConcurrencyLimit::RequestRate);
+  const double a = r.concurrency, service = r.e2e_latency_s - r.prefill.queue_s;
+  // Erlang C from its sums: P = (a^c/c! · c/(c − a)) / (Σ_{k<c} a^k/k! + a^c/c! · c/(c − a)).
+  double term = 1.0, sum = 0.0;
+  for (int k = 0; k < 16; ++k) sum += term, term *= a / (k + 1);
+  const double tail = term * 16.0 / (16.0 - a), p_wait = tail / (sum + tail);
+  REQUIRE(p_wait > 0.1);
+  REQUIRE_THAT(r.prefill.queue_s, WithinRel(p_wait * service / (16.0 - a) / 2.0, 1e-9));
+  REQUIRE_THAT(r.ttft_s, WithinRel(r.prefill.total_s(), 1e-12));
+  REQUIRE_THAT(r.requests_per_s, WithinRel(4.0, 1e-6));  // the wait delays requests, it does not drop them
+  // Offline (every request queued at the start) has no such wait.
+  c.workload.request_rate_per_s = 0;
+  REQUIRE(infer(c).prefill.queue_s == 0.0);
+}

@@ -121,8 +121,23 @@ async function instances(k, base) {
   k.noErrors(errors, 'instances');
 }
 
+// A request rate near the slots: the queue's wait in TTFT's parts, as `cutlab evaluate` gives it.
+const QUEUE = ['--model', 'llama3-70b', '--cluster', 'dgx-h100', '--gpus', '8', '--tp', '8', '--mode', 'infer', '--batch', '16',
+  '--prompt-len', '1024', '--output-len', '256', '--request-rate', '4'];
+async function queue(k, base) {
+  const refP = cliEvaluateArgs(QUEUE);
+  const { page, errors } = await k.open(base + '?model=llama3-70b&cluster=dgx-h100&gpus=8&tp=8&mode=infer&batch=16&prompt_len=1024&output_len=256&request_rate_per_s=4');
+  const ref = await refP;
+  if (!k.check(ref && ref.inference.prefill.queue_s > 0, '`cutlab evaluate` gives a wait for a slot at 4 requests/s')) return;
+  const cell = await page.$eval('tr[data-part="ttft.queue_s"] td[data-v]', (e) => Number(e.dataset.v)).catch(() => NaN);
+  const ttft = await page.$eval('tr[data-part="ttft"] td[data-v]', (e) => Number(e.dataset.v)).catch(() => NaN);
+  k.check(cell === ref.inference.prefill.queue_s && ttft === ref.inference.ttft_s, 'queue: the TTFT row and its queue part = CLI (' + cell + ' s of ' + ttft + ' s)');
+  k.noErrors(errors, 'queue');
+}
+
 export default [
   { name: 'serving: mode control, TTFT/TPOT/memory = CLI', weight: 2, run: async (k) => serving(k, (await setup()).fileBase) },
   { name: 'serving: the placement view\'s load balancer (2 replicas, 16,384 GPUs, training)', weight: 3, run: async (k) => balancer(k, (await setup()).fileBase) },
   { name: 'serving: instances placed whole, one straddling two racks = CLI', weight: 1, run: async (k) => instances(k, (await setup()).fileBase) },
+  { name: 'serving: the wait for a free slot at a request rate = CLI', weight: 1, run: async (k) => queue(k, (await setup()).fileBase) },
 ];
