@@ -194,7 +194,7 @@ namespace {
 // Under folding, ep is not an attention-mesh axis (size 1).
 void place_strides(const Plan& plan, Placement& pl) {
   std::array<Axis, 5> order{Axis::TP, Axis::CP, Axis::EP, Axis::DP, Axis::PP};
-  rank_order_axes(plan.rank_order, order);  // validated: a permutation of the five
+  rank_order_axes(pl.rank_order, order);  // validated: a permutation of the five
   long long stride = 1;
   for (Axis a : order) {
     int size = 1;
@@ -297,8 +297,19 @@ std::vector<StageInfo> place_stages(const ModelSpec& m, const Plan& plan) {
 
 }  // namespace
 
+std::string placed_rank_order(const Config& config) {
+  const Plan& p = config.plan;
+  std::array<Axis, 5> order{};
+  if (config.workload.mode != Mode::Infer || (p.etp > 0 && p.ep > 1) || !rank_order_axes(p.rank_order, order)) return p.rank_order;
+  std::string out;
+  for (Axis a : order)
+    if (a != Axis::DP) out += std::string(out.empty() ? "" : "-") + name_of(a);
+  return out + "-dp";
+}
+
 Placement place(const Config& config, const Mesh& mesh) {
   Placement pl;
+  pl.rank_order = placed_rank_order(config);
   pl.gpus = mesh.gpus;
   pl.gpus_per_node = std::max(1, config.cluster.gpus_per_node);
   pl.nodes = (pl.gpus + pl.gpus_per_node - 1) / pl.gpus_per_node;

@@ -45,9 +45,17 @@ struct Placement {
   int gpus_per_node = 1;
   std::vector<GroupInfo> groups;
   std::vector<StageInfo> stages;
+  std::string rank_order;  // the order laid out, innermost first (plan.rank_order, or placed_rank_order)
   // Strides of the five axes in rank space (attention mesh), by name order tp, cp, ep, dp, pp.
   long long stride_tp = 1, stride_cp = 1, stride_ep = 1, stride_dp = 1, stride_pp = 1;
 };
+
+// The rank order a config's ranks are laid out in: plan.rank_order for training; for serving the
+// same order with dp moved outermost, so each instance (tp × cp × ep × pp GPUs, core/serving_instances.h)
+// is consecutive ranks, whole inside a node where the node size is a multiple of it. Under MoE Parallel
+// Folding (etp set, ep > 1) the experts span the data-parallel ranks, the instance is the whole mesh,
+// and the plan's order stands.
+std::string placed_rank_order(const Config& config);
 
 // Where the ranks of a validated config sit (core/resolved.cpp builds it once per evaluation).
 Placement place(const Config& config, const Mesh& mesh);

@@ -86,6 +86,11 @@ struct Ctx {
   bool serve;
   Traffic nvlink, scaleout;
   std::string per;  // "per GPU per step"
+  // Serving with some instances straddling nodes: e.comm is a straddling instance's, while the
+  // instances placed whole inside a node (core/serving_instances.h) keep every group on the node's
+  // link. The NVLink line then carries a whole instance's bytes and the scale-out line the
+  // straddler's, each line saying whose ("8 instances: ", "1 instance: "); empty otherwise.
+  std::string nvlink_who, scaleout_who;
   int gpus, gn, nodes;
 
   Ctx(const Config& c_, const SceneInput& e_, double w)
@@ -99,7 +104,16 @@ struct Ctx {
         nodes(e_.placement.nodes) {
     for (const CommOp& op : e.comm) traffic(op.link).add(op.axis, op.bytes);
     per = serve ? "per GPU (prefill + a decode step)" : "per GPU per step";
+    const InferenceEstimate& s = e.inference;
+    if (serve && s.instances_whole > 0 && s.instances_whole < s.instances && gpus / s.instances <= gn && scaleout.bytes > 0) {
+      nvlink = {};
+      for (const CommOp& op : e.comm) nvlink.add(op.axis, op.bytes);
+      auto who = [](long long n) { return fg::integer(double(n)) + (n == 1 ? " instance: " : " instances: "); };
+      nvlink_who = who(s.instances_whole);
+      scaleout_who = who(s.instances - s.instances_whole);
+    }
   }
+  const std::string& who(Link l) const { return l == Link::NVLink ? nvlink_who : scaleout_who; }
   Traffic& traffic(Link l) { return l == Link::NVLink ? nvlink : scaleout; }
   const Traffic& traffic(Link l) const { return l == Link::NVLink ? nvlink : scaleout; }
   GpuPlacement gpu(int rank) const { return gpu_placement(e.resolved, rank); }
@@ -219,10 +233,10 @@ void header(Pen& o, const Ctx& x) {
   const std::string nv = fg::integer(cl.nvlink_bytes_per_s / 1e9), so = fg::integer(cl.scaleout_bytes_per_s / 1e9);
   const std::string& nl = cl.node_link;
   std::string sub = nl + " " + nv + " GB/s per GPU inside a node · scale-out " + so + " GB/s per GPU between nodes · rank order " +
-                    x.c.plan.rank_order;
+                    x.pl.rank_order;
   // (a phone: the bandwidths alone; the rank order is in the controls)
   if (fg::measure_text(sub, 11.5, 400) > x.W - 2 * kPad)
-    sub = fg::first_fit({"per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + x.c.plan.rank_order,
+    sub = fg::first_fit({"per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + x.pl.rank_order,
                          "per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s"},
                         x.W - 2 * kPad, 11.5, 400);
   o.text("subtitle", sub, kPad, 38, 11.5, 400, "muted", "start", x.W - 2 * kPad);
@@ -258,7 +272,7 @@ void link_key(Pen& o, const Ctx& x, double left, double y) {
     o.line("key_link", xx, y, xx + 44, y, std::max(1.0, th), th > 0 ? name_of(tier) : "rule");
     o.text("link_label",
            (tier == Link::NVLink ? x.c.cluster.node_link + " inside nodes · " : std::string("scale-out between nodes · ")) +
-               (t.bytes > 0 ? axis_list(t) + " " + x.per : std::string("no traffic")),
+               (t.bytes > 0 ? x.who(tier) + axis_list(t) + " " + x.per : std::string("no traffic")),
            xx + 54, y + 4, 11.5, 600, t.bytes > 0 ? name_of(tier) : "faint", "start", half - 64);
   };
   one(Link::NVLink, left);
@@ -420,7 +434,7 @@ void draw_links_full(Pen& o, const Ctx& x, const Layout& L) {
       o.line("bus", nd.x + 16, by, nd.x + nd.w - 16, by, 1, "rule", true);
     }
     const std::string& nl = x.c.cluster.node_link;
-    std::string label = x.nvlink.bytes > 0 ? nl + " · " + axis_list(x.nvlink) + " " + x.per : nl + " · idle";
+    std::string label = x.nvlink.bytes > 0 ? nl + " · " + x.nvlink_who + axis_list(x.nvlink) + " " + x.per : nl + " · idle";
     // a narrow node: the bytes alone (the scale-out label and the legend say per what; the line's
     // colour says NVLink)
     if (x.nvlink.bytes > 0 && fg::measure_text(label, 11, 600) > nd.w - 40)
@@ -456,11 +470,12 @@ void draw_links_full(Pen& o, const Ctx& x, const Layout& L) {
     }
     label_y = bottom + 30;
   }
-  const std::string label = x.scaleout.bytes > 0 ? fg::first_fit({"scale-out network · " + axis_list(x.scaleout) + " " + x.per,
-                                                                  "scale-out · " + axis_list(x.scaleout) + " " + x.per,
-                                                                  "scale-out · " + axis_list(x.scaleout)},
-                                                                 x.W - 2 * kPad, 11.5, 600)
-                                                 : std::string("scale-out network · no traffic");
+  const std::string label = x.scaleout.bytes > 0
+                                ? fg::first_fit({"scale-out network · " + x.scaleout_who + axis_list(x.scaleout) + " " + x.per,
+                                                 "scale-out · " + x.scaleout_who + axis_list(x.scaleout) + " " + x.per,
+                                                 "scale-out · " + axis_list(x.scaleout)},
+                                                x.W - 2 * kPad, 11.5, 600)
+                                : std::string("scale-out network · no traffic");
   o.text("link_label", label, x.W / 2, label_y, 11.5, 600, x.scaleout.bytes > 0 ? "scaleout" : "faint", "middle", x.W - 2 * kPad);
 }
 

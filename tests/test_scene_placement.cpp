@@ -235,6 +235,36 @@ TEST_CASE("serving: a load balancer with one box per replica landing on its GPUs
   require_inside(g);
 }
 
+TEST_CASE("serving: each instance drawn in its node, and whose traffic each link carries", "[scene][placement]") {
+  // TP 4 × PP 2 × DP 2 on two DGX H100: instance 0 (both stages) on node 0, instance 1 on node 1, the
+  // PP hand-off inside the node, nothing between nodes (core/serving_instances.h places them so).
+  const auto [c, e] = evaluated(R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 16},
+    "plan": {"tp": 4, "pp": 2, "dp": 2}, "workload": {"mode": "infer", "batch": 32, "prompt_len": 1024, "output_len": 256}})");
+  const Figure f = placement_scene(c, e, 1000);
+  for (const FigureRect& r : f.rects)
+    if (r.kind == "gpu") {
+      REQUIRE(r.node == r.rank / 8);
+      REQUIRE(r.stage == (r.rank / 4) % 2);
+    }
+  REQUIRE(has_text(f, "NVLink · TP"));
+  REQUIRE(has_text(f, "scale-out network · no traffic"));
+  // EP 16 × 9 on two 72-GPU racks: 8 instances each inside a rack (their all-gathers on NVLink), one
+  // straddling both (its all-gathers on the scale-out network).
+  const auto [c2, e2] = evaluated(R"({"model": "deepseek-v3", "cluster": {"preset": "gb200-nvl72", "gpus": 144},
+    "plan": {"tp": 1, "ep": 16, "dp": 9}, "workload": {"mode": "infer", "batch": 16, "prompt_len": 1024, "output_len": 256,
+    "weight_dtype": "fp4", "kv_dtype": "fp8"}})");
+  const Figure g = placement_scene(c2, e2, 1280);
+  bool nvlink = false, scaleout = false;
+  for (const FigureText& t : g.texts) {
+    if (t.kind != "link_label") continue;
+    nvlink = nvlink || t.text.rfind("NVLink inside nodes · 8 instances: EP ", 0) == 0;
+    scaleout = scaleout || t.text.rfind("scale-out between nodes · 1 instance: EP ", 0) == 0;
+  }
+  REQUIRE(nvlink);
+  REQUIRE(scaleout);
+  require_inside(g);
+}
+
 TEST_CASE("placement figures fit their frame at every width", "[scene][placement]") {
   const double width = GENERATE(320.0, 700.0, 1280.0);
   for (const char* text : {kTp8Pp2, k405b}) {

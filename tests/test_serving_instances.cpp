@@ -2,6 +2,7 @@
 
 #include "core/disaggregation.h"
 #include "core/estimate.h"
+#include "core/placement.h"
 #include "core/serving_instances.h"
 #include "tests/helpers.h"
 
@@ -98,4 +99,50 @@ TEST_CASE("a serving instance's pipeline stages sit in its node", "[serving_inst
   REQUIRE(pp_seen);
   REQUIRE_THAT(two.tpot_s, WithinRel(one.tpot_s, 1e-9));
   REQUIRE_THAT(two.output_tokens_per_s_total, WithinRel(2 * one.output_tokens_per_s_total, 1e-9));
+}
+
+TEST_CASE("serving lays out one instance after another, as it prices them", "[serving_instances][placement]") {
+  // The same deployment: the placement (the view, `cutlab gpu --rank`) puts instance 0 on GPUs 0–7 of
+  // node 0 (stage 0 on GPUs 0–3, stage 1 on 4–7) and instance 1 on node 1, dp outermost; training keeps
+  // Megatron's order, where GPU 4 is replica 1's first stage and the stages are 8 ranks apart.
+  Config c = test::config("llama3-70b", "dgx-h100", 4, 2, 2, 4096, 1);
+  c.cluster.gpus = 16;
+  Config serve = c;
+  serve.workload.mode = Mode::Infer;
+  serve.workload.batch = 32;
+  serve.workload.prompt_len = 1024;
+  serve.workload.output_len = 256;
+  REQUIRE(placed_rank_order(c) == "tp-cp-ep-dp-pp");
+  REQUIRE(placed_rank_order(serve) == "tp-cp-ep-pp-dp");
+  const Resolved r = test::resolved(serve);
+  REQUIRE(r.placement.rank_order == "tp-cp-ep-pp-dp");
+  REQUIRE(r.placement.stride_pp == 4);
+  REQUIRE(r.placement.stride_dp == 8);
+  const GpuPlacement g4 = gpu_placement(r, 4), g8 = gpu_placement(r, 8);
+  REQUIRE(g4.node == 0);
+  REQUIRE(g4.dp == 0);
+  REQUIRE(g4.pp == 1);
+  REQUIRE(g4.first_layer == 40);
+  REQUIRE(g8.node == 1);
+  REQUIRE(g8.dp == 1);
+  REQUIRE(g8.pp == 0);
+  REQUIRE(find_group(r.placement, Axis::PP)->link == Link::NVLink);
+  const GpuPlacement t4 = gpu_placement(test::resolved(c), 4);
+  REQUIRE(t4.dp == 1);
+  REQUIRE(t4.pp == 0);
+  REQUIRE(find_group(test::resolved(c).placement, Axis::PP)->link == Link::ScaleOut);
+  SECTION("the plan's order orders the axes inside an instance") {
+    serve.plan.rank_order = "pp-dp-tp-cp-ep";
+    REQUIRE(placed_rank_order(serve) == "pp-tp-cp-ep-dp");
+    REQUIRE(find_group(test::resolved(serve).placement, Axis::TP)->link == Link::NVLink);
+    REQUIRE(gpu_placement(test::resolved(serve), 1).pp == 1);
+  }
+  SECTION("experts folded over the data-parallel ranks make the mesh one instance: the plan's order stands") {
+    Config moe = test::config("mixtral-8x22b", "dgx-h100", 2, 1, 4, 4096, 1);
+    moe.workload.mode = Mode::Infer;
+    moe.plan.ep = 4;
+    moe.plan.etp = 1;
+    moe.plan.sp = true;
+    REQUIRE(placed_rank_order(moe) == moe.plan.rank_order);
+  }
 }

@@ -44,6 +44,7 @@ const sceneOf = (page) => page.evaluate(() => {
   return { level: sc.level, replicas: sc.rects.filter((r) => r.kind === 'replica'), cards: sc.rects.filter((r) => r.kind === 'replica_card'),
     balancer: sc.rects.some((r) => r.kind === 'balancer'), arrows: sc.lines.filter((l) => l.kind === 'arrow'),
     total: text('balancer_total').join(''), detail: text('balancer_detail').join(''), subs: text('replica_sub'), count: text('replica_count').join(''),
+    links: text('link_label'),
     inf: d.r.inference, caption: document.getElementById('view-caption').textContent };
 });
 const ARGS = ['--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--dp', '2', '--mode', 'infer', '--batch', '8'];
@@ -117,6 +118,11 @@ async function instances(k, base) {
   k.check(/9 × 16 GPUs/.test(row) && /8 each in one node; 1 straddling nodes/.test(row), 'instances: the row says so (' + row.slice(0, 100) + '…)');
   const cells = await page.$$eval('table.time tr td[data-v]', (els) => els.map((e) => Number(e.dataset.v)));
   k.check(cells.includes(ref.inference.output_tokens_per_s_total) && cells.includes(ref.inference.tpot_s), 'instances: tokens/s and the straddling instance\'s TPOT = CLI');
+  // the placement view: the 8 whole instances' all-gathers on NVLink, the straddler's on the scale-out network
+  await page.click('#tab-placement');
+  const links = (await sceneOf(page)).links;
+  k.check(links.some((t) => t.startsWith('NVLink inside nodes · 8 instances: EP ')) && links.some((t) => t.startsWith('scale-out between nodes · 1 instance: EP ')),
+    'instances: the link key says whose traffic each link carries (' + links.join(' | ') + ')');
   await page.screenshot({ path: shot('serve-instances-straddle.png'), fullPage: true });
   k.noErrors(errors, 'instances');
 }
