@@ -942,7 +942,7 @@ json layout_json(Mode mode, const Mesh& mesh, const ParamCounts& params, const P
   j["placement"] = {{"gpus", pl.gpus},
                     {"nodes", pl.nodes},
                     {"gpus_per_node", pl.gpus_per_node},
-                    {"rank_order", pl.rank_order},
+                    {"rank_order", placed_rank_order(cfg)},
                     {"strides",
                      {{"tp", pl.stride_tp}, {"cp", pl.stride_cp}, {"ep", pl.stride_ep}, {"dp", pl.stride_dp}, {"pp", pl.stride_pp}}},
                     {"expert_strides", expert_strides},

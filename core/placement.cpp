@@ -1,10 +1,11 @@
 #include "core/placement.h"
 
-#include "core/resolved.h"
-
 #include <algorithm>
 #include <array>
 #include <numeric>
+
+#include "core/resolved.h"
+#include "core/serving_instances.h"
 
 namespace cutlab {
 
@@ -192,9 +193,9 @@ namespace {
 
 // Strides of the five attention-mesh axes in rank space, laid out in rank_order (innermost first).
 // Under folding, ep is not an attention-mesh axis (size 1).
-void place_strides(const Plan& plan, Placement& pl) {
+void place_strides(const Plan& plan, const std::string& rank_order, Placement& pl) {
   std::array<Axis, 5> order{Axis::TP, Axis::CP, Axis::EP, Axis::DP, Axis::PP};
-  rank_order_axes(pl.rank_order, order);  // validated: a permutation of the five
+  rank_order_axes(rank_order, order);  // validated: a permutation of the five
   long long stride = 1;
   for (Axis a : order) {
     int size = 1;
@@ -246,6 +247,55 @@ void place_groups(const ModelSpec& m, const Plan& plan, const Mesh& mesh, Placem
     group(Axis::ETP, {etp}, expert);
     group(Axis::EP, {ep}, expert);
     group(Axis::EDP, {edp}, expert);
+  }
+}
+
+// The GPU of rank `rank` under the launcher's layout (placement.h launch_instance_gpus): rank_at_gpu inverted.
+long long gpu_at_rank(const Placement& p, long long rank) {
+  const long long g = p.launch_instance_gpus;
+  if (g <= 0) return rank;
+  const long long C = p.gpus_per_node, k = C / g, c = C - k * g, F = p.gpus / C, tail = (p.gpus % C) / g;
+  const long long whole = F * k + tail, i = rank / g, j = rank % g;
+  if (i < F * k) return (i / k) * C + (i % k) * g + j;
+  if (i < whole) return F * C + (i - F * k) * g + j;
+  const long long L = (i - whole) * g + j;  // the L-th GPU left over
+  return L < F * c ? (L / c) * C + k * g + L % c : F * C + tail * g + (L - F * c);
+}
+
+// Under the launcher's layout the groups inside an instance (TP, CP, EP, PP) span nodes only in the
+// instances left to straddle: each such group is found by listing its GPUs (an instance has fewer
+// GPUs than a node), and the worst one, spanning the most nodes with the fewest members on one,
+// replaces the strides' answer (inside a node when every instance is whole).
+void place_launched_groups(const Plan& plan, Placement& pl) {
+  const long long g = pl.launch_instance_gpus, C = pl.gpus_per_node;
+  const long long whole = whole_instances(pl.gpus, static_cast<int>(C), g), instances = pl.gpus / g;
+  for (GroupInfo& group : pl.groups) {
+    Span span;
+    switch (group.axis) {
+      case Axis::TP: span = {pl.stride_tp, plan.tp}; break;
+      case Axis::CP: span = {pl.stride_cp, plan.cp}; break;
+      case Axis::EP: span = {pl.stride_ep, plan.ep}; break;
+      case Axis::PP: span = {pl.stride_pp, plan.pp}; break;
+      default: continue;
+    }
+    if (span.size <= 1) continue;
+    int worst_nodes = 1, worst_per_node = span.size;
+    for (long long i = whole; i < instances; ++i)
+      for (long long r = i * g; r < (i + 1) * g; ++r) {
+        if ((r / span.stride) % span.size != 0) continue;  // one member per group: its first
+        std::vector<long long> node(span.size);
+        for (int t = 0; t < span.size; ++t) node[t] = gpu_at_rank(pl, r + t * span.stride) / C;
+        std::sort(node.begin(), node.end());
+        int nodes = 0, fewest = span.size;
+        for (size_t a = 0, b = 0; a < node.size(); a = b, ++nodes) {
+          while (b < node.size() && node[b] == node[a]) ++b;
+          fewest = std::min(fewest, static_cast<int>(b - a));
+        }
+        if (nodes > worst_nodes || (nodes == worst_nodes && fewest < worst_per_node)) worst_nodes = nodes, worst_per_node = fewest;
+      }
+    group.nodes_spanned = worst_nodes;
+    group.members_per_node = worst_nodes > 1 ? worst_per_node : span.size;
+    group.link = worst_nodes > 1 ? Link::ScaleOut : Link::NVLink;
   }
 }
 
@@ -309,17 +359,34 @@ std::string placed_rank_order(const Config& config) {
 
 Placement place(const Config& config, const Mesh& mesh) {
   Placement pl;
-  pl.rank_order = placed_rank_order(config);
+  // Serving instances that do not tile the nodes, laid out as a launcher places them (placement.h).
+  const long long g = mesh_without_dp(config.plan);
+  const long long C = std::max(1, config.cluster.gpus_per_node);
+  const Plan& p = config.plan;
+  if (config.workload.mode == Mode::Infer && p.dp > 1 && !(p.etp > 0 && p.ep > 1) && g < C && C % g != 0 && mesh.gpus > C)
+    pl.launch_instance_gpus = g;
   pl.gpus = mesh.gpus;
   pl.gpus_per_node = std::max(1, config.cluster.gpus_per_node);
   pl.nodes = (pl.gpus + pl.gpus_per_node - 1) / pl.gpus_per_node;
-  place_strides(config.plan, pl);
+  place_strides(config.plan, placed_rank_order(config), pl);
   place_groups(config.model, config.plan, mesh, pl);
+  if (pl.launch_instance_gpus > 0) place_launched_groups(config.plan, pl);
   pl.stages = place_stages(config.model, config.plan);
   return pl;
 }
 
-GpuPlacement gpu_placement(const Resolved& r, int rank) {
+long long rank_at_gpu(const Placement& p, long long gpu) {
+  const long long g = p.launch_instance_gpus;
+  if (g <= 0) return gpu;
+  // Nodes 0 … F−1 are whole (C GPUs), node F holds the rem GPUs left; each whole node holds k
+  // instances from its first GPU and leaves c GPUs over, node F holds `tail` and leaves the rest.
+  const long long C = p.gpus_per_node, k = C / g, c = C - k * g, F = p.gpus / C, tail = (p.gpus % C) / g;
+  const long long whole = F * k + tail, n = gpu / C, l = gpu % C, held = n < F ? k : tail;
+  if (l < held * g) return (n * k + l / g) * g + l % g;                       // instance n·k + l/g, placed whole
+  return whole * g + (n < F ? n * c + (l - k * g) : F * c + (l - tail * g));  // the GPUs left over, in order
+}
+
+GpuPlacement gpu_placement(const Resolved& r, int gpu) {
   const ModelSpec& m = r.config.model;
   const Plan& plan = r.config.plan;
   const Workload& w = r.config.workload;
@@ -327,9 +394,10 @@ GpuPlacement gpu_placement(const Resolved& r, int rank) {
   const Mesh& mesh = r.mesh;
   GpuPlacement g;
   const bool folding = plan.etp > 0;
-  g.rank = rank;
-  g.node = rank / pl.gpus_per_node;
-  g.local = rank % pl.gpus_per_node;
+  g.rank = gpu;
+  g.node = gpu / pl.gpus_per_node;
+  g.local = gpu % pl.gpus_per_node;
+  const long long rank = rank_at_gpu(pl, gpu);
   auto coord = [&](long long stride, int size) { return static_cast<int>((rank / stride) % size); };
   g.tp = coord(pl.stride_tp, plan.tp);
   g.cp = coord(pl.stride_cp, plan.cp);

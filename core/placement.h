@@ -45,10 +45,19 @@ struct Placement {
   int gpus_per_node = 1;
   std::vector<GroupInfo> groups;
   std::vector<StageInfo> stages;
-  std::string rank_order;  // the order laid out, innermost first (plan.rank_order, or placed_rank_order)
   // Strides of the five axes in rank space (attention mesh), by name order tp, cp, ep, dp, pp.
   long long stride_tp = 1, stride_cp = 1, stride_ep = 1, stride_dp = 1, stride_pp = 1;
+  // Serving instances of g GPUs that do not tile the nodes (g < gpus_per_node, not a divisor of it,
+  // more GPUs than one node): laid out as a launcher places them (core/serving_instances.h), the
+  // first whole_instances(gpus, C, g) each inside a node, ⌊C/g⌋ per node from its first GPU, and the
+  // rest on the GPUs the nodes leave over, in order, straddling nodes. Ranks stay instance-major
+  // (dp outermost); rank_at_gpu maps a GPU to its rank. 0: GPU i is rank i.
+  long long launch_instance_gpus = 0;
 };
+
+// The rank on GPU `gpu` (its position in the cluster, node = gpu / gpus_per_node): the GPU itself
+// unless the placement lays serving instances out as a launcher does (launch_instance_gpus).
+long long rank_at_gpu(const Placement& p, long long gpu);
 
 // The rank order a config's ranks are laid out in: plan.rank_order for training; for serving the
 // same order with dp moved outermost, so each instance (tp × cp × ep × pp GPUs, core/serving_instances.h)
@@ -64,7 +73,7 @@ const GroupInfo* find_group(const Placement& p, Axis axis);
 
 // What one GPU holds.
 struct GpuPlacement {
-  int rank = 0;
+  int rank = 0;  // the GPU's position (rank_at_gpu gives its rank in the mesh)
   int node = 0;
   int local = 0;                               // index inside the node
   int tp = 0, cp = 0, ep = 0, dp = 0, pp = 0;  // coordinates on the attention mesh

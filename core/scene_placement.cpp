@@ -233,10 +233,10 @@ void header(Pen& o, const Ctx& x) {
   const std::string nv = fg::integer(cl.nvlink_bytes_per_s / 1e9), so = fg::integer(cl.scaleout_bytes_per_s / 1e9);
   const std::string& nl = cl.node_link;
   std::string sub = nl + " " + nv + " GB/s per GPU inside a node · scale-out " + so + " GB/s per GPU between nodes · rank order " +
-                    x.pl.rank_order;
+                    placed_rank_order(x.c);
   // (a phone: the bandwidths alone; the rank order is in the controls)
   if (fg::measure_text(sub, 11.5, 400) > x.W - 2 * kPad)
-    sub = fg::first_fit({"per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + x.pl.rank_order,
+    sub = fg::first_fit({"per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + placed_rank_order(x.c),
                          "per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s"},
                         x.W - 2 * kPad, 11.5, 400);
   o.text("subtitle", sub, kPad, 38, 11.5, 400, "muted", "start", x.W - 2 * kPad);
@@ -589,7 +589,10 @@ StageRows stage_rows(const Ctx& x) {
     StageRow& row = rows_by_stage[stage];
     row.stage = stage;
     row.nodes++;
-    const long long k0 = r0 % period;
+    // Instances laid out as a launcher places them (placement.h): a whole node's kind depends on where
+    // its leftover GPUs fall in the straddling instances, (n·c) mod g; the last, partial node is its own.
+    const long long lg = x.pl.launch_instance_gpus, left = lg > 0 ? gn - gn / lg * lg : 0;
+    const long long k0 = lg <= 0 ? r0 % period : (n < x.gpus / gn ? (n * left) % lg : -1 - n);
     auto it = sig_of_residue.find(k0);
     if (it == sig_of_residue.end()) {
       std::vector<int> sig;

@@ -247,7 +247,7 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
          std::to_string(g.nodes_spanned),
          std::string(name_of(g.link)) + (g.axis == Axis::TP && g.link == Link::ScaleOut ? "  ⚠ TP crosses nodes" : "")});
   }
-  std::cout << "Placement (rank order " << e.placement.rank_order << ", innermost first)\n";
+  std::cout << "Placement (rank order " << p.rank_order << ", innermost first)\n";
   if (groups.rows.empty()) std::cout << " one GPU: nothing is cut\n";
   else std::cout << groups.render();
   std::cout << "\n";

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "core/disaggregation.h"
 #include "core/estimate.h"
 #include "core/placement.h"
@@ -115,7 +117,6 @@ TEST_CASE("serving lays out one instance after another, as it prices them", "[se
   REQUIRE(placed_rank_order(c) == "tp-cp-ep-dp-pp");
   REQUIRE(placed_rank_order(serve) == "tp-cp-ep-pp-dp");
   const Resolved r = test::resolved(serve);
-  REQUIRE(r.placement.rank_order == "tp-cp-ep-pp-dp");
   REQUIRE(r.placement.stride_pp == 4);
   REQUIRE(r.placement.stride_dp == 8);
   const GpuPlacement g4 = gpu_placement(r, 4), g8 = gpu_placement(r, 8);
@@ -144,5 +145,45 @@ TEST_CASE("serving lays out one instance after another, as it prices them", "[se
     moe.plan.etp = 1;
     moe.plan.sp = true;
     REQUIRE(placed_rank_order(moe) == moe.plan.rank_order);
+  }
+}
+
+TEST_CASE("instances that do not tile the racks are laid out as a launcher places them", "[serving_instances][placement]") {
+  // DeepSeek-V3 at EP 32 × 9 on four 72-GPU racks: each rack holds 2 instances from its first GPU
+  // (GPUs 0–63 of rack 0 are instances 0 and 1) and leaves 8 GPUs over (64–71); the 9th instance takes
+  // the 4 racks' leftovers, 8 on each. Laid out rank after rank instead, 3 instances would straddle.
+  Config c = deepseek("gb200-nvl72", 72, 32, 288);
+  const Resolved r = test::resolved(c);
+  REQUIRE(r.placement.launch_instance_gpus == 32);
+  struct Expect {
+    int gpu, node, dp, ep;
+  };
+  for (const Expect& x : {Expect{0, 0, 0, 0}, Expect{63, 0, 1, 31}, Expect{64, 0, 8, 0}, Expect{71, 0, 8, 7}, Expect{72, 1, 2, 0},
+                          Expect{136, 1, 8, 8}, Expect{287, 3, 8, 31}, Expect{216, 3, 6, 0}}) {
+    const GpuPlacement g = gpu_placement(r, x.gpu);
+    CHECK(g.rank == x.gpu);
+    CHECK(g.node == x.node);
+    CHECK(g.dp == x.dp);
+    CHECK(g.ep == x.ep);
+    CHECK(g.experts_begin == x.ep * 8);
+  }
+  // Every GPU holds a different (instance, EP rank): the layout is a permutation of the ranks.
+  std::set<std::pair<int, int>> seen;
+  for (int gpu = 0; gpu < 288; ++gpu) {
+    const GpuPlacement g = gpu_placement(r, gpu);
+    seen.insert({g.dp, g.ep});
+  }
+  REQUIRE(seen.size() == 288);
+  // The worst EP group is the 9th instance's: 4 racks, 8 GPUs on each.
+  const GroupInfo* ep = find_group(r.placement, Axis::EP);
+  REQUIRE(ep->nodes_spanned == 4);
+  REQUIRE(ep->members_per_node == 8);
+  REQUIRE(ep->link == Link::ScaleOut);
+  const InferenceEstimate s = test::inference(c);
+  REQUIRE(s.instances == 9);
+  REQUIRE(s.instances_whole == 8);
+  SECTION("instances that tile the nodes keep the ranks in order") {
+    REQUIRE(test::resolved(deepseek("gb200-nvl72", 8, 16, 144)).placement.launch_instance_gpus == 0);
+    REQUIRE(test::resolved(deepseek("gb200-nvl72", 64, 32, 128)).placement.launch_instance_gpus == 0);
   }
 }
