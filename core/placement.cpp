@@ -191,6 +191,12 @@ const GroupInfo* find_group(const Placement& p, Axis axis) {
 
 namespace {
 
+// Serving lays out instances (placement.h): each copy of the model its own GPUs, unless the experts
+// fold over the data-parallel ranks (etp set, ep > 1) and the whole mesh is one instance.
+bool lays_out_instances(const Config& config) {
+  return config.workload.mode == Mode::Infer && !(config.plan.etp > 0 && config.plan.ep > 1);
+}
+
 // Strides of the five attention-mesh axes in rank space, laid out in rank_order (innermost first).
 // Under folding, ep is not an attention-mesh axis (size 1).
 void place_strides(const Plan& plan, const std::string& rank_order, Placement& pl) {
@@ -250,16 +256,28 @@ void place_groups(const ModelSpec& m, const Plan& plan, const Mesh& mesh, Placem
   }
 }
 
-// The GPU of rank `rank` under the launcher's layout (placement.h launch_instance_gpus): rank_at_gpu inverted.
-long long gpu_at_rank(const Placement& p, long long rank) {
-  const long long g = p.launch_instance_gpus;
-  if (g <= 0) return rank;
-  const long long C = p.gpus_per_node, k = C / g, c = C - k * g, F = p.gpus / C, tail = (p.gpus % C) / g;
-  const long long whole = F * k + tail, i = rank / g, j = rank % g;
-  if (i < F * k) return (i / k) * C + (i % k) * g + j;
-  if (i < whole) return F * C + (i - F * k) * g + j;
-  const long long L = (i - whole) * g + j;  // the L-th GPU left over
-  return L < F * c ? (L / c) * C + k * g + L % c : F * C + tail * g + (L - F * c);
+// The launcher's layout (placement.h launch_instance_gpus): F whole nodes of C GPUs, each holding k
+// instances of g GPUs from its first GPU and leaving c over; a last, partial node holding `tail`; the
+// `whole` instances so placed (whole_instances, as serving prices them) before the ones left to straddle.
+struct Launch {
+  long long g, C, k, c, F, tail, whole;
+  explicit Launch(const Placement& p)
+      : g(p.launch_instance_gpus),
+        C(p.gpus_per_node),
+        k(C / g),
+        c(C - k * g),
+        F(p.gpus / C),
+        tail((p.gpus % C) / g),
+        whole(whole_instances(p.gpus, p.gpus_per_node, g)) {}
+};
+
+// The GPU of rank `rank` under the launcher's layout: rank_at_gpu inverted.
+long long gpu_at_rank(const Launch& l, long long rank) {
+  const long long i = rank / l.g, j = rank % l.g;
+  if (i < l.F * l.k) return (i / l.k) * l.C + (i % l.k) * l.g + j;
+  if (i < l.whole) return l.F * l.C + (i - l.F * l.k) * l.g + j;
+  const long long L = (i - l.whole) * l.g + j;  // the L-th GPU left over
+  return L < l.F * l.c ? (L / l.c) * l.C + l.k * l.g + L % l.c : l.F * l.C + l.tail * l.g + (L - l.F * l.c);
 }
 
 // Under the launcher's layout the groups inside an instance (TP, CP, EP, PP) span nodes only in the
@@ -267,8 +285,9 @@ long long gpu_at_rank(const Placement& p, long long rank) {
 // GPUs than a node), and the worst one, spanning the most nodes with the fewest members on one,
 // replaces the strides' answer (inside a node when every instance is whole).
 void place_launched_groups(const Plan& plan, Placement& pl) {
-  const long long g = pl.launch_instance_gpus, C = pl.gpus_per_node;
-  const long long whole = whole_instances(pl.gpus, static_cast<int>(C), g), instances = pl.gpus / g;
+  const Launch l(pl);
+  const long long instances = pl.gpus / l.g;
+  std::vector<long long> node;
   for (GroupInfo& group : pl.groups) {
     Span span;
     switch (group.axis) {
@@ -280,11 +299,11 @@ void place_launched_groups(const Plan& plan, Placement& pl) {
     }
     if (span.size <= 1) continue;
     int worst_nodes = 1, worst_per_node = span.size;
-    for (long long i = whole; i < instances; ++i)
-      for (long long r = i * g; r < (i + 1) * g; ++r) {
+    for (long long i = l.whole; i < instances; ++i)
+      for (long long r = i * l.g; r < (i + 1) * l.g; ++r) {
         if ((r / span.stride) % span.size != 0) continue;  // one member per group: its first
-        std::vector<long long> node(span.size);
-        for (int t = 0; t < span.size; ++t) node[t] = gpu_at_rank(pl, r + t * span.stride) / C;
+        node.resize(span.size);
+        for (int t = 0; t < span.size; ++t) node[t] = gpu_at_rank(l, r + t * span.stride) / l.C;
         std::sort(node.begin(), node.end());
         int nodes = 0, fewest = span.size;
         for (size_t a = 0, b = 0; a < node.size(); a = b, ++nodes) {
@@ -350,7 +369,7 @@ std::vector<StageInfo> place_stages(const ModelSpec& m, const Plan& plan) {
 std::string placed_rank_order(const Config& config) {
   const Plan& p = config.plan;
   std::array<Axis, 5> order{};
-  if (config.workload.mode != Mode::Infer || (p.etp > 0 && p.ep > 1) || !rank_order_axes(p.rank_order, order)) return p.rank_order;
+  if (!lays_out_instances(config) || !rank_order_axes(p.rank_order, order)) return p.rank_order;
   std::string out;
   for (Axis a : order)
     if (a != Axis::DP) out += std::string(out.empty() ? "" : "-") + name_of(a);
@@ -359,15 +378,12 @@ std::string placed_rank_order(const Config& config) {
 
 Placement place(const Config& config, const Mesh& mesh) {
   Placement pl;
-  // Serving instances that do not tile the nodes, laid out as a launcher places them (placement.h).
-  const long long g = mesh_without_dp(config.plan);
-  const long long C = std::max(1, config.cluster.gpus_per_node);
-  const Plan& p = config.plan;
-  if (config.workload.mode == Mode::Infer && p.dp > 1 && !(p.etp > 0 && p.ep > 1) && g < C && C % g != 0 && mesh.gpus > C)
-    pl.launch_instance_gpus = g;
   pl.gpus = mesh.gpus;
   pl.gpus_per_node = std::max(1, config.cluster.gpus_per_node);
   pl.nodes = (pl.gpus + pl.gpus_per_node - 1) / pl.gpus_per_node;
+  // Serving instances that do not tile the nodes, laid out as a launcher places them (placement.h).
+  const long long g = mesh_without_dp(config.plan), C = pl.gpus_per_node;
+  if (lays_out_instances(config) && config.plan.dp > 1 && g < C && C % g != 0 && pl.gpus > C) pl.launch_instance_gpus = g;
   place_strides(config.plan, placed_rank_order(config), pl);
   place_groups(config.model, config.plan, mesh, pl);
   if (pl.launch_instance_gpus > 0) place_launched_groups(config.plan, pl);
@@ -376,14 +392,11 @@ Placement place(const Config& config, const Mesh& mesh) {
 }
 
 long long rank_at_gpu(const Placement& p, long long gpu) {
-  const long long g = p.launch_instance_gpus;
-  if (g <= 0) return gpu;
-  // Nodes 0 … F−1 are whole (C GPUs), node F holds the rem GPUs left; each whole node holds k
-  // instances from its first GPU and leaves c GPUs over, node F holds `tail` and leaves the rest.
-  const long long C = p.gpus_per_node, k = C / g, c = C - k * g, F = p.gpus / C, tail = (p.gpus % C) / g;
-  const long long whole = F * k + tail, n = gpu / C, l = gpu % C, held = n < F ? k : tail;
-  if (l < held * g) return (n * k + l / g) * g + l % g;                       // instance n·k + l/g, placed whole
-  return whole * g + (n < F ? n * c + (l - k * g) : F * c + (l - tail * g));  // the GPUs left over, in order
+  if (p.launch_instance_gpus <= 0) return gpu;
+  const Launch l(p);
+  const long long n = gpu / l.C, at = gpu % l.C, held = n < l.F ? l.k : l.tail;  // instances whole in node n
+  if (at < held * l.g) return (n * l.k + at / l.g) * l.g + at % l.g;             // instance n·k + at/g, placed whole
+  return l.whole * l.g + (n < l.F ? n * l.c + (at - l.k * l.g) : l.F * l.c + (at - l.tail * l.g));  // left over, in order
 }
 
 GpuPlacement gpu_placement(const Resolved& r, int gpu) {
