@@ -36,20 +36,23 @@ struct Efficiencies {
                                        // behind the GPU: bounds 0–60 µs
   // Serving (core/serving_step.h); fitted per GPU family to the serving cases (docs/validation.md §8), none of
   // them read by training.
-  double serving_gemm = 0.7;           // GEMMs of an engine step at large shapes: fraction of the weight dtype's sustained
-                                       // peak (smaller M and few tokens per expert lose more: core/ops.h gemm_efficiency)
-  double serving_expert_gemm = 0.8;    // the grouped expert GEMM's rate against the dense projections' (serving_gemm):
-                                       // uneven experts padded to tiles in one launch (core/serving_step.cpp)
-  double serving_expert_stream = 0.8;  // reading the routed experts' weights in the grouped GEMM, against hbm_stream:
-                                       // a few MB per expert in small matrices, not one long stream (core/serving_step.cpp)
-  double serving_attention = 0.55;     // attention of an engine step: fraction of the attention dtype's dense peak
-  double host_seq_s = 20e-6;           // host (CPU) time per running sequence per engine step, not hidden by the GPU
-  double serving_moe_layer_s = 30e-6;  // fixed time of each MoE layer of an engine step beyond the kernels it
-                                       // lists (core/serving_step.h): routing, token counts and offsets, the
-                                       // dispatch's bookkeeping and the exchange of the token counts
-  double serving_rank_cv = 0.0;        // spread of one rank's time per MoE layer across the ranks of an EP group
-                                       // (coefficient of variation: load and jitter); each MoE layer's exchange
-                                       // waits for the slowest rank (core/serving_step.h expected_max_normal)
+  double serving_gemm = 0.7;            // GEMMs of an engine step at large shapes: fraction of the weight dtype's sustained
+                                        // peak (smaller M and few tokens per expert lose more: core/ops.h gemm_efficiency)
+  double serving_expert_gemm = 0.8;     // the grouped expert GEMM's rate against the dense projections' (serving_gemm):
+                                        // uneven experts padded to tiles in one launch (core/serving_step.cpp)
+  double serving_expert_stream = 0.8;   // reading the routed experts' weights in the grouped GEMM, against hbm_stream:
+                                        // a few MB per expert in small matrices, not one long stream (core/serving_step.cpp)
+  double serving_attention = 0.55;      // attention of an engine step: fraction of the attention dtype's dense peak
+  double host_seq_s = 20e-6;            // host (CPU) time per running sequence per engine step, not hidden by the GPU
+  double serving_seq_layer_s = 0.3e-6;  // GPU time per running sequence per layer of an engine step beyond the
+                                        // roofline's bytes and FLOPs: each sequence's own attention blocks,
+                                        // K/V append and routing, latency- not bandwidth-bound (core/serving_step.cpp)
+  double serving_moe_layer_s = 30e-6;   // fixed time of each MoE layer of an engine step beyond the kernels it
+                                        // lists (core/serving_step.h): routing, token counts and offsets, the
+                                        // dispatch's bookkeeping and the exchange of the token counts
+  double serving_rank_cv = 0.0;         // spread of one rank's time per MoE layer across the ranks of an EP group
+                                        // (coefficient of variation: load and jitter); each MoE layer's exchange
+                                        // waits for the slowest rank (core/serving_step.h expected_max_normal)
 };
 
 struct Cluster {

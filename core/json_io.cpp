@@ -110,6 +110,7 @@ const std::vector<Field<Efficiencies>>& efficiency_fields() {
       {"serving_expert_stream", &Efficiencies::serving_expert_stream},
       {"serving_attention", &Efficiencies::serving_attention},
       {"host_seq_us", &Efficiencies::host_seq_s, units::us},
+      {"serving_seq_layer_us", &Efficiencies::serving_seq_layer_s, units::us},
       {"serving_moe_layer_us", &Efficiencies::serving_moe_layer_s, units::us},
       {"serving_rank_cv", &Efficiencies::serving_rank_cv},
   };

@@ -300,6 +300,7 @@ void validate_cluster(const Cluster& cl, Checker& c) {
   c.fraction(E + "serving_expert_stream", e.serving_expert_stream);
   c.fraction(E + "serving_attention", e.serving_attention);
   c.between(E + "host_seq_us", e.host_seq_s, units::us, 0, 10000, "µs");
+  c.between(E + "serving_seq_layer_us", e.serving_seq_layer_s, units::us, 0, 1000, "µs");
   c.between(E + "serving_moe_layer_us", e.serving_moe_layer_s, units::us, 0, 10000, "µs");
   c.between(E + "serving_rank_cv", e.serving_rank_cv, 1, 0, 1, "(a coefficient of variation)");
 }

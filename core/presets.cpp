@@ -260,32 +260,34 @@ Cluster calibrated(Cluster c, const Efficiencies& e) {
 
 // Serving efficiencies (core/hardware.h; fitted to each GPU family's serving cases by `cutlab calibrate
 // --serving validation/serving-cases.json`, docs/validation.md §8: hbm_stream, serving_expert_stream,
-// serving_gemm, serving_expert_gemm, serving_attention, host_seq_us, serving_moe_layer_us, serving_rank_cv; priors
-// and bounds in core/validation.cpp serving_calibration_params); the training efficiencies stay as
-// they are. Refitted 2026-12-02 with
-// the memory-bound ops between the GEMMs, the offline runs' prompt bursts, a fixed cost per MoE layer,
-// the cases' EP exchange as TensorRT-LLM runs it (all-gather and reduce-scatter) and the EP group's
-// wait for its slowest rank; again after the H100 training refit and the chunked layers' exact mean
-// reads (core/serving_step.h stage_attended_keys), with the cases' KV pool at 95% of the free memory
-// (workload.kv_cache_free_fraction), and with the errors past 25% in the fit's objective
+// serving_gemm, serving_expert_gemm, serving_attention, host_seq_us, serving_seq_layer_us, serving_moe_layer_us, serving_rank_cv;
+// priors and bounds in core/validation.cpp serving_calibration_params); the training efficiencies stay as they are. Refitted
+// 2026-12-02 with the memory-bound ops between the GEMMs, the offline runs' prompt bursts, a fixed cost per MoE layer, the cases' EP
+// exchange as TensorRT-LLM runs it (all-gather and reduce-scatter) and the EP group's wait for its slowest rank; again after the H100
+// training refit and the chunked layers' exact mean reads (core/serving_step.h stage_attended_keys), with the cases' KV pool at 95% of
+// the free memory (workload.kv_cache_free_fraction), and with the errors past 25% in the fit's objective
 // (serving_fit_objective_percent, core/validation.h), and with the routed experts' grouped GEMM apart
-// from the dense projections (serving_expert_gemm: 0.30–0.66 of serving_gemm's rate, near its lower
-// bound on GB200 and B200; serving_gemm 0.44–0.75), with the output layer run only on the tokens
+// from the dense projections (serving_expert_gemm: 0.31–0.65 of serving_gemm's rate, near its lower
+// bound on B200; serving_gemm 0.57–0.77 as last fitted), with the output layer run only on the tokens
 // that sample (core/serving_step.cpp), with the experts' weight reads apart from the dense stream
-// (serving_expert_stream 0.51–0.86 of hbm_stream, which returns to 0.74–0.87 from the H100's lower
+// (serving_expert_stream 0.50–0.84 of hbm_stream, which returned hbm_stream to 0.72–0.86 from the H100's lower
 // bound), and with gpt-oss on Hopper read as its published checkpoint (MXFP4 experts, bf16 the rest;
-// 2026-12-03, H100 and H200 refitted). serving_rank_cv sits at 0.04–0.17, and the MoE layer's fixed cost at 46–66 µs, up to 2.2× its
-// prior: the runs ask for more GPU time than the modelled kernels explain (the hottest expert's load beyond the group's spread and
-// prompt chunks landing on some attention-DP ranks only are not modelled), and the fit takes it from these (docs/validation.md §8).
+// 2026-12-03, H100 and H200 refitted), and with a GPU time per sequence per layer (serving_seq_layer_us, 2026-12-04, every
+// family refitted: 0.46 µs on GB200 and 0.51 on H100, where the host's time per sequence falls to 0; 0.13 on B200 beside
+// 6.8 µs of host; about 0 on H200 and the RTX server, which keep 11–17 µs of host). serving_rank_cv sits at 0.04–0.17,
+// and the MoE layer's fixed cost at 44–64 µs, up to 2.1× its prior: the runs ask for more GPU time than the modelled
+// kernels explain (the hottest expert's load beyond the group's spread and prompt chunks landing on some attention-DP
+// ranks only are not modelled), and the fit takes it from these (docs/validation.md §8).
 // H800 and the 500 W H100 keep the defaults (no serving case).
 Cluster serving(Cluster c, double hbm_stream, double expert_stream, double gemm, double expert_gemm, double attention,
-                double host_seq_us, double moe_layer_us, double rank_cv) {
+                double host_seq_us, double seq_layer_us, double moe_layer_us, double rank_cv) {
   c.efficiency.hbm_stream = hbm_stream;
   c.efficiency.serving_expert_stream = expert_stream;
   c.efficiency.serving_gemm = gemm;
   c.efficiency.serving_expert_gemm = expert_gemm;
   c.efficiency.serving_attention = attention;
   c.efficiency.host_seq_s = host_seq_us * units::us;
+  c.efficiency.serving_seq_layer_s = seq_layer_us * units::us;
   c.efficiency.serving_moe_layer_s = moe_layer_us * units::us;
   c.efficiency.serving_rank_cv = rank_cv;
   return c;
@@ -324,7 +326,7 @@ std::vector<ClusterPreset> make_clusters() {
   v.push_back({calibrated(node("dgx-a100", "A100 SXM 80GB", 8, 80, 2039, 312, 0, 300, 25, 108, 32, kA100Mamf), a100_fitted()),
                std::string(sheet) + "; NVLink 3 600 GB/s total; 8× HDR 200 Gb/s IB per node"});
   v.push_back({serving(calibrated(node("dgx-h100", "H100 SXM", 8, 79.6, 3350, 989, 1979, 450, 50, 132, 64, kH100Mamf), h100_fitted()),
-                       0.769, 0.612, 0.714, 0.467, 0.531, 18.3, 66.4, 0.168),
+                       0.786, 0.607, 0.724, 0.456, 0.523, 0.0, 0.513, 54.1, 0.165),
                std::string(sheet) + "; 81,559 MiB usable; NVLink 4 900 GB/s total; 8× NDR 400 Gb/s per node"});
   v.push_back({calibrated(node("grand-teton-h100", "H100 96GB HBM2e (500 W)", 8, 95.5, 2400, 989, 1979, 450, 50, 132, 64, kH100Mamf),
                           gt_fitted()),
@@ -333,18 +335,18 @@ std::vector<ClusterPreset> make_clusters() {
   v.push_back({calibrated(node("hgx-h800", "H800 SXM", 8, 79.6, 3350, 989, 1979, 200, 50, 132, 64, kH100Mamf), h100_fitted()),
                std::string(sheet) + "; NVLink 400 GB/s total (DeepSeek-V3 §3.2.2: ~160 GB/s achievable), 400 Gb/s IB"});
   v.push_back({serving(calibrated(node("hgx-h200", "H200 SXM", 8, 140.4, 4800, 989, 1979, 450, 50, 132, 64, kH100Mamf), h100_fitted()),
-                       0.754, 0.508, 0.750, 0.439, 0.304, 12.6, 49.5, 0.157),
+                       0.752, 0.504, 0.770, 0.423, 0.308, 11.4, 0.018, 48.9, 0.156),
                std::string(sheet) + "; 141 GB HBM3e (143,771 MiB usable); NVLink 4; 400 Gb/s per GPU"});
   // fp4: dense NVFP4 peaks, half the datasheets' sparse figures (HGX B200 18 PFLOPS, GB200 NVL72
   // 1,440 PFLOPS per 72 GPUs = 20 PFLOPS per GPU).
   v.push_back({serving(calibrated(with_fp4(node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50, 148, 64, kH100Mamf), 9000),
                                   h100_fitted()),
-                       0.740, 0.854, 0.578, 0.307, 0.324, 9.7, 59.3, 0.130),
+                       0.790, 0.844, 0.642, 0.309, 0.260, 6.8, 0.131, 63.9, 0.105),
                std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU"});
   v.push_back(
       {serving(calibrated(with_fp4(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148, 450, kH100Mamf), 10000),
                           h100_fitted()),
-               0.772, 0.862, 0.435, 0.301, 0.511, 17.3, 64.3, 0.044),
+               0.720, 0.844, 0.567, 0.380, 0.301, 0.0, 0.456, 43.5, 0.043),
        std::string(sheet) + "; 186 GB HBM3e; 72 GPUs in one NVLink 5 domain; 400 Gb/s per GPU scale-out"});
   // RTX PRO 6000 Blackwell Server Edition (NVIDIA datasheet): 96 GB GDDR7 at 1.6 TB/s (1,597 GB/s),
   // 188 SMs, PCIe Gen5 x16 and no NVLink: the GPUs of a server talk over PCIe (64 GB/s per direction,
@@ -357,7 +359,7 @@ std::vector<ClusterPreset> make_clusters() {
                                                      "PCIe"),
                                            2000),
                                   h100_fitted()),
-                       0.869, 0.731, 0.593, 0.655, 0.565, 16.0, 45.8, 0.159),
+                       0.859, 0.743, 0.624, 0.648, 0.565, 17.1, 0.004, 44.2, 0.160),
                std::string(sheet) + "; 96 GB GDDR7 at 1.6 TB/s; PCIe Gen5 x16, no NVLink (GPU to GPU over PCIe)"});
   return v;
 }

@@ -223,6 +223,13 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // exchange of those counts (fitted per GPU family, docs/validation.md §8); the wait for the group's
   // slowest rank is priced apart, below.
   r.floor_s = e.kernel_floor_s * (9.0 * n_layers + 4.0 * n_moe) + e.serving_moe_layer_s * n_moe;
+  // Each sequence also costs serving_seq_layer_s in each layer beyond the bytes and FLOPs above: its own
+  // attention blocks over its paged KV (block-table walk, split-K reduction, output write), its K/V append
+  // and its routing touch a few hundred bytes at scattered addresses, latency- not bandwidth-bound.
+  // Fitted per GPU family (docs/validation.md §8): the cases cost more per sequence the more layers a
+  // model has (Qwen3-30B-A3B's 48 against gpt-oss-20b's 24, at like active parameters), which neither
+  // the host's per-sequence time nor a per-layer time alone gives.
+  r.floor_s += e.serving_seq_layer_s * (L.decode_seqs + L.prefill_seqs) * n_layers;
   // The EP group's wait: each MoE layer's exchange starts when the slowest rank of the group arrives,
   // cv·z(n) of a layer's mean GPU time after the mean (expected_max_normal): the stage's MoE layers'
   // share of its GPU time (exchanges and host excluded).
@@ -232,7 +239,8 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   }
   // Host: the engine's per-request work each step (scheduling, sampling bookkeeping, stop checks,
   // responses), which the data of the serving cases show is not hidden behind the GPU's step: a
-  // Grace-hosted GB200 serves small models more slowly than an x86-hosted B200 (docs/validation.md §8).
+  // Grace-hosted GB200 serves small models more slowly than an x86-hosted B200 (docs/validation.md §8;
+  // the fit splits the per-sequence cost between this and serving_seq_layer_s above).
   r.host_s = e.host_seq_s * (L.decode_seqs + L.prefill_seqs);
   // Two TP all-reduces per layer of the step's T hidden states, 16-bit (Shoeybi et al. 2019 §3); an
   // EP dispatch (Plan::ep_dispatch_dtype) and a bf16 combine of T·k copies per MoE layer (with the

@@ -11,8 +11,9 @@
 // group reach each GPU's experts. Each kernel class is its own roofline (dense GEMMs, grouped expert
 // GEMMs, decode attention, prefill attention), GEMMs at a shape-dependent efficiency (core/ops.h),
 // attention at its own dtype's peak; the memory-bound ops between them (norms, activations, the MoE
-// expand and finalize, the logits' sampling) in bytes; every kernel costs at least the kernel floor; the host adds
-// host_seq_s per sequence of the step (the engine's per-request work on the CPU each step).
+// expand and finalize, the logits' sampling) in bytes; every kernel costs at least the kernel floor; each
+// sequence costs serving_seq_layer_s of GPU time per layer; the host adds host_seq_s per sequence of the step
+// (the engine's per-request work on the CPU each step).
 // With EP, each MoE layer waits for the group's slowest rank (expected_max_normal, serving_rank_cv).
 // Ignores: writes of the new K/V, overlap of communication with compute, top-k/top-p sampling's sorts,
 // the hottest expert's load beyond that spread, prompt chunks landing on some attention-DP ranks only.

@@ -679,6 +679,12 @@ const std::vector<CalibrationParam>& serving_calibration_params() {
   //   sampler bookkeeping, stop checks, responses), some µs to tens of µs per request on a server CPU
   //   (vLLM's profiling of its v0.5 engine, "vLLM v0.6.0: 2.7x Throughput Improvement", vLLM blog,
   //   Sept. 2024, found CPU work a majority of each step for small models): 20 ± 20 µs, bounds 0–150 µs.
+  // - serving_seq_layer_us: GPU time per sequence per layer that the roofline's bytes and FLOPs miss: each
+  //   sequence's decode attention runs as its own thread blocks (query load, the split-K softmax
+  //   reduction, the output write) over its paged KV blocks (a block-table walk), and its K/V append,
+  //   rotary and routing (top-k, expert offsets) touch a few hundred bytes at scattered addresses:
+  //   latency-bound work, a fraction of a µs per sequence at full occupancy. No kernel benchmark isolates
+  //   it: 0.3 ± 0.3 µs, bounds 0–3 µs.
   // - serving_moe_layer_us: an MoE layer runs about ten small kernels beyond the four the step lists
   //   (routing scores and top-k, token counts per expert and their prefix sums, activation quantization,
   //   the dispatch's layout), a few µs each back to back in a CUDA graph (Gray 2019, "Getting Started
@@ -695,6 +701,7 @@ const std::vector<CalibrationParam>& serving_calibration_params() {
       {"serving_expert_stream", &Efficiencies::serving_expert_stream, 0.3, 1.0, 0.8, 0.15},
       {"serving_attention", &Efficiencies::serving_attention, 0.20, 0.90, 0.55, 0.12},
       {"host_seq_us", &Efficiencies::host_seq_s, 0.0, 150e-6, 20e-6, 20e-6, nullptr, 1e-6, "host_seq_s"},
+      {"serving_seq_layer_us", &Efficiencies::serving_seq_layer_s, 0.0, 3e-6, 0.3e-6, 0.3e-6, nullptr, 1e-6, "serving_seq_layer_s"},
       {"serving_moe_layer_us", &Efficiencies::serving_moe_layer_s, 0.0, 300e-6, 30e-6, 30e-6, nullptr, 1e-6, "serving_moe_layer_s"},
       {"serving_rank_cv", &Efficiencies::serving_rank_cv, 0.0, 0.3, 0.05, 0.05},
   };

@@ -528,6 +528,7 @@ Config math_only(const char* model) {
   c.cluster.efficiency.serving_moe_layer_s = 0;
   c.cluster.efficiency.serving_rank_cv = 0;
   c.cluster.efficiency.host_seq_s = 0;
+  c.cluster.efficiency.serving_seq_layer_s = 0;
   c.cluster.efficiency.serving_attention = 0.5;
   return c;
 }
@@ -591,7 +592,9 @@ TEST_CASE("GQA decode attention: 2·(a/t)·(d_qk + d_v) FLOPs per key, at the fp
   REQUIRE_THAT(extra_context_s(c, 4, 1000, 3000), WithinRel(expected, 1e-6));
 }
 
-TEST_CASE("the host adds host_seq_s per sequence of the step, and kernel floors 9 per layer", "[inference]") {
+TEST_CASE(
+    "the host adds host_seq_s per sequence of the step, each sequence serving_seq_layer_s per layer, and kernel floors 9 per layer",
+    "[inference]") {
   Config c = math_only("llama3-8b");
   c.cluster.efficiency.host_seq_s = 30e-6;
   const Result<Resolved> r = resolve(c);
@@ -609,6 +612,15 @@ TEST_CASE("the host adds host_seq_s per sequence of the step, and kernel floors 
   const Result<Resolved> rf = resolve(f);
   const ServingSetup Sf(rf.value);
   REQUIRE_THAT(step_cost(Sf, load).walk_s() - step_cost(S, load).walk_s(), WithinRel(32 * 9 * 3e-6, 1e-6));
+  // serving_seq_layer_s: each of the step's 102 sequences in each of Llama 3 8B's 32 layers, 0.5 µs:
+  // 102 × 32 × 0.5 µs = 1.632 ms of GPU time, host unchanged.
+  Config sl = c;
+  sl.cluster.efficiency.serving_seq_layer_s = 0.5e-6;
+  const Result<Resolved> rs = resolve(sl);
+  REQUIRE(rs.ok());
+  const StepCost with_seq_layer = step_cost(ServingSetup(rs.value), load);
+  REQUIRE_THAT(with_seq_layer.walk_s() - step_cost(S, load).walk_s(), WithinRel(1.632e-3, 1e-9));
+  REQUIRE(with_seq_layer.host_s == step_cost(S, load).host_s);
   // A dense model has no MoE layer to pay serving_moe_layer_s.
   Config dense = c;
   dense.cluster.efficiency.serving_moe_layer_s = 50e-6;
