@@ -299,6 +299,13 @@ Cluster joined_by(Cluster c, const char* node_link) {
   return c;
 }
 
+// The share of the node link's datasheet rate a collective reaches (Efficiencies::nvlink), where it is not
+// the NVLink value the training runs fitted.
+Cluster link_efficiency(Cluster c, double e) {
+  c.efficiency.nvlink = e;
+  return c;
+}
+
 // The dense fp4 (NVFP4) tensor-core peak of a Blackwell GPU, TFLOP/s.
 Cluster with_fp4(Cluster c, double fp4) {
   c.fp4_flops_per_s = fp4 * units::TFLOPs;
@@ -354,13 +361,22 @@ std::vector<ClusterPreset> make_clusters() {
   // dense, and halved again per precision step as on every Blackwell tensor core (fp8 1,000, bf16 500;
   // docs/hardware-sources.md gives the uncertainty). Usable memory 95.5 GiB (as the 96 GB H100:
   // the share the 80 GB part exposes). Scale-out not stated; 400 Gb/s as the others (no run spans servers).
-  v.push_back({serving(calibrated(with_fp4(joined_by(node("rtx-pro-6000-server", "RTX PRO 6000 Blackwell Server Edition", 8, 95.5,
-                                                          1597, 500, 1000, 64, 50, 188, 64, kH100Mamf),
-                                                     "PCIe"),
-                                           2000),
-                                  h100_fitted()),
-                       0.859, 0.743, 0.624, 0.648, 0.565, 17.1, 0.004, 44.2, 0.160),
-               std::string(sheet) + "; 96 GB GDDR7 at 1.6 TB/s; PCIe Gen5 x16, no NVLink (GPU to GPU over PCIe)"});
+  // GPU to GPU over PCIe, the EP exchange's all-gather and reduce-scatter reach 0.6 of the 64 GB/s (38 GB/s),
+  // not NVLink's 0.8: the serving cases give it (docs/validation.md §8). Qwen3-30B-A3B at 128/128, 2,048
+  // sequences per GPU at EP 1, 2, 4 and 8, takes 35.7, 61.3, 108.6 and 202.6 µs per output token per GPU,
+  // 23.8 µs more per further EP rank (least squares), for 2 tokens × 48 MoE layers × 8 KiB (bf16 hidden
+  // states out and back) = 768 KiB per output token and rank: 33 GB/s, the group's wait included. The
+  // family refitted at 0.5, 0.55, 0.6, 0.65, 0.7 and 0.8 of the link: 12.2%, 12.0%, 11.8%, 12.2%, 12.5% and
+  // 13.2% mean. No bus measurement of the server is at hand; a measured all-gather rate should replace it.
+  v.push_back(
+      {serving(link_efficiency(calibrated(with_fp4(joined_by(node("rtx-pro-6000-server", "RTX PRO 6000 Blackwell Server Edition", 8,
+                                                                  95.5, 1597, 500, 1000, 64, 50, 188, 64, kH100Mamf),
+                                                             "PCIe"),
+                                                   2000),
+                                          h100_fitted()),
+                               0.6),
+               0.890, 0.694, 0.696, 0.694, 0.574, 19.0, 0.000, 32.1, 0.123),
+       std::string(sheet) + "; 96 GB GDDR7 at 1.6 TB/s; PCIe Gen5 x16, no NVLink (GPU to GPU over PCIe)"});
   return v;
 }
 
