@@ -232,11 +232,12 @@ void header(Pen& o, const Ctx& x) {
   // the long form when it fits the width, else the same numbers in fewer words (a 500-px frame)
   const std::string nv = fg::integer(cl.nvlink_bytes_per_s / 1e9), so = fg::integer(cl.scaleout_bytes_per_s / 1e9);
   const std::string& nl = cl.node_link;
+  const std::string order = placed_rank_order(x.c);
   std::string sub = nl + " " + nv + " GB/s per GPU inside a node · scale-out " + so + " GB/s per GPU between nodes · rank order " +
-                    placed_rank_order(x.c);
+                    order;
   // (a phone: the bandwidths alone; the rank order is in the controls)
   if (fg::measure_text(sub, 11.5, 400) > x.W - 2 * kPad)
-    sub = fg::first_fit({"per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + placed_rank_order(x.c),
+    sub = fg::first_fit({"per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s · rank order " + order,
                          "per GPU: " + nl + " " + nv + " GB/s, scale-out " + so + " GB/s"},
                         x.W - 2 * kPad, 11.5, 400);
   o.text("subtitle", sub, kPad, 38, 11.5, 400, "muted", "start", x.W - 2 * kPad);
