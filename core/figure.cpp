@@ -210,6 +210,27 @@ FigureText& Pen::text(const std::string& kind, const std::string& s, double x, d
   return f.texts.back();
 }
 
+double Pen::wrapped(const std::string& kind, const std::string& s, double x, double y, double size, int weight,
+                    const std::string& tone, double max_w, double line_h) {
+  double dy = 0;
+  std::string rest = s;
+  for (int line = 0; !rest.empty(); ++line) {
+    std::size_t cut = rest.size();
+    if (line < 3 && measure_text(rest, size, weight) > max_w) {
+      std::size_t best = 0;  // the longest run of whole words that fits
+      for (std::size_t sp = rest.find(' '); sp != std::string::npos; sp = rest.find(' ', sp + 1)) {
+        if (measure_text(rest.substr(0, sp), size, weight) > max_w) break;
+        best = sp;
+      }
+      if (best > 0) cut = best;
+    }
+    text(kind, rest.substr(0, cut), x, y + dy, size, weight, tone, "start", max_w);
+    dy += line_h;
+    rest = cut < rest.size() ? rest.substr(cut + 1) : std::string();
+  }
+  return dy;
+}
+
 }  // namespace figure
 
 namespace {

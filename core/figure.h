@@ -114,6 +114,10 @@ struct Pen {
             bool dash = false);
   FigureText& text(const std::string& kind, const std::string& s, double x, double y, double font_px, int weight,
                    const std::string& tone = "text", const std::string& anchor = "start", double max_w = 0);
+  // `s` on as many lines of `line_h` as it needs (at most four) from baseline y: a narrow frame
+  // wraps a sentence at its spaces instead of cutting it. Returns the height of the lines.
+  double wrapped(const std::string& kind, const std::string& s, double x, double y, double font_px, int weight,
+                 const std::string& tone, double max_w, double line_h);
 };
 
 }  // namespace figure

@@ -53,40 +53,17 @@ struct Ctx {
   }
 };
 
-// `text` on as many lines of `line_h` as it needs (at most four) from baseline y: a narrow frame
-// wraps a sentence at its spaces instead of cutting it. Returns the height of the lines.
-double wrapped(Pen& o, const char* kind, const std::string& text, double x, double y, double size, int weight, const char* tone,
-               double max_w, double line_h) {
-  double dy = 0;
-  std::string rest = text;
-  for (int line = 0; !rest.empty(); ++line) {
-    std::size_t cut = rest.size();
-    if (line < 3 && fg::measure_text(rest, size, weight) > max_w) {
-      std::size_t best = 0;  // the longest run of whole words that fits
-      for (std::size_t sp = rest.find(' '); sp != std::string::npos; sp = rest.find(' ', sp + 1)) {
-        if (fg::measure_text(rest.substr(0, sp), size, weight) > max_w) break;
-        best = sp;
-      }
-      if (best > 0) cut = best;
-    }
-    o.text(kind, rest.substr(0, cut), x, y + dy, size, weight, tone, "start", max_w);
-    dy += line_h;
-    rest = cut < rest.size() ? rest.substr(cut + 1) : std::string();
-  }
-  return dy;
-}
-
 // A heading with a muted subtitle beside it, or below it on as many lines as it needs when it does
 // not fit. Returns the height used past the heading's first line.
 double section(Pen& o, double x, double y, const std::string& title, const std::string& sub, double max_w) {
-  const double extra = wrapped(o, "heading", title, x, y, 12.5, 650, "text", max_w, 16) - 16;  // lines past the first
+  const double extra = o.wrapped("heading", title, x, y, 12.5, 650, "text", max_w, 16) - 16;  // lines past the first
   if (sub.empty()) return extra;
   const double w = std::min(fg::measure_text(title, 12.5, 650), max_w);
   if (extra == 0 && fg::measure_text(sub, 12) <= max_w - w - 8) {
     o.text("subheading", sub, x + w + 8, y, 12, 400, "muted");
     return 0;
   }
-  return extra + wrapped(o, "subheading", sub, x, y + extra + 15, 12, 400, "muted", max_w, 15);
+  return extra + o.wrapped("subheading", sub, x, y + extra + 15, 12, 400, "muted", max_w, 15);
 }
 
 // ---- depth (PP) ----------------------------------------------------------------------------------
@@ -650,7 +627,7 @@ double cp_exchange(Pen& o, const Ctx& x, double left, double y, double W) {
     const std::string s = "this plan: " + fg::bytes(bytes) + " per GPU per step over " +
                           (link == Link::NVLink ? x.c.cluster.node_link : "the scale-out network") + " in " + fg::seconds(time_s) +
                           ", " + (exposed_s > 0 ? fg::seconds(exposed_s) + " exposed" : "hidden");
-    bottom += 12 + wrapped(o, "note", s, left, bottom + 12, 11, 400, "muted", W, 14);
+    bottom += 12 + o.wrapped("note", s, left, bottom + 12, 11, 400, "muted", W, 14);
   }
   return bottom;
 }
@@ -713,8 +690,8 @@ double replicas(Pen& o, const Ctx& x, double left, double y, double W) {
   }
   // no room beside the stack: the two sentences below it, wrapped
   double ny = cy + ch + 16;
-  ny += wrapped(o, "note", first, left, ny, 11.5, 400, "text", W, 15);
-  ny += wrapped(o, "note", second, left, ny, 11.5, 400, "muted", W, 15);
+  ny += o.wrapped("note", first, left, ny, 11.5, 400, "text", W, 15);
+  ny += o.wrapped("note", second, left, ny, 11.5, 400, "muted", W, 15);
   return ny - 9;
 }
 

@@ -264,20 +264,37 @@ void mem_bar(Pen& o, double x, double y, double w, double h, const StageMem& m, 
   o.rect("cap", cap_x - 1, y - 2, 2, h + 4, m.fits ? "text" : "warn");
 }
 
+// A link key's label, longest form first: the link, where it runs, and whose traffic per step.
+std::vector<std::string> link_key_forms(const Ctx& x, Link tier) {
+  const Traffic& t = x.traffic(tier);
+  const std::string name = tier == Link::NVLink ? x.c.cluster.node_link : std::string("scale-out"),
+                    what = t.bytes > 0 ? x.who(tier) + axis_list(t) : std::string("no traffic"), per = t.bytes > 0 ? " " + x.per : "";
+  return {name + (tier == Link::NVLink ? " inside nodes · " : " between nodes · ") + what + per, name + " · " + what + per,
+          name + " · " + what, name};
+}
+
+// The two keys go one under the other when either does not fit beside the other whole (a phone, or
+// long traffic lists); the views leave kLinkKeyRow more for it.
+constexpr double kLinkKeyRow = 18;
+bool link_key_stacked(const Ctx& x) {
+  const double half = (x.W - 2 * kPad) / 2;
+  return fg::measure_text(link_key_forms(x, Link::NVLink)[0], 11.5, 600) > half - 64 ||
+         fg::measure_text(link_key_forms(x, Link::ScaleOut)[0], 11.5, 600) > half - 64;
+}
+
 // Two link lines with their width, as a key under the zoomed-out views.
 void link_key(Pen& o, const Ctx& x, double left, double y) {
-  const double half = (x.W - 2 * kPad) / 2;
-  auto one = [&](Link tier, double xx) {
-    const Traffic& t = x.traffic(tier);
-    const double th = thickness(t.bytes);
-    o.line("key_link", xx, y, xx + 44, y, std::max(1.0, th), th > 0 ? name_of(tier) : "rule");
-    o.text("link_label",
-           (tier == Link::NVLink ? x.c.cluster.node_link + " inside nodes · " : std::string("scale-out between nodes · ")) +
-               (t.bytes > 0 ? x.who(tier) + axis_list(t) + " " + x.per : std::string("no traffic")),
-           xx + 54, y + 4, 11.5, 600, t.bytes > 0 ? name_of(tier) : "faint", "start", half - 64);
+  const bool stacked = link_key_stacked(x);
+  const double w = stacked ? x.W - 2 * kPad : (x.W - 2 * kPad) / 2;
+  auto one = [&](Link tier, double xx, double yy) {
+    const double th = thickness(x.traffic(tier).bytes);
+    o.line("key_link", xx, yy, xx + 44, yy, std::max(1.0, th), th > 0 ? name_of(tier) : "rule");
+    o.text("link_label", fg::first_fit(link_key_forms(x, tier), w - 64, 11.5, 600), xx + 54, yy + 4, 11.5, 600,
+           th > 0 ? name_of(tier) : "faint", "start", w - 64);
   };
-  one(Link::NVLink, left);
-  one(Link::ScaleOut, left + half);
+  one(Link::NVLink, left, y);
+  if (stacked) one(Link::ScaleOut, left, y + kLinkKeyRow);
+  else one(Link::ScaleOut, left + w, y);
 }
 
 // ---- levels of detail ----------------------------------------------------------------------------
@@ -363,7 +380,7 @@ Layout layout_cells(const Ctx& x, double band, double& cell) {
     L.nodes.push_back(std::move(nd));
   }
   const int rows = (N + per_row - 1) / per_row;
-  L.height = top + rows * (node_h + 12) + 40;
+  L.height = top + rows * (node_h + 12) + 40 + (link_key_stacked(x) ? kLinkKeyRow : 0);
   return L;
 }
 
@@ -667,10 +684,14 @@ StagesGeom stages_geom(const Ctx& x, const std::vector<StageRow>& rows, double b
 void stages_heading(Pen& o, const Ctx& x, const StagesGeom& g) {
   const double hy = g.top - 8;
   o.text("heading", "PIPELINE STAGE", kPad, hy, 10, 700, "muted");
+  const double kw = x.W - kPad - g.count_w - 10 - g.x0;
+  const std::string colour = "colour = " + upper(name_of(g.inner)) + " rank";
   o.text("heading",
-         "KINDS OF NODE · " + std::to_string(x.gn) + " GPUs, colour = " + upper(name_of(g.inner)) + " rank" +
-             (g.outer ? ", band = " + upper(name_of(*g.outer)) + " rank" : ""),
-         g.x0, hy, 10, 700, "muted", "start", x.W - kPad - g.count_w - 10 - g.x0);
+         fg::first_fit({"KINDS OF NODE · " + std::to_string(x.gn) + " GPUs, " + colour +
+                            (g.outer ? ", band = " + upper(name_of(*g.outer)) + " rank" : ""),
+                        "KINDS OF NODE · " + colour, "KINDS OF NODE", "NODES"},
+                       kw, 10, 700),
+         g.x0, hy, 10, 700, "muted", "start", kw);
   o.text("heading", "NODES", x.W - kPad, hy, 10, 700, "muted", "end");
   if (g.mem_column) o.text("heading", "MEMORY PER GPU", x.W - kPad - 330, hy, 10, 700, "muted");
 }
@@ -681,15 +702,26 @@ void stage_label(Pen& o, const Ctx& x, const StagesGeom& g, const StageRow& row,
       .stage = row.stage;
   if (g.row_h < 15) return;
   const std::string name = row.stage >= 0 ? "stage " + std::to_string(row.stage + 1) : std::string("all nodes");
-  o.text("stage_name", name, kPad + 10, mid + 4, 11.5, 650, "pp");
   const double lw = std::max(fg::measure_text(name, 11.5, 650), 52.0);
-  if (row.stage < 0) return;
-  const StageInfo& st = x.pl.stages[row.stage];
-  std::string s;
-  for (auto [a, z] : st.chunks)
-    if (z >= a) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + (z > a ? "–" + std::to_string(z + 1) : "");
-  s += std::string(st.embedding ? " +emb" : "") + (st.output ? " +out" : "");
-  o.text("stage_layers", s, kPad + 16 + lw, mid + 4, 10.5, 400, "muted", "start", g.label_w - lw - 8);
+  std::string s, tag;
+  int chunks = 0;
+  if (row.stage >= 0) {
+    const StageInfo& st = x.pl.stages[row.stage];
+    for (auto [a, z] : st.chunks)
+      if (z >= a) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + (z > a ? "–" + std::to_string(z + 1) : ""), ++chunks;
+    tag = std::string(st.embedding ? " +emb" : "") + (st.output ? " +out" : "");
+  }
+  // The layers beside the name, or under it when they do not fit there and the row has room for two
+  // lines (an interleaved stage's list); too long even there: its count of chunks, not a list cut short.
+  const double beside = g.label_w - lw - 8;
+  const bool below = !s.empty() && g.row_h >= 28 && fg::measure_text(s + tag, 10.5) > beside;
+  o.text("stage_name", name, kPad + 10, below ? mid - 2 : mid + 4, 11.5, 650, "pp");
+  if (s.empty()) return;
+  std::vector<std::string> options = {s + tag, s};
+  if (chunks > 1) options = {s + tag, std::to_string(chunks) + " chunks" + tag, std::to_string(chunks) + " chunks"};
+  const double w = below ? g.label_w - 10 : beside;
+  o.text("stage_layers", fg::first_fit(options, w, 10.5), below ? kPad + 10 : kPad + 16 + lw, below ? mid + 11 : mid + 4, 10.5, 400,
+         "muted", "start", w);
 }
 
 // A row's kinds of node: a box each (cells coloured by the inner axis, a band by the outer one)
@@ -737,19 +769,21 @@ void stage_totals(Pen& o, const Ctx& x, const StagesGeom& g, const StageRow& row
 }
 
 // Under the rows: the stages not drawn, the link key and a note on the gradients' reduction.
-void stages_footer(Pen& o, const Ctx& x, double y, int hidden_rows) {
+// Returns the height of the key's second row and of the note's lines past the first.
+double stages_footer(Pen& o, const Ctx& x, double y, int hidden_rows) {
   if (hidden_rows) {
     o.text("more", "+" + fg::integer(hidden_rows) + " more stages, drawn alike", kPad + 10, y - 4, 11, 600, "muted");
     y += 18;
   }
   link_key(o, x, kPad, y);
+  const double key = link_key_stacked(x) ? kLinkKeyRow : 0;
   std::string note = "A node kind is drawn once with how many nodes are like it.";
   const GroupInfo* dpg = x.group(Axis::DPGrad);
   if (!x.serve && dpg && dpg->size > 1)
     note += " Dense gradients are reduced over " + fg::integer(dpg->size) + " GPUs holding the same weights (" +
             (dpg->nodes_spanned > 1 ? fg::integer(dpg->nodes_spanned) + " nodes, scale-out" : "one node, " + x.c.cluster.node_link) +
             ").";
-  o.text("note", note, kPad, y + 24, 11.5, 400, "muted", "start", x.W - 2 * kPad);
+  return key + o.wrapped("note", note, kPad, y + 24 + key, 11.5, 400, "muted", x.W - 2 * kPad, 15) - 15;
 }
 
 double draw_stages(Pen& o, const Ctx& x, double band) {
@@ -771,8 +805,8 @@ double draw_stages(Pen& o, const Ctx& x, double band) {
     stage_kinds(o, x, g, rows[i], y, mid);
     stage_totals(o, x, g, rows[i], mid);
   }
-  stages_footer(o, x, top + static_cast<double>(rows.size()) * row_h + 20, sr.hidden);
-  return top + static_cast<double>(rows.size()) * row_h + 54 + (sr.hidden ? 18 : 0);
+  const double note_h = stages_footer(o, x, top + static_cast<double>(rows.size()) * row_h + 20, sr.hidden);
+  return top + static_cast<double>(rows.size()) * row_h + 54 + (sr.hidden ? 18 : 0) + note_h;
 }
 
 // ---- serving: the load balancer in front of the replicas -----------------------------------------
@@ -831,11 +865,19 @@ void balancer_box(Pen& o, const Ctx& x, const Between& bt) {
   const double tx = kLbX + kLbW + 14, tw = x.W - kPad - tx;
   const std::string sum = fg::integer(R) + " replicas × " + fg::integer(per1) +
                           " tok/s = " + fg::integer(inf.output_tokens_per_s_total) + " tok/s";
-  const std::string total = R > 1 ? fg::first_fit({sum + (cross.bytes > 0 ? "" : "; no traffic between replicas"), sum}, tw, 12.5, 700)
-                                  : "one replica: " + fg::integer(per1) + " tok/s";
+  // Narrow figures (a phone's 390 px) keep the total and drop the product before the text is cut.
+  const std::string all = fg::integer(inf.output_tokens_per_s_total);
+  const std::string total = R > 1 ? fg::first_fit({sum + (cross.bytes > 0 ? "" : "; no traffic between replicas"), sum,
+                                                   all + " tok/s = " + fg::integer(R) + " × " + fg::integer(per1),
+                                                   all + " tok/s in total", all + " tok/s"},
+                                                  tw, 12.5, 700)
+                                  : fg::first_fit({"one replica: " + fg::integer(per1) + " tok/s", fg::integer(per1) + " tok/s"}, tw,
+                                                  12.5, 700);
   o.text("balancer_total", total, tx, kLbY + 13, 12.5, 700, "dp", "start", tw);
-  const std::string each = (R > 1 ? "each: " : "") + replica_shape(x.c.plan) + " · " + fg::integer(batch) + " sequence" +
-                           (batch > 1 ? "s" : "") + " · TPOT " + fg::seconds(inf.tpot_s);
+  const std::string shape = (R > 1 ? "each: " : "") + replica_shape(x.c.plan),
+                    seqs = " · " + fg::integer(batch) + " sequence" + (batch > 1 ? "s" : ""),
+                    tpot = " · TPOT " + fg::seconds(inf.tpot_s);
+  const std::string each = shape + seqs + tpot;
   std::vector<std::string> links;
   if (cross.bytes > 0)
     links = {"replicas exchange tokens: " + axis_list(cross) + " " + x.per, "replicas exchange tokens: " + axis_list(cross)};
@@ -843,7 +885,7 @@ void balancer_box(Pen& o, const Ctx& x, const Between& bt) {
   std::vector<std::string> options;
   for (const std::string& l : links) options.push_back(l + " · " + each);
   options.insert(options.end(), links.begin(), links.end());
-  if (links.empty()) options = {each};
+  if (links.empty()) options = {each, shape + tpot, shape + seqs, shape};
   o.text("balancer_detail", fg::first_fit(options, tw, 11.5), tx, kLbY + 29, 11.5, 400,
          cross.bytes > 0 ? (bt.scaleout ? "scaleout" : "nvlink") : "muted", "start", tw);
 }
@@ -914,8 +956,9 @@ void replica_stack(Pen& o, const Ctx& x, const std::string& between) {
   const std::string label = fg::first_fit({"each replica · " + replica_shape(x.c.plan), "each replica"}, kStackW - 10, 11, 700);
   o.text("replica_name", label, kStackX + 6, kPillY + 12, 11, 700, "dp", "start", kStackW - 10);
   o.text("replica_sub", replica_sub(x, kStackW), kStackX + 6, kPillY + 24, 10.5, 400, "text", "start", kStackW - 10);
-  const std::string count = "× " + fg::integer(R) + " replica" + (R > 1 ? "s" : "");
   const double count_x = kStackX + kStackW + (shown - 1) * kStackOff + 10;
+  const std::string count = fg::first_fit({"× " + fg::integer(R) + " replica" + (R > 1 ? "s" : ""), "× " + fg::integer(R)},
+                                          x.W - kPad - count_x, 12.5, 700);
   o.text("replica_count", count, count_x, kPillY + 18, 12.5, 700, "dp", "start", x.W - kPad - count_x);
   FigureRect& region = o.rect("region", kStackX, kPillY, count_x - kStackX + fg::measure_text(count, 12.5, 700), kPillH);
   region.hit = "replicas", region.count = R, region.name = between;

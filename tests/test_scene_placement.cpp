@@ -187,6 +187,45 @@ TEST_CASE("a phone-wide placement says its header, node and link labels whole", 
   }
 }
 
+TEST_CASE("a phone-wide aggregated view and load balancer say every label whole", "[scene][placement]") {
+  // 358 px again: the 405B's interleaved stages (8 chunks each), its headings, link key and note, and
+  // eight serving replicas' total, detail and count pick a shorter form or wrap, never "…".
+  for (const char* text :
+       {k405b, R"({"model": "llama3-8b", "cluster": "dgx-h100", "plan": {"dp": 8}, "workload": {"mode": "infer"}})",
+        R"({"model": "llama3-8b", "cluster": "dgx-h100", "plan": {"tp": 8}, "workload": {"mode": "infer", "batch": 8}})"}) {
+    const auto [c, e] = evaluated(text);
+    const Figure f = placement_scene(c, e, 358);
+    for (const FigureText& t : f.texts)
+      if (t.max_w > 0) {
+        INFO(t.kind << ": " << t.text);
+        CHECK(figure::measure_text(t.text, t.font_px, t.weight) <= t.max_w);
+      }
+    require_inside(f);
+  }
+  // The page's example: interleaved, 8 chunks of one layer per stage (stage 2: layers 2, 18, …, 114),
+  // too many to list at 358 px.
+  const auto [c, e] = evaluated(R"({"model": "llama3-405b", "cluster": {"preset": "dgx-h100", "gpus": 16384},
+    "plan": {"tp": 8, "pp": 16, "sp": true, "distributed_optimizer": true, "schedule": "interleaved", "vpp": 8,
+      "embedding_in_pipeline_split": true, "loss_in_pipeline_split": true},
+    "workload": {"seq_len": 8192, "global_batch": 2048}})");
+  const Figure f = placement_scene(c, e, 358);
+  REQUIRE(has_text(f, "8 chunks"));
+  REQUIRE_FALSE(has_text(f, "2, 18, 34"));
+  for (const FigureText& t : f.texts)
+    if (t.max_w > 0) {
+      INFO(t.kind << ": " << t.text);
+      CHECK(figure::measure_text(t.text, t.font_px, t.weight) <= t.max_w);
+    }
+  REQUIRE(has_text(placement_scene(c, e, 1000), "2, 18, 34, 50, 66, 82, 98, 114"));  // wide: the list
+  // The link key: its two lines one under the other, the scale-out one naming its traffic.
+  std::vector<const FigureText*> keys;
+  for (const FigureText& t : f.texts)
+    if (t.kind == "link_label") keys.push_back(&t);
+  REQUIRE(keys.size() == 2);
+  CHECK(keys[1]->y > keys[0]->y);
+  CHECK(keys[1]->text.rfind("scale-out · DP ", 0) == 0);
+}
+
 TEST_CASE("16,384 GPUs aggregate to one row per stage, a few hundred items", "[scene][placement]") {
   const auto [c, e] = evaluated(k405b);
   const Figure f = placement_scene(c, e, 1000);

@@ -122,9 +122,8 @@ async function layout(k, base) {
         k.check(!a.clipped.length, what + ': nothing clipped by its box' + (a.clipped.length ? ' — ' + a.clipped.slice(0, 5).join('; ') : ''));
         k.check(!a.ellipsis.length, what + ': no text cut with an ellipsis' + (a.ellipsis.length ? ' — ' + a.ellipsis.slice(0, 5).join('; ') : ''));
         k.check(!a.overlaps.length, what + ': no texts overlap' + (a.overlaps.length ? ' — ' + a.overlaps.slice(0, 5).join('; ') : ''));
-        // the Cuts figure wraps what does not fit; the Placement figure still shortens some labels (logged)
-        if (file.endsWith('cuts')) k.check(!a.figure.length, what + ': the Cuts figure shortens no label' + (a.figure.length ? ' — ' + a.figure.slice(0, 6).join('; ') : ''));
-        else if (a.figure.length) k.log('left: ' + what + ' figure shortens ' + a.figure.length + ' label(s): ' + a.figure.slice(0, 4).join('; '));
+        // the Cuts and Placement figures wrap or pick a shorter form of what does not fit, never "…"
+        k.check(!a.figure.length, what + ': the figure shortens no label' + (a.figure.length ? ' — ' + a.figure.slice(0, 6).join('; ') : ''));
         await page.screenshot({ path: shot('layout-' + width + '-' + file + '.png'), fullPage: true });
       }
       // the FITS column of "Memory per stage" is in view without scrolling its card
