@@ -273,6 +273,7 @@ Figure pipeline_figure(const Resolved& resolved, const Estimate& estimate, doubl
   for (const SceneRect& g : sc.grid) o.rect("grid", std::round(pad + g.x), top + g.y, 1, g.h + 4, "free");
   const double num_px = std::min(11.0, std::max(8.5, row_h - 8)), digit_w = fg::measure_text("0", num_px, 600);
   bool numbered = false;
+  const bool several = serve && e.inference.micro_batches > 1;
   std::map<std::string, bool> kinds;
   bool chunks = false;
   for (const SceneRect& r : sc.rects) {
@@ -285,7 +286,8 @@ Figure pipeline_figure(const Resolved& resolved, const Estimate& estimate, doubl
       o.rect("chunk_band", pad + r.x, top + r.y, std::max(0.6, r.w - 0.5), std::max(2.0, r.h * 0.22));
       chunks = true;
     }
-    const std::string n = std::to_string(r.micro_batch + 1);
+    // serving: the micro-batch when several are in flight, else the token (the decode step)
+    const std::string n = std::to_string((serve && !several ? r.chunk : r.micro_batch) + 1);
     if (r.micro_batch >= 0 && r.w >= 13 && r.h >= 10 && static_cast<double>(n.size()) * digit_w <= r.w - 3) {
       FigureText& t = o.text("bar_number", n, pad + r.x + r.w / 2, top + r.y + r.h / 2 + num_px * 0.35, num_px, 600, r.kind, "middle");
       t.on_fill = true;
@@ -330,7 +332,7 @@ Figure pipeline_figure(const Resolved& resolved, const Estimate& estimate, doubl
   std::vector<fg::LegendItem> items;
   if (serve) {
     items = {{"decode of one token on a stage", "decode"}, {"idle (waiting for the token)", "", "hatch"}};
-    if (numbered) items.push_back({"numbers: token", "", "none"});
+    if (numbered) items.push_back({several ? "numbers: micro-batch" : "numbers: token", "", "none"});
   } else {
     items = {{"F forward", "F"}, {kinds["W"] ? "B backward (inputs)" : "B backward", "B"}};
     if (kinds["W"]) items.push_back({"W weight gradients", "W"});

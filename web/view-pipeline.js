@@ -49,11 +49,11 @@
   const measure = G.measure;
 
   // ---- the figure --------------------------------------------------------------------------
-  function legendItems(sc, serve, numbered, dual) {
+  function legendItems(sc, serve, numbered, dual, several) {
     const has = new Set(sc.rects.kind);
     if (serve) {
       const items = [{ label: 'decode of one token on a stage', color: P.op.decode, kind: 'box' }, { label: 'idle (waiting for the token)', color: HATCH, kind: 'hatch' }];
-      if (numbered) items.push({ label: 'numbers: token', kind: 'none' });
+      if (numbered) items.push({ label: several ? 'numbers: micro-batch' : 'numbers: token', kind: 'none' });
       return items;
     }
     const items = [{ label: 'F forward', color: P.op.F, kind: 'box' }, { label: has.has('W') ? 'B backward (inputs)' : 'B backward', color: P.op.B, kind: 'box' }];
@@ -102,19 +102,23 @@
       X = (t) => ox + g[0].x + (t - g[0].t_s) * k;
     }
     // Title and subtitle
-    let title, sub;
+    // Each a list of forms, longest first: a narrow canvas (a phone) takes the first that fits.
+    let titles, subs;
     if (serve) {
-      const inf = r.inference;
-      title = inf.micro_batches > 1 ? 'Serving · ' + inf.micro_batches + ' micro-batches in flight through ' + plan.pp + ' stages'
-        : 'Decode · one batch walks ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' in turn';
-      sub = 'each stage idle ' + F.pct(inf.stage_idle_fraction) + ' of the time · TPOT ' + F.seconds(inf.tpot_s) + ' · ' + F.sig(inf.output_tokens_per_s_per_user) + ' tokens/s per user';
+      const inf = r.inference, stages = plan.pp + ' stage' + (plan.pp > 1 ? 's' : '');
+      const idle = 'each stage idle ' + F.pct(inf.stage_idle_fraction) + ' of the time', tpot = 'TPOT ' + F.seconds(inf.tpot_s);
+      titles = inf.micro_batches > 1 ? ['Serving · ' + inf.micro_batches + ' micro-batches in flight through ' + stages, inf.micro_batches + ' micro-batches in flight through ' + stages, inf.micro_batches + ' micro-batches in flight']
+        : ['Decode · one batch walks ' + stages + ' in turn', 'One batch walks ' + stages];
+      subs = [idle + ' · ' + tpot + ' · ' + F.sig(inf.output_tokens_per_s_per_user) + ' tokens/s per user', idle + ' · ' + tpot, tpot];
     } else {
-      const s = sc.schedule;
-      title = s.name + ' · ' + plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' × ' + F.int(r.mesh.num_micro_batches) + ' micro-batches' +
-        (plan.vpp > 1 ? ' × ' + plan.vpp + ' chunks' : '');
-      sub = 'bubble ' + F.pct(s.bubble_fraction) + ' of the pipeline (hatched) · makespan ' + F.seconds(s.makespan_s) + ' · step ' + F.seconds(sc.step_s);
+      const s = sc.schedule, shape = plan.pp + ' stage' + (plan.pp > 1 ? 's' : '') + ' × ' + F.int(r.mesh.num_micro_batches) + ' micro-batches';
+      titles = [s.name + ' · ' + shape + (plan.vpp > 1 ? ' × ' + plan.vpp + ' chunks' : ''), s.name + ' · ' + shape, s.name];
+      const bubble = 'bubble ' + F.pct(s.bubble_fraction) + ' of the pipeline (hatched)';
+      subs = [bubble + ' · makespan ' + F.seconds(s.makespan_s) + ' · step ' + F.seconds(sc.step_s), bubble + ' · step ' + F.seconds(sc.step_s), 'bubble ' + F.pct(s.bubble_fraction) + ' · step ' + F.seconds(sc.step_s)];
     }
     const titleFont = G.font(13, 650), subFont = G.font(12);
+    const firstFit = (font, forms) => forms.find((t) => measure(font, t) <= W - 2 * PAD) || forms[forms.length - 1];
+    const title = firstFit(titleFont, titles), sub = firstFit(subFont, subs);
     const tw = measure(titleFont, title);
     const subOnLine = measure(subFont, sub) <= W - 2 * PAD - tw - 12;
     const text = [
@@ -155,22 +159,26 @@
     // numbers on the bars: micro-batch (training) or token (serving), from 1, where they fit
     const numFont = G.font(Math.min(11, Math.max(8.5, rowH - 8)), 600);
     const digitW = measure(numFont, '0');
+    // serving: the micro-batch when several are in flight, else the token (the decode step)
+    const byStep = serve && !(r.inference.micro_batches > 1);
     let numbered = false;
-    for (let i = 0; i < n && !numbered; i++) numbered = fits(R, i, digitW);
+    for (let i = 0; i < n && !numbered; i++) numbered = fits(R, i, digitW, byStep);
     const dual = !serve && plan.schedule === 'dualpipe';  // chunk 1 is the second direction
-    const legend = legendItems(sc, serve, numbered, dual);
+    const legend = legendItems(sc, serve, numbered, dual, serve && r.inference.micro_batches > 1);
     const legendW = W - 2 * PAD;
     const legendY = oy + axisY + BELOW + 12;
     const height = legendY + G.legendHeight(legend, legendW);
-    return { W, height, ox, oy, sc, rows, rowH, axisY, plotRight, text, stageLabels, right, marks, numFont, digitW, legend, legendY, legendW, serve, X, dual };
+    return { W, height, ox, oy, sc, rows, rowH, axisY, plotRight, text, stageLabels, right, marks, numFont, digitW, legend, legendY, legendW, serve, X, dual, byStep };
   }
 
-  // The number drawn on rect i (micro-batch or token, from 1), or '' when it does not fit.
-  function fits(R, i, digitW) {
-    return R.micro_batch[i] >= 0 && R.w[i] >= 13 && R.h[i] >= 10 && String(R.micro_batch[i] + 1).length * digitW <= R.w[i] - 3;
+  // The number drawn on rect i (micro-batch, or the token when one batch is served; from 1), or ''
+  // when it does not fit.
+  const numberOf = (R, i, byStep) => String((byStep ? R.chunk[i] : R.micro_batch[i]) + 1);
+  function fits(R, i, digitW, byStep) {
+    return R.micro_batch[i] >= 0 && R.w[i] >= 13 && R.h[i] >= 10 && numberOf(R, i, byStep).length * digitW <= R.w[i] - 3;
   }
   function numberOn(fig, i) {
-    return fits(fig.sc.rects, i, fig.digitW) ? String(fig.sc.rects.micro_batch[i] + 1) : '';
+    return fits(fig.sc.rects, i, fig.digitW, fig.byStep) ? numberOf(fig.sc.rects, i, fig.byStep) : '';
   }
 
   // ---- canvas ------------------------------------------------------------------------------

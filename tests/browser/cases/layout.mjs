@@ -13,6 +13,7 @@ const STATES = [
   ['serve-placement', '?ex=serve-tp8pp2'],
   ['deepseek-cuts', '?ex=deepseek-v3'],
   ['405b-placement', '?ex=llama3-405b&view=placement'],
+  ['serve-pipeline', '?ex=serve-tp8pp2&view=pipeline'],
 ];
 
 // Runs in the page: what breaks the layout, as lists of short descriptions.
@@ -100,6 +101,14 @@ function audit() {
     for (const t of fig.texts) {
       ctx.font = window.CL.gfx.font(t.font_px, t.weight);
       if (/[^\s,]…$/.test(t.text) || (t.max_w && ctx.measureText(t.text).width > t.max_w + 0.5)) out.figure.push(t.text);
+    }
+  // the pipeline view lays out its own texts: each within its max width and the canvas
+  const pf = d && d.good && st.view === 'pipeline' ? window.CL.views.pipeline.figure(d.good, w) : null;
+  if (pf)
+    for (const t of pf.text) {
+      ctx.font = t.font;
+      const tw = ctx.measureText(t.text).width, left = t.align === 'right' ? t.x - tw : t.align === 'center' ? t.x - tw / 2 : t.x;
+      if ((t.maxW && tw > t.maxW + 0.5) || left < -0.5 || left + tw > pf.W + 0.5) out.figure.push(t.text);
     }
   return out;
 }

@@ -111,14 +111,20 @@ async function pipelineScene(k, base) {
       const R = fig.sc.rects;
       const dec = [];
       for (let i = 0; i < R.count; i++) if (R.kind[i] === 'decode') dec.push([R.stage[i], R.micro_batch[i], R.end_s[i] - R.start_s[i]]);
+      const numbers = [];  // stage 1's bars, left to right
+      for (let i = 0; i < R.count; i++) if (R.kind[i] === 'decode' && R.stage[i] === 0) numbers.push(window.CL.views.pipeline.numberOn(fig, i));
       return { view: window.__cutlab.state.view, dec, kinds: Array.from(new Set(R.kind)).sort(), stage_s: d.r.inference.decode_stage_s,
-        span_s: Math.max(...R.end_s), caption: document.getElementById('view-caption').textContent };
+        span_s: Math.max(...R.end_s), caption: document.getElementById('view-caption').textContent, numbers,
+        legend: fig.legend.map((it) => it.label).join('; '), micro: d.r.inference.micro_batches };
     });
     // durations to twice the scene's rounding of times (a power of ten near 1e-7 of its span)
     k.check(walk.view === 'pipeline' && walk.kinds.join() === 'decode,idle' && walk.dec.length === 3 * walk.stage_s.length &&
       walk.dec.every(([st, , dur]) => Math.abs(dur - walk.stage_s[st]) <= 2e-6 * walk.span_s),
     'serve: the pipeline view is the core\'s decode walk (3 tokens × ' + walk.stage_s.length + ' stages, idle hatched)');
     k.check(/3 of 4 stages wait/.test(walk.caption), 'serve: "3 of 4 stages wait"');
+    // one batch: its bars are numbered by token (1, 2, 3), as the legend says
+    k.check(walk.micro === 1 && walk.numbers.join() === '1,2,3' && /numbers: token/.test(walk.legend),
+      'serve: one batch\'s bars numbered by token (' + walk.numbers.join() + '; ' + walk.legend + ')');
     k.noErrors(errors, 'serve pipeline', mark);
   });
 }
