@@ -43,7 +43,11 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
                                         : 0.0;
   const double left = narrow ? 46 : 64, right = 16, top = disaggregated ? 44 + legend_h + 26 : 66, bottom = 46;
   const double pw = f.width - left - right, ph = f.height - top - bottom;
-  o.text("title", title, 12, 20, 13, 600, "text", "start", f.width - 24);
+  // A narrow frame drops the title's last " · " parts (the lengths, then the GPUs) rather than cut it.
+  std::vector<std::string> titles = {title};
+  for (size_t cut = title.rfind(" · "); cut != std::string::npos && cut > 0; cut = title.rfind(" · ", cut - 1))
+    titles.push_back(title.substr(0, cut));
+  o.text("title", figure::first_fit(titles, f.width - 24, 13, 600), 12, 20, 13, 600, "text", "start", f.width - 24);
   o.text("subtitle",
          r.front_within_limits ? "the Pareto front of the plans that fit" +
                                      std::string(limits.max_ttft_s > 0 || limits.max_tpot_s > 0 ? " and meet the limits" : "")
@@ -99,11 +103,12 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
     d.begin = static_cast<int>(i), d.end = static_cast<int>(i) + 1;
   }
   // A point of a front labelled beside it, inside the plot (toward the middle, below it near the top).
-  auto label = [&](const auto& p, const std::string& text, const char* tone) {
+  // `what` goes first and is dropped when the label does not fit half the plot (a phone's width).
+  auto label = [&](const auto& p, const std::string& what, const std::string& plan, const char* tone) {
     const double x = X(p.output_tokens_per_s_per_user), y = Y(p.output_tokens_per_s_per_gpu);
     const bool right_half = x > left + pw / 2;
-    o.text("point_label", text, right_half ? x - 8 : x + 8, y < top + 24 ? y + 18 : y - 9, 10.5, 600, tone,
-           right_half ? "end" : "start", pw / 2);
+    o.text("point_label", figure::first_fit({what + plan, plan}, pw / 2, 10.5, 600), right_half ? x - 8 : x + 8,
+           y < top + 24 ? y + 18 : y - 9, 10.5, 600, tone, right_half ? "end" : "start", pw / 2);
   };
   // The disaggregated front: its line and dots in the pipeline hue.
   for (size_t i = 1; i < split.size(); ++i) {
@@ -118,12 +123,12 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
     d.begin = static_cast<int>(i), d.end = static_cast<int>(i) + 1;
   }
   // Its densest point labelled where there is room for a second label beside the co-located ones.
-  if (!split.empty() && !narrow) label(split.back(), disaggregated_label(split.back()), "pp");
+  if (!split.empty() && !narrow) label(split.back(), "", disaggregated_label(split.back()), "pp");
   // The two ends of the front, labelled with their plans, inside the plot.
   if (!r.front.empty()) {
     const ServingPoint &fast = r.front.front(), &dense = r.front.back();
-    label(dense, "most per GPU: " + serving_plan_label(dense.plan, dense.batch), "text");
-    if (r.front.size() > 1) label(fast, "most per user: " + serving_plan_label(fast.plan, fast.batch), "text");
+    label(dense, "most per GPU: ", serving_plan_label(dense.plan, dense.batch), "text");
+    if (r.front.size() > 1) label(fast, "most per user: ", serving_plan_label(fast.plan, fast.batch), "text");
   }
   if (r.front.empty()) o.text("empty", "no plan fits", left + pw / 2, top + ph / 2, 13, 600, "warn", "middle");
   return f;

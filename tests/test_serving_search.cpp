@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/api.h"
+#include "core/figure.h"
 #include "core/scene_pareto.h"
 #include "core/serving_search.h"
 #include "tests/helpers.h"
@@ -194,4 +195,27 @@ TEST_CASE("serving_search_json answers with the result and the Pareto figure", "
   const nlohmann::json bad = nlohmann::json::parse(api::serving_search_json(cfg, 3, 0, 0, 50, false));
   REQUIRE(bad["ok"] == false);
   REQUIRE(bad["errors"][0]["path"] == "/width");
+}
+
+TEST_CASE("the Pareto figure on a phone says its title and labels whole", "[serving_search][api]") {
+  // 340 px, the plot on a 390-px phone: the title drops its trailing parts and the end labels their
+  // "most per …" rather than ending in "…"; at 800 px both stay whole.
+  const std::string cfg = R"({"model":"llama3-70b","cluster":{"preset":"dgx-h100","gpus":8},
+    "workload":{"mode":"infer","prompt_len":2048,"output_len":512}})";
+  for (const int width : {340, 800}) {
+    const nlohmann::json j = nlohmann::json::parse(api::serving_search_json(cfg, 3, 0, 0, width, false));
+    REQUIRE(j["ok"] == true);
+    size_t labels = 0;
+    for (const auto& t : j["result"]["figure"]["texts"]) {
+      const std::string text = t["text"];
+      INFO(width << " px: " << text);
+      if (t.value("max_w", 0.0) > 0) CHECK(figure::measure_text(text, t["font_px"], t["weight"]) <= t["max_w"].get<double>());
+      if (t["kind"] == "point_label") {
+        ++labels;
+        CHECK((width < 400 || text.rfind("most per ", 0) == 0));
+      }
+      if (t["kind"] == "title") CHECK(text.rfind("llama3-70b on 8", 0) == 0);
+    }
+    CHECK(labels == 2);
+  }
 }
