@@ -282,8 +282,9 @@ bool link_key_stacked(const Ctx& x) {
          fg::measure_text(link_key_forms(x, Link::ScaleOut)[0], 11.5, 600) > half - 64;
 }
 
-// Two link lines with their width, as a key under the zoomed-out views.
-void link_key(Pen& o, const Ctx& x, double left, double y) {
+// Two link lines with their width, as a key under the zoomed-out views. Returns the height of its
+// second row (0 beside each other).
+double link_key(Pen& o, const Ctx& x, double left, double y) {
   const bool stacked = link_key_stacked(x);
   const double w = stacked ? x.W - 2 * kPad : (x.W - 2 * kPad) / 2;
   auto one = [&](Link tier, double xx, double yy) {
@@ -295,6 +296,7 @@ void link_key(Pen& o, const Ctx& x, double left, double y) {
   one(Link::NVLink, left, y);
   if (stacked) one(Link::ScaleOut, left, y + kLinkKeyRow);
   else one(Link::ScaleOut, left + w, y);
+  return stacked ? kLinkKeyRow : 0;
 }
 
 // ---- levels of detail ----------------------------------------------------------------------------
@@ -647,14 +649,48 @@ struct StagesGeom {
   int inner_n = 1, outer_n = 0;
   double pp_bytes = 0, ax = 0;
   Link pp_link = Link::NVLink;
+  bool layer_lists = true;  // every stage's layers listed; else the interleaved stages' counts of chunks
 };
+
+// A stage's layers as a list of its chunks ("1, 17, 33", "41–80"), numbered from 1; `chunks` their count.
+std::string stage_layer_list(const StageInfo& st, int& chunks) {
+  std::string s;
+  chunks = 0;
+  for (auto [a, z] : st.chunks)
+    if (z >= a) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + (z > a ? "–" + std::to_string(z + 1) : ""), ++chunks;
+  return s;
+}
+
+std::string stage_tag(const StageInfo& st) { return std::string(st.embedding ? " +emb" : "") + (st.output ? " +out" : ""); }
+
+// The room for a stage's layers: under its name when the row has room for two lines, else beside it.
+double stage_layers_w(const StagesGeom& g, int stage) {
+  const double name_w = std::max(fg::measure_text("stage " + std::to_string(stage + 1), 11.5, 650), 52.0);
+  return g.row_h >= 28 ? g.label_w - 10 : g.label_w - name_w - 8;
+}
 
 StagesGeom stages_geom(const Ctx& x, const std::vector<StageRow>& rows, double band) {
   StagesGeom g;
   const int gn = x.gn;
   // Narrow frames (an embed, a phone) drop the memory column and narrow the stage labels.
   g.mem_column = x.W >= 560;
-  g.label_w = x.W >= 560 ? 176 : 96, g.count_w = g.mem_column ? 340 : 56, g.x0 = kPad + g.label_w + 34;
+  g.label_w = x.W >= 560 ? 176 : 96, g.count_w = g.mem_column ? 340 : 56;
+  g.row_h = std::max(18.0, std::min(34.0, 540.0 / static_cast<double>(rows.size())));
+  // Interleaved stages list their chunks under their names: the label column widens for the longest
+  // list, as far as one kind of node (184 px and its count) still fits beside it.
+  if (g.row_h >= 28) {
+    double need = 0;
+    for (const StageRow& r : rows) {
+      if (r.stage < 0) continue;
+      int chunks = 0;
+      const StageInfo& st = x.pl.stages[r.stage];
+      const std::string list = stage_layer_list(st, chunks);
+      if (chunks > 1) need = std::max(need, fg::measure_text(list + stage_tag(st), 10.5) + 16);  // 6 px to spare
+    }
+    const double spare = x.W - kPad - g.count_w - (kPad + g.label_w + 34) - 236;
+    g.label_w += std::clamp(need - g.label_w, 0.0, std::max(0.0, spare));
+  }
+  g.x0 = kPad + g.label_w + 34;
   const double avail = x.W - kPad - g.count_w - g.x0;
   size_t max_kinds = 1;
   for (const StageRow& r : rows) max_kinds = std::max(max_kinds, r.kinds.size());
@@ -668,7 +704,6 @@ StagesGeom stages_geom(const Ctx& x, const std::vector<StageRow>& rows, double b
   if (g.box_w < 36) g.box_w = 36, g.shown = std::max(1, static_cast<int>(std::floor((avail - 90) / (g.box_w + g.extra))));
   g.shown = std::min(g.shown, std::max(1, kMaxCells / static_cast<int>(rows.size() * g.per_box)));
   g.cell = std::max(2.0, (g.box_w - 6 - (g.gcols - 1)) / g.gcols);
-  g.row_h = std::max(18.0, std::min(34.0, 540.0 / static_cast<double>(rows.size())));
   g.box_h = std::max(10.0, g.row_h - 10);
   g.top = 66 + (band > 0 ? band + 8 : 0);
   g.inner = inner_axis(x), g.outer = node_axis(x);
@@ -677,6 +712,14 @@ StagesGeom stages_geom(const Ctx& x, const std::vector<StageRow>& rows, double b
   g.pp_bytes = x.scaleout.of(Axis::PP) + x.nvlink.of(Axis::PP);
   g.pp_link = x.scaleout.of(Axis::PP) > 0 ? Link::ScaleOut : Link::NVLink;
   g.ax = kPad + g.label_w + 14;
+  // One form for every row: lists where each fits its room, else every interleaved stage counted.
+  for (const StageRow& r : rows) {
+    if (r.stage < 0) continue;
+    int chunks = 0;
+    const StageInfo& st = x.pl.stages[r.stage];
+    const std::string list = stage_layer_list(st, chunks);
+    if (chunks > 1 && fg::measure_text(list + stage_tag(st), 10.5) > stage_layers_w(g, r.stage)) g.layer_lists = false;
+  }
   return g;
 }
 
@@ -689,7 +732,7 @@ void stages_heading(Pen& o, const Ctx& x, const StagesGeom& g) {
   o.text("heading",
          fg::first_fit({"KINDS OF NODE · " + std::to_string(x.gn) + " GPUs, " + colour +
                             (g.outer ? ", band = " + upper(name_of(*g.outer)) + " rank" : ""),
-                        "KINDS OF NODE · " + colour, "KINDS OF NODE", "NODES"},
+                        "KINDS OF NODE · " + colour, "KINDS OF NODE", "KINDS"},
                        kw, 10, 700),
          g.x0, hy, 10, 700, "muted", "start", kw);
   o.text("heading", "NODES", x.W - kPad, hy, 10, 700, "muted", "end");
@@ -702,26 +745,21 @@ void stage_label(Pen& o, const Ctx& x, const StagesGeom& g, const StageRow& row,
       .stage = row.stage;
   if (g.row_h < 15) return;
   const std::string name = row.stage >= 0 ? "stage " + std::to_string(row.stage + 1) : std::string("all nodes");
-  const double lw = std::max(fg::measure_text(name, 11.5, 650), 52.0);
-  std::string s, tag;
-  int chunks = 0;
-  if (row.stage >= 0) {
-    const StageInfo& st = x.pl.stages[row.stage];
-    for (auto [a, z] : st.chunks)
-      if (z >= a) s += (s.empty() ? "" : ", ") + std::to_string(a + 1) + (z > a ? "–" + std::to_string(z + 1) : ""), ++chunks;
-    tag = std::string(st.embedding ? " +emb" : "") + (st.output ? " +out" : "");
+  if (row.stage < 0) {
+    o.text("stage_name", name, kPad + 10, mid + 4, 11.5, 650, "pp");
+    return;
   }
-  // The layers beside the name, or under it when they do not fit there and the row has room for two
-  // lines (an interleaved stage's list); too long even there: its count of chunks, not a list cut short.
-  const double beside = g.label_w - lw - 8;
-  const bool below = !s.empty() && g.row_h >= 28 && fg::measure_text(s + tag, 10.5) > beside;
+  const StageInfo& st = x.pl.stages[row.stage];
+  int chunks = 0;
+  const std::string list = stage_layer_list(st, chunks), tag = stage_tag(st);
+  const std::string s = g.layer_lists || chunks <= 1 ? list : std::to_string(chunks) + " chunks";
+  // The layers beside the name, or under it when they do not fit there and the row has room for two lines.
+  const double lw = std::max(fg::measure_text(name, 11.5, 650), 52.0), beside = g.label_w - lw - 8;
+  const bool below = g.row_h >= 28 && fg::measure_text(s + tag, 10.5) > beside;
   o.text("stage_name", name, kPad + 10, below ? mid - 2 : mid + 4, 11.5, 650, "pp");
-  if (s.empty()) return;
-  std::vector<std::string> options = {s + tag, s};
-  if (chunks > 1) options = {s + tag, std::to_string(chunks) + " chunks" + tag, std::to_string(chunks) + " chunks"};
   const double w = below ? g.label_w - 10 : beside;
-  o.text("stage_layers", fg::first_fit(options, w, 10.5), below ? kPad + 10 : kPad + 16 + lw, below ? mid + 11 : mid + 4, 10.5, 400,
-         "muted", "start", w);
+  o.text("stage_layers", fg::first_fit({s + tag, s}, w, 10.5), below ? kPad + 10 : kPad + 16 + lw, below ? mid + 11 : mid + 4, 10.5,
+         400, "muted", "start", w);
 }
 
 // A row's kinds of node: a box each (cells coloured by the inner axis, a band by the outer one)
@@ -775,8 +813,7 @@ double stages_footer(Pen& o, const Ctx& x, double y, int hidden_rows) {
     o.text("more", "+" + fg::integer(hidden_rows) + " more stages, drawn alike", kPad + 10, y - 4, 11, 600, "muted");
     y += 18;
   }
-  link_key(o, x, kPad, y);
-  const double key = link_key_stacked(x) ? kLinkKeyRow : 0;
+  const double key = link_key(o, x, kPad, y);
   std::string note = "A node kind is drawn once with how many nodes are like it.";
   const GroupInfo* dpg = x.group(Axis::DPGrad);
   if (!x.serve && dpg && dpg->size > 1)

@@ -173,7 +173,9 @@
 
   // The number drawn on rect i (micro-batch, or the token when one batch is served; from 1), or ''
   // when it does not fit.
-  const numberOf = (R, i, byStep) => String((byStep ? R.chunk[i] : R.micro_batch[i]) + 1);
+  // A bar's micro-batch, or its token (step) when one batch is served: its number and what hover outlines.
+  const barKey = (R, i, byStep) => (byStep ? R.chunk[i] : R.micro_batch[i]);
+  const numberOf = (R, i, byStep) => String(barKey(R, i, byStep) + 1);
   function fits(R, i, digitW, byStep) {
     return R.micro_batch[i] >= 0 && R.w[i] >= 13 && R.h[i] >= 10 && numberOf(R, i, byStep).length * digitW <= R.w[i] - 3;
   }
@@ -225,13 +227,13 @@
       ctx.fillText(s, ox + R.x[i] + R.w[i] / 2, oy + R.y[i] + R.h[i] / 2 + 0.5);
     }
     ctx.textBaseline = 'alphabetic';
-    // hover: the hovered micro-batch (or token) outlined on every stage
+    // hover: the hovered micro-batch (or token, one batch served) outlined on every stage
     const hov = ui.hover && ui.hover.kind === 'rect' && ui.hover.mb !== undefined ? ui.hover.mb : null;
     if (hov !== null) {
       ctx.strokeStyle = P.ink.text; ctx.lineWidth = 1.5;
       for (let i = 0; i < n; i++) {
         if (R.kind[i] === 'idle' || R.kind[i] === 'dp' || R.kind[i] === 'optimizer') continue;
-        if (R.micro_batch[i] !== hov && R.backward_micro_batch[i] !== hov) continue;
+        if (barKey(R, i, fig.byStep) !== hov && R.backward_micro_batch[i] !== hov) continue;
         ctx.strokeRect(ox + R.x[i] + 0.5, oy + R.y[i] + 0.5, Math.max(1, R.w[i] - 1), R.h[i] - 1);
       }
     }
@@ -240,7 +242,7 @@
       const i = rectAt(fig, px - ox, py - oy);
       if (i < 0) return null;
       const k = R.kind[i];
-      const mb = k === 'idle' || k === 'dp' || k === 'optimizer' ? undefined : R.micro_batch[i];
+      const mb = k === 'idle' || k === 'dp' || k === 'optimizer' ? undefined : barKey(R, i, fig.byStep);
       return { kind: 'rect', i, mb, sc, key: mb !== undefined ? 'mb' + mb : 'r' + i };
     });
     // axis, markers, labels
