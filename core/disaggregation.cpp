@@ -19,9 +19,6 @@ Errors disaggregation_workload_errors(const Workload& w) {
   if (w.output_len < 2)
     errors.push_back({ErrorCode::OutOfRange, "/workload/output_len",
                       "disaggregation needs a decode phase: output_len ≥ 2 (the first token comes out of the prefill)"});
-  if (w.request_rate_per_s > 0)
-    errors.push_back({ErrorCode::Incompatible, "/workload/request_rate_per_s",
-                      "disaggregated pools are modelled offline (every request queued): leave the request rate out"});
   if (w.batching != Batching::InFlight)
     errors.push_back({ErrorCode::Incompatible, "/workload/batching", "disaggregated pools run in-flight batching"});
   if (w.num_requests > 0)
@@ -136,6 +133,7 @@ double stage_kv_bytes(const Resolved& r, const StageInfo& st) {
 PoolResult evaluate_prefill_pool(const Resolved& resolved) {
   Resolved r = one_instance(resolved);
   r.config.workload.output_len = 1;
+  r.config.workload.request_rate_per_s = 0;  // its capacity: every request queued
   const InferenceEstimate s = evaluate_serving(r).serving;
   PoolResult pool = base_pool(resolved);
   pool_memory(s, pool);
@@ -164,6 +162,7 @@ double decode_cycle_s(const ServingSetup& S, double C) {
 
 PoolResult evaluate_decode_pool(const Resolved& resolved) {
   Resolved r = one_instance(resolved);
+  r.config.workload.request_rate_per_s = 0;                 // its capacity: every request queued
   const InferenceEstimate s = evaluate_serving(r).serving;  // memory and what the KV cache holds
   PoolResult pool = base_pool(resolved);
   pool_memory(s, pool);
@@ -182,17 +181,18 @@ PoolResult evaluate_decode_pool(const Resolved& resolved) {
   return pool;
 }
 
-PoolLoad prefill_at(const Resolved& resolved, double requests_per_s) {
+PoolLoad prefill_at(const Resolved& resolved, double requests_per_s, bool random) {
   Resolved r = one_instance(resolved);
   r.config.workload.output_len = 1;
   r.config.workload.request_rate_per_s = requests_per_s / copies(resolved, r);  // this instance's share
   const InferenceEstimate s = evaluate_serving(r).serving;
-  // The deployment is an offline run: prompts reach the pool as the other pool frees room for them,
-  // not at random, so no wait for a free slot (the serving model's Erlang C) is added.
+  // Offline, prompts reach the pool as the other pool frees room for them, not at random: no wait for
+  // a free slot. At a request rate, the serving model's wait (Erlang C) stays in its TTFT.
+  if (random) return {s.concurrency, s.ttft_s, s.prefill.queue_s};
   return {s.concurrency, s.ttft_s - s.prefill.queue_s};
 }
 
-PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_in_flight) {
+PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_in_flight, bool random) {
   Resolved r = one_instance(resolved);
   r.config.model.mtp_layers = 0;  // as evaluate_decode_pool
   const ServingSetup S(r);
@@ -212,7 +212,11 @@ PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_
     }
     C = hi;
   }
-  return {C, decode_cycle_s(S, C) / q};
+  const double cycle = decode_cycle_s(S, C);
+  // At random arrivals a request's KV waits for one of the replica's most_in_flight slots when all
+  // are taken, each held for its decode (steps · cycle): Erlang C, as the co-located model.
+  const double wait = random && lambda > 0 ? admission_wait_s(most_in_flight, C, steps * cycle) : 0.0;
+  return {C, cycle / q, std::isfinite(wait) ? wait : 0.0};
 }
 
 double kv_bytes_per_request(const Resolved& r) {
@@ -266,19 +270,26 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   const double link_bytes_per_s = kv_link_bytes_per_s(one_node, c);
   const int ends = std::min(d.prefill.gpus, d.decode.gpus);
   d.kv_requests_per_s = d.kv_bytes_per_request > 0 ? ends * link_bytes_per_s / d.kv_bytes_per_request : 0.0;
-  d.requests_per_s = std::min({d.prefill.requests_per_s, d.decode.requests_per_s, d.kv_requests_per_s});
-  d.bound = d.requests_per_s == d.prefill.requests_per_s  ? "prefill"
-            : d.requests_per_s == d.decode.requests_per_s ? "decode"
-                                                          : "kv_transfer";
+  d.capacity_requests_per_s = std::min({d.prefill.requests_per_s, d.decode.requests_per_s, d.kv_requests_per_s});
+  d.bound = d.capacity_requests_per_s == d.prefill.requests_per_s  ? "prefill"
+            : d.capacity_requests_per_s == d.decode.requests_per_s ? "decode"
+                                                                   : "kv_transfer";
+  // Offline every request is queued and the deployment runs at its capacity; at a request rate it
+  // serves what arrives, unless that is more than it can (saturated: the queue grows without bound).
+  d.request_rate_per_s = w.request_rate_per_s;
+  d.saturated = d.request_rate_per_s > 0 && d.request_rate_per_s >= d.capacity_requests_per_s;
+  const bool random = d.request_rate_per_s > 0 && !d.saturated;
+  d.requests_per_s = random ? d.request_rate_per_s : d.capacity_requests_per_s;
   d.kv_link_utilization = d.kv_requests_per_s > 0 ? d.requests_per_s / d.kv_requests_per_s : 0.0;
   // Each pool at the deployment's rate: the pools that do not bound it run below their batch, with
   // the sequences Little's law puts in flight (Little 1961), and their latency is what users see.
-  const PoolLoad pl = d.requests_per_s < d.prefill.requests_per_s ? prefill_at(prefill, d.requests_per_s)
+  const PoolLoad pl = d.requests_per_s < d.prefill.requests_per_s ? prefill_at(prefill, d.requests_per_s, random)
                                                                   : PoolLoad{d.prefill.concurrency, d.prefill.ttft_s};
-  const PoolLoad dl = d.requests_per_s < d.decode.requests_per_s ? decode_at(decode, d.requests_per_s, d.decode.concurrency)
+  const PoolLoad dl = d.requests_per_s < d.decode.requests_per_s ? decode_at(decode, d.requests_per_s, d.decode.concurrency, random)
                                                                  : PoolLoad{d.decode.concurrency, d.decode.tpot_s};
   d.prefill_in_flight = pl.in_flight, d.decode_in_flight = dl.in_flight;
-  d.ttft_s = pl.latency_s + d.kv_transfer_s;
+  d.prefill_queue_s = pl.queue_s, d.decode_queue_s = dl.queue_s;
+  d.ttft_s = pl.latency_s + d.kv_transfer_s + dl.queue_s;
   d.tpot_s = dl.latency_s;
   d.e2e_latency_s = d.ttft_s + (w.output_len - 1.0) * d.tpot_s;
   d.output_tokens_per_s_total = d.requests_per_s * w.output_len;
@@ -330,11 +341,16 @@ nlohmann::json to_json(const Disaggregated& d) {
             {"time_s", d.kv_transfer_s},
             {"requests_per_s", d.kv_requests_per_s},
             {"link_utilization", d.kv_link_utilization}}},
-          {"requests_per_s", d.requests_per_s},
+          {"capacity_requests_per_s", d.capacity_requests_per_s},
           {"bound", d.bound},
+          {"request_rate_per_s", d.request_rate_per_s},
+          {"saturated", d.saturated},
+          {"requests_per_s", d.requests_per_s},
           {"same_cluster", d.same_cluster},
           {"prefill_in_flight", d.prefill_in_flight},
           {"decode_in_flight", d.decode_in_flight},
+          {"prefill_queue_s", d.prefill_queue_s},
+          {"decode_queue_s", d.decode_queue_s},
           {"ttft_s", d.ttft_s},
           {"tpot_s", d.tpot_s},
           {"e2e_latency_s", d.e2e_latency_s},

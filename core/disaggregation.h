@@ -17,11 +17,17 @@
 //     C = min(pp × batch, what the KV cache holds) sequences per replica of context
 //     prompt_len + output_len/2 on average, pp micro-batches in flight (pipeline_cycle_s); TPOT =
 //     cycle / tokens per step; requests/s per replica = C · tokens per step / ((OSL − 1) · cycle).
-//   deployment: requests/s = min(prefill pool, decode pool, transfer); TTFT = prefill TTFT +
-//     transfer (the decode instance emits the first token once the KV has arrived; DistServe §3
-//     counts the transfer in the second token's latency instead); TPOT = the decode pool's; each at
-//     the deployment's rate: a pool that does not bound it holds fewer sequences than its batch,
-//     C = λ · its time per request (Little 1961), and is faster there;
+//   deployment: capacity = min(prefill pool, decode pool, transfer) requests/s; served at it
+//     offline (every request queued), else at the request rate λ (workload.request_rate_per_s,
+//     Poisson arrivals) when it is below the capacity (at or above it: saturated, served at the
+//     capacity while the queue grows without bound). TTFT = prefill TTFT + transfer (the decode
+//     instance emits the first token once the KV has arrived; DistServe §3 counts the transfer in
+//     the second token's latency instead); TPOT = the decode pool's; each at the deployment's rate:
+//     a pool that does not bound it holds fewer sequences than its batch, C = λ · its time per
+//     request (Little 1961), and is faster there. At a request rate each pool's requests also wait
+//     for a free slot when all are taken (Erlang C, as the co-located model: serving_batching.h
+//     admission_wait_s): a prompt for a prefill slot, then its KV for a decode slot, both before the
+//     first token; offline the pools feed each other as slots free, and no request waits.
 //     output tokens/s per GPU = requests/s × OSL / (prefill + decode GPUs).
 //   placement: a pool's instances are placed whole, each within one node when it fits in one
 //     (instances_fit below), so each serves as one instance alone does: a pool of x instances is one
@@ -31,8 +37,8 @@
 //     f_p = ρ_d / (ρ_p + ρ_d) of the GPUs and OSL · ρ_p·ρ_d/(ρ_p + ρ_d) output tokens/s per GPU;
 //     the best whole numbers of instances for the same GPUs, placed in the cluster's nodes, are
 //     best_split's.
-// Ignores: queueing and arrival bursts (offline: every request queued), transfer overlapped with the
-// prefill layer by layer (Splitwise §4.3; here it follows the prefill).
+// Ignores: arrivals burstier than Poisson, the transfer's own queue on a busy link, and the transfer
+// overlapped with the prefill layer by layer (Splitwise §4.3; here it follows the prefill).
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -67,12 +73,18 @@ struct Disaggregated {
   double kv_transfer_s = 0;
   double kv_requests_per_s = 0;  // what the prefill GPUs' links carry at most
   double kv_link_utilization = 0;
-  double requests_per_s = 0;
-  std::string bound;         // prefill, decode or kv_transfer: the smallest rate
-  bool same_cluster = true;  // both pools on one kind of system (else no balance: their GPUs are not one count)
+  double capacity_requests_per_s = 0;  // the smallest of the pools' and the transfer's rates
+  std::string bound;                   // prefill, decode or kv_transfer: that smallest rate
+  double request_rate_per_s = 0;       // offered (workload.request_rate_per_s); 0: offline
+  bool saturated = false;              // offered at or above the capacity: the queue grows without bound
+  double requests_per_s = 0;           // served: the capacity offline or saturated, else the offered rate
+  bool same_cluster = true;            // both pools on one kind of system (else no balance: their GPUs are not one count)
   // Sequences in flight per replica of each pool at the deployment's rate (below the pool's batch in
   // the pools that do not bound it), and the latencies there.
   double prefill_in_flight = 0, decode_in_flight = 0;
+  // At a request rate below the capacity: the waits for a free prefill slot and then a decode slot
+  // (Erlang C), both in TTFT.
+  double prefill_queue_s = 0, decode_queue_s = 0;
   double ttft_s = 0, tpot_s = 0, e2e_latency_s = 0;
   double output_tokens_per_s_total = 0, output_tokens_per_s_per_gpu = 0, output_tokens_per_s_per_user = 0;
   // Balance.
@@ -103,7 +115,8 @@ struct DeploymentSplit {
 DeploymentSplit best_split(long long gpus, int per_node, int gp, int gd, double rp, double rd, double link_per_gpu);
 
 // What a workload needs to be served disaggregated: mode infer, output_len ≥ 2, in-flight batching,
-// offline at steady state (no request rate, no num_requests); each error at its /workload path.
+// at steady state (no num_requests); each error at its /workload path. (The search over deployments
+// ranks their capacities, offline: disaggregation_search.cpp also leaves the request rate out.)
 Errors disaggregation_workload_errors(const Workload& w);
 
 // The prefill share of the GPUs that matches the pools' rates per GPU: ρ_d / (ρ_p + ρ_d).
@@ -118,12 +131,14 @@ PoolResult evaluate_prefill_pool(const Resolved& r);  // its requests/s, TTFT an
 PoolResult evaluate_decode_pool(const Resolved& r);   // its requests/s, TPOT and memory
 // A pool run at `requests_per_s` (at most what it serves): the sequences in flight per replica by
 // Little's law and its latency there (prefill: TTFT, the serving model at that request rate; decode:
-// TPOT, C = λ · decode steps · cycle(C), at most `most_in_flight`, its batch).
+// TPOT, C = λ · decode steps · cycle(C), at most `most_in_flight`, its batch). With `random` arrivals
+// (a request rate) also the wait for a free slot (Erlang C), `queue_s`; fed as slots free (offline),
+// none.
 struct PoolLoad {
-  double in_flight = 0, latency_s = 0;
+  double in_flight = 0, latency_s = 0, queue_s = 0;
 };
-PoolLoad prefill_at(const Resolved& r, double requests_per_s);
-PoolLoad decode_at(const Resolved& r, double requests_per_s, double most_in_flight);
+PoolLoad prefill_at(const Resolved& r, double requests_per_s, bool random = false);
+PoolLoad decode_at(const Resolved& r, double requests_per_s, double most_in_flight, bool random = false);
 double kv_bytes_per_request(const Resolved& r);  // prompt_len tokens, whole model
 double kv_bytes_per_gpu(const Resolved& r);      // the largest stage's share over its tp GPUs
 // Whether two pools of `gpus` GPUs together sit in one node (the KV crosses NVLink), the link's

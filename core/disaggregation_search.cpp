@@ -97,6 +97,9 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
     out.errors.push_back(e);
   };
   for (const Error& e : disaggregation_workload_errors(base.workload)) add(e);
+  if (base.workload.request_rate_per_s > 0)
+    add({ErrorCode::Incompatible, "/workload/request_rate_per_s",
+         "the search ranks deployments by what they serve offline (every request queued): leave the request rate out"});
   if (base.cluster.gpus == 1)
     add({ErrorCode::OutOfRange, "/cluster/gpus", "a disaggregated deployment needs at least 2 GPUs (one per pool)"});
   if (!out.errors.empty()) return out;

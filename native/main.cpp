@@ -821,7 +821,10 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
               << c.cluster.name << " (" << c.cluster.gpu << ") + " << d.decode.gpus << " decode GPUs on " << dc.name << " (" << dc.gpu
               << ")\n";
   std::cout << "prompt " << w.prompt_len << " · output " << w.output_len << " · weights " << w.weight_dtype << " · KV cache "
-            << w.kv_dtype << " · offline (all requests queued)\n\n";
+            << w.kv_dtype << " · "
+            << (w.request_rate_per_s > 0 ? fixed(w.request_rate_per_s, 2) + " requests/s (Poisson arrivals)"
+                                         : "offline (all requests queued)")
+            << "\n\n";
   print_pool("prefill", d.prefill);
   print_pool("decode ", d.decode);
   std::cout << "\n";
@@ -836,9 +839,20 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
   std::cout << t.render();
   std::cout << " KV cache of a request: " << human_bytes(d.kv_bytes_per_request) << " (" << human_bytes(d.kv_bytes_per_gpu)
             << " per GPU at the busier end) · links " << pct(d.kv_link_utilization) << " busy\n";
-  std::cout << " deployment: " << fixed(d.requests_per_s, 2) << " requests/s (bound by " << d.bound << ") · TTFT "
-            << human_time(d.ttft_s) << " (prefill + transfer) · TPOT " << human_time(d.tpot_s) << " · end to end "
-            << human_time(d.e2e_latency_s) << "\n";
+  if (d.request_rate_per_s > 0 && !d.saturated)
+    std::cout << " deployment: " << fixed(d.requests_per_s, 2) << " requests/s as they arrive, of a capacity of "
+              << fixed(d.capacity_requests_per_s, 2) << " (bound by " << d.bound << ") · TTFT " << human_time(d.ttft_s)
+              << " (prefill with " << human_time(d.prefill_queue_s) << " waiting for a slot + transfer + "
+              << human_time(d.decode_queue_s) << " waiting for a decode slot) · TPOT " << human_time(d.tpot_s) << " · end to end "
+              << human_time(d.e2e_latency_s) << "\n";
+  else
+    std::cout << " deployment: " << fixed(d.requests_per_s, 2) << " requests/s (bound by " << d.bound << ") · TTFT "
+              << human_time(d.ttft_s) << " (prefill + transfer) · TPOT " << human_time(d.tpot_s) << " · end to end "
+              << human_time(d.e2e_latency_s) << "\n";
+  if (d.saturated)
+    std::cout << " saturated: " << fixed(d.request_rate_per_s, 2) << " requests/s arrive, more than the "
+              << fixed(d.capacity_requests_per_s, 2)
+              << " it serves; the queue grows without bound (the latencies are those at its capacity, before any wait)\n";
   std::cout << " at that rate, in flight per replica: " << fixed(d.prefill_in_flight, 1) << " prefilling, "
             << fixed(d.decode_in_flight, 1) << " decoding (Little's law; a pool that does not bound the rate runs below its batch)\n";
   std::cout << " " << fixed(d.output_tokens_per_s_per_user, 1) << " output tokens/s per user · "

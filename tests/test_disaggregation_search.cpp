@@ -207,6 +207,11 @@ TEST_CASE("what cannot be served disaggregated is reported at its paths, every e
   REQUIRE_THAT(e1, VectorContains(std::string("/cluster/gpus")));
   REQUIRE_THAT(e1, VectorContains(std::string("/workload/output_len")));
   REQUIRE_THAT(e1, VectorContains(std::string("/workload/num_requests")));
+  // The search ranks what deployments serve offline; one deployment is evaluated at a request rate.
+  REQUIRE_THAT(errors(R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":8},
+    "workload":{"mode":"infer","request_rate_per_s":5}})",
+                      opt),
+               VectorContains(std::string("/workload/request_rate_per_s")));
   ServingSearchOptions bad;
   bad.top = 0;
   REQUIRE_THAT(errors(kLlama8b, bad), VectorContains(std::string("/search/top")));

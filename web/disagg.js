@@ -69,8 +69,15 @@
     h += '</tbody></table></div>';
     const gpus = p.gpus + d.gpus;
     const inf = colocated.inference;
-    h += '<p><b>Deployment</b> of ' + F.int(p.gpus) + ' + ' + F.int(d.gpus) + ' GPUs: ' + F.sig(r.requests_per_s) + ' requests/s, bound by ' + e(r.bound.replace('_', ' ')) +
-      ' · TTFT ' + F.seconds(r.ttft_s) + ' (prefill + transfer) · TPOT ' + F.seconds(r.tpot_s) + ' at this rate, with ' + F.fixed(r.prefill_in_flight, 1) +
+    const bound = 'bound by ' + e(r.bound.replace('_', ' '));
+    const rate = !(r.request_rate_per_s > 0) ? F.sig(r.requests_per_s) + ' requests/s, ' + bound
+      : r.saturated ? '<span class="bad">saturated</span>: ' + F.sig(r.request_rate_per_s) + ' requests/s arrive, more than the ' + F.sig(r.capacity_requests_per_s) +
+        ' it serves (' + bound + '); the queue grows without bound and the latencies are those at its capacity, before any wait'
+      : F.sig(r.requests_per_s) + ' requests/s as they arrive, of a capacity of ' + F.sig(r.capacity_requests_per_s) + ' (' + bound + ')';
+    const waits = r.request_rate_per_s > 0 && !r.saturated ? ' (prefill with ' + F.seconds(r.prefill_queue_s) + ' waiting for a slot + transfer + ' +
+      F.seconds(r.decode_queue_s) + ' waiting for a decode slot)' : ' (prefill + transfer)';
+    h += '<p><b>Deployment</b> of ' + F.int(p.gpus) + ' + ' + F.int(d.gpus) + ' GPUs: ' + rate +
+      ' · TTFT ' + F.seconds(r.ttft_s) + waits + ' · TPOT ' + F.seconds(r.tpot_s) + ' at this rate, with ' + F.fixed(r.prefill_in_flight, 1) +
       ' prompts and ' + F.fixed(r.decode_in_flight, 1) + ' sequences in flight per copy (a pool that does not bound the rate runs below its batch) · <b>' + F.sig(r.output_tokens_per_s_per_gpu) + '</b> output tokens/s per GPU, ' +
       F.sig(r.output_tokens_per_s_per_user) + ' per user. <span class="muted">Co-located, the plan above: ' + F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU, ' +
       F.sig(inf.output_tokens_per_s_per_user) + ' per user, TTFT ' + F.seconds(inf.ttft_s) + ', TPOT ' + F.seconds(inf.tpot_s) + '.</span></p>';
