@@ -21,7 +21,8 @@
 //      first checked on each pool's latency at its batch, an upper bound: the whole evaluation gives the
 //      latencies at the deployment's rate, where the pool that does not bound it runs below its batch.
 // Output tokens/s per GPU divides by all N GPUs (idle ones included), as the co-located search fills
-// all N. Offline steady state only, as disaggregation.h: no request rate, no num_requests.
+// all N. Offline steady state only (what each deployment can serve): no request rate, no num_requests;
+// disaggregation.h evaluates one deployment at a request rate.
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 #include <string>

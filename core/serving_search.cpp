@@ -102,9 +102,11 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
           if (!pt.fits) break;  // a larger batch does not fit either
           ++r.fitting;
           all.push_back(pt);
-          // Past what the KV cache holds, or what the request rate keeps in flight, a larger batch
-          // runs the same sequences: the same point.
-          if (e.serving.concurrency_limit == ConcurrencyLimit::KvCache || e.serving.concurrency_limit == ConcurrencyLimit::RequestRate)
+          // Past what the KV cache holds a larger batch runs the same sequences: the same point. Past
+          // what the request rate keeps in flight it runs them too, but with more free slots a request
+          // waits less for one (Erlang C): the batch doubles on while that wait is over 1% of TTFT.
+          if (e.serving.concurrency_limit == ConcurrencyLimit::KvCache) break;
+          if (e.serving.concurrency_limit == ConcurrencyLimit::RequestRate && e.serving.prefill.queue_s <= 0.01 * e.serving.ttft_s)
             break;
         }
       }

@@ -4,7 +4,8 @@
 // TensorRT-LLM's "DEP"; tp n alone shards the experts with attention, "TEP"), DP replicas (what the
 // GPU count leaves) and the batch (most sequences per engine step, powers of 2 from 1 to 2,048);
 // evaluates each with the serving model (core/inference.h, a black box here) and ranks the plans that
-// fit and meet the latency limits by output tokens/s per GPU. The Pareto front of output tokens/s
+// fit and meet the latency limits by output tokens/s per GPU (at a request rate, which every plan that
+// keeps up serves alike, by end-to-end latency: faster_per_gpu below). The Pareto front of output tokens/s
 // per GPU against output tokens/s per user (1/TPOT) is the curve engine vendors publish for an
 // operating range (NVIDIA's TensorRT-LLM and Dynamo throughput–interactivity charts; SemiAnalysis
 // InferenceMAX): a point is on it when no other fitting point is at least as good on both axes and
@@ -14,6 +15,7 @@
 // TP folding, weight dtypes other than the config's.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json_fwd.hpp>
 #include <vector>
 
@@ -46,7 +48,7 @@ struct ServingPoint {
 };
 
 struct ServingSearchResult {
-  // Plans that fit and meet the limits, most output tokens/s per GPU first (ties: more per user);
+  // Plans that fit and meet the limits, most output tokens/s per GPU first (ties: faster_per_gpu);
   // when none does, the fitting plans closest to the limits (smallest max(TTFT/limit, TPOT/limit)).
   std::vector<ServingPoint> best;
   // The Pareto front of the points that fit and meet the limits, most tokens/s per user first
@@ -84,11 +86,24 @@ std::vector<Point> pareto_front(std::vector<Point> points) {
   return front;
 }
 
-// More output tokens/s per GPU first; ties: more per user.
+// A rate to 32 significant bits (about 2e-10 of it): what its last bits hold is rounding, not a
+// difference between two plans.
+inline double rate_key(double x) {
+  int e = 0;
+  const double m = std::frexp(x, &e);
+  return std::ldexp(std::round(std::ldexp(m, 32)), e - 32);
+}
+
+// More output tokens/s per GPU first; ties: the shorter end-to-end latency where the point has one,
+// then more per user. At a request rate every plan that keeps up serves the same tokens/s per GPU
+// (λ · output_len / GPUs, up to rounding), and the tie decides: a plan near its last slot waits long
+// for one (Erlang C) though its TPOT may be the shortest.
 template <class Point>
 bool faster_per_gpu(const Point& a, const Point& b) {
-  if (a.output_tokens_per_s_per_gpu != b.output_tokens_per_s_per_gpu)
-    return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+  const double ka = rate_key(a.output_tokens_per_s_per_gpu), kb = rate_key(b.output_tokens_per_s_per_gpu);
+  if (ka != kb) return ka > kb;
+  if constexpr (requires { a.e2e_latency_s; })
+    if (a.e2e_latency_s != b.e2e_latency_s) return a.e2e_latency_s < b.e2e_latency_s;
   return a.output_tokens_per_s_per_user > b.output_tokens_per_s_per_user;
 }
 

@@ -134,18 +134,26 @@ TEST_CASE("latency limits filter the ranking and the front", "[serving_search]")
   for (size_t i = 1; i < none.best.size(); ++i) REQUIRE(none.best[i].tpot_s >= none.best[i - 1].tpot_s);
 }
 
-TEST_CASE("with a request rate, a batch past what the rate keeps in flight is not tried again", "[serving_search]") {
+TEST_CASE("with a request rate, a batch past what the rate keeps in flight is tried again only while requests wait",
+          "[serving_search]") {
   Config c = serving_config("llama3-8b", 8);
   c.workload.request_rate_per_s = 2;
   const ServingSearchResult s = search_serving(c).value;
   REQUIRE(s.fitting > 0);
-  // No two points of one plan share a concurrency limited by the rate.
+  // Two points of one plan whose concurrency the rate limits: the smaller batch left a request
+  // waiting over 1% of its TTFT for a slot, which a larger batch shortens.
   for (size_t i = 0; i < s.points.size(); ++i)
     for (size_t j = i + 1; j < s.points.size(); ++j) {
       const ServingPoint &a = s.points[i], &b = s.points[j];
       const bool same_plan = a.plan.tp == b.plan.tp && a.plan.pp == b.plan.pp && a.plan.dp == b.plan.dp;
-      REQUIRE_FALSE(
-          (same_plan && a.concurrency_limit == ConcurrencyLimit::RequestRate && b.concurrency_limit == ConcurrencyLimit::RequestRate));
+      if (!same_plan || a.concurrency_limit != ConcurrencyLimit::RequestRate || b.concurrency_limit != ConcurrencyLimit::RequestRate)
+        continue;
+      Config again = c;
+      again.plan = a.batch < b.batch ? a.plan : b.plan;
+      again.workload.batch = std::min(a.batch, b.batch);
+      const Result<Estimate> e = evaluate(again);
+      REQUIRE(test::serving(e));
+      REQUIRE(test::serving(e)->serving.prefill.queue_s > 0.01 * test::serving(e)->serving.ttft_s);
     }
   // 2 requests/s of 256 output tokens: 512 output tokens/s in all, on every plan that keeps up.
   for (const ServingPoint& p : s.points)
@@ -195,6 +203,37 @@ TEST_CASE("serving_search_json answers with the result and the Pareto figure", "
   const nlohmann::json bad = nlohmann::json::parse(api::serving_search_json(cfg, 3, 0, 0, 50, false));
   REQUIRE(bad["ok"] == false);
   REQUIRE(bad["errors"][0]["path"] == "/width");
+}
+
+TEST_CASE("at a request rate the plans that keep up tie per GPU, and the shortest end-to-end latency ranks first",
+          "[serving_search]") {
+  // Llama 3 8B on 8 H100s at 20 requests/s of 1024/256: every plan that keeps up serves them all,
+  // 20 × 256 / 8 = 640 output tokens/s per GPU, so the ranking is by end-to-end latency. TP 8 at
+  // batch 16 holds 15.5 of its 16 slots busy and a request waits long for one (Erlang C); at batch
+  // 32 it waits almost nothing, so the search doubles the batch past the 16 the rate keeps in flight.
+  Config c = serving_config("llama3-8b", 8);
+  c.workload.request_rate_per_s = 20;
+  const Result<ServingSearchResult> r = search_serving(c, {8, 0, 0, 2048, 20000});
+  REQUIRE(r.ok());
+  const ServingSearchResult& s = r.value;
+  REQUIRE(s.best.size() == 8);
+  for (size_t i = 0; i < s.best.size(); ++i) {
+    INFO(serving_plan_label(s.best[i].plan, s.best[i].batch));
+    REQUIRE_THAT(s.best[i].output_tokens_per_s_per_gpu, WithinRel(640.0, 1e-9));
+    if (i > 0) REQUIRE(s.best[i].e2e_latency_s >= s.best[i - 1].e2e_latency_s);
+  }
+  const ServingPoint *b16 = nullptr, *b32 = nullptr;
+  for (const ServingPoint& p : s.points) {
+    if (p.plan.tp == 8 && p.batch == 16) b16 = &p;
+    if (p.plan.tp == 8 && p.batch == 32) b32 = &p;
+  }
+  REQUIRE(b16 != nullptr);
+  REQUIRE(b32 != nullptr);
+  REQUIRE(b16->concurrency_limit == ConcurrencyLimit::RequestRate);
+  REQUIRE(b32->ttft_s < 0.5 * b16->ttft_s);
+  for (const ServingPoint& p : s.points)
+    if (p.within_limits && std::abs(p.output_tokens_per_s_per_gpu / 640.0 - 1) < 1e-9)
+      REQUIRE(p.e2e_latency_s >= s.best.front().e2e_latency_s);
 }
 
 TEST_CASE("the Pareto figure's end labels cover no dot of the front and no segment of its line", "[serving_search][api]") {
