@@ -26,6 +26,7 @@ ServingPoint point_of(const Plan& plan, int batch, const InferenceEstimate& r) {
   p.peak_memory_bytes = peak.total_bytes;
   p.capacity_bytes = peak.capacity_bytes;
   p.fits = r.memory.fits && r.concurrency > 0 && r.output_tokens_per_s_per_gpu > 0;
+  p.saturated = r.saturated;
   return p;
 }
 
@@ -111,7 +112,9 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
         }
       }
   for (ServingPoint& pt : all) {
-    pt.within_limits = over_limits(pt.ttft_s, pt.tpot_s, opt) <= 1.0;
+    // A plan the request rate saturates waits without bound for a slot: it meets no limit, whatever
+    // its latencies before the wait (inflight_concurrency, core/serving_batching.h).
+    pt.within_limits = !pt.saturated && over_limits(pt.ttft_s, pt.tpot_s, opt) <= 1.0;
     r.within_limits += pt.within_limits;
   }
   std::vector<ServingPoint> within;
@@ -126,8 +129,9 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
   } else {
     std::vector<ServingPoint> close = all;
     std::sort(close.begin(), close.end(), [&](const ServingPoint& a, const ServingPoint& b) {
+      if (a.saturated != b.saturated) return b.saturated;
       const double x = over_limits(a.ttft_s, a.tpot_s, opt), y = over_limits(b.ttft_s, b.tpot_s, opt);
-      return x != y ? x < y : faster_per_gpu(a, b);
+      return x != y && !a.saturated ? x < y : faster_per_gpu(a, b);
     });
     close.resize(std::min<size_t>(close.size(), static_cast<size_t>(opt.top)));
     r.best = std::move(close);
@@ -154,6 +158,7 @@ nlohmann::json to_json(const ServingPoint& p) {
           {"peak_memory_bytes", p.peak_memory_bytes},
           {"capacity_bytes", p.capacity_bytes},
           {"fits", p.fits},
+          {"saturated", p.saturated},
           {"within_limits", p.within_limits}};
 }
 

@@ -44,12 +44,14 @@ struct ServingPoint {
   long long max_batch_that_fits = 0;
   double peak_memory_bytes = 0, capacity_bytes = 0;
   bool fits = false;           // the weights and this batch's KV cache fit
-  bool within_limits = false;  // fits, and TTFT and TPOT meet the limits
+  bool saturated = false;      // the request rate is more than it serves: its queue grows without bound
+  bool within_limits = false;  // fits, keeps up with the request rate, and TTFT and TPOT meet the limits
 };
 
 struct ServingSearchResult {
   // Plans that fit and meet the limits, most output tokens/s per GPU first (ties: faster_per_gpu);
-  // when none does, the fitting plans closest to the limits (smallest max(TTFT/limit, TPOT/limit)).
+  // when none does, the fitting plans closest to the limits (smallest max(TTFT/limit, TPOT/limit);
+  // those that cannot keep up with the request rate last, the most requests/s per GPU first).
   std::vector<ServingPoint> best;
   // The Pareto front of the points that fit and meet the limits, most tokens/s per user first
   // (so tokens/s per GPU rises along it); when none meets the limits, the front of those that fit.

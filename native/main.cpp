@@ -600,7 +600,10 @@ int cmd_serving_search(const Args& a, const std::string& text) {
                         std::to_string(p.plan.dp), std::to_string(p.batch), human_time(p.ttft_s), human_time(p.tpot_s),
                         fixed(p.output_tokens_per_s_per_user, 1), fixed(p.output_tokens_per_s_per_gpu, 1),
                         with_commas(p.output_tokens_per_s_total), fixed(p.requests_per_s, 2), fixed(p.concurrency, 1),
-                        gib(p.peak_memory_bytes) + " / " + gib(p.capacity_bytes), p.within_limits ? "met" : "missed"});
+                        gib(p.peak_memory_bytes) + " / " + gib(p.capacity_bytes),
+                        p.within_limits ? "met"
+                        : p.saturated   ? "saturated"
+                                        : "missed"});
     return t.render();
   };
   if (s.best.empty()) {
@@ -608,7 +611,10 @@ int cmd_serving_search(const Args& a, const std::string& text) {
     if (a.disaggregated) print_disaggregated(split.result.value, c);
     return kOk;
   }
-  if (s.within_limits == 0) std::cout << "No plan meets the limits; the plans closest to them:\n";
+  if (s.within_limits == 0 && !s.best.empty() && s.best.front().saturated)
+    std::cout << "No plan keeps up with " << fixed(c.workload.request_rate_per_s, 2)
+              << " requests/s (each one's queue grows without bound); the plans that serve the most:\n";
+  else if (s.within_limits == 0) std::cout << "No plan meets the limits; the plans closest to them:\n";
   else
     std::cout << "Best plans by output tokens/s per GPU"
               << (options.max_ttft_s > 0 || options.max_tpot_s > 0 ? " within the limits" : "") << "\n";

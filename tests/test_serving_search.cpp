@@ -220,6 +220,7 @@ TEST_CASE("at a request rate the plans that keep up tie per GPU, and the shortes
   for (size_t i = 0; i < s.best.size(); ++i) {
     INFO(serving_plan_label(s.best[i].plan, s.best[i].batch));
     REQUIRE_THAT(s.best[i].output_tokens_per_s_per_gpu, WithinRel(640.0, 1e-9));
+    REQUIRE(!s.best[i].saturated);
     if (i > 0) REQUIRE(s.best[i].e2e_latency_s >= s.best[i - 1].e2e_latency_s);
   }
   const ServingPoint *b16 = nullptr, *b32 = nullptr;
@@ -234,6 +235,35 @@ TEST_CASE("at a request rate the plans that keep up tie per GPU, and the shortes
   for (const ServingPoint& p : s.points)
     if (p.within_limits && std::abs(p.output_tokens_per_s_per_gpu / 640.0 - 1) < 1e-9)
       REQUIRE(p.e2e_latency_s >= s.best.front().e2e_latency_s);
+}
+
+TEST_CASE("a plan that cannot keep up with the request rate meets no limit", "[serving_search]") {
+  // 200 requests/s of 1024/256 on 8 H100s would be 200 × 256 / 8 = 6,400 output tokens/s per GPU of
+  // Llama 3 8B; no plan serves that many, so every one is saturated: its queue grows without bound and
+  // its TTFT with it, though the TTFT before the wait is under the 500 ms limit. The list is then the
+  // plans that serve the most, each below 200 requests/s.
+  Config c = serving_config("llama3-8b", 8);
+  c.workload.request_rate_per_s = 200;
+  ServingSearchOptions o;
+  o.max_ttft_s = 0.5;
+  const ServingSearchResult s = search_serving(c, o).value;
+  REQUIRE(s.fitting > 0);
+  REQUIRE(s.within_limits == 0);
+  REQUIRE(!s.front_within_limits);
+  REQUIRE(!s.best.empty());
+  for (size_t i = 0; i < s.best.size(); ++i) {
+    REQUIRE(s.best[i].saturated);
+    REQUIRE(s.best[i].ttft_s < 0.5);
+    REQUIRE(s.best[i].requests_per_s < 200);
+    REQUIRE(s.best[i].output_tokens_per_s_per_gpu < 6400);
+    if (i > 0) REQUIRE(s.best[i].output_tokens_per_s_per_gpu <= s.best[i - 1].output_tokens_per_s_per_gpu);
+  }
+  const nlohmann::json j = nlohmann::json::parse(api::serving_search_json(
+      R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":8},"workload":{"mode":"infer","prompt_len":1024,"output_len":256,"request_rate_per_s":200}})",
+      3, 500, 0, 0, false));
+  REQUIRE(j["ok"] == true);
+  REQUIRE(j["result"]["best"][0]["saturated"] == true);
+  REQUIRE(j["result"]["best"][0]["within_limits"] == false);
 }
 
 TEST_CASE("the Pareto figure's end labels cover no dot of the front and no segment of its line", "[serving_search][api]") {

@@ -215,7 +215,7 @@
         td('output_tokens_per_s_per_gpu', b.output_tokens_per_s_per_gpu, F.fixed(b.output_tokens_per_s_per_gpu, 1), 'num strong') +
         td('output_tokens_per_s_total', b.output_tokens_per_s_total, F.int(b.output_tokens_per_s_total)) + td('concurrency', b.concurrency, F.fixed(b.concurrency, 1)) +
         td('peak_memory_bytes', b.peak_memory_bytes, F.gib(b.peak_memory_bytes, 1) + ' / ' + F.gib(b.capacity_bytes, 1)) +
-        td('within_limits', b.within_limits, b.within_limits ? '✓ met' : 'missed', b.within_limits ? 'ok' : 'bad') + '</tr>';
+        td('within_limits', b.within_limits, b.within_limits ? '✓ met' : b.saturated ? 'saturated' : 'missed', b.within_limits ? 'ok' : 'bad') + '</tr>';
     });
     return h + '</tbody></table></div>';
   }
@@ -275,7 +275,8 @@
       ' <span class="muted">· searched in ' + F.int(found.ms) + ' ms</span></span>' + close + '</div>' + limits;
     if (o.stale) h += '<p class="search-msg warn">The config changed since this search (model, cluster, GPUs or workload): these plans were ranked for the previous one. ' + again + '</p>';
     if (!r.fitting) return h + '<p class="search-msg bad">No plan fits in memory on these GPUs, at any batch: try more GPUs, fp8 weights or a shorter context.</p>' + disaggregatedPart(r, o);
-    if (!r.within_limits) h += '<p class="search-msg bad">No plan meets the limits. Below, the plans closest to them; the plot shows the front of every plan that fits.</p>';
+    if (!r.within_limits && r.best.length && r.best[0].saturated) h += '<p class="search-msg bad">No plan keeps up with the request rate (each one\'s queue grows without bound). Below, the plans that serve the most; the plot shows the front of every plan that fits.</p>';
+    else if (!r.within_limits) h += '<p class="search-msg bad">No plan meets the limits. Below, the plans closest to them; the plot shows the front of every plan that fits.</p>';
     if (r.truncated) h += '<p class="search-msg warn">The enumeration stopped at its bound; some plans were not tried.</p>';
     h += '<div class="pareto-wrap"><canvas class="pareto" role="img" aria-label="Pareto front: output tokens/s per GPU against output tokens/s per user, ' +
       r.front.length + ' points; click a point to apply its plan"></canvas></div>';
