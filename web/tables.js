@@ -42,8 +42,12 @@
     if (isInfer(r)) {
       const inf = r.inference, w = r.config.workload;
       return [
-        m('Time to first token', F.seconds(inf.ttft_s), inf.batching === 'static' ? 'prefill of ' + F.int(w.batch) + ' × ' + F.int(w.prompt_len) + ' prompt tokens'
-          : F.sig(inf.prefill_steps) + ' step' + (inf.prefill_steps > 1 ? 's' : '') + ' of ' + F.int(w.prompt_len) + ' prompt tokens', '', 'ttft'),
+        // Saturated (requests arrive faster than they are served): the wait for a slot grows without
+        // bound, so TTFT has no value; the card keeps the time once a request is admitted.
+        inf.saturated ? m('Time to first token', 'unbounded', 'saturated: ' + F.sig(w.request_rate_per_s) + ' requests/s arrive, ' + F.sig(inf.requests_per_s) +
+          ' served; ' + F.seconds(inf.ttft_s) + ' once admitted', 'bad', 'ttft')
+          : m('Time to first token', F.seconds(inf.ttft_s), inf.batching === 'static' ? 'prefill of ' + F.int(w.batch) + ' × ' + F.int(w.prompt_len) + ' prompt tokens'
+            : F.sig(inf.prefill_steps) + ' step' + (inf.prefill_steps > 1 ? 's' : '') + ' of ' + F.int(w.prompt_len) + ' prompt tokens', '', 'ttft'),
         m('Time per output token', F.seconds(inf.tpot_s), F.sig(inf.output_tokens_per_s_per_user) + ' tokens/s per user', '', 'tpot'),
         m('Throughput', F.short(inf.output_tokens_per_s_total) + ' tokens/s', F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU · ' + F.sig(inf.concurrency) + ' in flight × ' +
           F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''), '', 'tps'),

@@ -138,6 +138,15 @@ async function queue(k, base) {
   const cell = await page.$eval('tr[data-part="ttft.queue_s"] td[data-v]', (e) => Number(e.dataset.v)).catch(() => NaN);
   const ttft = await page.$eval('tr[data-part="ttft"] td[data-v]', (e) => Number(e.dataset.v)).catch(() => NaN);
   k.check(cell === ref.inference.prefill.queue_s && ttft === ref.inference.ttft_s, 'queue: the TTFT row and its queue part = CLI (' + cell + ' s of ' + ttft + ' s)');
+  // 200 requests/s on 8 replicas of Llama 3 8B: more than they serve (`cutlab evaluate` says saturated),
+  // so the TTFT card has no value to show but says why.
+  const satP = cliEvaluateArgs(['--model', 'llama3-8b', '--cluster', 'dgx-h100', '--gpus', '8', '--tp', '1', '--dp', '8', '--mode', 'infer', '--batch', '256',
+    '--prompt-len', '1024', '--output-len', '256', '--request-rate', '200']);
+  await go(page, '?model=llama3-8b&cluster=dgx-h100&gpus=8&tp=1&dp=8&mode=infer&batch=256&prompt_len=1024&output_len=256&request_rate_per_s=200');
+  const sat = await satP;
+  const card = await page.$eval('.metric[data-key="ttft"]', (e) => ({ v: e.querySelector('.v').textContent, s: e.querySelector('.s').textContent, bad: e.classList.contains('bad') }));
+  k.check(sat && sat.inference.saturated && card.v === 'unbounded' && card.bad && /saturated: 200 requests\/s arrive/.test(card.s),
+    'saturated: the TTFT card reads "unbounded" and says why (' + card.v + ' · ' + card.s + ')');
   k.noErrors(errors, 'queue');
 }
 
