@@ -543,11 +543,8 @@ std::string serving_search_json(const std::string& text, int top, double max_ttf
     else out["disaggregated_errors"] = to_json(split.result.errors);
   }
   if (width > 0) {
-    const Config& c = *a.config;
-    const std::string title = c.model.name + " on " + std::to_string(c.cluster.gpus) + " × " + c.cluster.gpu + " · prompt " +
-                              std::to_string(c.workload.prompt_len) + " · output " + std::to_string(c.workload.output_len);
-    out["figure"] = to_json(
-        pareto_scene(a.result.value, options, title, width, split.ok() && disaggregated ? &split.result.value : nullptr));
+    out["figure"] = to_json(pareto_scene(a.result.value, options, pareto_title(*a.config), width,
+                                         split.ok() && disaggregated ? &split.result.value : nullptr));
   }
   return success(std::move(out));
 }

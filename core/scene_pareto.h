@@ -19,6 +19,11 @@ namespace cutlab {
 Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& limits, const std::string& title, double width,
                     const DisaggregatedSearchResult* disaggregated = nullptr);
 
+// The plot's title for a search of `c`: "llama3-8b on 8 × H100 SXM · prompt 1024 · output 256"; at a
+// request rate "… on up to 8 × H100 SXM · 20 requests/s · prompt 1024 · output 256" (plans may use
+// fewer GPUs, serving_search.h).
+std::string pareto_title(const Config& c);
+
 // Short label of a serving plan: "TP8 · PP2 · EP8 · DP2 · b64" (axes of 1 left out but TP).
 std::string serving_plan_label(const Plan& p, int batch);
 

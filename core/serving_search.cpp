@@ -74,49 +74,71 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
   ServingSearchResult& r = out.value;
   const ModelSpec& m = base.model;
   const long long N = base.cluster.gpus;
+  r.gpus = base.cluster.gpus;
+  r.request_rate_per_s = base.workload.request_rate_per_s;
   const std::vector<int> tps = divisors_up_to(N, std::max(1, base.cluster.gpus_per_node));
   const std::vector<int> pps = divisors_up_to(N, m.layers);
   const std::vector<int> eps = is_moe(m) ? divisors_up_to(N, m.experts) : std::vector<int>{1};
+  // At a request rate a deployment needs only the replicas that keep up: each mesh is also tried on
+  // fewer of them (the other GPUs left idle), and tokens/s per GPU counts the GPUs it uses, so the
+  // fewest GPUs that meet the limits rank first. More replicas share the rate, so a request waits
+  // less for a slot and each step holds fewer sequences: meeting the limits is monotone in the
+  // replicas, and a bisection finds the fewest (about log2 of the replicas more meshes, each over
+  // its batches).
+  const bool at_rate = base.workload.request_rate_per_s > 0;
   std::vector<ServingPoint> all;
   for (int tp : tps)
     for (int pp : pps)
       for (int ep : eps) {
         const long long rest = static_cast<long long>(tp) * pp * ep;
         if (N % rest != 0) continue;
-        Config c = base;
-        Plan& p = c.plan;
-        p.tp = tp, p.pp = pp, p.cp = 1, p.ep = ep, p.dp = static_cast<int>(N / rest), p.etp = 0;
-        p.sp = false, p.vpp = 1, p.layers_per_stage.clear();
-        c.workload.batch = 1;
-        Result<Resolved> resolved = resolve(c);
-        for (int b = 1; b <= opt.max_batch; b *= 2) {
-          if (r.candidates >= opt.max_evaluations) {
-            r.truncated = true;
-            break;
+        // This mesh on `replicas` replicas over its batches: whether one of them meets the limits.
+        auto try_replicas = [&](long long replicas) {
+          bool met = false;
+          Config c = base;
+          Plan& p = c.plan;
+          p.tp = tp, p.pp = pp, p.cp = 1, p.ep = ep, p.dp = static_cast<int>(replicas), p.etp = 0;
+          p.sp = false, p.vpp = 1, p.layers_per_stage.clear();
+          c.cluster.gpus = static_cast<int>(replicas * rest);
+          c.workload.batch = 1;
+          Result<Resolved> resolved = resolve(c);
+          for (int b = 1; b <= opt.max_batch; b *= 2) {
+            if (r.candidates >= opt.max_evaluations) {
+              r.truncated = true;
+              break;
+            }
+            ++r.candidates;
+            if (!resolved.ok()) continue;
+            ++r.valid;
+            resolved.value.config.workload.batch = b;
+            const ServingEstimate e = evaluate_serving(resolved.value);
+            ServingPoint pt = point_of(p, b, e.serving);
+            if (!pt.fits) break;  // a larger batch does not fit either
+            ++r.fitting;
+            pt.gpus = c.cluster.gpus;
+            // A plan the request rate saturates waits without bound for a slot: it meets no limit,
+            // whatever its latencies before the wait (inflight_concurrency, core/serving_batching.h).
+            pt.within_limits = !pt.saturated && over_limits(pt.ttft_s, pt.tpot_s, opt) <= 1.0;
+            r.within_limits += pt.within_limits;
+            met = met || pt.within_limits;
+            all.push_back(pt);
+            // Past what the KV cache holds a larger batch runs the same sequences: the same point. Past
+            // what the request rate keeps in flight it runs them too, but with more free slots a request
+            // waits less for one (Erlang C): the batch doubles on while that wait is over 1% of TTFT.
+            if (e.serving.concurrency_limit == ConcurrencyLimit::KvCache) break;
+            if (e.serving.concurrency_limit == ConcurrencyLimit::RequestRate && e.serving.prefill.queue_s <= 0.01 * e.serving.ttft_s)
+              break;
           }
-          ++r.candidates;
-          if (!resolved.ok()) continue;
-          ++r.valid;
-          resolved.value.config.workload.batch = b;
-          const ServingEstimate e = evaluate_serving(resolved.value);
-          const ServingPoint pt = point_of(p, b, e.serving);
-          if (!pt.fits) break;  // a larger batch does not fit either
-          ++r.fitting;
-          all.push_back(pt);
-          // Past what the KV cache holds a larger batch runs the same sequences: the same point. Past
-          // what the request rate keeps in flight it runs them too, but with more free slots a request
-          // waits less for one (Erlang C): the batch doubles on while that wait is over 1% of TTFT.
-          if (e.serving.concurrency_limit == ConcurrencyLimit::KvCache) break;
-          if (e.serving.concurrency_limit == ConcurrencyLimit::RequestRate && e.serving.prefill.queue_s <= 0.01 * e.serving.ttft_s)
-            break;
+          return met;
+        };
+        const long long most = N / rest;
+        if (!try_replicas(most) || !at_rate) continue;
+        long long fails = 0, meets = most;  // the fewest replicas that meet the limits are in (fails, meets]
+        while (meets - fails > 1 && !r.truncated) {
+          const long long mid = fails + (meets - fails) / 2;
+          (try_replicas(mid) ? meets : fails) = mid;
         }
       }
-  for (ServingPoint& pt : all) {
-    // A plan the request rate saturates waits without bound for a slot: it meets no limit, whatever
-    // its latencies before the wait (inflight_concurrency, core/serving_batching.h).
-    pt.within_limits = !pt.saturated && over_limits(pt.ttft_s, pt.tpot_s, opt) <= 1.0;
-    r.within_limits += pt.within_limits;
-  }
   std::vector<ServingPoint> within;
   for (const ServingPoint& pt : all)
     if (pt.within_limits) within.push_back(pt);
@@ -145,6 +167,7 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
 nlohmann::json to_json(const ServingPoint& p) {
   return {{"plan", to_json(p.plan)},
           {"batch", p.batch},
+          {"gpus", p.gpus},
           {"ttft_s", p.ttft_s},
           {"tpot_s", p.tpot_s},
           {"e2e_latency_s", p.e2e_latency_s},
@@ -172,7 +195,9 @@ nlohmann::json to_json(const ServingSearchResult& r) {
   nlohmann::json cloud = nlohmann::json::array();
   for (const ServingPoint& p : r.points)
     cloud.push_back({p.output_tokens_per_s_per_user, p.output_tokens_per_s_per_gpu, p.within_limits});
-  return {{"candidates", r.candidates},
+  return {{"gpus", r.gpus},
+          {"request_rate_per_s", r.request_rate_per_s},
+          {"candidates", r.candidates},
           {"valid", r.valid},
           {"fitting", r.fitting},
           {"within_limits", r.within_limits},

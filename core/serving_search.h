@@ -2,14 +2,15 @@
 // request mix (workload.mode "infer"). Enumerates TP (within the NVLink domain), PP, EP for MoE
 // models (tp 1 × ep n is attention data parallel with expert parallel, DeepSeek-V3 §3.4.2 and
 // TensorRT-LLM's "DEP"; tp n alone shards the experts with attention, "TEP"), DP replicas (what the
-// GPU count leaves) and the batch (most sequences per engine step, powers of 2 from 1 to 2,048);
-// evaluates each with the serving model (core/inference.h, a black box here) and ranks the plans that
-// fit and meet the latency limits by output tokens/s per GPU (at a request rate, which every plan that
-// keeps up serves alike, by end-to-end latency: faster_per_gpu below). The Pareto front of output tokens/s
-// per GPU against output tokens/s per user (1/TPOT) is the curve engine vendors publish for an
-// operating range (NVIDIA's TensorRT-LLM and Dynamo throughput–interactivity charts; SemiAnalysis
-// InferenceMAX): a point is on it when no other fitting point is at least as good on both axes and
-// better on one.
+// GPU count leaves; at a request rate also the fewest that meet the limits, the other GPUs idle) and
+// the batch (most sequences per engine step, powers of 2 from 1 to 2,048); evaluates each with the
+// serving model (core/inference.h, a black box here) and ranks the plans that fit and meet the
+// latency limits by output tokens/s per GPU of the GPUs they use (at a request rate every plan that
+// keeps up serves λ · output_len over its GPUs: the fewest GPUs first, then the shortest end-to-end
+// latency, faster_per_gpu below). The Pareto front of output tokens/s per GPU against output
+// tokens/s per user (1/TPOT) is the curve engine vendors publish for an operating range (NVIDIA's
+// TensorRT-LLM and Dynamo throughput–interactivity charts; SemiAnalysis InferenceMAX): a point is on
+// it when no other fitting point is at least as good on both axes and better on one.
 // Fixed from the base config: model, cluster, workload (lengths, dtypes, max_num_tokens, request
 // rate), the plan's other fields (dispatcher, rank order). Ignores: CP (serving runs cp 1), expert
 // TP folding, weight dtypes other than the config's.
@@ -34,6 +35,7 @@ struct ServingSearchOptions {
 struct ServingPoint {
   Plan plan;      // tp, pp, ep, dp (the search's choices) on the base plan
   int batch = 1;  // workload.batch
+  int gpus = 0;   // the GPUs it uses (cluster.gpus of its config): tp × pp × ep × dp
   double ttft_s = 0, tpot_s = 0, e2e_latency_s = 0;
   double output_tokens_per_s_per_user = 0;
   double output_tokens_per_s_per_gpu = 0;
@@ -49,6 +51,8 @@ struct ServingPoint {
 };
 
 struct ServingSearchResult {
+  int gpus = 0;                   // the GPUs searched (cluster.gpus)
+  double request_rate_per_s = 0;  // the rate searched at (0: offline, every plan on all the GPUs)
   // Plans that fit and meet the limits, most output tokens/s per GPU first (ties: faster_per_gpu);
   // when none does, the fitting plans closest to the limits (smallest max(TTFT/limit, TPOT/limit);
   // those that cannot keep up with the request rate last, the most requests/s per GPU first).

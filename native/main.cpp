@@ -563,10 +563,8 @@ int cmd_serving_search(const Args& a, const std::string& text) {
     if (!split.ok()) return report(split, api::to_json_text(split), a.as_json);
   }
   if (!a.svg_path.empty()) {
-    const std::string title = c.model.name + " on " + std::to_string(c.cluster.gpus) + " × " + c.cluster.gpu + " · prompt " +
-                              std::to_string(c.workload.prompt_len) + " · output " + std::to_string(c.workload.output_len);
     std::ofstream out(a.svg_path);
-    out << figure_svg(pareto_scene(s, options, title, 900, a.disaggregated ? &split.result.value : nullptr));
+    out << figure_svg(pareto_scene(s, options, pareto_title(c), 900, a.disaggregated ? &split.result.value : nullptr));
     if (!out) {
       std::cerr << "cutlab: cannot write " << a.svg_path << "\n";
       return kUsage;
@@ -590,12 +588,15 @@ int cmd_serving_search(const Args& a, const std::string& text) {
   std::cout << with_commas(double(s.candidates)) << " plan × batch points enumerated, " << with_commas(double(s.valid)) << " valid, "
             << with_commas(double(s.fitting)) << " fit in memory, " << with_commas(double(s.within_limits)) << " within the limits"
             << (s.truncated ? " (stopped at the search's bound)" : "") << "\n\n";
-  auto table = [](const std::vector<ServingPoint>& points) {
+  // At a request rate a plan may use fewer GPUs than searched (the rest idle): a GPUs column.
+  const bool at_rate = s.request_rate_per_s > 0;
+  auto table = [at_rate](const std::vector<ServingPoint>& points) {
     Table t{{"#", "TP", "PP", "EP", "DP", "batch", "TTFT", "TPOT", "tok/s/user", "tok/s/GPU", "total tok/s", "req/s", "in flight",
              "peak GiB", "limits"},
             {}};
+    if (at_rate) t.header.insert(t.header.begin() + 5, "GPUs");
     int i = 0;
-    for (const ServingPoint& p : points)
+    for (const ServingPoint& p : points) {
       t.rows.push_back({std::to_string(++i), std::to_string(p.plan.tp), std::to_string(p.plan.pp), std::to_string(p.plan.ep),
                         std::to_string(p.plan.dp), std::to_string(p.batch), human_time(p.ttft_s), human_time(p.tpot_s),
                         fixed(p.output_tokens_per_s_per_user, 1), fixed(p.output_tokens_per_s_per_gpu, 1),
@@ -604,6 +605,8 @@ int cmd_serving_search(const Args& a, const std::string& text) {
                         p.within_limits ? "met"
                         : p.saturated   ? "saturated"
                                         : "missed"});
+      if (at_rate) t.rows.back().insert(t.rows.back().begin() + 5, std::to_string(p.gpus));
+    }
     return t.render();
   };
   if (s.best.empty()) {
@@ -615,6 +618,10 @@ int cmd_serving_search(const Args& a, const std::string& text) {
     std::cout << "No plan keeps up with " << fixed(c.workload.request_rate_per_s, 2)
               << " requests/s (each one's queue grows without bound); the plans that serve the most:\n";
   else if (s.within_limits == 0) std::cout << "No plan meets the limits; the plans closest to them:\n";
+  else if (at_rate)
+    std::cout << "Fewest GPUs that serve " << fixed(s.request_rate_per_s, 2) << " requests/s"
+              << (options.max_ttft_s > 0 || options.max_tpot_s > 0 ? " within the limits" : "") << " (of " << s.gpus
+              << "; the rest idle), then the shortest end-to-end latency\n";
   else
     std::cout << "Best plans by output tokens/s per GPU"
               << (options.max_ttft_s > 0 || options.max_tpot_s > 0 ? " within the limits" : "") << "\n";
@@ -624,6 +631,9 @@ int cmd_serving_search(const Args& a, const std::string& text) {
             << table(s.front);
   std::cout << " batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; with EP the\n"
                " attention replicas are EP × DP (TP 1 × EP n: attention data parallel, expert parallel)\n";
+  if (at_rate)
+    std::cout << " GPUs: what the plan uses (TP × PP × EP × DP), the fewest replicas that meet the limits and all of them;\n"
+                 " tokens/s per GPU over those GPUs\n";
   if (a.disaggregated) print_disaggregated(split.result.value, c);
   return kOk;
 }

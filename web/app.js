@@ -430,7 +430,7 @@
   }
   function startSearch() {
     const d = last.d;
-    const cfg = CL.search.config(state, d);
+    const cfg = CL.search.config(CL.search.searched(state, found.result), d);
     const text = JSON.stringify(cfg);
     const serving = CL.state.serving(CL.search.modeOf(state, d));
     const lim = found.limits;
@@ -497,7 +497,7 @@
     if (!found.open || EMBED_VIEW) { panel.hidden = true; found.shown = null; panel.removeAttribute('aria-busy'); return; }
     const mode = CL.search.modeOf(state, d);
     const res = found.result;
-    const stale = !!res && res.out.ok && CL.search.key(state, d) !== res.key;
+    const stale = !!res && res.out.ok && CL.search.key(CL.search.searched(state, res), d) !== res.key;
     const current = d && d.ok ? d.r.config.plan : null;
     const sig = [res && res.key, res && res.ms, found.busy, found.loading, found.cancelled, mode, stale, JSON.stringify(current)].join('|');
     if (!force && sig === found.shown && !panel.hidden) return;

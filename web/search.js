@@ -33,6 +33,18 @@
   }
   // Results stay good while this text is unchanged (the plan axes the search chooses do not count).
   const key = (s, d) => JSON.stringify(config(s, d));
+  // A serving search at a request rate may answer with a plan on fewer GPUs than it searched (the
+  // rest idle); once applied, the page runs that plan on its own GPUs. The search's state is then the
+  // page's with the GPUs searched, so its results stay live and a new search covers as many
+  // again: `s` with res's GPU count when the page's is fewer and one of res's plans uses it, else `s`.
+  function searched(s, res) {
+    const r = res && res.serving && res.out.ok ? res.out.result : null;
+    if (!r || !(r.request_rate_per_s > 0) || s.gpus == null || s.gpus >= r.gpus) return s;
+    if (!r.best.concat(r.front).some((p) => p.gpus === s.gpus)) return s;
+    const n = CL.state.clone(s);
+    n.gpus = r.gpus;
+    return n;
+  }
   const modeOf = (s, d) => s.workload.mode || (d && d.config ? d.config.workload.mode : null);
 
   // The state with a row's plan: every field the search chose, the GPU count pinned (DP follows
@@ -161,17 +173,21 @@
     if (gpus == null) return '';
     if (!c) return F.int(gpus) + ' GPUs';
     const w = c.workload;
-    if (CL.state.serving(w.mode)) return e(c.model.name) + ' on ' + F.int(gpus) + ' × ' + e(c.cluster.gpu) + ' · prompt ' + F.int(w.prompt_len) + ' · output ' + F.int(w.output_len);
+    if (CL.state.serving(w.mode)) {
+      return e(c.model.name) + ' on ' + (w.request_rate_per_s > 0 ? 'up to ' : '') + F.int(gpus) + ' × ' + e(c.cluster.gpu) +
+        (w.request_rate_per_s > 0 ? ' · ' + e(w.request_rate_per_s) + ' requests/s' : '') + ' · prompt ' + F.int(w.prompt_len) + ' · output ' + F.int(w.output_len);
+    }
     return e(c.model.name) + ' on ' + F.int(gpus) + ' × ' + e(c.cluster.gpu) + ' · seq ' + F.int(w.seq_len) + ' · global batch ' + F.int(w.global_batch);
   }
 
   // ---- serving -----------------------------------------------------------------------------------
-  // The state with a serving point: its TP, PP, EP and batch, the GPU count pinned (DP follows).
+  // The state with a serving point: its TP, PP, EP and batch, its GPU count pinned (DP follows): the
+  // GPUs searched, or at a request rate the fewer it may use.
   function applyServing(s, point, gpus) {
     const n = CL.state.clone(s);
     n.example = null;
     n.gpu = null;
-    n.gpus = gpus;
+    n.gpus = point.gpus || gpus;
     const p = point.plan;
     n.plan.tp = p.tp;
     n.plan.pp = p.pp;
@@ -197,11 +213,14 @@
   const limitInput = (k, label, v) => '<label class="lim">' + label + ' ≤ <input type="number" min="0" step="any" inputmode="decimal" data-lim="' + k + '" value="' +
     (v > 0 ? e(v) : '') + '" placeholder="none" aria-label="' + label + ' limit in milliseconds"> ms</label>';
 
-  function servingTable(list, set, o, marked) {
+  // atRate: the search was at a request rate, where a plan may use fewer GPUs than searched (the
+  // rest idle): a GPUs column, in place of the total tokens/s (λ × output length for every plan that
+  // keeps up; tokens/s per GPU × GPUs for one that does not).
+  function servingTable(list, set, o, marked, atRate) {
     const ax = (k, t) => '<th class="num ax" data-css="--c:' + P.text[k] + '">' + t + '</th>';
     let h = '<div class="scroll"><table class="t search serving' + (o.stale ? ' outdated' : '') + '" data-set="' + set + '"><thead><tr><th class="num">#</th>' +
-      ax('tp', 'TP') + ax('pp', 'PP') + ax('ep', 'EP') + ax('dp', 'DP') + '<th class="num">batch</th><th class="num">TTFT</th><th class="num">TPOT</th>' +
-      '<th class="num">tokens/s per user</th><th class="num">tokens/s per GPU</th><th class="num">total tokens/s</th><th class="num">in flight</th>' +
+      ax('tp', 'TP') + ax('pp', 'PP') + ax('ep', 'EP') + ax('dp', 'DP') + (atRate ? '<th class="num">GPUs</th>' : '') + '<th class="num">batch</th><th class="num">TTFT</th><th class="num">TPOT</th>' +
+      '<th class="num">tokens/s per user</th><th class="num">tokens/s per GPU</th>' + (atRate ? '' : '<th class="num">total tokens/s</th>') + '<th class="num">in flight</th>' +
       '<th class="num">peak / usable GiB</th><th>limits</th></tr></thead><tbody>';
     list.forEach((b, i) => {
       const p = b.plan;
@@ -209,11 +228,11 @@
       if (cur) marked.done = true;
       const td = (k, v, text, cls) => '<td class="' + (cls || 'num') + '" data-k="' + k + '" data-v="' + e(v) + '">' + text + '</td>';
       h += '<tr data-set="' + set + '" data-i="' + i + '"' + (cur ? ' class="current" aria-current="true"' : '') + (o.stale ? '' : ' tabindex="0" title="Apply this plan and batch"') + '>' +
-        '<td class="num rank">' + (i + 1) + '</td>' + td('tp', p.tp, p.tp) + td('pp', p.pp, p.pp) + td('ep', p.ep, p.ep) + td('dp', p.dp, p.dp) + td('batch', b.batch, F.int(b.batch)) +
+        '<td class="num rank">' + (i + 1) + '</td>' + td('tp', p.tp, p.tp) + td('pp', p.pp, p.pp) + td('ep', p.ep, p.ep) + td('dp', p.dp, p.dp) + (atRate ? td('gpus', b.gpus, F.int(b.gpus)) : '') + td('batch', b.batch, F.int(b.batch)) +
         td('ttft_s', b.ttft_s, F.seconds(b.ttft_s)) + td('tpot_s', b.tpot_s, F.seconds(b.tpot_s)) +
         td('output_tokens_per_s_per_user', b.output_tokens_per_s_per_user, F.fixed(b.output_tokens_per_s_per_user, 1)) +
         td('output_tokens_per_s_per_gpu', b.output_tokens_per_s_per_gpu, F.fixed(b.output_tokens_per_s_per_gpu, 1), 'num strong') +
-        td('output_tokens_per_s_total', b.output_tokens_per_s_total, F.int(b.output_tokens_per_s_total)) + td('concurrency', b.concurrency, F.fixed(b.concurrency, 1)) +
+        (atRate ? '' : td('output_tokens_per_s_total', b.output_tokens_per_s_total, F.int(b.output_tokens_per_s_total))) + td('concurrency', b.concurrency, F.fixed(b.concurrency, 1)) +
         td('peak_memory_bytes', b.peak_memory_bytes, F.gib(b.peak_memory_bytes, 1) + ' / ' + F.gib(b.capacity_bytes, 1)) +
         td('within_limits', b.within_limits, b.within_limits ? '✓ met' : b.saturated ? 'saturated' : 'missed', b.within_limits ? 'ok' : 'bad') + '</tr>';
     });
@@ -280,9 +299,11 @@
     if (r.truncated) h += '<p class="search-msg warn">The enumeration stopped at its bound; some plans were not tried.</p>';
     h += '<div class="pareto-wrap"><canvas class="pareto" role="img" aria-label="Pareto front: output tokens/s per GPU against output tokens/s per user, ' +
       r.front.length + ' points; click a point to apply its plan"></canvas></div>';
-    const marked = { done: false };
-    h += '<h4 class="search-sub">Most output tokens/s per GPU' + (found.limits && (found.limits.ttft || found.limits.tpot) ? ' within the limits' : '') + '</h4>' + servingTable(r.best, 'best', o, marked);
-    h += '<h4 class="search-sub">Pareto front, most tokens/s per user first</h4>' + servingTable(r.front, 'front', o, marked);
+    const marked = { done: false }, atRate = r.request_rate_per_s > 0;
+    const within = found.limits && (found.limits.ttft || found.limits.tpot) ? ' within the limits' : '';
+    h += '<h4 class="search-sub">' + (atRate ? 'Fewest GPUs that serve ' + F.fixed(r.request_rate_per_s, 2) + ' requests/s' + within + ' <span class="muted">(of ' + F.int(r.gpus) +
+      ', the rest idle; then the shortest end-to-end latency)</span>' : 'Most output tokens/s per GPU' + within) + '</h4>' + servingTable(r.best, 'best', o, marked, atRate);
+    h += '<h4 class="search-sub">Pareto front, most tokens/s per user first</h4>' + servingTable(r.front, 'front', o, marked, atRate);
     const note = o.stale ? '' : (marked.done ? 'The highlighted row is the current plan and batch. ' : '') + 'Click a row or a point of the front to apply it.';
     h += '<p class="search-foot">' + note + ' <span class="muted">batch: most sequences per engine step (per micro-batch with PP); in flight: sequences per replica; with EP the attention replicas are EP × DP; the config\'s dtypes, lengths and token budget kept.</span></p>';
     return h + disaggregatedPart(r, o);
@@ -324,5 +345,5 @@
   // The width the plot is laid out for: the panel's, 280 to 1,000 px.
   const plotWidth = (panel) => Math.max(280, Math.min(1000, Math.floor((panel.clientWidth || 800) - 26)));
 
-  CL.search = { CHOSEN, SAME, config, key, modeOf, apply, applyServing, applyDisaggregated, poolText, same, html, progress, describe, scheduleText, drawPlot, pointAt, plotWidth, planText };
+  CL.search = { CHOSEN, SAME, config, key, searched, modeOf, apply, applyServing, applyDisaggregated, poolText, same, html, progress, describe, scheduleText, drawPlot, pointAt, plotWidth, planText };
 })(window.CL = window.CL || {});

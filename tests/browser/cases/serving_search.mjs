@@ -2,7 +2,7 @@
 // runs the core's servingSearch() once; the best rows and the Pareto front = `cutlab search --mode
 // infer --json`; a TPOT limit typed in the panel searches again (= `--max-tpot-ms 20`); a click on a
 // point of the plot applies its plan and batch (= `cutlab evaluate` of that config); the panel at
-// 390 px keeps the plot inside the screen.
+// 390 px keeps the plot inside the screen; at a request rate the fewest GPUs rank first.
 import { setup, click, settle, cliSearch, cliEvaluate, shot } from '../lib.mjs';
 
 const ARGS = ['--model', 'llama3-70b', '--cluster', 'dgx-h100', '--gpus', '8', '--mode', 'infer', '--prompt-len', '2048', '--output-len', '512', '--top', '10'];
@@ -175,7 +175,45 @@ async function disaggregated(k, base) {
   });
 }
 
+// At a request rate (20 requests/s of Llama 3 8B, 1024/256, on up to 8 H100) the plans that keep up
+// serve the same tokens/s, so the search ranks the fewest GPUs first (the rest idle): the rows, with
+// their GPUs, = `cutlab search --request-rate 20 --json`; a row applied runs on its own GPUs and the
+// results stay live; searching again from there searches the 8 again.
+async function atRate(k, base) {
+  const refP = cliSearch(['--model', 'llama3-8b', '--cluster', 'dgx-h100', '--gpus', '8', '--mode', 'infer', '--prompt-len', '1024', '--output-len', '256',
+    '--request-rate', '20', '--top', '10']);
+  const { page, errors } = await k.open(base + '?model=llama3-8b&cluster=dgx-h100&gpus=8&tp=8&mode=infer&batch=16&prompt_len=1024&output_len=256&request_rate_per_s=20');
+  const ref = await refP;
+  await click(page, '#find-plans');
+  await searched(page);
+  const best = await rows(page, 'best');
+  const head = await page.$eval('#search-panel', (p) => p.textContent.replace(/\s+/g, ' '));
+  if (!k.check(ref && ref.gpus === 8 && ref.best.length === 10 && ref.best[0].gpus < 8, 'serving search at a rate: the CLI\'s best uses ' + (ref && ref.best[0].gpus) + ' of 8 GPUs')) return;
+  k.check(best.length === 10 && best.every((r, i) => same(r, ref.best[i]) && Number(r.gpus.v) === ref.best[i].gpus),
+    'serving search at a rate: the 10 rows (plan, GPUs, batch, tokens/s per GPU, TPOT) = the CLI\'s, in its order');
+  k.check(/Fewest GPUs that serve 20\.00 requests\/s \(of 8, the rest idle/.test(head), 'serving search at a rate: the heading says the fewest GPUs of 8 rank first');
+  await page.locator('#search-panel').screenshot({ path: shot('search-serving-rate-1280.png') });
+  const b = ref.best[0];
+  await click(page, '#search-panel tr[data-set="best"][data-i="0"]');
+  const got = await page.evaluate(() => ({ cfg: window.__cutlab.derived.cfg, ok: window.__cutlab.derived.ok, r: window.__cutlab.derived.r }));
+  const ev = await cliEvaluate(got.cfg);
+  k.check(got.ok && got.cfg.cluster.gpus === b.gpus && got.cfg.plan.tp === b.plan.tp && got.cfg.workload.batch === b.batch && ev.status === 0 &&
+    ev.json.inference.output_tokens_per_s_per_gpu === b.output_tokens_per_s_per_gpu && got.r.inference.output_tokens_per_s_per_gpu === b.output_tokens_per_s_per_gpu,
+  'serving search at a rate: the first row applied runs TP ' + b.plan.tp + ' × DP ' + b.plan.dp + ' on ' + b.gpus + ' GPUs, ' + b.output_tokens_per_s_per_gpu.toFixed(1) +
+    ' tokens/s per GPU as `cutlab evaluate` gives');
+  const live = await page.evaluate(() => ({ outdated: !!document.querySelector('#search-panel table.outdated'),
+    current: !!document.querySelector('#search-panel tr[data-set="best"][data-i="0"].current') }));
+  k.check(!live.outdated && live.current, 'serving search at a rate: after the row is applied the results stay live and mark it current');
+  const before = await page.$eval('#search-panel .search-counts', (e) => e.dataset.candidates);
+  await click(page, '#find-plans');
+  await searched(page);
+  const again = await page.evaluate(() => ({ n: document.querySelector('#search-panel .search-counts').dataset.candidates, gpus: window.__cutlab.found.out.result.gpus }));
+  k.check(again.gpus === 8 && again.n === before, 'serving search at a rate: searching again from the applied plan searches the 8 GPUs again (' + again.n + ' plans × batches, as before)');
+  k.noErrors(errors, 'serving search at a rate');
+}
+
 export default [
+  { name: 'serving search at a request rate: the fewest GPUs first, a row applied on its GPUs', weight: 2, run: async (k) => atRate(k, (await setup()).fileBase) },
   { name: 'serving search: ranked plans and front = CLI, TPOT limit, a point applied', weight: 4, run: async (k) => servingSearch(k, (await setup()).fileBase) },
   { name: 'serving search: the plot at 390 px', weight: 1, run: async (k) => narrow(k, (await setup()).fileBase) },
   { name: 'serving search: disaggregated deployments = CLI, a row opens its pools', weight: 3, run: async (k) => disaggregated(k, (await setup()).fileBase) },
