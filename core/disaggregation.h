@@ -115,8 +115,7 @@ struct DeploymentSplit {
 DeploymentSplit best_split(long long gpus, int per_node, int gp, int gd, double rp, double rd, double link_per_gpu);
 
 // What a workload needs to be served disaggregated: mode infer, output_len ≥ 2, in-flight batching,
-// at steady state (no num_requests); each error at its /workload path. (The search over deployments
-// ranks their capacities, offline: disaggregation_search.cpp also leaves the request rate out.)
+// at steady state (no num_requests); each error at its /workload path.
 Errors disaggregation_workload_errors(const Workload& w);
 
 // The prefill share of the GPUs that matches the pools' rates per GPU: ρ_d / (ρ_p + ρ_d).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/json_io.h"
 #include "core/scene_pareto.h"
@@ -14,6 +15,9 @@ namespace {
 
 // The pairs combined at most (about 0.2 s natively; DeepSeek-V3 on 16,128 GB200 GPUs pairs 42,712).
 constexpr long long kMaxPairs = 2000000;
+// At a request rate, the deployments evaluated whole at most (growth steps included): each is two
+// pool evaluations, about 50 µs natively.
+constexpr long long kWholeAtRate = 1000;
 
 // One instance mesh in one role at one batch, evaluated as a pool of one instance.
 struct PoolOption {
@@ -83,6 +87,17 @@ struct Candidate {
   bool valid() const { return prefill != nullptr; }
 };
 
+// At a request rate λ: the fewest instances of each pool that serve more than λ, x·min(rp, gp·link) > λ
+// and y·min(rd, gd·link) > λ (each pool's instances and the links they send or receive on), the
+// capacity the deployment then has; x = 0 when they do not fit in the GPUs (instances_fit).
+DeploymentSplit fewest_split(long long N, int C, int gp, int gd, double rp, double rd, double link_per_gpu, double rate) {
+  const double a = std::min(rp, gp * link_per_gpu), b = std::min(rd, gd * link_per_gpu);
+  if (!(a > 0 && b > 0) || rate / a >= double(N) || rate / b >= double(N)) return {};
+  const long long x = static_cast<long long>(std::floor(rate / a)) + 1, y = static_cast<long long>(std::floor(rate / b)) + 1;
+  if (!instances_fit(N, C, gp, x, gd, y)) return {};
+  return {static_cast<int>(x), static_cast<int>(y), std::min(double(x) * a, double(y) * b)};
+}
+
 }  // namespace
 
 // The terms of min(x·rp, y·rd, min(x·gp, y·gd)·link) rise with x or fall with it (y = ⌊(N − x·gp)/gd⌋),
@@ -97,15 +112,13 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
     out.errors.push_back(e);
   };
   for (const Error& e : disaggregation_workload_errors(base.workload)) add(e);
-  if (base.workload.request_rate_per_s > 0)
-    add({ErrorCode::Incompatible, "/workload/request_rate_per_s",
-         "the search ranks deployments by what they serve offline (every request queued): leave the request rate out"});
   if (base.cluster.gpus == 1)
     add({ErrorCode::OutOfRange, "/cluster/gpus", "a disaggregated deployment needs at least 2 GPUs (one per pool)"});
   if (!out.errors.empty()) return out;
   DisaggregatedSearchResult& r = out.value;
   const long long N = base.cluster.gpus;
   const Workload& w = base.workload;
+  const double rate = w.request_rate_per_s;  // > 0: the fewest GPUs that serve it, the rest idle
   // Prefill batches: whole prompts up to one step's token budget (the pool's default, api.h).
   const int prefill_max = static_cast<int>(
       std::min<long long>(opt.max_batch, std::max<long long>(1, w.max_num_tokens / std::max(1, w.prompt_len))));
@@ -155,6 +168,114 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
   const Cluster& c = base.cluster;
   const bool one_node = kv_in_one_node(static_cast<int>(N), c);
   const double link_per_gpu = kv_per_request > 0 ? kv_link_bytes_per_s(one_node, c) / kv_per_request : 0.0;
+  // Each candidate evaluated as a whole deployment; its numbers are the ones reported. At a request
+  // rate the waits for a free slot (Erlang C) come in, and a deployment past the limits there gets one
+  // more instance of a pool while the GPUs hold it: of the pool whose wait is the longer when TTFT is
+  // over (of the one the rate saturates first), of the decode pool when TPOT is (fewer sequences in
+  // flight per instance). The waits and the TPOT fall as a pool grows, so the first split within the
+  // limits is the fewest GPUs along that path.
+  long long wholes = 0;  // deployments evaluated whole
+  auto whole = [&](const Candidate& k, int x, int y) -> std::optional<Disaggregated> {
+    ++wholes;
+    const Result<Resolved> rp = resolve(pool_config(base, k.prefill->plan, x, k.prefill->batch));
+    const Result<Resolved> rd = resolve(pool_config(base, k.decode->plan, y, k.decode->batch));
+    if (!rp.ok() || !rd.ok()) return std::nullopt;
+    return evaluate_disaggregated(rp.value, rd.value);
+  };
+  auto evaluate = [&](const Candidate& k, DisaggregatedPoint& pt) {
+    int x = k.split.x, y = k.split.y;
+    std::optional<Disaggregated> got = whole(k, x, y);
+    for (int grown = 0; rate > 0 && got && grown < 64; ++grown) {
+      const Disaggregated& e = *got;
+      const bool ttft_over = opt.max_ttft_s > 0 && e.ttft_s > opt.max_ttft_s;
+      const bool tpot_over = opt.max_tpot_s > 0 && e.tpot_s > opt.max_tpot_s;
+      if (!e.saturated && !ttft_over && !tpot_over) break;
+      bool more_prefill = false;
+      if (e.saturated) more_prefill = e.bound == "prefill" || (e.bound == "kv_transfer" && x * k.prefill->gpus <= y * k.decode->gpus);
+      else if (ttft_over && e.prefill_queue_s + e.decode_queue_s > 0) more_prefill = e.prefill_queue_s > e.decode_queue_s;
+      else if (!tpot_over) break;  // TTFT over with no wait: more instances do not shorten it
+      const int nx = x + (more_prefill ? 1 : 0), ny = y + (more_prefill ? 0 : 1);
+      if (!instances_fit(N, c.gpus_per_node, k.prefill->gpus, nx, k.decode->gpus, ny)) break;
+      std::optional<Disaggregated> next = whole(k, nx, ny);
+      if (!next) break;
+      x = nx, y = ny, got = std::move(next);
+    }
+    if (!got) return false;
+    const Disaggregated& d = *got;
+    pt.prefill_plan = k.prefill->plan, pt.decode_plan = k.decode->plan;
+    pt.prefill_batch = k.prefill->batch, pt.decode_batch = k.decode->batch;
+    pt.prefill_instances = x, pt.decode_instances = y;
+    pt.prefill_gpus = d.prefill.gpus, pt.decode_gpus = d.decode.gpus;
+    pt.idle_gpus = static_cast<int>(N - d.prefill.gpus - d.decode.gpus);
+    pt.ttft_s = d.ttft_s, pt.tpot_s = d.tpot_s, pt.e2e_latency_s = d.e2e_latency_s;
+    pt.output_tokens_per_s_per_user = d.output_tokens_per_s_per_user;
+    pt.output_tokens_per_s_total = d.output_tokens_per_s_total;
+    // Of all N GPUs offline (as the co-located search fills them); at a rate, of the GPUs it uses.
+    pt.output_tokens_per_s_per_gpu = d.output_tokens_per_s_total / double(rate > 0 ? d.prefill.gpus + d.decode.gpus : N);
+    pt.requests_per_s = d.requests_per_s;
+    pt.bound = d.bound;
+    pt.saturated = d.saturated;
+    pt.within_limits = !d.saturated && over_limits(pt.ttft_s, pt.tpot_s, opt) <= 1.0;
+    return d.prefill.fits && d.decode.fits && d.requests_per_s > 0;
+  };
+  // A candidate that the whole evaluation puts past the limits (its KV transfer over another link than
+  // the estimate's) is passed over when others are within them.
+  // Two decode batches the prefill pool never fills run the same deployment (the decode pool holds what
+  // the rate brings, disaggregation.h): the first one listed stands for both. At a request rate both
+  // pools run below their batches, and a larger batch of either only shortens a wait for a slot that
+  // is already all but none: latencies within 0.1%.
+  const double same_within = rate > 0 ? 1e-3 : 0.0;
+  auto near = [same_within](double a, double b) { return std::abs(a - b) <= same_within * std::max(std::abs(a), std::abs(b)); };
+  auto same_deployment = [&](const DisaggregatedPoint& a, const DisaggregatedPoint& b) {
+    const int pa = rate > 0 ? 1 : a.prefill_batch, pb = rate > 0 ? 1 : b.prefill_batch;
+    return a.prefill_instances == b.prefill_instances && a.decode_instances == b.decode_instances &&
+           serving_plan_label(a.prefill_plan, pa) == serving_plan_label(b.prefill_plan, pb) &&
+           serving_plan_label(a.decode_plan, 1) == serving_plan_label(b.decode_plan, 1) && near(a.tpot_s, b.tpot_s) &&
+           near(a.ttft_s, b.ttft_s) && near(a.requests_per_s, b.requests_per_s);
+  };
+  if (rate > 0) {
+    // At a request rate the pools run below their batches, and a request waits for a slot: neither
+    // pool's latency at its batch bounds the deployment's. Every pair gets the fewest instances that
+    // serve the rate, the pairs are evaluated whole, the fewest GPUs first (then the shortest estimated
+    // end-to-end latency), each grown while past the limits, up to kWholeAtRate evaluations.
+    struct Pair {
+      Candidate k;
+      int gpus = 0;
+      double e2e_s = 0;
+    };
+    std::vector<Pair> pairs;
+    for (const PoolOption& d : decodes)
+      for (const PoolOption& p : prefills) {
+        if (r.pairs >= kMaxPairs) {
+          r.truncated = true;
+          break;
+        }
+        ++r.pairs;
+        Pair q;
+        q.k.prefill = &p, q.k.decode = &d;
+        q.k.split = fewest_split(N, c.gpus_per_node, p.gpus, d.gpus, p.requests_per_s, d.requests_per_s, link_per_gpu, rate);
+        if (q.k.split.x < 1) continue;
+        q.gpus = q.k.split.x * p.gpus + q.k.split.y * d.gpus;
+        q.e2e_s = p.latency_s + double(std::max(0, w.output_len - 1)) * d.latency_s;
+        pairs.push_back(q);
+      }
+    std::sort(pairs.begin(), pairs.end(),
+              [](const Pair& a, const Pair& b) { return a.gpus != b.gpus ? a.gpus < b.gpus : a.e2e_s < b.e2e_s; });
+    std::vector<DisaggregatedPoint> done;
+    for (const Pair& q : pairs) {
+      if (wholes >= kWholeAtRate || r.evaluations >= opt.max_evaluations) {
+        r.truncated = true;
+        break;
+      }
+      DisaggregatedPoint pt;
+      if (!evaluate(q.k, pt)) continue;
+      if (std::any_of(done.begin(), done.end(), [&](const DisaggregatedPoint& x) { return same_deployment(x, pt); })) continue;
+      r.within_limits += pt.within_limits;
+      done.push_back(pt);
+    }
+    r.front_within_limits = rank_points(done, opt, r.best, r.front);
+    return out;
+  }
   struct PerDecode {
     Candidate fastest, within, closest;
     double closest_over = 0;
@@ -191,36 +312,6 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
       }
     }
   }
-  // Each candidate evaluated as a whole deployment; its numbers are the ones reported.
-  auto evaluate = [&](const Candidate& k, DisaggregatedPoint& pt) {
-    const Result<Resolved> rp = resolve(pool_config(base, k.prefill->plan, k.split.x, k.prefill->batch));
-    const Result<Resolved> rd = resolve(pool_config(base, k.decode->plan, k.split.y, k.decode->batch));
-    if (!rp.ok() || !rd.ok()) return false;
-    const Disaggregated d = evaluate_disaggregated(rp.value, rd.value);
-    pt.prefill_plan = k.prefill->plan, pt.decode_plan = k.decode->plan;
-    pt.prefill_batch = k.prefill->batch, pt.decode_batch = k.decode->batch;
-    pt.prefill_instances = k.split.x, pt.decode_instances = k.split.y;
-    pt.prefill_gpus = d.prefill.gpus, pt.decode_gpus = d.decode.gpus;
-    pt.idle_gpus = static_cast<int>(N - d.prefill.gpus - d.decode.gpus);
-    pt.ttft_s = d.ttft_s, pt.tpot_s = d.tpot_s, pt.e2e_latency_s = d.e2e_latency_s;
-    pt.output_tokens_per_s_per_user = d.output_tokens_per_s_per_user;
-    pt.output_tokens_per_s_total = d.output_tokens_per_s_total;
-    pt.output_tokens_per_s_per_gpu = d.output_tokens_per_s_total / double(N);
-    pt.requests_per_s = d.requests_per_s;
-    pt.bound = d.bound;
-    pt.within_limits = over_limits(pt.ttft_s, pt.tpot_s, opt) <= 1.0;
-    return d.prefill.fits && d.decode.fits && d.requests_per_s > 0;
-  };
-  // A candidate that the whole evaluation puts past the limits (its KV transfer over another link than
-  // the estimate's) is passed over when others are within them.
-  // Two decode batches the prefill pool never fills run the same deployment (the decode pool holds what
-  // the rate brings, disaggregation.h): the first one listed stands for both.
-  auto same_deployment = [](const DisaggregatedPoint& a, const DisaggregatedPoint& b) {
-    return a.prefill_instances == b.prefill_instances && a.decode_instances == b.decode_instances &&
-           serving_plan_label(a.prefill_plan, a.prefill_batch) == serving_plan_label(b.prefill_plan, b.prefill_batch) &&
-           serving_plan_label(a.decode_plan, 1) == serving_plan_label(b.decode_plan, 1) && a.tpot_s == b.tpot_s &&
-           a.ttft_s == b.ttft_s && a.requests_per_s == b.requests_per_s;
-  };
   auto evaluate_all = [&](const std::vector<Candidate>& ks, size_t most, bool within_only) {
     std::vector<DisaggregatedPoint> points;
     size_t tried = 0;
@@ -286,6 +377,7 @@ nlohmann::json to_json(const DisaggregatedPoint& p) {
           {"output_tokens_per_s_total", p.output_tokens_per_s_total},
           {"requests_per_s", p.requests_per_s},
           {"bound", p.bound},
+          {"saturated", p.saturated},
           {"within_limits", p.within_limits}};
 }
 

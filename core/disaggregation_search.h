@@ -21,8 +21,11 @@
 //      first checked on each pool's latency at its batch, an upper bound: the whole evaluation gives the
 //      latencies at the deployment's rate, where the pool that does not bound it runs below its batch.
 // Output tokens/s per GPU divides by all N GPUs (idle ones included), as the co-located search fills
-// all N. Offline steady state only (what each deployment can serve): no request rate, no num_requests;
-// disaggregation.h evaluates one deployment at a request rate.
+// all N. At a request rate λ (Poisson arrivals, disaggregation.h) each pair gets instead the fewest
+// instances of each pool that serve more than λ (x·ρ_p > λ, y·ρ_d > λ, and the KV links), grown one
+// instance at a time while the whole evaluation, with its waits for a slot, is past the limits; tokens/s
+// per GPU is then λ · output_len over the GPUs it uses, so the fewest GPUs rank first, as in the
+// co-located search at a rate. No num_requests (an offline run of N requests).
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -40,10 +43,11 @@ struct DisaggregatedPoint {
   int prefill_gpus = 0, decode_gpus = 0, idle_gpus = 0;
   double ttft_s = 0, tpot_s = 0, e2e_latency_s = 0;
   double output_tokens_per_s_per_user = 0;
-  double output_tokens_per_s_per_gpu = 0;  // of all N GPUs
+  double output_tokens_per_s_per_gpu = 0;  // of all N GPUs; at a request rate, of those it uses
   double output_tokens_per_s_total = 0;
   double requests_per_s = 0;
-  std::string bound;  // prefill, decode or kv_transfer
+  std::string bound;       // prefill, decode or kv_transfer
+  bool saturated = false;  // the request rate is more than it serves
   bool within_limits = false;
 };
 

@@ -139,25 +139,7 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
           (try_replicas(mid) ? meets : fails) = mid;
         }
       }
-  std::vector<ServingPoint> within;
-  for (const ServingPoint& pt : all)
-    if (pt.within_limits) within.push_back(pt);
-  r.front_within_limits = !within.empty() || all.empty();
-  r.front = pareto_front(within.empty() ? all : within);
-  if (!within.empty()) {
-    std::sort(within.begin(), within.end(), faster_per_gpu<ServingPoint>);
-    within.resize(std::min<size_t>(within.size(), static_cast<size_t>(opt.top)));
-    r.best = std::move(within);
-  } else {
-    std::vector<ServingPoint> close = all;
-    std::sort(close.begin(), close.end(), [&](const ServingPoint& a, const ServingPoint& b) {
-      if (a.saturated != b.saturated) return b.saturated;
-      const double x = over_limits(a.ttft_s, a.tpot_s, opt), y = over_limits(b.ttft_s, b.tpot_s, opt);
-      return x != y && !a.saturated ? x < y : faster_per_gpu(a, b);
-    });
-    close.resize(std::min<size_t>(close.size(), static_cast<size_t>(opt.top)));
-    r.best = std::move(close);
-  }
+  r.front_within_limits = rank_points(all, opt, r.best, r.front);
   std::sort(all.begin(), all.end(), faster_per_gpu<ServingPoint>);
   all.resize(std::min<size_t>(all.size(), 4096));
   r.points = std::move(all);

@@ -71,8 +71,9 @@ struct ServingSearchResult {
 };
 
 // The Pareto front of `points` (tokens/s per GPU against tokens/s per user, both larger is better),
-// most tokens/s per user first; equal points appear once. Any point type with
-// output_tokens_per_s_per_user and output_tokens_per_s_per_gpu (the disaggregated deployments too).
+// most tokens/s per user first; equal points appear once (the shortest end-to-end latency of them,
+// where the point has one). Any point type with output_tokens_per_s_per_user and
+// output_tokens_per_s_per_gpu (the disaggregated deployments too).
 template <class Point>
 std::vector<Point> pareto_front(std::vector<Point> points) {
   // Most tokens/s per user first (ties: most per GPU first); a point joins the front when it beats
@@ -80,7 +81,10 @@ std::vector<Point> pareto_front(std::vector<Point> points) {
   std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
     if (a.output_tokens_per_s_per_user != b.output_tokens_per_s_per_user)
       return a.output_tokens_per_s_per_user > b.output_tokens_per_s_per_user;
-    return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+    if (a.output_tokens_per_s_per_gpu != b.output_tokens_per_s_per_gpu)
+      return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+    if constexpr (requires { a.e2e_latency_s; }) return a.e2e_latency_s < b.e2e_latency_s;  // equal on both: the shorter wait
+    return false;
   });
   std::vector<Point> front;
   double best_per_gpu = -1;
@@ -115,6 +119,31 @@ bool faster_per_gpu(const Point& a, const Point& b) {
 
 // How far a TTFT and a TPOT are past the limits: max(TTFT/limit, TPOT/limit), ≤ 1 within them.
 double over_limits(double ttft_s, double tpot_s, const ServingSearchOptions& limits);
+
+// The `top` best of `points` and their front, for a point type with within_limits, saturated,
+// ttft_s and tpot_s: the points within the limits, most output tokens/s per GPU first
+// (faster_per_gpu), and their Pareto front; when none is, the closest to the limits (smallest
+// over_limits; those the request rate saturates last, the most per GPU first) and the front of them
+// all. Whether any point is within the limits (or there is none).
+template <class Point>
+bool rank_points(const std::vector<Point>& points, const ServingSearchOptions& opt, std::vector<Point>& best,
+                 std::vector<Point>& front) {
+  std::vector<Point> within;
+  for (const Point& pt : points)
+    if (pt.within_limits) within.push_back(pt);
+  front = pareto_front(within.empty() ? points : within);
+  const bool any = !within.empty();
+  best = any ? std::move(within) : points;
+  if (any) std::sort(best.begin(), best.end(), faster_per_gpu<Point>);
+  else
+    std::sort(best.begin(), best.end(), [&](const Point& a, const Point& b) {
+      if (a.saturated != b.saturated) return b.saturated;
+      const double x = over_limits(a.ttft_s, a.tpot_s, opt), y = over_limits(b.ttft_s, b.tpot_s, opt);
+      return x != y && !a.saturated ? x < y : faster_per_gpu(a, b);
+    });
+  best.resize(std::min<size_t>(best.size(), static_cast<size_t>(opt.top)));
+  return any || points.empty();
+}
 
 // What makes a search impossible whatever the plan: no GPU count, a training workload, options out of
 // range, a workload the serving model rejects (its paths: /cluster/gpus, /search/…, /workload/…).

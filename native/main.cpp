@@ -539,13 +539,17 @@ void print_disaggregated(const DisaggregatedSearchResult& d, const Config& c) {
     std::cout << "No disaggregated deployment fits on " << c.cluster.gpus << " GPUs.\n";
     return;
   }
+  const double rate = c.workload.request_rate_per_s;
   std::cout << (!d.front_within_limits ? "None meets the limits; the closest:\n"
-                                       : "Best by output tokens/s per GPU (of all the GPUs):\n")
+                : rate > 0             ? "Fewest GPUs that serve " + fixed(rate, 2) + " requests/s (the rest idle):\n"
+                                       : std::string("Best by output tokens/s per GPU (of all the GPUs):\n"))
             << table(d.best) << "\nTheir Pareto front" << (d.front_within_limits ? "" : " (none meets the limits)")
             << ", most per user first\n"
             << table(d.front);
-  std::cout << " prefill, decode: instances × one instance's mesh and batch; TTFT includes the KV transfer; tokens/s per GPU\n"
-               " over all the GPUs given; `cutlab evaluate` of a \"disaggregation\" section gives each in full\n";
+  std::cout << " prefill, decode: instances × one instance's mesh and batch; TTFT includes the KV transfer"
+            << (rate > 0 ? " and the waits for a slot" : "") << "; tokens/s per GPU\n over "
+            << (rate > 0 ? "the GPUs each uses" : "all the GPUs given")
+            << "; `cutlab evaluate` of a \"disaggregation\" section gives each in full\n";
 }
 
 int cmd_serving_search(const Args& a, const std::string& text) {
@@ -620,7 +624,7 @@ int cmd_serving_search(const Args& a, const std::string& text) {
   else if (s.within_limits == 0) std::cout << "No plan meets the limits; the plans closest to them:\n";
   else if (at_rate)
     std::cout << "Fewest GPUs that serve " << fixed(s.request_rate_per_s, 2) << " requests/s"
-              << (options.max_ttft_s > 0 || options.max_tpot_s > 0 ? " within the limits" : "") << " (of " << s.gpus
+              << (options.max_ttft_s > 0 || options.max_tpot_s > 0 ? " within the limits" : "") << " (of " << with_commas(s.gpus)
               << "; the rest idle), then the shortest end-to-end latency\n";
   else
     std::cout << "Best plans by output tokens/s per GPU"

@@ -14,14 +14,42 @@ namespace {
 const char* const kLlama8b = R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":8},
   "workload":{"mode":"infer","prompt_len":2048,"output_len":256}})";
 
-// A "disaggregation" section of x instances of one mesh prefilling and y of another decoding.
-std::string section(const Plan& p, int x, int pb, const Plan& d, int y, int db) {
+// A "disaggregation" section of x instances of one mesh prefilling and y of another decoding (on
+// kLlama8b, or `base`).
+std::string section(const Plan& p, int x, int pb, const Plan& d, int y, int db, const std::string& base = kLlama8b) {
   auto pool = [](const Plan& m, int n, int b) {
     return nlohmann::json{{"gpus", m.tp * m.pp * m.ep * n}, {"plan", {{"tp", m.tp}, {"pp", m.pp}, {"ep", m.ep}}}, {"batch", b}};
   };
-  nlohmann::json c = nlohmann::json::parse(kLlama8b);
+  nlohmann::json c = nlohmann::json::parse(base);
   c["disaggregation"] = {{"prefill", pool(p, x, pb)}, {"decode", pool(d, y, db)}};
   return c.dump();
+}
+
+// Every deployment the search may build on 8 GPUs: instance meshes TP 1, 2, 4 × PP 1, 2, 4 of fewer
+// than 8 GPUs, prefill batches 1, 2, 4, decode batches 1 to 64, and every x·g_p + y·g_d ≤ 8; each one
+// whose GPUs `skip` does not rule out evaluated whole (on `base`) and handed to `visit`.
+template <class Skip, class Visit>
+void each_deployment(const std::string& base, Skip skip, Visit visit) {
+  std::vector<Plan> meshes;
+  for (int tp : {1, 2, 4})
+    for (int pp : {1, 2, 4})
+      if (tp * pp < 8) {
+        Plan p;
+        p.tp = tp, p.pp = pp;
+        meshes.push_back(p);
+      }
+  for (const Plan& p : meshes)
+    for (const Plan& d : meshes)
+      for (int pb : {1, 2, 4})
+        for (int db = 1; db <= 64; db *= 2)
+          for (int x = 1; x * p.tp * p.pp + d.tp * d.pp <= 8; ++x)
+            for (int y = 1; x * p.tp * p.pp + y * d.tp * d.pp <= 8; ++y) {
+              const int gpus = x * p.tp * p.pp + y * d.tp * d.pp;
+              if (skip(gpus)) continue;
+              const api::Answer<api::DisaggregationRun> a = api::disaggregate(section(p, x, pb, d, y, db, base));
+              REQUIRE(a.ok());
+              visit(gpus, a.result.value.result);
+            }
 }
 
 std::vector<std::string> paths(const Errors& errors) {
@@ -128,40 +156,25 @@ TEST_CASE("a pool's instances do not straddle nodes", "[disaggregation_search]")
 }
 
 TEST_CASE("the disaggregated search finds the best whole deployment of its space", "[disaggregation_search]") {
-  // Every deployment the search may build on 8 GPUs, each evaluated whole by `disaggregate` (the
-  // evaluation of a "disaggregation" section): instance meshes TP 1, 2, 4, 8 × PP 1, 2, 4 of fewer
-  // than 8 GPUs, prefill batches 1, 2, 4 (2,048-token prompts in the 8,192-token budget), decode
-  // batches 1 to 64, and every x·g_p + y·g_d ≤ 8. The best within TTFT ≤ 400 ms and TPOT ≤ 12 ms
-  // must be the search's first row.
+  // Every deployment the search may build on 8 GPUs (each_deployment; prefill batches 1, 2, 4:
+  // 2,048-token prompts in the 8,192-token budget), each evaluated whole by `disaggregate` (the
+  // evaluation of a "disaggregation" section). The best within TTFT ≤ 400 ms and TPOT ≤ 12 ms must
+  // be the search's first row.
   ServingSearchOptions opt;
   opt.max_ttft_s = 0.4, opt.max_tpot_s = 0.012, opt.max_batch = 64, opt.top = 5;
   const api::Answer<DisaggregatedSearchResult> s = api::disaggregated_search(kLlama8b, opt);
   REQUIRE(s.ok());
   const DisaggregatedSearchResult& r = s.result.value;
   REQUIRE(!r.best.empty());
-  std::vector<Plan> meshes;
-  for (int tp : {1, 2, 4})
-    for (int pp : {1, 2, 4})
-      if (tp * pp < 8) {
-        Plan p;
-        p.tp = tp, p.pp = pp;
-        meshes.push_back(p);
-      }
   double best = 0;
   int within = 0;
-  for (const Plan& p : meshes)
-    for (const Plan& d : meshes)
-      for (int pb : {1, 2, 4})
-        for (int db = 1; db <= 64; db *= 2)
-          for (int x = 1; x * p.tp * p.pp + d.tp * d.pp <= 8; ++x)
-            for (int y = 1; x * p.tp * p.pp + y * d.tp * d.pp <= 8; ++y) {
-              const api::Answer<api::DisaggregationRun> a = api::disaggregate(section(p, x, pb, d, y, db));
-              REQUIRE(a.ok());
-              const Disaggregated& e = a.result.value.result;
-              if (!e.prefill.fits || !e.decode.fits || e.ttft_s > opt.max_ttft_s || e.tpot_s > opt.max_tpot_s) continue;
-              ++within;
-              best = std::max(best, e.output_tokens_per_s_total / 8.0);
-            }
+  each_deployment(
+      kLlama8b, [](int) { return false; },
+      [&](int, const Disaggregated& e) {
+        if (!e.prefill.fits || !e.decode.fits || e.ttft_s > opt.max_ttft_s || e.tpot_s > opt.max_tpot_s) return;
+        ++within;
+        best = std::max(best, e.output_tokens_per_s_total / 8.0);
+      });
   REQUIRE(within > 0);
   REQUIRE_THAT(r.best.front().output_tokens_per_s_per_gpu, WithinRel(best, 1e-9));
   // Its row is that deployment evaluated whole.
@@ -172,6 +185,41 @@ TEST_CASE("the disaggregated search finds the best whole deployment of its space
   REQUIRE_THAT(top.ttft_s, WithinRel(again.result.value.result.ttft_s, 1e-12));
   REQUIRE_THAT(top.tpot_s, WithinRel(again.result.value.result.tpot_s, 1e-12));
   REQUIRE(top.prefill_gpus + top.decode_gpus + top.idle_gpus == 8);
+}
+
+TEST_CASE("at a request rate the disaggregated search finds the fewest GPUs that serve it within the limits",
+          "[disaggregation_search]") {
+  // Llama 3 8B, 2048/256, at 20 requests/s on up to 8 H100s, TTFT ≤ 400 ms and TPOT ≤ 12 ms: every
+  // deployment that keeps up serves 20 × 256 = 5,120 output tokens/s, 5,120 / g per GPU on the g
+  // GPUs it uses. Every deployment of the search's space evaluated whole at that rate
+  // (each_deployment): the fewest GPUs of those within the limits are the search's first row's.
+  const std::string base = R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":8},
+    "workload":{"mode":"infer","prompt_len":2048,"output_len":256,"request_rate_per_s":20}})";
+  ServingSearchOptions opt;
+  opt.max_ttft_s = 0.4, opt.max_tpot_s = 0.012, opt.max_batch = 64, opt.top = 5;
+  const api::Answer<DisaggregatedSearchResult> s = api::disaggregated_search(base, opt);
+  REQUIRE(s.ok());
+  const DisaggregatedSearchResult& r = s.result.value;
+  REQUIRE(!r.best.empty());
+  for (size_t i = 0; i < r.best.size(); ++i) {
+    const DisaggregatedPoint& p = r.best[i];
+    REQUIRE(p.within_limits);
+    REQUIRE(!p.saturated);
+    REQUIRE(p.ttft_s <= 0.4);
+    REQUIRE(p.tpot_s <= 0.012);
+    REQUIRE_THAT(p.output_tokens_per_s_total, WithinRel(5120.0, 1e-9));
+    REQUIRE_THAT(p.output_tokens_per_s_per_gpu, WithinRel(5120.0 / (p.prefill_gpus + p.decode_gpus), 1e-9));
+    REQUIRE(p.prefill_gpus + p.decode_gpus + p.idle_gpus == 8);
+    if (i > 0) REQUIRE(p.prefill_gpus + p.decode_gpus >= r.best[i - 1].prefill_gpus + r.best[i - 1].decode_gpus);
+  }
+  int fewest = 9;
+  each_deployment(
+      base, [&](int gpus) { return gpus >= fewest; },
+      [&](int gpus, const Disaggregated& e) {
+        if (e.prefill.fits && e.decode.fits && !e.saturated && e.ttft_s <= opt.max_ttft_s && e.tpot_s <= opt.max_tpot_s) fewest = gpus;
+      });
+  REQUIRE(fewest < 8);
+  REQUIRE(r.best.front().prefill_gpus + r.best.front().decode_gpus == fewest);
 }
 
 TEST_CASE("disaggregated deployments meet the limits and their front trades per user for per GPU", "[disaggregation_search]") {
@@ -207,11 +255,6 @@ TEST_CASE("what cannot be served disaggregated is reported at its paths, every e
   REQUIRE_THAT(e1, VectorContains(std::string("/cluster/gpus")));
   REQUIRE_THAT(e1, VectorContains(std::string("/workload/output_len")));
   REQUIRE_THAT(e1, VectorContains(std::string("/workload/num_requests")));
-  // The search ranks what deployments serve offline; one deployment is evaluated at a request rate.
-  REQUIRE_THAT(errors(R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":8},
-    "workload":{"mode":"infer","request_rate_per_s":5}})",
-                      opt),
-               VectorContains(std::string("/workload/request_rate_per_s")));
   ServingSearchOptions bad;
   bad.top = 0;
   REQUIRE_THAT(errors(kLlama8b, bad), VectorContains(std::string("/search/top")));

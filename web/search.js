@@ -241,12 +241,14 @@
 
   // The disaggregated deployments (core/disaggregation_search.h): each row a prefill pool → a decode
   // pool; a click puts the pools in the Disaggregate panel.
-  function disaggregatedHtml(d, o) {
+  // atRate: searched at a request rate (the fewest GPUs that serve it first).
+  function disaggregatedHtml(d, o, atRate) {
     const counts = F.int(d.meshes) + ' instance meshes · ' + F.int(d.prefill_options) + ' prefill and ' + F.int(d.decode_options) + ' decode options fit · ' +
       F.int(d.pairs) + ' pairs, ' + F.int(d.within_limits) + ' within the limits';
     let h = '<h4 class="search-sub">Disaggregated deployments: prefill pool → decode pool <span class="muted search-dis-counts" data-pairs="' + d.pairs + '">· ' + counts + '</span></h4>';
     if (!d.best.length) return h + '<p class="search-msg bad">No disaggregated deployment fits on these GPUs.</p>';
     if (!d.front_within_limits) h += '<p class="search-msg bad">None meets the limits; the closest:</p>';
+    else if (atRate) h += '<p class="search-msg muted">The fewest GPUs that serve the rate first (the rest idle), then the shortest end-to-end latency.</p>';
     if (d.truncated) h += '<p class="search-msg warn">The enumeration stopped at its bound; some pools were not tried.</p>';
     h += '<div class="scroll"><table class="t search disaggregated' + (o.stale ? ' outdated' : '') + '" data-set="dbest"><thead><tr><th class="num">#</th><th>prefill pool</th><th>decode pool</th>' +
       '<th class="num">GPUs</th><th class="num">TTFT</th><th class="num">TPOT</th><th class="num">tokens/s per user</th><th class="num">tokens/s per GPU</th>' +
@@ -261,10 +263,11 @@
         td('output_tokens_per_s_per_user', b.output_tokens_per_s_per_user, F.fixed(b.output_tokens_per_s_per_user, 1)) +
         td('output_tokens_per_s_per_gpu', b.output_tokens_per_s_per_gpu, F.fixed(b.output_tokens_per_s_per_gpu, 1), 'num strong') +
         td('bound', b.bound, e(b.bound === 'kv_transfer' ? 'KV link' : b.bound), '') +
-        td('within_limits', b.within_limits, b.within_limits ? '✓ met' : 'missed', b.within_limits ? 'ok' : 'bad') + '</tr>';
+        td('within_limits', b.within_limits, b.within_limits ? '✓ met' : b.saturated ? 'saturated' : 'missed', b.within_limits ? 'ok' : 'bad') + '</tr>';
     });
     return h + '</tbody></table></div><p class="search-foot">' + (o.stale ? '' : 'Click a row or a point of the dashed front to open its pools in the Disaggregate panel. ') +
-      '<span class="muted">Pools: instances × one instance\'s mesh and batch; TTFT includes the KV transfer; tokens/s per GPU over all the GPUs searched, idle ones included.</span></p>';
+      '<span class="muted">Pools: instances × one instance\'s mesh and batch; TTFT includes the KV transfer' + (atRate ? ' and the waits for a slot' : '') +
+      '; tokens/s per GPU over ' + (atRate ? 'the GPUs each uses.' : 'all the GPUs searched, idle ones included.') + '</span></p>';
   }
 
   // The disaggregated part of a serving search's answer: its deployments, or why there are none.
@@ -273,7 +276,7 @@
       return '<h4 class="search-sub">Disaggregated deployments</h4><p class="search-msg bad">This workload cannot be served disaggregated:</p><ul class="search-errors">' +
         r.disaggregated_errors.map((x) => '<li><code>' + e(x.path || '/') + '</code> ' + e(x.message) + '</li>').join('') + '</ul>';
     }
-    return r.disaggregated ? disaggregatedHtml(r.disaggregated, o) : '';
+    return r.disaggregated ? disaggregatedHtml(r.disaggregated, o, r.request_rate_per_s > 0) : '';
   }
 
   function servingHtml(found, o, close) {

@@ -178,7 +178,8 @@ async function disaggregated(k, base) {
 // At a request rate (20 requests/s of Llama 3 8B, 1024/256, on up to 8 H100) the plans that keep up
 // serve the same tokens/s, so the search ranks the fewest GPUs first (the rest idle): the rows, with
 // their GPUs, = `cutlab search --request-rate 20 --json`; a row applied runs on its own GPUs and the
-// results stay live; searching again from there searches the 8 again.
+// results stay live; searching again from there searches the 8 again; the disaggregated deployments at
+// the rate rank the same way (= `cutlab search --disaggregated`).
 async function atRate(k, base) {
   const refP = cliSearch(['--model', 'llama3-8b', '--cluster', 'dgx-h100', '--gpus', '8', '--mode', 'infer', '--prompt-len', '1024', '--output-len', '256',
     '--request-rate', '20', '--top', '10']);
@@ -209,6 +210,20 @@ async function atRate(k, base) {
   await searched(page);
   const again = await page.evaluate(() => ({ n: document.querySelector('#search-panel .search-counts').dataset.candidates, gpus: window.__cutlab.found.out.result.gpus }));
   k.check(again.gpus === 8 && again.n === before, 'serving search at a rate: searching again from the applied plan searches the 8 GPUs again (' + again.n + ' plans × batches, as before)');
+  // the disaggregated deployments at the rate: the fewest GPUs first, as the CLI ranks them
+  const disP = cliSearch(['--model', 'llama3-8b', '--cluster', 'dgx-h100', '--gpus', '8', '--mode', 'infer', '--prompt-len', '1024', '--output-len', '256',
+    '--request-rate', '20', '--top', '10', '--disaggregated']);
+  await page.check('#search-panel input[data-dis]');
+  await page.waitForFunction(() => document.querySelector('#search-panel table.disaggregated') && !document.getElementById('find-plans').disabled, null, { timeout: 30000 });
+  await searched(page);
+  const dis = (await disP).disaggregated;
+  const drows = await rows(page, 'dbest');
+  const foot = await page.$eval('#search-panel', (p) => p.textContent.replace(/\s+/g, ' '));
+  k.check(dis && dis.best.length > 1 && drows.length === dis.best.length && drows.every((r, i) => Number(r.output_tokens_per_s_per_gpu.v) === dis.best[i].output_tokens_per_s_per_gpu &&
+    Number(r.gpus.v) === dis.best[i].prefill_gpus + dis.best[i].decode_gpus && Number(r.ttft_s.v) === dis.best[i].ttft_s) &&
+    dis.best.every((b, i) => i === 0 || b.prefill_gpus + b.decode_gpus >= dis.best[i - 1].prefill_gpus + dis.best[i - 1].decode_gpus) && /over the GPUs each uses/.test(foot),
+  'serving search at a rate: the ' + drows.length + ' disaggregated rows = the CLI\'s, the fewest GPUs first (' + (dis && dis.best[0].prefill_gpus) + ' + ' + (dis && dis.best[0].decode_gpus) + ')');
+  await page.locator('#search-panel').screenshot({ path: shot('search-disaggregated-rate-1280.png') });
   k.noErrors(errors, 'serving search at a rate');
 }
 
