@@ -5,7 +5,9 @@
 // (plans that survived the pruning and were timed). On 1 thread the rates are per second of CPU time
 // (per core, whatever else the machine runs); on every thread, per second of wall time.
 // The serving searches (one thread): DeepSeek-V3 in fp4 on 72 and 16,128 GB200, prompt 8,192, output
-// 1,024, TPOT ≤ 20 ms, co-located (core/serving_search.h) and disaggregated (core/disaggregation_search.h).
+// 1,024, TPOT ≤ 20 ms, co-located (core/serving_search.h) and disaggregated (core/disaggregation_search.h),
+// offline and at a request rate (…AtRate: 10 requests/s per 72 GPUs, where each plan is also tried on
+// the fewest replicas that serve it, and each disaggregated pair on the fewest instances).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -53,7 +55,7 @@ int all_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_c
 void BM_SearchGpt3_1024A100(benchmark::State& state) { run(state, base("gpt3-175b", "dgx-a100", 1024, 2048, 1536)); }
 void BM_SearchLlama405B_16384H100(benchmark::State& state) { run(state, base("llama3-405b", "dgx-h100", 16384, 8192, 2048)); }
 
-Config deepseek_serving(int gpus) {
+Config deepseek_serving(int gpus, double requests_per_s = 0) {
   Config c;
   c.model = *find_model_preset("deepseek-v3");
   c.cluster = *find_cluster_preset("gb200-nvl72");
@@ -61,18 +63,22 @@ Config deepseek_serving(int gpus) {
   c.workload.mode = Mode::Infer;
   c.workload.prompt_len = 8192, c.workload.output_len = 1024;
   c.workload.weight_dtype = WeightDtype::FP4, c.workload.kv_dtype = KvDtype::FP8;
+  c.workload.request_rate_per_s = requests_per_s;
   return c;
 }
 
+// range(0): GPUs; range(1): 1 at 10 requests/s per 72 GPUs, 0 offline.
+double rate_of(const benchmark::State& state) { return state.range(1) ? 10.0 * double(state.range(0)) / 72.0 : 0.0; }
+
 void BM_ServingSearchDeepSeekV3_GB200(benchmark::State& state) {
-  const Config c = deepseek_serving(static_cast<int>(state.range(0)));
+  const Config c = deepseek_serving(static_cast<int>(state.range(0)), rate_of(state));
   ServingSearchOptions o;
   o.max_tpot_s = 0.020;
   for (auto _ : state) benchmark::DoNotOptimize(search_serving(c, o));
 }
 
 void BM_DisaggregatedSearchDeepSeekV3_GB200(benchmark::State& state) {
-  const Config c = deepseek_serving(static_cast<int>(state.range(0)));
+  const Config c = deepseek_serving(static_cast<int>(state.range(0)), rate_of(state));
   ServingSearchOptions o;
   o.max_tpot_s = 0.020;
   long long evaluations = 0, pairs = 0;
@@ -91,5 +97,11 @@ BENCHMARK(BM_SearchGpt3_1024A100)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SearchGpt3_1024A100)->Arg(all_threads())->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SearchLlama405B_16384H100)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SearchLlama405B_16384H100)->Arg(all_threads())->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ServingSearchDeepSeekV3_GB200)->Arg(72)->Arg(16128)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_DisaggregatedSearchDeepSeekV3_GB200)->Arg(72)->Arg(16128)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ServingSearchDeepSeekV3_GB200)
+    ->ArgsProduct({{72, 16128}, {0, 1}})
+    ->ArgNames({"gpus", "at_rate"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DisaggregatedSearchDeepSeekV3_GB200)
+    ->ArgsProduct({{72, 16128}, {0, 1}})
+    ->ArgNames({"gpus", "at_rate"})
+    ->Unit(benchmark::kMillisecond);

@@ -64,3 +64,8 @@ const serving = JSON.stringify({ model: 'deepseek-v3', cluster: { preset: 'gb200
   workload: { mode: 'infer', prompt_len: 8192, output_len: 1024, weight_dtype: 'fp4', kv_dtype: 'fp8' } });
 bench('servingSearch, DeepSeek-V3 on 72 GB200', () => core.servingSearch(serving, 10, 0, 20, 900, false), 2000);
 bench('servingSearch + disaggregated, same', () => core.servingSearch(serving, 10, 0, 20, 900, true), 2000);
+// The same at 10 requests/s: each plan also on the fewest replicas that serve it, each disaggregated
+// pair on the fewest instances (at most 1,000 deployments evaluated whole).
+const servingAtRate = JSON.stringify(Object.assign(JSON.parse(serving), { workload: Object.assign(JSON.parse(serving).workload, { request_rate_per_s: 10 }) }));
+bench('servingSearch at 10 requests/s, same', () => core.servingSearch(servingAtRate, 10, 0, 20, 900, false), 2000);
+bench('servingSearch + disaggregated at 10 requests/s, same', () => core.servingSearch(servingAtRate, 10, 0, 20, 900, true), 2000);
