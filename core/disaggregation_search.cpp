@@ -237,9 +237,12 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
     // At a request rate the pools run below their batches, and a request waits for a slot: neither
     // pool's latency at its batch bounds the deployment's. Every pair gets the fewest instances that
     // serve the rate, the pairs are evaluated whole, the fewest GPUs first (then the shortest estimated
-    // end-to-end latency), each grown while past the limits, up to kWholeAtRate evaluations.
+    // end-to-end latency), each grown while past the limits, up to kWholeAtRate evaluations. A pair
+    // that cannot serve the rate on the GPUs gets the split that serves the most (best_split): those
+    // come last, the most served first, and are what the answer shows when no pair keeps up.
     struct Pair {
       Candidate k;
+      bool keeps_up = true;
       int gpus = 0;
       double e2e_s = 0;
     };
@@ -254,13 +257,20 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
         Pair q;
         q.k.prefill = &p, q.k.decode = &d;
         q.k.split = fewest_split(N, c.gpus_per_node, p.gpus, d.gpus, p.requests_per_s, d.requests_per_s, link_per_gpu, rate);
-        if (q.k.split.x < 1) continue;
+        if (q.k.split.x < 1) {
+          q.keeps_up = false;
+          q.k.split = best_split(N, c.gpus_per_node, p.gpus, d.gpus, p.requests_per_s, d.requests_per_s, link_per_gpu);
+          if (q.k.split.x < 1) continue;
+        }
         q.gpus = q.k.split.x * p.gpus + q.k.split.y * d.gpus;
         q.e2e_s = p.latency_s + double(std::max(0, w.output_len - 1)) * d.latency_s;
         pairs.push_back(q);
       }
-    std::sort(pairs.begin(), pairs.end(),
-              [](const Pair& a, const Pair& b) { return a.gpus != b.gpus ? a.gpus < b.gpus : a.e2e_s < b.e2e_s; });
+    std::sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) {
+      if (a.keeps_up != b.keeps_up) return a.keeps_up;
+      if (!a.keeps_up) return a.k.split.requests_per_s > b.k.split.requests_per_s;
+      return a.gpus != b.gpus ? a.gpus < b.gpus : a.e2e_s < b.e2e_s;
+    });
     std::vector<DisaggregatedPoint> done;
     for (const Pair& q : pairs) {
       if (wholes >= kWholeAtRate || r.evaluations >= opt.max_evaluations) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace cutlab {
 
@@ -101,11 +100,9 @@ double cover_line(const Figure& f, const FigureLine& leader) {
 std::string pareto_title(const Config& c) {
   const Workload& w = c.workload;
   const double rate = w.request_rate_per_s;
-  char three[32];  // the rate to 3 significant digits, no trailing zeros: 20, 2.5, 0.25
-  std::snprintf(three, sizeof three, "%.3g", rate);
   return c.model.name + " on " + (rate > 0 ? "up to " : "") + std::to_string(c.cluster.gpus) + " × " + c.cluster.gpu +
-         (rate > 0 ? " · " + (rate >= 1000 ? figure::compact(rate) : std::string(three)) + " requests/s" : "") + " · prompt " +
-         std::to_string(w.prompt_len) + " · output " + std::to_string(w.output_len);
+         (rate > 0 ? " · " + figure::sig(rate) + " requests/s" : "") + " · prompt " + std::to_string(w.prompt_len) + " · output " +
+         std::to_string(w.output_len);
 }
 
 Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& limits, const std::string& title, double width,

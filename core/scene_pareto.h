@@ -20,7 +20,7 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
                     const DisaggregatedSearchResult* disaggregated = nullptr);
 
 // The plot's title for a search of `c`: "llama3-8b on 8 × H100 SXM · prompt 1024 · output 256"; at a
-// request rate "… on up to 8 × H100 SXM · 20 requests/s · prompt 1024 · output 256" (plans may use
+// request rate "… on up to 8 × H100 SXM · 20.0 requests/s · prompt 1024 · output 256" (plans may use
 // fewer GPUs, serving_search.h).
 std::string pareto_title(const Config& c);
 

@@ -532,7 +532,10 @@ void print_disaggregated(const DisaggregatedSearchResult& d, const Config& c) {
                             (p.idle_gpus > 0 ? " (" + std::to_string(p.idle_gpus) + " idle)" : ""),
                         human_time(p.ttft_s), human_time(p.tpot_s), fixed(p.output_tokens_per_s_per_user, 1),
                         fixed(p.output_tokens_per_s_per_gpu, 1), with_commas(p.output_tokens_per_s_total), fixed(p.requests_per_s, 2),
-                        p.bound == "kv_transfer" ? "KV link" : p.bound, p.within_limits ? "met" : "missed"});
+                        p.bound == "kv_transfer" ? "KV link" : p.bound,
+                        p.within_limits ? "met"
+                        : p.saturated   ? "saturated"
+                                        : "missed"});
     return t.render();
   };
   if (d.best.empty()) {
@@ -540,9 +543,11 @@ void print_disaggregated(const DisaggregatedSearchResult& d, const Config& c) {
     return;
   }
   const double rate = c.workload.request_rate_per_s;
-  std::cout << (!d.front_within_limits ? "None meets the limits; the closest:\n"
-                : rate > 0             ? "Fewest GPUs that serve " + fixed(rate, 2) + " requests/s (the rest idle):\n"
-                                       : std::string("Best by output tokens/s per GPU (of all the GPUs):\n"))
+  std::cout << (!d.front_within_limits && d.best.front().saturated
+                    ? "None keeps up with " + figure::sig(rate) + " requests/s; the deployments that serve the most:\n"
+                : !d.front_within_limits ? "None meets the limits; the closest:\n"
+                : rate > 0               ? "Fewest GPUs that serve " + figure::sig(rate) + " requests/s (the rest idle):\n"
+                                         : std::string("Best by output tokens/s per GPU (of all the GPUs):\n"))
             << table(d.best) << "\nTheir Pareto front" << (d.front_within_limits ? "" : " (none meets the limits)")
             << ", most per user first\n"
             << table(d.front);
@@ -619,11 +624,11 @@ int cmd_serving_search(const Args& a, const std::string& text) {
     return kOk;
   }
   if (s.within_limits == 0 && !s.best.empty() && s.best.front().saturated)
-    std::cout << "No plan keeps up with " << fixed(c.workload.request_rate_per_s, 2)
+    std::cout << "No plan keeps up with " << figure::sig(c.workload.request_rate_per_s)
               << " requests/s (each one's queue grows without bound); the plans that serve the most:\n";
   else if (s.within_limits == 0) std::cout << "No plan meets the limits; the plans closest to them:\n";
   else if (at_rate)
-    std::cout << "Fewest GPUs that serve " << fixed(s.request_rate_per_s, 2) << " requests/s"
+    std::cout << "Fewest GPUs that serve " << figure::sig(s.request_rate_per_s) << " requests/s"
               << (options.max_ttft_s > 0 || options.max_tpot_s > 0 ? " within the limits" : "") << " (of " << with_commas(s.gpus)
               << "; the rest idle), then the shortest end-to-end latency\n";
   else

@@ -220,6 +220,19 @@ TEST_CASE("at a request rate the disaggregated search finds the fewest GPUs that
       });
   REQUIRE(fewest < 8);
   REQUIRE(r.best.front().prefill_gpus + r.best.front().decode_gpus == fewest);
+  // At 1,000 requests/s (256,000 output tokens/s, over 32,000 per GPU) none keeps up: the answer is
+  // the deployments that serve the most, each saturated and serving fewer requests/s than arrive.
+  nlohmann::json busy = nlohmann::json::parse(base);
+  busy["workload"]["request_rate_per_s"] = 1000;
+  const DisaggregatedSearchResult none = api::disaggregated_search(busy.dump(), opt).result.value;
+  REQUIRE(!none.best.empty());
+  REQUIRE(!none.front_within_limits);
+  for (size_t i = 0; i < none.best.size(); ++i) {
+    REQUIRE(none.best[i].saturated);
+    REQUIRE(!none.best[i].within_limits);
+    REQUIRE(none.best[i].requests_per_s < 1000);
+    if (i > 0) REQUIRE(none.best[i].output_tokens_per_s_per_gpu <= none.best[i - 1].output_tokens_per_s_per_gpu);
+  }
 }
 
 TEST_CASE("disaggregated deployments meet the limits and their front trades per user for per GPU", "[disaggregation_search]") {

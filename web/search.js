@@ -175,7 +175,7 @@
     const w = c.workload;
     if (CL.state.serving(w.mode)) {
       return e(c.model.name) + ' on ' + (w.request_rate_per_s > 0 ? 'up to ' : '') + F.int(gpus) + ' × ' + e(c.cluster.gpu) +
-        (w.request_rate_per_s > 0 ? ' · ' + e(w.request_rate_per_s) + ' requests/s' : '') + ' · prompt ' + F.int(w.prompt_len) + ' · output ' + F.int(w.output_len);
+        (w.request_rate_per_s > 0 ? ' · ' + F.sig(w.request_rate_per_s) + ' requests/s' : '') + ' · prompt ' + F.int(w.prompt_len) + ' · output ' + F.int(w.output_len);
     }
     return e(c.model.name) + ' on ' + F.int(gpus) + ' × ' + e(c.cluster.gpu) + ' · seq ' + F.int(w.seq_len) + ' · global batch ' + F.int(w.global_batch);
   }
@@ -247,7 +247,8 @@
       F.int(d.pairs) + ' pairs, ' + F.int(d.within_limits) + ' within the limits';
     let h = '<h4 class="search-sub">Disaggregated deployments: prefill pool → decode pool <span class="muted search-dis-counts" data-pairs="' + d.pairs + '">· ' + counts + '</span></h4>';
     if (!d.best.length) return h + '<p class="search-msg bad">No disaggregated deployment fits on these GPUs.</p>';
-    if (!d.front_within_limits) h += '<p class="search-msg bad">None meets the limits; the closest:</p>';
+    if (!d.front_within_limits && d.best[0].saturated) h += '<p class="search-msg bad">None keeps up with the request rate; the deployments that serve the most:</p>';
+    else if (!d.front_within_limits) h += '<p class="search-msg bad">None meets the limits; the closest:</p>';
     else if (atRate) h += '<p class="search-msg muted">The fewest GPUs that serve the rate first (the rest idle), then the shortest end-to-end latency.</p>';
     if (d.truncated) h += '<p class="search-msg warn">The enumeration stopped at its bound; some pools were not tried.</p>';
     h += '<div class="scroll"><table class="t search disaggregated' + (o.stale ? ' outdated' : '') + '" data-set="dbest"><thead><tr><th class="num">#</th><th>prefill pool</th><th>decode pool</th>' +
@@ -304,7 +305,7 @@
       r.front.length + ' points; click a point to apply its plan"></canvas></div>';
     const marked = { done: false }, atRate = r.request_rate_per_s > 0;
     const within = found.limits && (found.limits.ttft || found.limits.tpot) ? ' within the limits' : '';
-    h += '<h4 class="search-sub">' + (atRate ? 'Fewest GPUs that serve ' + F.fixed(r.request_rate_per_s, 2) + ' requests/s' + within + ' <span class="muted">(of ' + F.int(r.gpus) +
+    h += '<h4 class="search-sub">' + (atRate ? 'Fewest GPUs that serve ' + F.sig(r.request_rate_per_s) + ' requests/s' + within + ' <span class="muted">(of ' + F.int(r.gpus) +
       ', the rest idle; then the shortest end-to-end latency)</span>' : 'Most output tokens/s per GPU' + within) + '</h4>' + servingTable(r.best, 'best', o, marked, atRate);
     h += '<h4 class="search-sub">Pareto front, most tokens/s per user first</h4>' + servingTable(r.front, 'front', o, marked, atRate);
     const note = o.stale ? '' : (marked.done ? 'The highlighted row is the current plan and batch. ' : '') + 'Click a row or a point of the front to apply it.';

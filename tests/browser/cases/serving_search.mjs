@@ -192,7 +192,7 @@ async function atRate(k, base) {
   if (!k.check(ref && ref.gpus === 8 && ref.best.length === 10 && ref.best[0].gpus < 8, 'serving search at a rate: the CLI\'s best uses ' + (ref && ref.best[0].gpus) + ' of 8 GPUs')) return;
   k.check(best.length === 10 && best.every((r, i) => same(r, ref.best[i]) && Number(r.gpus.v) === ref.best[i].gpus),
     'serving search at a rate: the 10 rows (plan, GPUs, batch, tokens/s per GPU, TPOT) = the CLI\'s, in its order');
-  k.check(/Fewest GPUs that serve 20\.00 requests\/s \(of 8, the rest idle/.test(head), 'serving search at a rate: the heading says the fewest GPUs of 8 rank first');
+  k.check(/Fewest GPUs that serve 20\.0 requests\/s \(of 8, the rest idle/.test(head), 'serving search at a rate: the heading says the fewest GPUs of 8 rank first');
   await page.locator('#search-panel').screenshot({ path: shot('search-serving-rate-1280.png') });
   const b = ref.best[0];
   await click(page, '#search-panel tr[data-set="best"][data-i="0"]');
