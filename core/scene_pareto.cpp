@@ -129,10 +129,21 @@ Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& li
   for (size_t cut = title.rfind(" · "); cut != std::string::npos && cut > 0; cut = title.rfind(" · ", cut - 1))
     titles.push_back(title.substr(0, cut));
   o.text("title", figure::first_fit(titles, f.width - 24, 13, 600), 12, 20, 13, 600, "text", "start", f.width - 24);
+  // At a request rate a plan may use fewer GPUs than searched (serving_search.h): per GPU of its own,
+  // said where the frame has room.
+  const bool at_rate = r.request_rate_per_s > 0;
+  const bool saturated = !r.front_within_limits && !r.best.empty() && r.best.front().saturated;
+  const bool limited = limits.max_ttft_s > 0 || limits.max_tpot_s > 0;
+  const std::string front = r.front_within_limits ? "the Pareto front of the plans that " + std::string(at_rate ? "keep up" : "fit") +
+                                                        (limited ? " and meet the limits" : "")
+                            : saturated ? "no plan keeps up with the rate: the front of the plans that fit"
+                                        : "no plan meets the limits: the front of the plans that fit";
+  const std::string shortest = !r.front_within_limits ? front
+                               : limited              ? "the front of the plans within the limits"
+                                                      : "the front of the plans that " + std::string(at_rate ? "keep up" : "fit");
   o.text("subtitle",
-         r.front_within_limits ? "the Pareto front of the plans that fit" +
-                                     std::string(limits.max_ttft_s > 0 || limits.max_tpot_s > 0 ? " and meet the limits" : "")
-                               : "no plan meets the limits: the front of the plans that fit",
+         figure::first_fit({at_rate ? front + "; tokens/s per GPU of the GPUs each uses" : front, front, shortest}, f.width - 24, 11,
+                           400),
          12, 36, 11, 400, "muted", "start", f.width - 24);
   double x_max = 0, y_max = 0;
   for (const ServingPoint& p : r.points)

@@ -43,7 +43,7 @@
         ['tp-pp-cp-ep-dp', 'tp-pp-cp-ep-dp'], ['tp-dp-cp-ep-pp', 'tp-dp-cp-ep-pp'], ['pp-tp-cp-ep-dp', 'pp-tp-cp-ep-dp'], ['dp-tp-cp-ep-pp', 'dp-tp-cp-ep-pp']],
       { title: 'Decides which groups share a node, and so which link each cut uses', span: true }),
       { kind: 'action', id: 'find-plans', label: 'Find the best plans', span: true,
-        note: 'the fastest plans that fit these GPUs (serving: per GPU, under latency limits)',
+        note: 'the fastest plans that fit these GPUs (serving: per GPU, under latency limits; at a request rate, the fewest GPUs)',
         title: 'Ask the core for the fastest plans that fit this model, cluster, GPU count and workload (training: tokens/s; serving: output tokens/s per GPU under TTFT and TPOT limits, with the Pareto front per GPU against per user)' }] },
     { title: 'Memory', only: 'train', rows: [
       sel('/plan/zero', 'ZeRO', [[0, '0 · none'], [1, '1 · optimizer'], [2, '2 · + gradients'], [3, '3 · + weights (FSDP)']]),
