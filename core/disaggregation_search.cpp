@@ -218,8 +218,6 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
     pt.within_limits = !d.saturated && over_limits(pt.ttft_s, pt.tpot_s, opt) <= 1.0;
     return d.prefill.fits && d.decode.fits && d.requests_per_s > 0;
   };
-  // A candidate that the whole evaluation puts past the limits (its KV transfer over another link than
-  // the estimate's) is passed over when others are within them.
   // Two decode batches the prefill pool never fills run the same deployment (the decode pool holds what
   // the rate brings, disaggregation.h): the first one listed stands for both. At a request rate both
   // pools run below their batches, and a larger batch of either only shortens a wait for a slot that
@@ -322,6 +320,8 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
       }
     }
   }
+  // A candidate that the whole evaluation puts past the limits (its KV transfer over another link than
+  // the estimate's) is passed over when others are within them.
   auto evaluate_all = [&](const std::vector<Candidate>& ks, size_t most, bool within_only) {
     std::vector<DisaggregatedPoint> points;
     size_t tried = 0;

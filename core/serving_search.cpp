@@ -76,22 +76,31 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
   const long long N = base.cluster.gpus;
   r.gpus = base.cluster.gpus;
   r.request_rate_per_s = base.workload.request_rate_per_s;
-  const std::vector<int> tps = divisors_up_to(N, std::max(1, base.cluster.gpus_per_node));
-  const std::vector<int> pps = divisors_up_to(N, m.layers);
-  const std::vector<int> eps = is_moe(m) ? divisors_up_to(N, m.experts) : std::vector<int>{1};
   // At a request rate a deployment needs only the replicas that keep up: each mesh is also tried on
   // fewer of them (the other GPUs left idle), and tokens/s per GPU counts the GPUs it uses, so the
   // fewest GPUs that meet the limits rank first. More replicas share the rate, so a request waits
   // less for a slot and each step holds fewer sequences: meeting the limits is monotone in the
   // replicas, and a bisection finds the fewest (about log2 of the replicas more meshes, each over
-  // its batches).
+  // its batches). A mesh need not then divide the GPUs (TP 8 on 8 of 12): each axis also takes the
+  // powers of two up to its bound.
   const bool at_rate = base.workload.request_rate_per_s > 0;
+  auto axis = [&](long long bound) {
+    std::vector<int> v = divisors_up_to(N, bound);
+    if (at_rate)
+      for (long long k = 1; k <= std::min(N, bound); k *= 2)
+        if (std::find(v.begin(), v.end(), k) == v.end()) v.push_back(static_cast<int>(k));
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const std::vector<int> tps = axis(std::max(1, base.cluster.gpus_per_node));
+  const std::vector<int> pps = axis(m.layers);
+  const std::vector<int> eps = is_moe(m) ? axis(m.experts) : std::vector<int>{1};
   std::vector<ServingPoint> all;
   for (int tp : tps)
     for (int pp : pps)
       for (int ep : eps) {
         const long long rest = static_cast<long long>(tp) * pp * ep;
-        if (N % rest != 0) continue;
+        if (at_rate ? rest > N : N % rest != 0) continue;
         // This mesh on `replicas` replicas over its batches: whether one of them meets the limits.
         auto try_replicas = [&](long long replicas) {
           bool met = false;
