@@ -111,6 +111,7 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
           c.cluster.gpus = static_cast<int>(replicas * rest);
           c.workload.batch = 1;
           Result<Resolved> resolved = resolve(c);
+          double rate_wait_s = -1;  // the wait of the last batch the request rate limited
           for (int b = 1; b <= opt.max_batch; b *= 2) {
             if (r.candidates >= opt.max_evaluations) {
               r.truncated = true;
@@ -123,6 +124,11 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
             const ServingEstimate e = evaluate_serving(resolved.value);
             ServingPoint pt = point_of(p, b, e.serving);
             if (!pt.fits) break;  // a larger batch does not fit either
+            // Past what the request rate keeps in flight a larger batch runs the same sequences; only
+            // more free slots can shorten a request's wait (Erlang C). One that shortens none (the
+            // wait left is for the step in progress) is the same point again: it and any larger go.
+            const bool rate_bound = e.serving.concurrency_limit == ConcurrencyLimit::RequestRate;
+            if (rate_bound && rate_wait_s >= 0 && e.serving.prefill.queue_s >= rate_wait_s) break;
             ++r.fitting;
             pt.gpus = c.cluster.gpus;
             // A plan the request rate saturates waits without bound for a slot: it meets no limit,
@@ -132,11 +138,11 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
             met = met || pt.within_limits;
             all.push_back(pt);
             // Past what the KV cache holds a larger batch runs the same sequences: the same point. Past
-            // what the request rate keeps in flight it runs them too, but with more free slots a request
-            // waits less for one (Erlang C): the batch doubles on while that wait is over 1% of TTFT.
+            // what the request rate keeps in flight the batch doubles on while the wait is over 1% of
+            // TTFT (and falls, above).
             if (e.serving.concurrency_limit == ConcurrencyLimit::KvCache) break;
-            if (e.serving.concurrency_limit == ConcurrencyLimit::RequestRate && e.serving.prefill.queue_s <= 0.01 * e.serving.ttft_s)
-              break;
+            if (rate_bound && e.serving.prefill.queue_s <= 0.01 * e.serving.ttft_s) break;
+            if (rate_bound) rate_wait_s = e.serving.prefill.queue_s;
           }
           return met;
         };
