@@ -708,10 +708,52 @@ const std::vector<CalibrationParam>& serving_calibration_params() {
   return p;
 }
 
-Efficiencies serving_fit_start(const Efficiencies& preset) {
+const std::vector<MeasuredPrior>& measured_serving_priors() {
+  // Kernel rates measured on one H200 SXM (bench/gpu/kernel_rates.py, torch 2.11 / CUDA 13.0, 2026-12-04;
+  // validation/kernel-rates-h200.json; bench/gpu/implied.py turns them into cutlab's terms;
+  // docs/validation.md §8, "Kernel rates measured on an H200"). fp8, the weights of 49 of the 54 H200 cases:
+  // - hbm_stream: a decode GEMM of 16 rows streams 235 MB of fp8 weights at 0.717 of 4.8 TB/s beyond one
+  //   kernel floor, 470 MB of bf16 at 0.791 (smaller matrices less: a fixed cost per GEMM beyond the floor):
+  //   0.75 ± 0.05;
+  // - serving_gemm: cuBLASLt fp8 GEMMs, M 1,024 to 16,384, 0.755–0.810 of the sustained rate (mean 0.789;
+  //   bf16 0.868): 0.79 ± 0.04;
+  // - serving_expert_gemm: CUTLASS grouped fp8 GEMMs (torch._scaled_grouped_mm) of one EP rank's experts of
+  //   DeepSeek-R1, Llama 4 Scout and Maverick and Qwen3-235B, 256 and 1,024 tokens per expert, 0.41–0.80 of
+  //   serving_gemm's rate (Qwen3's 1,536-wide experts the lowest): 0.67 ± 0.14;
+  // - serving_expert_stream: the same at 16 and 64 tokens per expert stream the experts at 0.64–0.78 of the
+  //   dense fp8 stream (Qwen3-30B-A3B's 24 MoE layers back to back in a CUDA graph: 0.66): 0.72 ± 0.06;
+  // - serving_attention: cuDNN's fused attention (torch's SDPA cuDNN backend, the class of Hopper kernel
+  //   the engines run), causal bf16 prefill of 2,048 to 32,768 tokens, 64 heads of 128: 461–600 TFLOP/s,
+  //   0.62–0.66 of the bf16 peak after cutlab's key-length factor (core/ops.cpp attention_efficiency);
+  //   flash attention 2 reaches 0.36: 0.63 ± 0.05.
+  // The decode GEMMs of Llama 3 8B (TP 1) and 70B (TP 8) back to back in a CUDA graph stream their
+  // weights at 0.67–0.84 beyond a 3.085 µs floor per GEMM, the hbm_stream prior's range.
+  // The H100 is the same GH100 die with the same SMs and clocks but HBM3 at 3.35 TB/s: the GEMM and
+  // attention rates carry over, the stream fractions are not assumed to.
+  static const std::vector<MeasuredPrior> p = {
+      {"h200", "hbm_stream", 0.75, 0.05},          {"h200", "serving_gemm", 0.79, 0.04},
+      {"h200", "serving_expert_gemm", 0.67, 0.14}, {"h200", "serving_expert_stream", 0.72, 0.06},
+      {"h200", "serving_attention", 0.63, 0.05},   {"h100", "serving_gemm", 0.79, 0.04},
+      {"h100", "serving_expert_gemm", 0.67, 0.14}, {"h100", "serving_attention", 0.63, 0.05},
+  };
+  return p;
+}
+
+std::vector<CalibrationParam> serving_calibration_params(const std::string& family) {
+  std::vector<CalibrationParam> v = serving_calibration_params();
+  for (const MeasuredPrior& m : measured_serving_priors())
+    for (CalibrationParam& p : v)
+      if (family == m.family && std::string(p.key) == m.key) p.prior = m.prior, p.prior_sd = m.prior_sd;
+  return v;
+}
+
+Efficiencies serving_fit_start(const Efficiencies& preset, const std::string& family) {
   Efficiencies e = preset;
   const Efficiencies defaults;
   for (const CalibrationParam& p : serving_calibration_params()) e.*(p.member) = defaults.*(p.member);
+  for (const MeasuredPrior& m : measured_serving_priors())
+    for (const CalibrationParam& p : serving_calibration_params())
+      if (family == m.family && std::string(p.key) == m.key) e.*(p.member) = m.prior;
   return e;
 }
 
@@ -729,6 +771,13 @@ double serving_error_percent(const std::vector<const ValidationCase*>& cases, co
 }
 }  // namespace
 
+std::string shared_family(const std::vector<const ValidationCase*>& cases) {
+  std::string family = cases.empty() ? "" : cases.front()->family;
+  for (const ValidationCase* c : cases)
+    if (c->family != family) return "";
+  return family;
+}
+
 double serving_mape_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e) {
   return serving_error_percent(cases, e, 0.0);
 }
@@ -745,7 +794,8 @@ Result<CalibrationResult> calibrate_serving(const std::vector<const ValidationCa
     out.errors.push_back({ErrorCode::OutOfRange, "/cases", "no serving case to fit"});
     return out;
   }
-  Search s = make_search(serving_calibration_params(), options, out.errors, "serving efficiency");
+  const std::vector<CalibrationParam> params = serving_calibration_params(shared_family(cases));
+  Search s = make_search(params, options, out.errors, "serving efficiency");
   if (!out.ok()) return out;
   const std::vector<const CalibrationParam*> fitted_params = s.params;
   s.objective = [&cases, fitted_params](const Efficiencies& e) {
@@ -789,7 +839,7 @@ ServingCrossValidation serving_cross_validate(const std::vector<ValidationCase>&
   auto predict = [&](const std::vector<const ValidationCase*>& fit_on, const Efficiencies& preset, auto held,
                      double ServingHeldOut::*field) {
     CalibrationOptions o = options;
-    o.start = serving_fit_start(preset);  // nothing of the held-out cases' in-sample fit
+    o.start = serving_fit_start(preset, shared_family(fit_on));  // nothing of the held-out cases' in-sample fit
     const Result<CalibrationResult> f = calibrate_serving(fit_on, o);
     const Efficiencies e = f.ok() ? f.value.fitted : o.start;
     for (size_t i = 0; i < serving.size(); ++i)

@@ -220,9 +220,25 @@ Result<CalibrationResult> calibrate_family(const std::vector<ValidationCase>& ca
 // Gaussian priors below; the training efficiencies are not touched (they keep `start`'s values).
 const std::vector<CalibrationParam>& serving_calibration_params();
 
+// A serving prior measured on a family's GPU (kernel rates in cutlab's terms, docs/validation.md §8 "Kernel
+// rates measured on an H200"): it replaces the general prior of `key` in that family's fits.
+struct MeasuredPrior {
+  const char* family;
+  const char* key;
+  double prior, prior_sd;
+};
+const std::vector<MeasuredPrior>& measured_serving_priors();
+
+// serving_calibration_params() with the family's measured priors (none for "" or a family without any).
+std::vector<CalibrationParam> serving_calibration_params(const std::string& family);
+
+// The GPU family every case shares, or "" (none, or several: a pooled fit takes the general priors).
+std::string shared_family(const std::vector<const ValidationCase*>& cases);
+
 // Where a serving fit starts: `preset` (the training efficiencies of the family) with every serving
-// parameter at its Efficiencies default, so that a fit does not depend on the values fitted before.
-Efficiencies serving_fit_start(const Efficiencies& preset);
+// parameter at its Efficiencies default, or at the family's measured prior where it has one, so that a
+// fit does not depend on the values fitted before.
+Efficiencies serving_fit_start(const Efficiencies& preset, const std::string& family);
 
 // Mean |error| of these serving cases (every one, whatever its family) with efficiencies `e`
 // (a case that does not evaluate counts as 1000%).
@@ -239,8 +255,8 @@ inline constexpr double serving_excess_percent = 25.0;
 inline constexpr double serving_excess_weight = 10.0;
 double serving_fit_objective_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e);
 
-// Fits serving_calibration_params() (or `options.fit`, a subset of their keys) to `cases`, from
-// `options.start` (the family's preset efficiencies). `result.family` is left to the caller.
+// Fits serving_calibration_params(shared_family(cases)) (or `options.fit`, a subset of their keys) to
+// `cases`, from `options.start` (the family's preset efficiencies). `result.family` is left to the caller.
 Result<CalibrationResult> calibrate_serving(const std::vector<const ValidationCase*>& cases, const CalibrationOptions& options);
 
 // Held-out errors of the serving fit: leave one source out (each GPU family refitted without the cases
@@ -343,9 +359,9 @@ struct ValidationLimits {
 // presets' efficiencies (serving efficiencies fitted per GPU family to these cases, in-sample), and the
 // margins past which `cutlab validate --check` fails.
 struct ServingLimits {
-  static constexpr double documented_mean_percent = 10.9;   // mean |error| over the serving cases
+  static constexpr double documented_mean_percent = 11.0;   // mean |error| over the serving cases
   static constexpr double documented_worst_percent = 40.6;  // largest |error|
-  static constexpr int documented_cases_over_30 = 5;        // cases with |error| > 30% (issue 12's limit)
+  static constexpr int documented_cases_over_30 = 4;        // cases with |error| > 30% (issue 12's limit)
   static constexpr int documented_failed_cases = 0;         // cases that do not evaluate (or do not fit)
   static constexpr double margin_mean_percent = 1.0, margin_worst_percent = 2.0;
 };

@@ -613,7 +613,7 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
       if (c.kind == CaseKind::Serving && c.family == fam) mine.push_back(&c);
     if (mine.empty()) return std::cerr << "cutlab: no serving case has family '" << fam << "'\n", kInvalid;
     CalibrationOptions o = opt;
-    o.start = serving_fit_start(mine.front()->config.cluster.efficiency);
+    o.start = serving_fit_start(mine.front()->config.cluster.efficiency, fam);
     const Result<CalibrationResult> r = calibrate_serving(mine, o);
     if (!r.ok()) {
       for (const Error& e : r.errors) std::cerr << "cutlab: " << e.path << ": " << e.message << "\n";
@@ -621,14 +621,14 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
     }
     const CalibrationResult& c = r.value;
     if (as_json) {
-      fits.push_back(calibration_json(fam, c, serving_calibration_params()));
+      fits.push_back(calibration_json(fam, c, serving_calibration_params(fam)));
       continue;
     }
     std::cout << "family " << fam << ": " << c.case_ids.size() << " serving cases, " << c.evaluations << " evaluations\n";
     std::cout << "  mean |error| " << fixed(c.start_mape_percent, 2) << "% at the start → " << fixed(c.fitted_mape_percent, 2)
               << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
     Table t{{"efficiency", "start", "fitted", "prior", "bounds"}, {}};
-    for (const CalibrationParam& p : serving_calibration_params())
+    for (const CalibrationParam& p : serving_calibration_params(fam))
       t.rows.push_back({p.key, number(c.start.*(p.member) / p.unit), number(c.fitted.*(p.member) / p.unit),
                         number(p.prior / p.unit) + " ± " + number(p.prior_sd / p.unit),
                         number(p.lo / p.unit) + " – " + number(p.hi / p.unit)});

@@ -4,10 +4,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "core/memory.h"
+#include "core/ops.h"
 #include "core/presets.h"
 #include "core/validation.h"
 #include "tests/helpers.h"
@@ -550,10 +554,87 @@ TEST_CASE("the serving fit's objective is the mean |error| plus ten times the me
   CHECK(serving_fit_objective_percent(h100, slow) > serving_mape_percent(h100, slow) + 10.0);  // the excess counts
 }
 
+TEST_CASE("the H200's measured serving priors are its kernel rates in cutlab's terms", "[validation][serving][calibration]") {
+  // validation/kernel-rates-h200.json and graph-rates-h200.json: kernel rates measured on one H200
+  // (bench/gpu/kernel_rates.py, graph_rates.py), and the same scripts again on a fresh machine (-repeat);
+  // each prior's centre recomputed here from the raw times of each run.
+  const Cluster h200 = *find_cluster_preset("hgx-h200");
+  const double hbm = h200.hbm_bytes_per_s, floor_s = h200.efficiency.kernel_floor_s;
+  const double fp8_sustained = h200.fp8_flops_per_s * h200.gemm_sustained;
+  REQUIRE(hbm == 4.8e12);
+  REQUIRE_THAT(fp8_sustained, WithinRel(1979e12 * 792.1 / 989.0, 1e-9));
+  auto prior = [](const std::string& family, const std::string& key) {
+    for (const CalibrationParam& p : serving_calibration_params(family))
+      if (key == p.key) return std::make_pair(p.prior, p.prior_sd);
+    FAIL("no serving parameter " + key);
+    return std::make_pair(0.0, 0.0);
+  };
+  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); };
+  for (const std::string run : {"", "-repeat"}) {
+    INFO("run " << run);
+    const nlohmann::json k = nlohmann::json::parse(validation_text("kernel-rates-h200" + run + ".json"));
+    const nlohmann::json g = nlohmann::json::parse(validation_text("graph-rates-h200" + run + ".json"));
+    // serving_gemm: fp8 GEMMs of M >= 1,024 against the sustained fp8 rate.
+    std::vector<double> gemm;
+    for (const auto& d : k["dense"])
+      if (d["dtype"] == "fp8" && d["M"].get<int>() >= 1024) gemm.push_back(d["flops_per_s"].get<double>() / fp8_sustained);
+    REQUIRE(gemm.size() == 10);
+    CHECK_THAT(prior("h200", "serving_gemm").first, WithinAbs(mean(gemm), 0.005));
+    // hbm_stream: the largest thin GEMM of each dtype, its time less one kernel floor.
+    double fp8_stream = 0, bf16_stream = 0;
+    for (const auto& d : k["dense"])
+      if (d["M"].get<int>() <= 16) {
+        const double t = d["s"].get<double>(), e = d["weight_bytes_per_s"].get<double>() * t / ((t - floor_s) * hbm);
+        (d["dtype"] == "fp8" ? fp8_stream : bf16_stream) = std::max(d["dtype"] == "fp8" ? fp8_stream : bf16_stream, e);
+      }
+    CHECK_THAT(fp8_stream, WithinAbs(0.717, 0.005));  // 234.9 MB in 71.3 µs
+    CHECK_THAT(prior("h200", "hbm_stream").first, WithinAbs((fp8_stream + bf16_stream) / 2.0, 0.01));
+    // serving_expert_gemm and serving_expert_stream: the grouped fp8 GEMMs, against the dense fp8 figures.
+    std::vector<double> expert_gemm, expert_stream;
+    for (const auto& d : k["grouped"]) {
+      if (d["dtype"] != "fp8") continue;
+      const double t = d["s"].get<double>();
+      if (d["tokens_per_expert"].get<int>() >= 256)
+        expert_gemm.push_back(d["flops_per_s"].get<double>() / (fp8_sustained * mean(gemm)));
+      else expert_stream.push_back(d["weight_bytes_per_s"].get<double>() * t / ((t - 2.0 * floor_s) * hbm) / fp8_stream);
+    }
+    REQUIRE(expert_gemm.size() == 8);
+    REQUIRE(expert_stream.size() == 8);
+    CHECK_THAT(prior("h200", "serving_expert_gemm").first, WithinAbs(mean(expert_gemm), 0.01));
+    CHECK_THAT(prior("h200", "serving_expert_stream").first, WithinAbs(mean(expert_stream), 0.01));
+    // serving_attention: cuDNN's causal prefill against the bf16 peak and cutlab's shape factor.
+    std::vector<double> attention;
+    for (const auto& d : g["cudnn_attention"])
+      if (d["backend"] == "CUDNN_ATTENTION")
+        attention.push_back(d["flops_per_s"].get<double>() / h200.bf16_flops_per_s /
+                            attention_efficiency(128, d["S"].get<double>(), 1.0));
+    REQUIRE(attention.size() == 3);
+    CHECK_THAT(prior("h200", "serving_attention").first, WithinAbs(mean(attention), 0.01));
+    for (const std::vector<double>* v : {&gemm, &expert_gemm, &expert_stream, &attention})
+      for (double x : *v) CHECK(x > 0.0);
+    // Every measured value within two of its prior's standard deviations.
+    for (double x : gemm) CHECK(std::fabs(x - prior("h200", "serving_gemm").first) <= 2.0 * prior("h200", "serving_gemm").second);
+    for (double x : expert_stream)
+      CHECK(std::fabs(x - prior("h200", "serving_expert_stream").first) <= 2.0 * prior("h200", "serving_expert_stream").second);
+  }
+  // The same die: the H100 takes the GEMM and attention rates, not the stream fractions; other GPUs the general priors.
+  CHECK(prior("h100", "serving_attention") == prior("h200", "serving_attention"));
+  CHECK(prior("h100", "serving_gemm") == prior("h200", "serving_gemm"));
+  CHECK(prior("h100", "hbm_stream") == prior("", "hbm_stream"));
+  for (const CalibrationParam& p : serving_calibration_params("b200")) CHECK(prior("", p.key) == std::make_pair(p.prior, p.prior_sd));
+  // A fit of the family starts at its measured priors; a pooled fit takes the general ones.
+  CHECK(serving_fit_start(h200.efficiency, "h200").serving_attention == prior("h200", "serving_attention").first);
+  CHECK(serving_fit_start(h200.efficiency, "").serving_attention == Efficiencies{}.serving_attention);
+  std::vector<const ValidationCase*> mixed = serving_family("h200");
+  CHECK(shared_family(mixed) == "h200");
+  mixed.push_back(serving_family("b200").front());
+  CHECK(shared_family(mixed).empty());
+}
+
 TEST_CASE("the serving fit is deterministic, bounded and lowers its objective", "[validation][serving][calibration]") {
   const std::vector<const ValidationCase*> h100 = serving_family("h100");
   CalibrationOptions opt;
-  opt.start = serving_fit_start(find_cluster_preset("dgx-h100")->efficiency);
+  opt.start = serving_fit_start(find_cluster_preset("dgx-h100")->efficiency, "h100");
   opt.fit = {"hbm_stream", "host_seq_us"};
   opt.max_evaluations = 40;
   opt.restarts = 0;
@@ -602,7 +683,7 @@ TEST_CASE("the serving cross-validation refits without the held-out source, mode
     for (const ValidationCase& c : set)
       if (keep(c)) on.push_back(&c);
     CalibrationOptions o = opt;
-    o.start = serving_fit_start(set[i].config.cluster.efficiency);
+    o.start = serving_fit_start(set[i].config.cluster.efficiency, shared_family(on));
     const Result<CalibrationResult> f = calibrate_serving(on, o);
     const Efficiencies e = f.ok() ? f.value.fitted : o.start;
     return run_case(set[i], &e).error_percent;
