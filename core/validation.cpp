@@ -712,7 +712,7 @@ const std::vector<MeasuredPrior>& measured_serving_priors() {
   // Kernel rates measured on one H200 SXM (bench/gpu/kernel_rates.py, torch 2.11 / CUDA 13.0, 2026-12-04;
   // validation/kernel-rates-h200.json; bench/gpu/implied.py turns them into cutlab's terms;
   // docs/validation.md §8, "Kernel rates measured on an H200"). fp8, the weights of 49 of the 54 H200 cases:
-  // - hbm_stream: a decode GEMM of 16 rows streams 235 MB of fp8 weights at 0.717 of 4.8 TB/s beyond one
+  // - hbm_stream: a decode GEMM of 16 rows streams 235 MB of fp8 weights at 0.718 of 4.8 TB/s beyond one
   //   kernel floor, 470 MB of bf16 at 0.791 (smaller matrices less: a fixed cost per GEMM beyond the floor):
   //   0.75 ± 0.05;
   // - serving_gemm: cuBLASLt fp8 GEMMs, M 1,024 to 16,384, 0.755–0.810 of the sustained rate (mean 0.789;
@@ -727,7 +727,7 @@ const std::vector<MeasuredPrior>& measured_serving_priors() {
   //   0.62–0.66 of the bf16 peak after cutlab's key-length factor (core/ops.cpp attention_efficiency);
   //   flash attention 2 reaches 0.36: 0.63 ± 0.05.
   // The decode GEMMs of Llama 3 8B (TP 1) and 70B (TP 8) back to back in a CUDA graph stream their
-  // weights at 0.67–0.84 beyond a 3.085 µs floor per GEMM, the hbm_stream prior's range.
+  // weights at 0.68–0.84 beyond the 3.167 µs floor per GEMM, the hbm_stream prior's range.
   // The H100 is the same GH100 die with the same SMs and clocks but HBM3 at 3.35 TB/s: the GEMM and
   // attention rates carry over, the stream fractions are not assumed to.
   static const std::vector<MeasuredPrior> p = {

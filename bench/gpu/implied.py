@@ -9,7 +9,7 @@ that makes cutlab's serving step (core/serving_step.cpp) give the measured time,
 spread (docs/validation.md §8, "Kernel rates measured on an H200"). Only kernels whose shape cutlab's
 gemm_efficiency leaves at factor 1 (M a multiple of 128 and more tiles than SMs) are used for the GEMM rates, so
 that no shape model is assumed here. Constants: the hgx-h200 preset (core/presets.cpp): HBM 4.8 TB/s, dense
-bf16 989 and fp8 1,979 TFLOP/s, sustained share 792.1/989 (Cluster::gemm_sustained); kernel_floor_us 3.085 (the
+bf16 989 and fp8 1,979 TFLOP/s, sustained share 792.1/989 (Cluster::gemm_sustained); kernel_floor_us 3.167 (the
 H100 training fit, which the H200 preset shares), one per GEMM kernel.
 """
 import json
@@ -19,7 +19,7 @@ import sys
 HBM = 4.8e12
 PEAK = {"bf16": 989e12, "fp8": 1979e12}
 MAMF = 792.1 / 989.0
-FLOOR_S = 3.085e-6
+FLOOR_S = 3.167e-6
 
 r = json.load(open(sys.argv[1] if len(sys.argv) > 1 else "validation/kernel-rates-h200.json"))
 
