@@ -730,13 +730,21 @@ const std::vector<MeasuredPrior>& measured_serving_priors() {
   // weights at 0.68–0.84 beyond the 3.167 µs floor per GEMM, the hbm_stream prior's range.
   // The H100 is the same GH100 die with the same SMs and clocks but HBM3 at 3.35 TB/s: the GEMM and
   // attention rates carry over, the stream fractions are not assumed to.
+  static const char* h200 = "measured on an H200";
+  static const char* die = "measured on an H200 (the same die)";
   static const std::vector<MeasuredPrior> p = {
-      {"h200", "hbm_stream", 0.75, 0.05},          {"h200", "serving_gemm", 0.79, 0.04},
-      {"h200", "serving_expert_gemm", 0.67, 0.14}, {"h200", "serving_expert_stream", 0.72, 0.06},
-      {"h200", "serving_attention", 0.63, 0.05},   {"h100", "serving_gemm", 0.79, 0.04},
-      {"h100", "serving_expert_gemm", 0.67, 0.14}, {"h100", "serving_attention", 0.63, 0.05},
+      {"h200", "hbm_stream", 0.75, 0.05, h200},          {"h200", "serving_gemm", 0.79, 0.04, h200},
+      {"h200", "serving_expert_gemm", 0.67, 0.14, h200}, {"h200", "serving_expert_stream", 0.72, 0.06, h200},
+      {"h200", "serving_attention", 0.63, 0.05, h200},   {"h100", "serving_gemm", 0.79, 0.04, die},
+      {"h100", "serving_expert_gemm", 0.67, 0.14, die},  {"h100", "serving_attention", 0.63, 0.05, die},
   };
   return p;
+}
+
+std::string serving_prior_source(const std::string& family, const std::string& key) {
+  for (const MeasuredPrior& m : measured_serving_priors())
+    if (family == m.family && key == m.key) return m.source;
+  return "general (core/validation.cpp)";
 }
 
 std::vector<CalibrationParam> serving_calibration_params(const std::string& family) {

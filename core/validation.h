@@ -226,8 +226,12 @@ struct MeasuredPrior {
   const char* family;
   const char* key;
   double prior, prior_sd;
+  const char* source;  // where it was measured, as `cutlab calibrate --serving` prints it
 };
 const std::vector<MeasuredPrior>& measured_serving_priors();
+
+// The source of `key`'s prior in `family`'s serving fits: the measured prior's, or the general priors'.
+std::string serving_prior_source(const std::string& family, const std::string& key);
 
 // serving_calibration_params() with the family's measured priors (none for "" or a family without any).
 std::vector<CalibrationParam> serving_calibration_params(const std::string& family);

@@ -558,17 +558,26 @@ namespace {
 
 // One family's fit as JSON: its cases, the start and fitted values of `params` (in their units), the
 // errors and the evaluations.
-json calibration_json(const std::string& family, const CalibrationResult& c, const std::vector<CalibrationParam>& params) {
-  json fitted = json::object(), start = json::object();
-  for (const CalibrationParam& p : params) fitted[p.key] = c.fitted.*(p.member) / p.unit, start[p.key] = c.start.*(p.member) / p.unit;
-  return {{"family", family},
-          {"cases", c.case_ids},
-          {"start", start},
-          {"fitted", fitted},
-          {"start_mape_percent", c.start_mape_percent},
-          {"fitted_mape_percent", c.fitted_mape_percent},
-          {"fitted_max_abs_percent", c.fitted_max_abs_percent},
-          {"evaluations", c.evaluations}};
+json calibration_json(const std::string& family, const CalibrationResult& c, const std::vector<CalibrationParam>& params,
+                      bool serving = false) {
+  json fitted = json::object(), start = json::object(), priors = json::object();
+  for (const CalibrationParam& p : params) {
+    fitted[p.key] = c.fitted.*(p.member) / p.unit, start[p.key] = c.start.*(p.member) / p.unit;
+    if (serving)
+      priors[p.key] = {{"prior", p.prior / p.unit},
+                       {"prior_sd", p.prior_sd / p.unit},
+                       {"source", serving_prior_source(family, p.key)}};
+  }
+  json out = {{"family", family},
+              {"cases", c.case_ids},
+              {"start", start},
+              {"fitted", fitted},
+              {"start_mape_percent", c.start_mape_percent},
+              {"fitted_mape_percent", c.fitted_mape_percent},
+              {"fitted_max_abs_percent", c.fitted_max_abs_percent},
+              {"evaluations", c.evaluations}};
+  if (serving) out["priors"] = priors;
+  return out;
 }
 
 // The serving cross-validation as JSON: the summary and every case's in-sample and held-out errors.
@@ -621,17 +630,17 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
     }
     const CalibrationResult& c = r.value;
     if (as_json) {
-      fits.push_back(calibration_json(fam, c, serving_calibration_params(fam)));
+      fits.push_back(calibration_json(fam, c, serving_calibration_params(fam), true));
       continue;
     }
     std::cout << "family " << fam << ": " << c.case_ids.size() << " serving cases, " << c.evaluations << " evaluations\n";
     std::cout << "  mean |error| " << fixed(c.start_mape_percent, 2) << "% at the start → " << fixed(c.fitted_mape_percent, 2)
               << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
-    Table t{{"efficiency", "start", "fitted", "prior", "bounds"}, {}};
+    Table t{{"efficiency", "start", "fitted", "prior", "bounds", "prior from"}, {}};
     for (const CalibrationParam& p : serving_calibration_params(fam))
       t.rows.push_back({p.key, number(c.start.*(p.member) / p.unit), number(c.fitted.*(p.member) / p.unit),
                         number(p.prior / p.unit) + " ± " + number(p.prior_sd / p.unit),
-                        number(p.lo / p.unit) + " – " + number(p.hi / p.unit)});
+                        number(p.lo / p.unit) + " – " + number(p.hi / p.unit), serving_prior_source(fam, p.key)});
     std::cout << t.render() << "\n";
   }
   if (as_json) {

@@ -622,6 +622,10 @@ TEST_CASE("the H200's measured serving priors are its kernel rates in cutlab's t
   CHECK(prior("h100", "serving_gemm") == prior("h200", "serving_gemm"));
   CHECK(prior("h100", "hbm_stream") == prior("", "hbm_stream"));
   for (const CalibrationParam& p : serving_calibration_params("b200")) CHECK(prior("", p.key) == std::make_pair(p.prior, p.prior_sd));
+  CHECK(serving_prior_source("h200", "serving_attention") == "measured on an H200");
+  CHECK(serving_prior_source("h100", "serving_attention") == "measured on an H200 (the same die)");
+  CHECK(serving_prior_source("h100", "hbm_stream") == "general (core/validation.cpp)");
+  CHECK(serving_prior_source("b200", "serving_gemm") == "general (core/validation.cpp)");
   // A fit of the family starts at its measured priors; a pooled fit takes the general ones.
   CHECK(serving_fit_start(h200.efficiency, "h200").serving_attention == prior("h200", "serving_attention").first);
   CHECK(serving_fit_start(h200.efficiency, "").serving_attention == Efficiencies{}.serving_attention);
