@@ -741,27 +741,34 @@ const std::vector<MeasuredPrior>& measured_serving_priors() {
   return p;
 }
 
-std::string serving_prior_source(const std::string& family, const std::string& key) {
+namespace {
+// The prior measured for `key` on `family`'s GPU, or null.
+const MeasuredPrior* measured_prior(const std::string& family, const std::string& key) {
   for (const MeasuredPrior& m : measured_serving_priors())
-    if (family == m.family && key == m.key) return m.source;
-  return "general (core/validation.cpp)";
+    if (family == m.family && key == m.key) return &m;
+  return nullptr;
+}
+}  // namespace
+
+std::string serving_prior_source(const std::string& family, const std::string& key) {
+  const MeasuredPrior* m = measured_prior(family, key);
+  return m ? m->source : "general (core/validation.cpp)";
 }
 
 std::vector<CalibrationParam> serving_calibration_params(const std::string& family) {
   std::vector<CalibrationParam> v = serving_calibration_params();
-  for (const MeasuredPrior& m : measured_serving_priors())
-    for (CalibrationParam& p : v)
-      if (family == m.family && std::string(p.key) == m.key) p.prior = m.prior, p.prior_sd = m.prior_sd;
+  for (CalibrationParam& p : v)
+    if (const MeasuredPrior* m = measured_prior(family, p.key)) p.prior = m->prior, p.prior_sd = m->prior_sd;
   return v;
 }
 
 Efficiencies serving_fit_start(const Efficiencies& preset, const std::string& family) {
   Efficiencies e = preset;
   const Efficiencies defaults;
-  for (const CalibrationParam& p : serving_calibration_params()) e.*(p.member) = defaults.*(p.member);
-  for (const MeasuredPrior& m : measured_serving_priors())
-    for (const CalibrationParam& p : serving_calibration_params())
-      if (family == m.family && std::string(p.key) == m.key) e.*(p.member) = m.prior;
+  for (const CalibrationParam& p : serving_calibration_params()) {
+    const MeasuredPrior* m = measured_prior(family, p.key);
+    e.*(p.member) = m ? m->prior : defaults.*(p.member);
+  }
   return e;
 }
 

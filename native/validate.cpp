@@ -558,26 +558,25 @@ namespace {
 
 // One family's fit as JSON: its cases, the start and fitted values of `params` (in their units), the
 // errors and the evaluations.
-json calibration_json(const std::string& family, const CalibrationResult& c, const std::vector<CalibrationParam>& params,
-                      bool serving = false) {
-  json fitted = json::object(), start = json::object(), priors = json::object();
-  for (const CalibrationParam& p : params) {
-    fitted[p.key] = c.fitted.*(p.member) / p.unit, start[p.key] = c.start.*(p.member) / p.unit;
-    if (serving)
-      priors[p.key] = {{"prior", p.prior / p.unit},
-                       {"prior_sd", p.prior_sd / p.unit},
-                       {"source", serving_prior_source(family, p.key)}};
-  }
-  json out = {{"family", family},
-              {"cases", c.case_ids},
-              {"start", start},
-              {"fitted", fitted},
-              {"start_mape_percent", c.start_mape_percent},
-              {"fitted_mape_percent", c.fitted_mape_percent},
-              {"fitted_max_abs_percent", c.fitted_max_abs_percent},
-              {"evaluations", c.evaluations}};
-  if (serving) out["priors"] = priors;
-  return out;
+json calibration_json(const std::string& family, const CalibrationResult& c, const std::vector<CalibrationParam>& params) {
+  json fitted = json::object(), start = json::object();
+  for (const CalibrationParam& p : params) fitted[p.key] = c.fitted.*(p.member) / p.unit, start[p.key] = c.start.*(p.member) / p.unit;
+  return {{"family", family},
+          {"cases", c.case_ids},
+          {"start", start},
+          {"fitted", fitted},
+          {"start_mape_percent", c.start_mape_percent},
+          {"fitted_mape_percent", c.fitted_mape_percent},
+          {"fitted_max_abs_percent", c.fitted_max_abs_percent},
+          {"evaluations", c.evaluations}};
+}
+
+// A family's serving priors as JSON: each key's prior, its spread and where it comes from.
+json serving_priors_json(const std::string& family) {
+  json priors = json::object();
+  for (const CalibrationParam& p : serving_calibration_params(family))
+    priors[p.key] = {{"prior", p.prior / p.unit}, {"prior_sd", p.prior_sd / p.unit}, {"source", serving_prior_source(family, p.key)}};
+  return priors;
 }
 
 // The serving cross-validation as JSON: the summary and every case's in-sample and held-out errors.
@@ -630,7 +629,8 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
     }
     const CalibrationResult& c = r.value;
     if (as_json) {
-      fits.push_back(calibration_json(fam, c, serving_calibration_params(fam), true));
+      fits.push_back(calibration_json(fam, c, serving_calibration_params(fam)));
+      fits.back()["priors"] = serving_priors_json(fam);
       continue;
     }
     std::cout << "family " << fam << ": " << c.case_ids.size() << " serving cases, " << c.evaluations << " evaluations\n";

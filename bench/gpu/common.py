@@ -1,4 +1,4 @@
-"""What kernel_rates.py and graph_rates.py share: the timer, the fp8 cast and the recorded failures."""
+"""What the scripts of bench/gpu share: the timer, CUDA-graph capture, the fp8 cast and the recorded failures."""
 import torch
 import triton.testing
 
@@ -20,3 +20,17 @@ def attempt(results, name, fn):
         results["errors"].append({"case": name, "error": f"{type(e).__name__}: {e}"[:400]})
         print(f"FAILED {name}: {type(e).__name__}: {str(e)[:200]}", flush=True)
     torch.cuda.empty_cache()
+
+
+def captured(fn):
+    """fn captured in a CUDA graph, after two warm-up calls on a side stream (as torch.cuda.graph asks)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g

@@ -21,7 +21,7 @@ import sys
 
 import torch
 
-from common import attempt as attempt_in, fp8, median_s
+from common import attempt as attempt_in, captured, fp8, median_s
 
 dev = "cuda"
 torch.manual_seed(0)
@@ -29,19 +29,6 @@ results = {"errors": [], "graph": [], "moe_graph": [], "cudnn_attention": []}
 attempt = functools.partial(attempt_in, results)
 
 
-
-
-def captured(fn):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g
 
 
 

@@ -20,25 +20,12 @@ import sys
 
 import torch
 
-from common import attempt as attempt_in, median_s
+from common import attempt as attempt_in, captured, median_s
 
 dev = "cuda"
 torch.manual_seed(0)
 results = {"errors": [], "decode_attention": [], "moe_routing": []}
 attempt = functools.partial(attempt_in, results)
-
-
-def captured(fn):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g
 
 
 def decode_attention(B, S, Hq=64, Hkv=8, D=128, layers=8):
