@@ -378,7 +378,7 @@ std::vector<ClusterPreset> make_clusters() {
                                                    2000),
                                           h100_fitted()),
                                0.6),
-               0.890, 0.694, 0.696, 0.694, 0.574, 19.0, 0.000, 32.1, 0.123),
+               0.886, 0.700, 0.639, 0.653, 0.580, 14.9, 0.000, 35.1, 0.125),
        std::string(sheet) + "; 96 GB GDDR7 at 1.6 TB/s; PCIe Gen5 x16, no NVLink (GPU to GPU over PCIe)"});
   return v;
 }
