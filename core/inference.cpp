@@ -42,7 +42,9 @@ std::vector<StageRoom> stage_rooms(const ServingSetup& S) {
     const StageParams sp = stage_params(m, S.plan, S.mesh, st);
     sm.dense_params = sp.dense;
     sm.expert_params = sp.experts;
-    sm.weights_bytes = sp.dense * S.wb + sp.experts * S.expert_wb;
+    // The embedding and the output layer stay 16-bit in a quantised checkpoint (core/precision.h).
+    const double vocab = sp.embedding + sp.output;
+    sm.weights_bytes = (sp.dense - vocab) * S.wb + vocab * kVocabWeightBytes + sp.experts * S.expert_wb;
     room.kv_per_seq = S.kv_layer * stage_attended_keys(m, st, ctx_held, held(w));
     // Workspace: one layer's activations of the tokens a step runs (residual, norm, QKV, attention
     // output, MLP intermediate, 16-bit): one prompt (static) or max_num_tokens (in-flight: TensorRT-LLM

@@ -25,13 +25,13 @@ StageParams stage_params(const ModelSpec& m, const Plan& plan, const Mesh& mesh,
   const StageBlocks n = stage_blocks(m, st);
   sp.dense = (n.dense + n.moe) * (attention_params_per_gpu(dl, m, t) + dl.norms) + n.dense * dl.dense_mlp / t +
              n.moe * (el.router + el.shared_experts / t);
-  if (st.embedding) sp.embedding = Vh / t;
-  sp.dense += sp.embedding;
   // MTP modules: their projection and norms, and (on a last stage without the embedding) a copy of the
   // embedding for the shifted tokens, kept in sync as tied embeddings are (Megatron-Core MTP).
-  sp.dense += n.mtp * (2.0 * h * h / t + 3.0 * h) + (n.mtp > 0 && !st.embedding ? Vh / t : 0.0);
-  if (st.output && !(m.tied_embeddings && st.embedding)) sp.dense += Vh / t;  // tied and PP = 1: one matrix
-  if (st.output) sp.dense += m.hidden;                                        // final norm
+  if (st.embedding || n.mtp > 0) sp.embedding = Vh / t;
+  sp.dense += sp.embedding + n.mtp * (2.0 * h * h / t + 3.0 * h);
+  if (st.output && !(m.tied_embeddings && st.embedding)) sp.output = Vh / t;  // tied and PP = 1: one matrix
+  sp.dense += sp.output;
+  if (st.output) sp.dense += m.hidden;  // final norm
   if (is_moe(m)) sp.experts = n.moe * (double(m.experts) / plan.ep) * el.routed_expert / mesh.etp;
   return sp;
 }

@@ -40,7 +40,8 @@ StateBytesPerParam state_bytes_per_param(const Plan& plan, const Workload& w, do
 struct StageParams {
   double dense = 0;
   double experts = 0;
-  double embedding = 0;  // the input embedding's share of `dense` (a lookup, not a GEMM)
+  double embedding = 0;  // the input embedding's share of `dense`, or the MTP modules' copy of it (a lookup, not a GEMM)
+  double output = 0;     // an untied output layer's share of `dense` (tied on one stage: `embedding` is it)
 };
 StageParams stage_params(const ModelSpec& m, const Plan& plan, const Mesh& mesh, const StageInfo& stage);
 

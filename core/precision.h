@@ -10,7 +10,15 @@
 //   as TensorRT-LLM's NVFP4 checkpoints do; mxfp4 too, Blackwell's tensor cores run both block-scaled
 //   formats at the fp4 rate), fp8 weights on a GPU with an fp8 peak run fp8 GEMMs;
 //   otherwise the weights are dequantised and the GEMMs run in bf16 (weight-only quantisation).
-// Ignores: layers a checkpoint keeps in higher precision (attention, router, output layer), the
+// - The input embedding and the output layer stay 16-bit whatever the weight dtype: quantisation tools
+//   and engines quantise the Linear layers of the transformer blocks only. An embedding is a lookup
+//   table, never a Linear; NVIDIA TensorRT Model Optimizer's default configurations disable the
+//   lm_head quantizer ("*lm_head*": {"enable": False}, modelopt/torch/quantization/config.py), so its
+//   FP8 and NVFP4 checkpoints list lm_head among hf_quant_config.json's exclude_modules; DeepSeek-V3's
+//   own fp8 checkpoint stores embed_tokens and lm_head in bf16; vLLM's fp8, AWQ and GPTQ methods leave
+//   VocabParallelEmbedding and ParallelLMHead unquantised by default. The output layer's GEMM runs at
+//   the bf16 peak (as core/ops.h output_ops prices it, and Transformer Engine keeps it in training).
+// Ignores: other layers a checkpoint keeps in higher precision (some keep attention or the router), the
 // quantisation kernels of the activations.
 #pragma once
 #include "core/choices.h"
@@ -20,6 +28,9 @@ namespace cutlab {
 
 struct Workload;
 struct Config;
+
+// Bytes per weight of the input embedding and the output layer, in every weight dtype (rule above).
+inline constexpr double kVocabWeightBytes = 2.0;
 
 // Bytes per element of a weight or KV-cache dtype: bf16 2, fp8 1, int4 0.5, fp4 0.5625 (NVFP4 with
 // its block scales).

@@ -336,7 +336,7 @@ std::vector<ClusterPreset> make_clusters() {
   v.push_back({calibrated(node("dgx-a100", "A100 SXM 80GB", 8, 80, 2039, 312, 0, 300, 25, 108, 32, kA100Mamf), a100_fitted()),
                std::string(sheet) + "; NVLink 3 600 GB/s total; 8× HDR 200 Gb/s IB per node"});
   v.push_back({serving(calibrated(node("dgx-h100", "H100 SXM", 8, 79.6, 3350, 989, 1979, 450, 50, 132, 64, kH100Mamf), h100_fitted()),
-                       0.778, 0.615, 0.776, 0.415, 0.629, 0.06, 0.520, 54.0, 0.164),
+                       0.799, 0.703, 0.777, 0.400, 0.626, 2.8, 0.630, 56.3, 0.162),
                std::string(sheet) + "; 81,559 MiB usable; NVLink 4 900 GB/s total; 8× NDR 400 Gb/s per node"});
   v.push_back({calibrated(node("grand-teton-h100", "H100 96GB HBM2e (500 W)", 8, 95.5, 2400, 989, 1979, 450, 50, 132, 64, kH100Mamf),
                           gt_fitted()),
@@ -345,18 +345,18 @@ std::vector<ClusterPreset> make_clusters() {
   v.push_back({calibrated(node("hgx-h800", "H800 SXM", 8, 79.6, 3350, 989, 1979, 200, 50, 132, 64, kH100Mamf), h100_fitted()),
                std::string(sheet) + "; NVLink 400 GB/s total (DeepSeek-V3 §3.2.2: ~160 GB/s achievable), 400 Gb/s IB"});
   v.push_back({serving(calibrated(node("hgx-h200", "H200 SXM", 8, 140.4, 4800, 989, 1979, 450, 50, 132, 64, kH100Mamf), h100_fitted()),
-                       0.667, 0.622, 0.781, 0.349, 0.604, 3.7, 0.000, 26.7, 0.177),
+                       0.673, 0.639, 0.786, 0.345, 0.605, 3.6, 0.000, 28.9, 0.171),
                std::string(sheet) + "; 141 GB HBM3e (143,771 MiB usable); NVLink 4; 400 Gb/s per GPU"});
   // fp4: dense NVFP4 peaks, half the datasheets' sparse figures (HGX B200 18 PFLOPS, GB200 NVL72
   // 1,440 PFLOPS per 72 GPUs = 20 PFLOPS per GPU).
   v.push_back({serving(calibrated(with_fp4(node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50, 148, 64, kH100Mamf), 9000),
                                   h100_fitted()),
-                       0.790, 0.844, 0.642, 0.309, 0.260, 6.8, 0.131, 63.9, 0.105),
+                       0.776, 0.876, 0.653, 0.303, 0.266, 5.8, 0.130, 63.2, 0.106),
                std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU"});
   v.push_back(
       {serving(calibrated(with_fp4(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148, 450, kH100Mamf), 10000),
                           h100_fitted()),
-               0.720, 0.844, 0.567, 0.380, 0.301, 0.0, 0.456, 43.5, 0.043),
+               0.736, 0.838, 0.585, 0.447, 0.205, 0.0, 0.470, 41.1, 0.033),
        std::string(sheet) + "; 186 GB HBM3e; 72 GPUs in one NVLink 5 domain; 400 Gb/s per GPU scale-out"});
   // RTX PRO 6000 Blackwell Server Edition (NVIDIA datasheet): 96 GB GDDR7 at 1.6 TB/s (1,597 GB/s),
   // 188 SMs, PCIe Gen5 x16 and no NVLink: the GPUs of a server talk over PCIe (64 GB/s per direction,
@@ -378,7 +378,7 @@ std::vector<ClusterPreset> make_clusters() {
                                                    2000),
                                           h100_fitted()),
                                0.6),
-               0.886, 0.700, 0.639, 0.653, 0.580, 14.9, 0.000, 35.1, 0.125),
+               0.903, 0.733, 0.586, 0.677, 0.586, 6.1, 0.002, 30.8, 0.131),
        std::string(sheet) + "; 96 GB GDDR7 at 1.6 TB/s; PCIe Gen5 x16, no NVLink (GPU to GPU over PCIe)"});
   return v;
 }

@@ -130,15 +130,16 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double E = m.experts, k = m.top_k, local = is_moe(m) ? E / S.plan.ep : 0.0;
   const double group_routings = T * S.group_replicas * k;
   r.experts_read = is_moe(m) ? experts_touched(local, E, group_routings) : 0.0;
-  const double dense_bytes = dense * S.wb;
+  // The output layer stays 16-bit in a quantised checkpoint (core/precision.h kVocabWeightBytes).
+  const double output = st.output ? double(m.vocab) * S.h / S.t : 0.0;
+  const double dense_bytes = (dense - output) * S.wb + output * kVocabWeightBytes;
   const double expert_bytes = n_moe * r.experts_read * el.routed_expert / S.mesh.etp * S.expert_wb;
   // GEMM FLOPs: 2 per dense weight per token; this GPU's experts take group_routings/ep token copies
   // (local/E of them), 2 FLOPs per expert weight each.
   // The output layer runs only on the tokens that sample (sampled_tokens), not on every prompt token
   // as in training.
-  const double output = st.output ? double(m.vocab) * S.h / S.t : 0.0;
   const double sampled = st.output ? sampled_tokens(L.decode_seqs * L.decode_tokens, L.prefill_tokens, S.w.prompt_len) : 0.0;
-  const double dense_flops = 2.0 * (T * (dense - output) + sampled * output);
+  const double dense_flops = 2.0 * T * (dense - output), output_flops = 2.0 * sampled * output;
   const double copies = group_routings / std::max(1, S.plan.ep);
   const double expert_flops = 2.0 * copies * n_moe * el.routed_expert / S.mesh.etp;
   // GEMM efficiency by shape (core/ops.h gemm_efficiency, the training ops' function): the dense
@@ -186,7 +187,11 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // attention against the earlier chunks' K/V. The grouped GEMM reads its experts' weights at
   // serving_expert_stream of hbm_stream: each expert a few small matrices, not one long stream
   // (fitted apart, docs/validation.md §8).
-  const double gemm_s = roofline_s(dense_bytes, hbm_bps, dense_flops, S.peak * dense_eff) +
+  // The dense projections at the weights' peak, the output layer at the bf16 peak (core/precision.h),
+  // one roofline against the dense weights.
+  const double dense_math_s = (dense_flops > 0 ? dense_flops / (S.peak * dense_eff) : 0.0) +
+                              (output_flops > 0 ? output_flops / (S.c.bf16_flops_per_s * dense_eff) : 0.0);
+  const double gemm_s = std::max(dense_bytes / hbm_bps, dense_math_s) +
                         (n_moe > 0
                              ? roofline_s(expert_bytes, hbm_bps * e.serving_expert_stream, expert_flops, S.expert_peak * expert_eff)
                              : 0.0);

@@ -363,9 +363,9 @@ struct ValidationLimits {
 // presets' efficiencies (serving efficiencies fitted per GPU family to these cases, in-sample), and the
 // margins past which `cutlab validate --check` fails.
 struct ServingLimits {
-  static constexpr double documented_mean_percent = 10.8;   // mean |error| over the serving cases
-  static constexpr double documented_worst_percent = 40.6;  // largest |error|
-  static constexpr int documented_cases_over_30 = 3;        // cases with |error| > 30% (issue 12's limit)
+  static constexpr double documented_mean_percent = 10.5;   // mean |error| over the serving cases
+  static constexpr double documented_worst_percent = 40.9;  // largest |error|
+  static constexpr int documented_cases_over_30 = 5;        // cases with |error| > 30% (issue 12's limit)
   static constexpr int documented_failed_cases = 0;         // cases that do not evaluate (or do not fit)
   static constexpr double margin_mean_percent = 1.0, margin_worst_percent = 2.0;
 };

@@ -185,6 +185,33 @@ TEST_CASE("gpt-oss's MXFP4 experts beside fp8 attention: the experts' bytes apar
   REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/expert_weight_dtype");
 }
 
+TEST_CASE("a quantised checkpoint keeps its embedding and output layer in 16 bits", "[inference]") {
+  // Llama 3 8B (arXiv:2407.21783 Table 3): 32 layers of h = 4,096, 32 query and 8 KV heads of 128,
+  // an MLP of 14,336, vocabulary 128,256, untied. Per layer: Q and O 4,096², K and V 4,096 × 1,024,
+  // gate, up and down 3 × 4,096 × 14,336, two norms of 4,096: 218,112,000 weights; the final norm
+  // 4,096; the embedding and the output layer 128,256 × 4,096 = 525,336,576 each.
+  Config c = test::config("llama3-8b", "dgx-h100", 1, 1, 1, 4096, 1);
+  c.workload.mode = Mode::Infer;
+  c.workload.batching = Batching::Static;
+  c.workload.batch = 1;
+  const double blocks = 32.0 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336 + 2 * 4096) + 4096;
+  const double vocab = 128256.0 * 4096;
+  REQUIRE_THAT(blocks + 2 * vocab, WithinRel(8.03e9, 1e-3));
+  // fp8: one byte per block weight; the two vocabulary matrices stay bf16 (core/precision.h).
+  c.workload.weight_dtype = WeightDtype::FP8;
+  REQUIRE_THAT(infer(c).memory.per_stage[0].weights_bytes, WithinRel(blocks * 1.0 + 2 * vocab * 2.0, 1e-12));
+  // NVFP4 on a B200: 0.5 + 1/16 byte per block weight.
+  c.cluster = *find_cluster_preset("dgx-b200");
+  c.workload.weight_dtype = WeightDtype::FP4;
+  REQUIRE_THAT(infer(c).memory.per_stage[0].weights_bytes, WithinRel(blocks * 0.5625 + 2 * vocab * 2.0, 1e-12));
+  // Two pipeline stages of 16 layers: the embedding on the first, the output layer and final norm on the last.
+  c.plan.pp = 2;
+  const InferenceEstimate pp = infer(c);
+  const double half = 16.0 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336 + 2 * 4096);
+  REQUIRE_THAT(pp.memory.per_stage[0].weights_bytes, WithinRel(half * 0.5625 + vocab * 2.0, 1e-12));
+  REQUIRE_THAT(pp.memory.per_stage[1].weights_bytes, WithinRel((half + 4096) * 0.5625 + vocab * 2.0, 1e-12));
+}
+
 TEST_CASE("local layers' KV cache: their window, or the whole context as TensorRT-LLM keeps it", "[inference]") {
   // Llama 4 Scout: 36 of 48 layers attend within 8,192-token chunks. At a context of 32,768 tokens a
   // sequence holds 12·32,768 + 36·8,192 token-layers of K/V with the window kept, 48·32,768 with the
