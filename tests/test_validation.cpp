@@ -12,6 +12,7 @@
 
 #include "core/memory.h"
 #include "core/ops.h"
+#include "core/plan.h"
 #include "core/presets.h"
 #include "core/validation.h"
 #include "tests/helpers.h"
@@ -519,6 +520,31 @@ TEST_CASE("the serving cases load, evaluate and stay within their documented err
   const auto over_30 = std::count_if(s.results.begin(), s.results.end(),
                                      [](const CaseResult& r) { return !r.ok || std::fabs(r.error_percent) > 30.0; });
   CHECK(over_30 <= L::documented_cases_over_30);
+}
+
+TEST_CASE("the serving cases cut their pipelines as TensorRT-LLM does", "[validation][serving]") {
+  // TensorRT-LLM's Mapping.pp_layers: torch.tensor_split of the layers into pp parts, the first
+  // layers mod pp ranks one layer more. Qwen3-235B-A22B's 94 layers over 4 stages: 24, 24, 23, 23
+  // (cutlab's default, which shortens the first and last stages, would give 23, 24, 24, 23).
+  const Result<std::vector<ValidationCase>> cases = cases_from_json(validation_text("serving-cases.json"));
+  REQUIRE(cases.ok());
+  int pipelined = 0, uneven = 0;
+  for (const ValidationCase& c : cases.value) {
+    const Plan& p = c.config.plan;
+    if (p.pp <= 1) continue;
+    ++pipelined;
+    const int L = c.config.model.layers;
+    std::vector<int> engine(static_cast<size_t>(p.pp));
+    for (int i = 0; i < p.pp; ++i) engine[static_cast<size_t>(i)] = L / p.pp + (i < L % p.pp ? 1 : 0);
+    INFO(c.id);
+    CHECK(stage_layers(c.config.model, p) == engine);
+    if (L % p.pp != 0) {
+      ++uneven;
+      if (L == 94 && p.pp == 4) CHECK(engine == std::vector<int>{24, 24, 23, 23});
+    }
+  }
+  CHECK(pipelined == 40);  // Scout and Maverick TP4·PP2 and TP2·PP2, Qwen3 DEP2·PP2, Qwen3-235B TP2·PP4
+  CHECK(uneven == 9);      // the 9 Qwen3-235B TP2·PP4 runs
 }
 
 namespace {
