@@ -12,6 +12,11 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+std::string signed_percent(double percent) {
+  const std::string digits = fixed(std::fabs(percent), 1);
+  return (digits == "0.0" ? "" : percent < 0 ? "−" : "+") + digits + "%";
+}
+
 std::string gib(double bytes) { return fixed(bytes / 1073741824.0, 2); }
 
 std::string human_bytes(double b) {

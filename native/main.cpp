@@ -390,7 +390,7 @@ void print_inference(const ServingEstimate& e, const Config& c) {
       std::cout << " the KV pool holds " << with_commas(r.run_spare_sequences)
                 << (r.run_spare_sequences == 1 ? " sequence" : " sequences") << " beyond the fewest that finish in "
                 << waves(r.run_waves) << "; with fewer, " << waves(r.run_waves + 1) << ": " << human_time(r.run_one_more_wave_s)
-                << " per replica, throughput −" << fixed(100.0 * (1.0 - r.run_s / r.run_one_more_wave_s), 1) << "%\n";
+                << " per replica, throughput " << signed_percent(100.0 * (r.run_s / r.run_one_more_wave_s - 1.0)) << "\n";
     std::cout << "\n";
   }
   Table t{{"part", "prefill (TTFT)", "decode (TPOT)"}, {}};
