@@ -59,34 +59,47 @@ bool instances_fit(long long N, int C, int ga, long long na, int gb, long long n
   return slots >= nS;
 }
 
+namespace {
+
+// The last n in [0, hi] where `holds(n)`, true at 0 and false from some n on.
+template <class Holds>
+long long last_true(long long hi, Holds holds) {
+  long long lo = 0;
+  while (lo < hi) {
+    const long long mid = lo + (hi - lo + 1) / 2;
+    if (holds(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+// The most decode instances beside x prefill ones.
+long long decode_beside(long long N, int C, int gp, int gd, long long x) {
+  return last_true(N / gd, [&](long long y) { return instances_fit(N, C, gp, x, gd, y); });
+}
+
+}  // namespace
+
+DeploymentSplit split_at(long long N, int C, int gp, int gd, double rp, double rd, double link_per_gpu, long long x) {
+  if (gp < 1 || gd < 1 || x < 1) return {};
+  const long long y = decode_beside(N, C, gp, gd, x);
+  const double a = std::min(rp, gp * link_per_gpu), b = std::min(rd, gd * link_per_gpu);
+  return DeploymentSplit{static_cast<int>(x), static_cast<int>(y), std::min(double(x) * a, double(y) * b)};
+}
+
 DeploymentSplit best_split(long long N, int C, int gp, int gd, double rp, double rd, double link_per_gpu) {
   DeploymentSplit best;
   if (gp < 1 || gd < 1) return best;
-  // The last n in [0, hi] where `holds(n)`, true at 0 and false from some n on.
-  auto last_true = [](long long hi, auto holds) {
-    long long lo = 0;
-    while (lo < hi) {
-      const long long mid = lo + (hi - lo + 1) / 2;
-      if (holds(mid)) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
-  // The most decode instances beside x prefill ones.
-  auto decode_beside = [&](long long x) { return last_true(N / gd, [&](long long y) { return instances_fit(N, C, gp, x, gd, y); }); };
+  auto decode_beside = [&](long long x) { return cutlab::decode_beside(N, C, gp, gd, x); };
   // The most prefill instances with a decode instance beside them.
   const long long x_max = last_true(N / gp, [&](long long x) { return x == 0 || instances_fit(N, C, gp, x, gd, 1); });
   if (x_max < 1) return best;
   const double a = std::min(rp, gp * link_per_gpu), b = std::min(rd, gd * link_per_gpu);
-  auto split_at = [&](long long x) {
-    const long long y = decode_beside(x);
-    return DeploymentSplit{static_cast<int>(x), static_cast<int>(y), std::min(double(x) * a, double(y) * b)};
-  };
   // The last x where the rising term is still the smaller: x·a ≤ y(x)·b (0 when not even x = 1).
   const long long lo = last_true(x_max, [&](long long x) { return double(x) * a <= double(decode_beside(x)) * b; });
   for (long long x : {lo, lo + 1}) {  // the fewest prefill instances among equals
     if (x < 1 || x > x_max) continue;
-    const DeploymentSplit s = split_at(x);
+    const DeploymentSplit s = split_at(N, C, gp, gd, rp, rd, link_per_gpu, x);
     if (s.requests_per_s > best.requests_per_s * (1 + 1e-12)) best = s;
   }
   return best;

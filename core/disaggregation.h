@@ -113,6 +113,9 @@ struct DeploymentSplit {
   double requests_per_s = 0;
 };
 DeploymentSplit best_split(long long gpus, int per_node, int gp, int gd, double rp, double rd, double link_per_gpu);
+// The split with x prefill instances and the most decode instances beside them (y = 0 when none fits),
+// serving min(x·a, y·b) as above.
+DeploymentSplit split_at(long long gpus, int per_node, int gp, int gd, double rp, double rd, double link_per_gpu, long long x);
 
 // What a workload needs to be served disaggregated: mode infer, output_len ≥ 2, in-flight batching,
 // at steady state (no num_requests); each error at its /workload path.

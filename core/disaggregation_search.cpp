@@ -162,8 +162,23 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
   }
   r.prefill_options = static_cast<long long>(prefills.size());
   r.decode_options = static_cast<long long>(decodes.size());
+  const std::vector<PoolOption> decode_ladder = decodes;  // every batch of each mesh, before the pruning
   prefills = undominated(prefills);
   decodes = undominated(decodes);
+  // A decode pool that its prefill pool does not keep full runs below its batch, `fill` of it busy, and
+  // steps faster than at its batch (the whole evaluation holds what the rate brings, disaggregation.h).
+  // Its TPOT is estimated by the same mesh's option at the largest batch not above fill · batch (batch
+  // 1 at the least): optimistic by at most one doubling of the batch, so that no deployment within the
+  // limits is passed over; the whole evaluation then decides.
+  auto decode_tpot_s = [&](const PoolOption& d, double fill) {
+    if (!(fill < 1.0)) return d.latency_s;
+    const PoolOption* below = nullptr;
+    for (const PoolOption& o : decode_ladder)
+      if (o.plan.tp == d.plan.tp && o.plan.pp == d.plan.pp && o.plan.ep == d.plan.ep && o.batch < d.batch &&
+          (o.batch <= fill * d.batch || o.batch == 1) && (below == nullptr || o.batch > below->batch))
+        below = &o;
+    return below != nullptr ? std::min(below->latency_s, d.latency_s) : d.latency_s;
+  };
   // Pairs. The link: NVLink when all N GPUs sit in one node (the whole evaluation below checks it).
   const Cluster& c = base.cluster;
   const bool one_node = kv_in_one_node(static_cast<int>(N), c);
@@ -299,25 +314,49 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
         break;
       }
       ++r.pairs;
-      Candidate k;
-      k.prefill = &p, k.decode = &d;
-      k.split = best_split(N, c.gpus_per_node, p.gpus, d.gpus, p.requests_per_s, d.requests_per_s, link_per_gpu);
-      if (k.split.x < 1) continue;
-      k.ttft_s = p.latency_s + kv_transfer_s(std::max(p.kv_bytes_per_gpu, d.kv_bytes_per_gpu), one_node, c);
-      k.tpot_s = d.latency_s;
-      k.output_tokens_per_s_per_gpu = k.split.requests_per_s * w.output_len / double(N);
-      k.output_tokens_per_s_per_user = k.tpot_s > 0 ? 1.0 / k.tpot_s : 0.0;
-      const double over = over_limits(k.ttft_s, k.tpot_s, opt);
-      if (!best.fastest.valid() || k.output_tokens_per_s_per_gpu > best.fastest.output_tokens_per_s_per_gpu) best.fastest = k;
-      if (over <= 1.0) {
-        ++r.within_limits;
-        if (!best.within.valid() || k.output_tokens_per_s_per_gpu > best.within.output_tokens_per_s_per_gpu) best.within = k;
+      auto candidate = [&](const DeploymentSplit& split) {
+        Candidate k;
+        k.prefill = &p, k.decode = &d, k.split = split;
+        k.ttft_s = p.latency_s + kv_transfer_s(std::max(p.kv_bytes_per_gpu, d.kv_bytes_per_gpu), one_node, c);
+        k.tpot_s = decode_tpot_s(d, split.requests_per_s / (split.y * d.requests_per_s));
+        k.output_tokens_per_s_per_gpu = split.requests_per_s * w.output_len / double(N);
+        k.output_tokens_per_s_per_user = k.tpot_s > 0 ? 1.0 / k.tpot_s : 0.0;
+        return k;
+      };
+      auto consider = [&](const Candidate& k) {
+        const double over = over_limits(k.ttft_s, k.tpot_s, opt);
+        if (!best.fastest.valid() || k.output_tokens_per_s_per_gpu > best.fastest.output_tokens_per_s_per_gpu) best.fastest = k;
+        if (over <= 1.0 && (!best.within.valid() || k.output_tokens_per_s_per_gpu > best.within.output_tokens_per_s_per_gpu))
+          best.within = k;
+        if (!best.closest.valid() || over < best.closest_over ||
+            (over == best.closest_over && k.output_tokens_per_s_per_gpu > best.closest.output_tokens_per_s_per_gpu)) {
+          best.closest = k;
+          best.closest_over = over;
+        }
+        return over <= 1.0;
+      };
+      const DeploymentSplit most = best_split(N, c.gpus_per_node, p.gpus, d.gpus, p.requests_per_s, d.requests_per_s, link_per_gpu);
+      if (most.x < 1) continue;
+      const Candidate fullest = candidate(most);
+      bool within = consider(fullest);
+      // Fewer prefill instances than the split that serves the most leave the decode pool less full and
+      // its steps shorter: where that split is past the TPOT limit alone, the most prefill instances
+      // whose split is within it (the decode pool's fill, and so its estimated TPOT, rises with x) are
+      // a candidate too.
+      if (!within && opt.max_tpot_s > 0 && over_limits(fullest.ttft_s, 0.0, opt) <= 1.0) {
+        auto split = [&](long long x) {
+          return split_at(N, c.gpus_per_node, p.gpus, d.gpus, p.requests_per_s, d.requests_per_s, link_per_gpu, x);
+        };
+        long long lo = 0, hi = most.x - 1;  // the last x in [1, hi] within the limits, 0 when none
+        while (lo < hi) {
+          const long long mid = lo + (hi - lo + 1) / 2;
+          const DeploymentSplit at = split(mid);
+          if (at.y >= 1 && over_limits(0.0, candidate(at).tpot_s, opt) <= 1.0) lo = mid;
+          else hi = mid - 1;
+        }
+        if (lo >= 1) within = consider(candidate(split(lo)));
       }
-      if (!best.closest.valid() || over < best.closest_over ||
-          (over == best.closest_over && k.output_tokens_per_s_per_gpu > best.closest.output_tokens_per_s_per_gpu)) {
-        best.closest = k;
-        best.closest_over = over;
-      }
+      r.within_limits += within;
     }
   }
   // A candidate that the whole evaluation puts past the limits (its KV transfer over another link than
