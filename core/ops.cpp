@@ -8,21 +8,43 @@
 
 namespace cutlab {
 
-double gemm_efficiency(double M, double N, double K, double count, int sms, double gemm, double half_dim) {
-  if (M <= 0 || N <= 0 || K <= 0 || count <= 0) return gemm;
-  const double x = std::min({M, N, K});
-  double e = gemm * x / (x + half_dim);
-  if (sms <= 0) return e;
-  // Tile edge: 128, or the power of two (≥ 16) that covers a smaller dimension.
-  auto edge = [](double d) { return d >= 128 ? 128.0 : std::max(16.0, std::exp2(std::ceil(std::log2(d)))); };
-  const double tm = edge(M), tn = edge(N);
-  const double rows = std::ceil(M / tm), cols = std::ceil(N / tn);
-  const double tile_use = (M * N) / (rows * tm * cols * tn);
+namespace {
+
+// Tile edge: the one of 128, 64, 32 and 16 that pads the dimension least (the larger on a tie).
+double least_padding_edge(double d) {
+  double best = 128.0;
+  for (double cand : {64.0, 32.0, 16.0})
+    if (std::ceil(d / cand) * cand < std::ceil(d / best) * best) best = cand;
+  return best;
+}
+
+// The efficiency of `count` GEMMs whose M rows pad to `padded_m` (on average) in tiles `tm` high.
+double tiled_efficiency(double M, double padded_m, double tm, double N, double K, double count, int sms, double e) {
+  const double tn = least_padding_edge(N), cols = std::ceil(N / tn);
+  const double rows = padded_m / tm;
+  const double tile_use = (M * N) / (padded_m * cols * tn);
   double tiles = rows * cols * count;
   if (tiles >= sms) return e * tile_use;  // more than one wave: the tail is balanced (see ops.h)
   // Split-K: a GEMM with fewer tiles than SMs cuts K into slices of at least 256.
   tiles *= std::max(1.0, std::min(std::floor(sms / tiles), std::floor(K / 256.0)));
   return e * tile_use * std::min(1.0, tiles / sms);
+}
+
+}  // namespace
+
+double gemm_efficiency(double M, double N, double K, double count, int sms, double gemm, double half_dim) {
+  if (M <= 0 || N <= 0 || K <= 0 || count <= 0) return gemm;
+  const double x = std::min({M, N, K});
+  const double e = gemm * x / (x + half_dim);
+  if (sms <= 0) return e;
+  const double tm = least_padding_edge(M);
+  return tiled_efficiency(M, std::ceil(M / tm) * tm, tm, N, K, count, sms, e);
+}
+
+double routed_gemm_efficiency(double mean_rows, double N, double K, double count, int sms, double gemm) {
+  if (mean_rows <= 0 || N <= 0 || K <= 0 || count <= 0 || sms <= 0) return gemm;
+  constexpr double tm = 16.0;
+  return tiled_efficiency(mean_rows, std::max(tm, mean_rows + (tm - 1.0) / 2.0), tm, N, K, count, sms, gemm);
 }
 
 double attention_efficiency(double head_dim, double key_len, double attention) {

@@ -65,8 +65,13 @@ inline const char* op_bound(const LayerOp& op) {
 // Fraction of the dtype's dense peak a GEMM of `count` instances of (M×K)·(K×N) reaches on `sms`
 // streaming multiprocessors:
 //   gemm · tiles(M, N) · waves · x/(x + gemm_half_dim), x = min(M, N, K).
-// tiles: output tiles of 128×128 (smaller powers of two, down to 16, for a smaller M or N), the
-// padded part of the last tile row and column is wasted (tile quantization); waves: a GEMM (all
+// tiles: output tiles with edges of 128, 64, 32 or 16, each edge the one that pads its dimension least
+// (the larger on a tie), the padded part of the last tile row and column wasted (tile quantization):
+// the engines pick among such tile shapes per GEMM shape (cuBLAS's heuristics; TensorRT-LLM's CUTLASS
+// MoE GEMMs profile tactics from 64×16 to 128×256 CTA tiles, cutlass_heuristic.cpp, with A and B
+// swapped so that few tokens are the narrow edge), so 65 tokens pad to 80, not to one tile of 128:
+// with a single power of two covering the dimension (before 2026-12-04) the grouped GEMM's time
+// doubled between 64 and 65 tokens per expert. Waves: a GEMM (all
 // instances of a grouped GEMM together) with fewer tiles than SMs leaves SMs idle, after splitting
 // K (split-K) over up to the idle SMs in slices of at least 256 (wave quantization of a partial
 // wave). Both effects follow NVIDIA's "Matrix Multiplication Background" guide (Deep Learning
@@ -80,6 +85,15 @@ inline const char* op_bound(const LayerOp& op) {
 // 500 W H100's mean error went 2.2% → 1.8% with the change, the others within 0.1 point).
 // sms = 0: no quantization.
 double gemm_efficiency(double M, double N, double K, double count, int sms, double gemm, double half_dim);
+
+// gemm_efficiency for a grouped GEMM whose instances are experts fed by a router: `mean_rows` tokens
+// per expert on average (uniform routing), the counts spread about it (multinomial routing: a standard
+// deviation near √mean_rows, 3 or more from about 9 rows), so the last 16-row tile of each expert is
+// on average half full: mean_rows + 7.5 rows padded, and at least one tile (16). The narrowest tile
+// pads least; the lower operand reuse of narrow tiles is not charged (serving passes no thin-GEMM
+// term, see core/serving_step.cpp). With the rows of the mean exactly, the time of a decode step's
+// experts would step by a quarter between 64 and 65 tokens per expert, which no engine shows.
+double routed_gemm_efficiency(double mean_rows, double N, double K, double count, int sms, double gemm);
 
 // The x/(x + half) term's half dimension on cluster c: gemm_half_balance times the GPU's machine
 // balance, bf16 FLOP per HBM byte (peak ÷ bandwidth; Williams et al. 2009, the roofline's ridge

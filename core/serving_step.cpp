@@ -154,11 +154,12 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double dense_eff = gemm_efficiency(T, S.h, S.h / S.t, 1, S.c.sms, serving_gemm, 0.0);
   // Tokens per expert read: this GPU's token copies, group_routings·local/E, over the experts they touch.
   // The grouped GEMM runs at serving_expert_gemm of the dense projections' rate at its shape (uneven
-  // experts in one launch, each padded to its tiles; fitted apart, docs/validation.md §8).
+  // experts in one launch, each padded to its tiles, the routed counts spread about the mean:
+  // core/ops.h routed_gemm_efficiency; fitted apart, docs/validation.md §8).
   const double per_expert = r.experts_read > 0 ? group_routings * local / E / r.experts_read : 0.0;
   const double expert_eff = is_moe(m)
-                                ? gemm_efficiency(per_expert, m.expert_ffn_hidden / double(S.mesh.etp), S.h,
-                                                  std::max(1.0, r.experts_read), S.c.sms, serving_gemm * e.serving_expert_gemm, 0.0)
+                                ? routed_gemm_efficiency(per_expert, m.expert_ffn_hidden / double(S.mesh.etp), S.h,
+                                                         std::max(1.0, r.experts_read), S.c.sms, serving_gemm * e.serving_expert_gemm)
                                 : 1.0;
   // KV cache: each decoding sequence reads its context once per step (its verified draft tokens
   // share the read); prefill chunks read the K/V of their prompt's earlier chunks.

@@ -32,13 +32,29 @@ TEST_CASE("GEMM efficiency: thin GEMMs, tile and wave quantization", "[compute]"
   REQUIRE_THAT(gemm_efficiency(8192, 1024, 8192, 1, 132, 0.8, 128), WithinRel(0.8 * 1024 / 1152, 1e-12));
   // Without SMs, no quantization.
   REQUIRE_THAT(gemm_efficiency(8192, 1024, 8192, 1, 0, 0.8, 128), WithinRel(0.8 * 1024 / 1152, 1e-12));
-  // M = 100 on 128-row tiles: 100/128 of each tile is used; 2 tiles on 132 SMs split K = 4096 into
-  // min(66, 16) = 16 slices: 32 of 132 SMs busy in one wave.
-  REQUIRE_THAT(gemm_efficiency(100, 256, 4096, 1, 132, 0.8, 0), WithinRel(0.8 * 100.0 / 128 * 32.0 / 132, 1e-12));
+  // M = 100: tiles of 16 rows pad it least (112; 128 with edges of 32, 64 or 128), 100/112 of each
+  // used; 7 × 2 = 14 tiles on 132 SMs split K = 4096 into min(9, 16) = 9 slices: 126 of 132 SMs busy.
+  REQUIRE_THAT(gemm_efficiency(100, 256, 4096, 1, 132, 0.8, 0), WithinRel(0.8 * 100.0 / 112 * 126.0 / 132, 1e-12));
+  // Tile quantization without a cliff: 64 rows fill one 64-row tile; 65 pad to 80 (5 of 16), not to
+  // 128. Enough tiles (N = 32,768: 256 columns) that no wave is partial.
+  REQUIRE_THAT(gemm_efficiency(64, 32768, 4096, 1, 132, 0.8, 0), WithinRel(0.8, 1e-12));
+  REQUIRE_THAT(gemm_efficiency(65, 32768, 4096, 1, 132, 0.8, 0), WithinRel(0.8 * 65.0 / 80, 1e-12));
+  // 192 rows: three tiles of 64 rows pad nothing (two of 128 would pad to 256).
+  REQUIRE_THAT(gemm_efficiency(192, 32768, 4096, 1, 132, 0.8, 0), WithinRel(0.8, 1e-12));
   // Grouped: 8 experts of 256 × 256 tiles = 32 tiles, split K = 2048 by min(4, 8) = 4: 128 of 132 SMs.
   REQUIRE_THAT(gemm_efficiency(256, 256, 2048, 8, 132, 0.8, 0), WithinRel(0.8 * 128.0 / 132, 1e-12));
   // Thin GEMMs are less efficient than square ones.
   REQUIRE(gemm_efficiency(64, 8192, 8192, 1, 132, 0.8, 128) < gemm_efficiency(8192, 8192, 8192, 1, 132, 0.8, 128));
+}
+
+TEST_CASE("routed GEMM efficiency: each expert's last tile half full on average", "[compute]") {
+  // 64 rows per expert on average, 8 experts of N = 4,096 (32 columns of 128): 71.5 rows padded, 64/71.5
+  // used; 8 · 4.47 · 32 = 1,144 tiles on 132 SMs, no partial wave.
+  REQUIRE_THAT(routed_gemm_efficiency(64, 4096, 2048, 8, 132, 0.5), WithinRel(0.5 * 64 / 71.5, 1e-12));
+  // No step between 64 and 65 rows: 65/72.5.
+  REQUIRE_THAT(routed_gemm_efficiency(65, 4096, 2048, 8, 132, 0.5), WithinRel(0.5 * 65 / 72.5, 1e-12));
+  // A few rows fill one tile of 16 at least: 4/16; 8 · 32 = 256 tiles, still no partial wave.
+  REQUIRE_THAT(routed_gemm_efficiency(4, 4096, 2048, 8, 132, 0.5), WithinRel(0.5 * 4 / 16, 1e-12));
 }
 
 TEST_CASE("attention efficiency: head dimension and key length", "[compute]") {

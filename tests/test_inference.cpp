@@ -672,17 +672,19 @@ TEST_CASE("each MoE layer of a step adds serving_moe_layer_s", "[inference]") {
 
 TEST_CASE("the routed experts' grouped GEMM runs at serving_expert_gemm of the dense projections' rate", "[inference]") {
   // Qwen3-30B-A3B (48 MoE layers, 128 experts of 3 · 2,048 · 768 weights, top-8) on one H200, bf16, one
-  // prefill step of 8,192 tokens: 65,536 token copies, 512 for each expert (128 · 768 tiles of 128 fill
-  // exactly, 3,072 tiles over 132 SMs), so the grouped GEMM runs at the plain rate
-  // 989e12 · gemm_sustained 0.8 · serving_gemm 0.6 · serving_expert_gemm. Its FLOPs:
-  // 2 · 65,536 · 48 · 3 · 2,048 · 768 = 29.687 TFLOP: 62.5 ms at serving_expert_gemm 1, twice at 0.5.
+  // prefill step of 8,192 tokens: 65,536 token copies, 512 for each expert on average; the routed counts
+  // spread, so each expert's last tile of 16 rows is half full on average: 512 + 7.5 rows padded
+  // (core/ops.h routed_gemm_efficiency), 128 · 32.5 · 6 tiles of 16 × 128 over 132 SMs, so the
+  // grouped GEMM runs at 512/519.5 of the rate 989e12 · gemm_sustained 0.8 · serving_gemm 0.6 ·
+  // serving_expert_gemm. Its FLOPs: 2 · 65,536 · 48 · 3 · 2,048 · 768 = 29.687 TFLOP: 63.4 ms at
+  // serving_expert_gemm 1, twice at 0.5.
   Config c = math_only("qwen3-30b-a3b");
   c.cluster.gemm_sustained = 0.8;
   c.cluster.efficiency.serving_gemm = 0.6;
   const auto walk = prefill_8192_walk_s;
   const double flops = kQwen3PrefillExpertFlops;
   REQUIRE_THAT(flops, WithinRel(29.687e12, 1e-4));
-  const double at_one = flops / (989e12 * 0.8 * 0.6);
+  const double at_one = flops / (989e12 * 0.8 * 0.6 * 512.0 / 519.5);
   Config one = c, half = c;
   one.cluster.efficiency.serving_expert_gemm = 1.0;
   half.cluster.efficiency.serving_expert_gemm = 0.5;
@@ -728,17 +730,18 @@ TEST_CASE("the routed experts' GEMM runs at the peak of their own dtype: mxfp4 e
   // The step of the test above (29.687 TFLOP of expert GEMMs, reads free), fp8 weights on an H200:
   // experts stored as the weights (fp8) run at the fp8 peak, 1,979 TFLOP/s; MXFP4 experts, which
   // Hopper's tensor cores cannot run, are dequantised and run at the bf16 peak, 989 (precision.h).
-  // Each at 0.8 sustained · serving_gemm 0.6 · serving_expert_gemm 1.
+  // Each at 0.8 sustained · serving_gemm 0.6 · serving_expert_gemm 1 · the padded tiles' 512/519.5.
   Config c = math_only("qwen3-30b-a3b");
   c.cluster.gemm_sustained = 0.8;
   c.cluster.efficiency.serving_gemm = 0.6;
   c.cluster.efficiency.serving_expert_gemm = 1.0;
   const double flops = kQwen3PrefillExpertFlops;
   const auto [h200_extra_s, b200_saved_s] = mxfp4_experts_delta_s(c, prefill_8192_walk_s);
-  REQUIRE_THAT(h200_extra_s, WithinRel(flops / (989e12 * 0.48) - flops / (1979e12 * 0.48), 1e-6));
+  const double rate = 0.48 * 512.0 / 519.5;
+  REQUIRE_THAT(h200_extra_s, WithinRel(flops / (989e12 * rate) - flops / (1979e12 * rate), 1e-6));
   // On a B200 (fp4 peak 9,000 TFLOP/s) the same MXFP4 experts run at the fp4 peak: against fp8 experts
   // (4,500) they save half the fp8 time.
-  REQUIRE_THAT(b200_saved_s, WithinRel(flops / (4500e12 * 0.48) - flops / (9000e12 * 0.48), 1e-6));
+  REQUIRE_THAT(b200_saved_s, WithinRel(flops / (4500e12 * rate) - flops / (9000e12 * rate), 1e-6));
 }
 
 TEST_CASE("a static batch's prefill, costed op by op, runs the routed experts at their own dtype's peak too", "[inference]") {
