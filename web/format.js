@@ -47,6 +47,11 @@
       if (x > 0 && x * 100 < 0.5 * Math.pow(10, -dg)) return '<' + fixed(Math.pow(10, -dg), dg) + '%';
       return fixed(x * 100, dg) + '%';
     },
+    // −0.03 → "−3.0%", 0.032 → "+3.2%": a change, with its sign (a minus sign, U+2212)
+    signedPct(x, digits) {
+      const t = fixed(Math.abs(x) * 100, digits === undefined ? 1 : digits);
+      return (Number(t) === 0 ? '' : x < 0 ? '−' : '+') + t + '%';
+    },
     // 1,961,777 → "1.96 M"; used for tokens/s and parameter counts.
     short(n) {
       const a = Math.abs(n);
