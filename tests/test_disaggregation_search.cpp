@@ -82,6 +82,16 @@ TEST_CASE("the best whole numbers of prefill and decode instances, by hand", "[d
   REQUIRE_THAT(s.requests_per_s, WithinRel(4.0, 1e-12));
   // No room for both pools.
   REQUIRE(best_split(8, 8, 4, 8, 1.0, 1.0, 1.0).x == 0);
+  // A split at a given x: 16 GPUs in nodes of 8, prefill instances of 2 at 1 request/s, decode instances
+  // of 8 at 3. Two prefill instances take 4 GPUs of one node, the decode instance the other: min(2, 3).
+  s = split_at(16, 8, 2, 8, 1.0, 3.0, 1e9, 2);
+  REQUIRE(s.x == 2);
+  REQUIRE(s.y == 1);
+  REQUIRE_THAT(s.requests_per_s, WithinRel(2.0, 1e-12));
+  // Five take a node and 2 GPUs of the other: no whole node for a decode instance.
+  s = split_at(16, 8, 2, 8, 1.0, 3.0, 1e9, 5);
+  REQUIRE(s.y == 0);
+  REQUIRE(s.requests_per_s == 0);
   // Instances stay within a node: 144 GPUs in two 72-GPU nodes, prefill instances of 12 GPUs at
   // 10 requests/s, decode instances of 32 at 1. Four decode instances would fit in the GPUs (4 × 32 +
   // 12 = 140) but two per node leave 8 GPUs in each, too few for a prefill instance: three decode
