@@ -27,6 +27,7 @@ struct PoolOption {
   double requests_per_s = 0;  // of one instance
   double latency_s = 0;       // TTFT (prefill) or TPOT (decode)
   double kv_bytes_per_gpu = 0;
+  size_t first = 0;  // decode: where its mesh's options (batch 1, 2, 4, …) start in the unpruned list
 };
 
 // The instance meshes worth a pool: TP within the NVLink domain (divisors of a node's GPUs), PP and EP
@@ -152,11 +153,12 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
       prefills.push_back({mesh, b, g, p.requests_per_s, p.ttft_s, share});
       if (b >= prefill_max) break;
     }
+    const size_t first = decodes.size();
     for (int b = 1; b <= opt.max_batch && may_evaluate(); b *= 2) {
       rs.config.workload.batch = b;
       const PoolResult d = evaluate_decode_pool(rs);
       if (!d.fits || d.requests_per_s <= 0) break;
-      decodes.push_back({mesh, b, g, d.requests_per_s, d.tpot_s, share});
+      decodes.push_back({mesh, b, g, d.requests_per_s, d.tpot_s, share, first});
       if (d.concurrency < double(mesh.pp) * b) break;  // the KV cache holds no more: a larger batch is the same
     }
   }
@@ -172,12 +174,10 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
   // limits is passed over; the whole evaluation then decides.
   auto decode_tpot_s = [&](const PoolOption& d, double fill) {
     if (!(fill < 1.0)) return d.latency_s;
-    const PoolOption* below = nullptr;
-    for (const PoolOption& o : decode_ladder)
-      if (o.plan.tp == d.plan.tp && o.plan.pp == d.plan.pp && o.plan.ep == d.plan.ep && o.batch < d.batch &&
-          (o.batch <= fill * d.batch || o.batch == 1) && (below == nullptr || o.batch > below->batch))
-        below = &o;
-    return below != nullptr ? std::min(below->latency_s, d.latency_s) : d.latency_s;
+    double tpot_s = d.latency_s;
+    for (size_t i = d.first; i < decode_ladder.size() && decode_ladder[i].batch < d.batch; ++i)
+      if (i == d.first || decode_ladder[i].batch <= fill * d.batch) tpot_s = std::min(d.latency_s, decode_ladder[i].latency_s);
+    return tpot_s;
   };
   // Pairs. The link: NVLink when all N GPUs sit in one node (the whole evaluation below checks it).
   const Cluster& c = base.cluster;
