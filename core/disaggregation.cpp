@@ -61,18 +61,6 @@ bool instances_fit(long long N, int C, int ga, long long na, int gb, long long n
 
 namespace {
 
-// The last n in [0, hi] where `holds(n)`, true at 0 and false from some n on.
-template <class Holds>
-long long last_true(long long hi, Holds holds) {
-  long long lo = 0;
-  while (lo < hi) {
-    const long long mid = lo + (hi - lo + 1) / 2;
-    if (holds(mid)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 // The most decode instances beside x prefill ones.
 long long decode_beside(long long N, int C, int gp, int gd, long long x) {
   return last_true(N / gd, [&](long long y) { return instances_fit(N, C, gp, x, gd, y); });

@@ -102,6 +102,19 @@ struct Disaggregated {
 // of 4 but none of 12. Whether `na` instances of `ga` GPUs and `nb` of `gb` fit in `gpus` GPUs.
 bool instances_fit(long long gpus, int per_node, int ga, long long na, int gb, long long nb);
 
+// The last n in [0, hi] where `holds(n)`, true at 0 and false from some n on (bisection; holds(0) is
+// not asked).
+template <class Holds>
+long long last_true(long long hi, Holds holds) {
+  long long lo = 0;
+  while (lo < hi) {
+    const long long mid = lo + (hi - lo + 1) / 2;
+    if (holds(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 // The whole numbers of instances x, y (each ≥ 1, placed as instances_fit places them) that serve the
 // most requests/s, min(x·rp, y·rd, min(x·gp, y·gd)·link): rp, rd one instance's requests/s, link what
 // one GPU's link carries in requests/s; the fewest prefill instances among equals. x = 0 when no split

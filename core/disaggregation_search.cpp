@@ -347,14 +347,11 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
         auto split = [&](long long x) {
           return split_at(N, c.gpus_per_node, p.gpus, d.gpus, p.requests_per_s, d.requests_per_s, link_per_gpu, x);
         };
-        long long lo = 0, hi = most.x - 1;  // the last x in [1, hi] within the limits, 0 when none
-        while (lo < hi) {
-          const long long mid = lo + (hi - lo + 1) / 2;
-          const DeploymentSplit at = split(mid);
-          if (at.y >= 1 && over_limits(0.0, candidate(at).tpot_s, opt) <= 1.0) lo = mid;
-          else hi = mid - 1;
-        }
-        if (lo >= 1) within = consider(candidate(split(lo)));
+        const long long x = last_true(most.x - 1, [&](long long n) {  // 0 when no split is within
+          const DeploymentSplit at = split(n);
+          return at.y >= 1 && over_limits(0.0, candidate(at).tpot_s, opt) <= 1.0;
+        });
+        if (x >= 1) within = consider(candidate(split(x)));
       }
       r.within_limits += within;
     }
