@@ -494,10 +494,17 @@ void read_plan_section(const json& p, int gpus, Plan& plan, Errors& errors) {
   if (!p.contains("dp") && gpus > 0) {
     const int dp = dp_for_gpus(plan, gpus);
     if (dp > 0) plan.dp = dp;
-    else
+    else {
+      // The nearest GPU counts the mesh fills (a serving mesh on fewer GPUs than the cluster has, as the
+      // serving search proposes it: TP 8 on 8 of 12, is evaluated with cluster.gpus = 8).
+      const long long rest = mesh_without_dp(plan), below = rest > 0 ? gpus / rest * rest : 0;
+      std::string hint;
+      if (rest > 0)
+        hint = ": give dp, or set cluster.gpus to " + (below > 0 ? std::to_string(below) + " or " : "") + std::to_string(below + rest);
       errors.push_back({ErrorCode::Incompatible, "/plan/dp",
                         "dp is not given and cluster.gpus = " + std::to_string(gpus) + " is not a multiple of the rest of the mesh (" +
-                            std::to_string(mesh_without_dp(plan)) + ")"});
+                            std::to_string(rest) + ")" + hint});
+    }
   }
 }
 

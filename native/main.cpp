@@ -642,7 +642,7 @@ int cmd_serving_search(const Args& a, const std::string& text) {
                " attention replicas are EP × DP (TP 1 × EP n: attention data parallel, expert parallel)\n";
   if (at_rate)
     std::cout << " GPUs: what the plan uses (TP × PP × EP × DP), the fewest replicas that meet the limits and all of them;\n"
-                 " tokens/s per GPU over those GPUs\n";
+                 " tokens/s per GPU over those GPUs (`cutlab evaluate` takes that count as --gpus)\n";
   if (a.disaggregated) print_disaggregated(split.result.value, c);
   return kOk;
 }

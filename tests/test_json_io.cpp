@@ -54,6 +54,24 @@ TEST_CASE("dp is derived from cluster.gpus when it is left out", "[json]") {
   REQUIRE(r.value.plan.dp == 128);
 }
 
+TEST_CASE("a mesh that does not divide cluster.gpus names the GPU counts it fills", "[json]") {
+  // TP 8 on 12 GPUs (the serving search's "8 of 12"): 8 and 16 are the multiples of 8 around 12.
+  auto dp_message = [](const char* text) {
+    const Result<Config> r = config_from_json(json::parse(text));
+    for (const Error& e : r.errors)
+      if (e.path == "/plan/dp") return e.message;
+    return std::string();
+  };
+  const std::string twelve = dp_message(R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 12},
+    "plan": {"tp": 8}, "workload": {"mode": "infer"}})");
+  REQUIRE(twelve.find("set cluster.gpus to 8 or 16") != std::string::npos);
+  // Fewer GPUs than the mesh: only the count above.
+  const std::string four = dp_message(R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 4},
+    "plan": {"tp": 8}, "workload": {"mode": "infer"}})");
+  REQUIRE(four.find("set cluster.gpus to 8") != std::string::npos);
+  REQUIRE(four.find("to 8 or") == std::string::npos);
+}
+
 TEST_CASE("a written config reads back to the same config", "[json]") {
   const Result<Config> a = config_from_json(json::parse(R"({"model": "deepseek-v3", "cluster": "hgx-h800",
     "plan": {"pp": 16, "ep": 64, "dp": 2, "distributed_optimizer": true}, "workload": {"global_batch": 1920}})"));
