@@ -1,7 +1,8 @@
 // The README's numbers are the current build's: every block of the README that shows a `$ cutlab …`
 // command with its output is run with this build's CLI and compared line by line (trailing spaces
 // aside), and the figures the README quotes in its text from a command (the search, the serving
-// search's front, the disaggregated example) are computed again from the CLI's --json.
+// search's front, the disaggregated example) are computed again from the CLI's --json; the validation
+// errors it quotes are checked against the documented ones (section 3).
 // Usage: node tests/readme.mjs README.md CUTLAB  (exit 0 when all match; a diff of each mismatch).
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -70,6 +71,32 @@ quoted('co-located, the best is ' + axis(c0.plan) + ' at batch ' + c0.batch + ' 
   fixed(c0.output_tokens_per_s_per_user, 1) + ' per user); disaggregated, ' + d0.prefill_instances + ' instances of ' + axis(d0.prefill_plan) +
   ' prefilling for ' + (d0.decode_instances === 1 ? 'one' : d0.decode_instances) + ' of ' + axis(d0.decode_plan) + ' decoding at batch ' + d0.decode_batch + ' (' +
   fixed(d0.output_tokens_per_s_per_gpu, 1) + ' per GPU, ' + fixed(d0.output_tokens_per_s_per_user, 1) + ' per user), bound by ' + d0.bound, 'the disaggregated search');
+
+// 3. The validation errors the README quotes are the ones core/validation.h documents (ValidationLimits and
+// ServingLimits, to which tests/test_validation.cpp holds the build) and the held-out serving errors of
+// docs/validation.md's generated line (to which scripts/validation-report --check holds it).
+const header = fs.readFileSync(path.join(root, 'core/validation.h'), 'utf8');
+const limits = (name) => {
+  const body = header.match(new RegExp('struct ' + name + ' \\{([\\s\\S]*?)\\n\\};'));
+  const v = {};
+  for (const m of (body ? body[1] : '').matchAll(/(\w+) = ([\d.]+)/g)) v[m[1]] = Number(m[2]);
+  return v;
+};
+const pct = (x) => (x === undefined ? '(missing)' : fixed(x, 1) + '%');
+const T = limits('ValidationLimits'), S = limits('ServingLimits');
+quoted('the mean absolute error is ' + pct(T.documented_mean_percent) + ', the largest ' + pct(T.documented_worst_percent), 'the training runs\' errors');
+quoted('the runs are off by ' + pct(T.documented_held_out_mean_percent) + ' on average', 'the training runs held out');
+quoted(pct(T.documented_within_family_mean_percent) + ' within a GPU family', 'the training runs held out within a family');
+const over = S.documented_cases_over_30;
+quoted('mean error ' + pct(S.documented_mean_percent) + ', largest ' + pct(S.documented_worst_percent) + ', ' + over + (over === 1 ? ' case' : ' cases') + ' over 30%',
+  'the serving cases\' errors');
+const doc = fs.readFileSync(path.join(root, 'docs/validation.md'), 'utf8');
+const cv = doc.match(/source out \*\*([\d.]+%)\*\* \([\d.]+%\) · model out \*\*([\d.]+%)\*\* \([\d.]+%\) · GPU out \*\*([\d.]+%)\*\*/);
+check(cv !== null, 'docs/validation.md: the generated line of the serving cases held out is missing');
+if (cv) {
+  quoted(cv[1] + ' leaving one publication out', 'the serving cases held out by source');
+  quoted(cv[2] + ' leaving one model out, ' + cv[3] + ' one GPU family', 'the serving cases held out by model and GPU family');
+}
 
 for (const x of failures) console.error('FAIL ' + x);
 console.log(checks + ' README checks, ' + failures.length + ' failed');
