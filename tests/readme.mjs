@@ -2,7 +2,8 @@
 // command with its output is run with this build's CLI and compared line by line (trailing spaces
 // aside), and the figures the README quotes in its text from a command (the search, the serving
 // search's front, the disaggregated example) are computed again from the CLI's --json; the validation
-// errors it quotes are checked against the documented ones (section 3).
+// errors it quotes, and those docs/validation.md's list of the check's limits states, are checked against
+// the documented ones (section 3).
 // Usage: node tests/readme.mjs README.md CUTLAB  (exit 0 when all match; a diff of each mismatch).
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -97,6 +98,15 @@ if (cv) {
   quoted(cv[1] + ' leaving one publication out', 'the serving cases held out by source');
   quoted(cv[2] + ' leaving one model out, ' + cv[3] + ' one GPU family', 'the serving cases held out by model and GPU family');
 }
+
+// docs/validation.md's list of what fails the check states the same documented figures.
+const flatDoc = flat(doc);
+const stated = (text, what) => check(flatDoc.includes(flat(text)), what + ': docs/validation.md should say "' + flat(text) + '"');
+stated('exceeds the documented ' + pct(T.documented_mean_percent), 'the training runs\' documented mean');
+stated('the documented largest error, ' + pct(T.documented_worst_percent), 'the training runs\' documented largest error');
+stated('exceeds the documented ' + pct(T.documented_held_out_mean_percent) + ' (§6), or its within-family part the documented ' +
+  pct(T.documented_within_family_mean_percent), 'the training runs\' documented held-out errors');
+stated(pct(T.documented_uncalibrated_mean_percent) + ' mean and ' + pct(T.documented_uncalibrated_worst_percent) + ' largest', 'the runs reported apart');
 
 for (const x of failures) console.error('FAIL ' + x);
 console.log(checks + ' README checks, ' + failures.length + ' failed');
