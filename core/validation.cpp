@@ -773,11 +773,19 @@ Efficiencies serving_fit_start(const Efficiencies& preset, const std::string& fa
 }
 
 namespace {
+// A serving case run with the serving efficiencies of `e` (serving_calibration_params) over its own cluster's
+// others (its links, kernel floor, training GEMM rates): a fit pooled over GPU families sets only what it fits.
+CaseResult run_serving_case_with(const ValidationCase& c, const Efficiencies& e) {
+  Efficiencies mine = c.config.cluster.efficiency;
+  for (const CalibrationParam& p : serving_calibration_params()) mine.*(p.member) = e.*(p.member);
+  return run_case(c, &mine);
+}
+
 // (Σ|eᵢ| + excess_weight · Σ max(0, |eᵢ| − serving_excess_percent)) / n; a case that does not evaluate counts as 1000%.
 double serving_error_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e, double excess_weight) {
   double sum = 0, excess = 0;
   for (const ValidationCase* c : cases) {
-    const CaseResult r = run_case(*c, &e);
+    const CaseResult r = run_serving_case_with(*c, e);
     const double a = r.ok ? std::fabs(r.error_percent) : 1000.0;
     sum += a;
     excess += std::max(0.0, a - serving_excess_percent);
@@ -822,7 +830,7 @@ Result<CalibrationResult> calibrate_serving(const std::vector<const ValidationCa
   r.fitted = s.at(u);
   r.fitted_mape_percent = serving_mape_percent(cases, r.fitted);
   for (const ValidationCase* c : cases) {
-    const CaseResult cr = run_case(*c, &r.fitted);
+    const CaseResult cr = run_serving_case_with(*c, r.fitted);
     r.fitted_max_abs_percent = std::max(r.fitted_max_abs_percent, cr.ok ? std::fabs(cr.error_percent) : 1000.0);
   }
   r.evaluations = s.evaluations;
@@ -859,7 +867,7 @@ ServingCrossValidation serving_cross_validate(const std::vector<ValidationCase>&
     const Efficiencies e = f.ok() ? f.value.fitted : o.start;
     for (size_t i = 0; i < serving.size(); ++i)
       if (held(*serving[i])) {
-        const CaseResult r = run_case(*serving[i], &e);
+        const CaseResult r = run_serving_case_with(*serving[i], e);
         cv.cases[i].*field = r.ok ? r.error_percent : 1000.0;
       }
   };

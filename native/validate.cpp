@@ -451,11 +451,12 @@ std::string calibrate_usage() {
   for (const CalibrationParam& p : calibration_params()) keys += (keys.empty() ? "" : ", ") + std::string(p.key);
   for (const FamilyFit& f : family_fits()) table += "  " + std::string(f.family) + ": --fit " + joined(f.keys) + "\n";
   return "usage: cutlab calibrate [CASES.json] [--family F]... [--fit key,key,...] [--max-evaluations N] [--json]\n"
-         "       cutlab calibrate --serving SERVING.json [--family F]... [--fit key,...] [--max-evaluations N] [--cross-validate] "
-         "[--json]\n"
-         "  (--serving: each GPU family's serving efficiencies fitted to its serving cases; --cross-validate adds\n"
-         "   the leave-one-source-out, leave-one-model-out and leave-one-GPU-family-out errors; --json: the fits\n"
-         "   and every case's held-out errors as one object)\n"
+         "       cutlab calibrate --serving SERVING.json [--family F]... [--pooled] [--fit key,...] [--max-evaluations N] "
+         "[--cross-validate] [--json]\n"
+         "  (--serving: each GPU family's serving efficiencies fitted to its serving cases; --pooled: one set fitted\n"
+         "   to the named families' cases together, from the general priors, the values of a GPU without serving\n"
+         "   cases; --cross-validate adds the leave-one-source-out, leave-one-model-out and leave-one-GPU-family-out\n"
+         "   errors; --json: the fits and every case's held-out errors as one object)\n"
          "  fits the cluster efficiencies of each family (default: every family with training runs) to its\n"
          "  training runs: bounded Nelder–Mead on the mean |error %|, starting from the Efficiencies defaults.\n"
          "  keys: " +
@@ -604,9 +605,11 @@ json serving_cross_validation_json(const ServingCrossValidation& cv) {
 }
 
 // `cutlab calibrate --serving FILE`: each GPU family's serving efficiencies fitted to its serving cases
-// (core/validation.h calibrate_serving), then with --cross-validate the held-out errors; --json: both as
-// one object, {"families": [...], "cross_validation": {...}} (the latter with --cross-validate).
-int run_serving_calibrate(const std::string& path, std::vector<std::string> families, CalibrationOptions opt, bool cross,
+// (core/validation.h calibrate_serving), or with --pooled one set fitted to the named families' cases together
+// (labelled "pooled", from the general priors: what a GPU without serving cases takes, core/presets.cpp),
+// then with --cross-validate the held-out errors; --json: both as one object, {"families": [...],
+// "cross_validation": {...}} (the latter with --cross-validate).
+int run_serving_calibrate(const std::string& path, std::vector<std::string> families, CalibrationOptions opt, bool cross, bool pooled,
                           bool as_json) {
   std::vector<ValidationCase> cases;
   if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
@@ -614,14 +617,21 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
     for (const ValidationCase& c : cases)
       if (c.kind == CaseKind::Serving && std::find(families.begin(), families.end(), c.family) == families.end())
         families.push_back(c.family);
-  json fits = json::array();
+  // The groups fitted: each family's cases, or (--pooled) the named families' cases as one group.
+  std::vector<std::pair<std::string, std::vector<const ValidationCase*>>> fitted_groups;
   for (const std::string& fam : families) {
-    std::vector<const ValidationCase*> mine;
+    if (!pooled || fitted_groups.empty()) fitted_groups.push_back({pooled ? "pooled" : fam, {}});
+    const size_t before = fitted_groups.back().second.size();
     for (const ValidationCase& c : cases)
-      if (c.kind == CaseKind::Serving && c.family == fam) mine.push_back(&c);
-    if (mine.empty()) return std::cerr << "cutlab: no serving case has family '" << fam << "'\n", kInvalid;
+      if (c.kind == CaseKind::Serving && c.family == fam) fitted_groups.back().second.push_back(&c);
+    if (fitted_groups.back().second.size() == before)
+      return std::cerr << "cutlab: no serving case has family '" << fam << "'\n", kInvalid;
+  }
+  json fits = json::array();
+  for (const auto& [fam, mine] : fitted_groups) {
     CalibrationOptions o = opt;
-    o.start = serving_fit_start(mine.front()->config.cluster.efficiency, fam);
+    // A pooled group has no family of its own (shared_family is empty): it starts from the general priors.
+    o.start = serving_fit_start(pooled ? Efficiencies{} : mine.front()->config.cluster.efficiency, shared_family(mine));
     const Result<CalibrationResult> r = calibrate_serving(mine, o);
     if (!r.ok()) {
       for (const Error& e : r.errors) std::cerr << "cutlab: " << e.path << ": " << e.message << "\n";
@@ -690,7 +700,7 @@ int run_calibrate(const std::vector<std::string>& args) {
   std::string path = kDefaultCases;
   std::vector<std::string> families;
   CalibrationOptions opt;
-  bool as_json = false, serving_cv = false;
+  bool as_json = false, serving_cv = false, pooled = false;
   std::string serving_path;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -705,11 +715,13 @@ int run_calibrate(const std::vector<std::string>& args) {
       if (opt.max_evaluations < 1) return std::cerr << "cutlab: --max-evaluations must be positive\n", kUsage;
     } else if (a == "--serving" && i + 1 < args.size()) serving_path = args[++i];
     else if (a == "--cross-validate") serving_cv = true;
+    else if (a == "--pooled") pooled = true;
     else if (a == "--help" || a == "-h") return std::cout << calibrate_usage(), kOk;
     else if (a.rfind("--", 0) != 0 && path == kDefaultCases) path = a;
     else return std::cerr << "cutlab: unexpected argument " << a << "\n" << calibrate_usage(), kUsage;
   }
-  if (!serving_path.empty()) return run_serving_calibrate(serving_path, families, opt, serving_cv, as_json);
+  if (pooled && serving_path.empty()) return std::cerr << "cutlab: --pooled fits serving cases: give --serving FILE\n", kUsage;
+  if (!serving_path.empty()) return run_serving_calibrate(serving_path, families, opt, serving_cv, pooled, as_json);
   std::vector<ValidationCase> cases;
   if (!read_cases(path, cases)) return std::ifstream(path) ? kInvalid : kUsage;
   if (families.empty())

@@ -933,3 +933,23 @@ TEST_CASE("near its slots a replica's requests queue before admission", "[infere
   c.workload.request_rate_per_s = 0;
   REQUIRE(infer(c).prefill.queue_s == 0.0);
 }
+
+TEST_CASE("a GPU cut from another serves no faster than it: the H800 takes the H100's serving efficiencies", "[inference]") {
+  // The H800 is the H100 SXM's GH100 die with the same HBM3 and half the NVLink (core/presets.cpp
+  // kH100Serving): every serving efficiency the same, so a plan whose only difference is the link runs
+  // no faster on it, and a TP 8 decode, whose all-reduces cross that link, strictly slower.
+  const Cluster h100 = *find_cluster_preset("dgx-h100"), h800 = *find_cluster_preset("hgx-h800");
+  for (double Efficiencies::*key :
+       {&Efficiencies::hbm_stream, &Efficiencies::serving_gemm, &Efficiencies::serving_expert_gemm,
+        &Efficiencies::serving_expert_stream, &Efficiencies::serving_attention, &Efficiencies::host_seq_s,
+        &Efficiencies::serving_seq_layer_s, &Efficiencies::serving_moe_layer_s, &Efficiencies::serving_rank_cv})
+    REQUIRE(h800.efficiency.*key == h100.efficiency.*key);
+  Config c = serving("llama3-70b", 8, 1, 1, 64);
+  const double on_h100 = infer(c).tpot_s;
+  c.cluster = h800;
+  REQUIRE(infer(c).tpot_s > on_h100);
+  // A GPU with no serving case of its own takes the fit pooled over the five families, not the priors.
+  const Efficiencies priors;
+  for (const char* name : {"dgx-a100", "grand-teton-h100"})
+    REQUIRE(find_cluster_preset(name)->efficiency.serving_expert_gemm != priors.serving_expert_gemm);
+}
