@@ -284,8 +284,10 @@ Cluster calibrated(Cluster c, const Efficiencies& e) {
 // more with GEMM tiles that pad least and the routed experts' last tile half full on average (core/ops.h
 // gemm_efficiency, routed_gemm_efficiency): family means 0.1–1.0 point lower, cases over 30% 5 → 1; the H100's
 // host time per sequence moved 2.8 → 15.0 µs along a direction its MoE cases hardly constrain (the GPU time
-// per sequence and layer trades with it), nearer its prior of 20.
-// The H800 takes the H100's fit and the A100 and the 500 W H100 a fit pooled over the five families (below).
+// per sequence and layer trades with it), nearer its prior of 20. Since 2026-12-05 the GB200 takes the B200's
+// kernel rates and fits only the engine's costs beside them (the same die: kGB200Serving below), the H800
+// takes the H100's fit, and the A100 and the 500 W H100 a fit pooled over the five families.
+
 // One GPU family's serving efficiencies, in the order `cutlab calibrate --serving` prints them.
 struct ServingFit {
   double hbm_stream, expert_stream, gemm, expert_gemm, attention, host_seq_us, seq_layer_us, moe_layer_us, rank_cv;
@@ -295,6 +297,16 @@ struct ServingFit {
 // the same host class, its NVLink cut to 400 GB/s (which no serving efficiency holds: the links' own
 // efficiency prices it), as it takes the H100's training efficiencies.
 constexpr ServingFit kH100Serving{0.783, 0.672, 0.775, 0.415, 0.628, 15.0, 0.629, 55.8, 0.159};
+
+// The B200's fit, and the GB200's on its die: the B200's kernel rates (the first five; core/validation.h
+// serving_die_family) with the engine's costs fitted to the GB200 cases (2026-12-05): 11.2% mean, largest
+// 41.3%, against 12.0% and 41.3% for nine efficiencies fitted apart.
+constexpr ServingFit kB200Serving{0.776, 0.870, 0.579, 0.301, 0.309, 5.7, 0.129, 62.0, 0.111};
+constexpr ServingFit on_die(const ServingFit& die, double host_seq_us, double seq_layer_us, double moe_layer_us, double rank_cv) {
+  return {die.hbm_stream, die.expert_stream, die.gemm,     die.expert_gemm, die.attention,
+          host_seq_us,    seq_layer_us,      moe_layer_us, rank_cv};
+}
+constexpr ServingFit kGB200Serving = on_die(kB200Serving, 0.0, 0.458, 47.7, 0.032);
 
 // A GPU without serving cases (A100, the 500 W H100 96GB): one set fitted to all 308 serving cases of the
 // five families together (`cutlab calibrate --serving validation/serving-cases.json --pooled`, 2026-12-05):
@@ -375,12 +387,12 @@ std::vector<ClusterPreset> make_clusters() {
   // 1,440 PFLOPS per 72 GPUs = 20 PFLOPS per GPU).
   v.push_back({serving(calibrated(with_fp4(node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50, 148, 64, kH100Mamf), 9000),
                                   h100_fitted()),
-                       {0.776, 0.870, 0.579, 0.301, 0.309, 5.7, 0.129, 62.0, 0.111}),
+                       kB200Serving),
                std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU"});
   v.push_back(
       {serving(calibrated(with_fp4(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148, 450, kH100Mamf), 10000),
                           h100_fitted()),
-               {0.746, 0.833, 0.581, 0.455, 0.200, 0.1, 0.475, 42.2, 0.035}),
+               kGB200Serving),
        std::string(sheet) + "; 186 GB HBM3e; 72 GPUs in one NVLink 5 domain; 400 Gb/s per GPU scale-out"});
   // RTX PRO 6000 Blackwell Server Edition (NVIDIA datasheet): 96 GB GDDR7 at 1.6 TB/s (1,597 GB/s),
   // 188 SMs, PCIe Gen5 x16 and no NVLink: the GPUs of a server talk over PCIe (64 GB/s per direction,

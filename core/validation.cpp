@@ -772,6 +772,26 @@ Efficiencies serving_fit_start(const Efficiencies& preset, const std::string& fa
   return e;
 }
 
+std::string serving_die_family(const std::string& family) { return family == "gb200" ? "b200" : ""; }
+
+bool is_serving_kernel_rate(const std::string& key) {
+  return key == "hbm_stream" || key == "serving_expert_stream" || key == "serving_gemm" || key == "serving_expert_gemm" ||
+         key == "serving_attention";
+}
+
+std::vector<std::string> serving_fit_keys(const std::string& family) {
+  std::vector<std::string> keys;
+  for (const CalibrationParam& p : serving_calibration_params())
+    if (serving_die_family(family).empty() || !is_serving_kernel_rate(p.key)) keys.push_back(p.key);
+  return keys;
+}
+
+Efficiencies with_kernel_rates(Efficiencies start, const Efficiencies& die) {
+  for (const CalibrationParam& p : serving_calibration_params())
+    if (is_serving_kernel_rate(p.key)) start.*(p.member) = die.*(p.member);
+  return start;
+}
+
 namespace {
 // A serving case run with the serving efficiencies of `e` (serving_calibration_params) over its own cluster's
 // others (its links, kernel floor, training GEMM rates): a fit pooled over GPU families sets only what it fits.
@@ -859,12 +879,16 @@ ServingCrossValidation serving_cross_validate(const std::vector<ValidationCase>&
       if (keep(*c)) v.push_back(c);
     return v;
   };
-  auto predict = [&](const std::vector<const ValidationCase*>& fit_on, const Efficiencies& preset, auto held,
-                     double ServingHeldOut::*field) {
+  // The fit of `fit_on` from `start` (its keys: `keys`, unless the options name some), or the start when it fails.
+  auto fitted = [&](const std::vector<const ValidationCase*>& fit_on, const Efficiencies& start,
+                    const std::vector<std::string>& keys) {
     CalibrationOptions o = options;
-    o.start = serving_fit_start(preset, shared_family(fit_on));  // nothing of the held-out cases' in-sample fit
+    o.start = start;
+    if (o.fit.empty()) o.fit = keys;
     const Result<CalibrationResult> f = calibrate_serving(fit_on, o);
-    const Efficiencies e = f.ok() ? f.value.fitted : o.start;
+    return f.ok() ? f.value.fitted : o.start;
+  };
+  auto predict = [&](const Efficiencies& e, auto held, double ServingHeldOut::*field) {
     for (size_t i = 0; i < serving.size(); ++i)
       if (held(*serving[i])) {
         const CaseResult r = run_serving_case_with(*serving[i], e);
@@ -872,17 +896,28 @@ ServingCrossValidation serving_cross_validate(const std::vector<ValidationCase>&
       }
   };
   // Within each family, leave out the cases sharing one value of `key` (a source, a model); with no
-  // other cases to fit on, the fit's start (the priors) predicts them.
+  // other cases to fit on, the fit's start (the priors) predicts them. A family on another's die takes the
+  // kernel rates of that family's fit without the same cases (nothing of the held-out value reaches it).
   auto leave_one_out = [&](auto key, double ServingHeldOut::*field) {
     for (const std::string& fam : families) {
       std::vector<std::string> values;
       for (const ValidationCase* c : select([&](const ValidationCase& x) { return x.family == fam; }))
         if (std::find(values.begin(), values.end(), key(*c)) == values.end()) values.push_back(key(*c));
+      const std::string die = serving_die_family(fam);
+      const std::vector<const ValidationCase*> die_cases = select([&](const ValidationCase& c) { return c.family == die; });
       for (const std::string& v : values) {
         auto held = [&](const ValidationCase& c) { return c.family == fam && key(c) == v; };
         const std::vector<const ValidationCase*> rest = select(
             [&](const ValidationCase& c) { return c.family == fam && key(c) != v; });
-        predict(rest, select(held).front()->config.cluster.efficiency, held, field);
+        // nothing of the held-out cases' in-sample fit; the general priors when no case is left to fit
+        Efficiencies start = serving_fit_start(select(held).front()->config.cluster.efficiency, shared_family(rest));
+        if (!die.empty() && !die_cases.empty()) {
+          const std::vector<const ValidationCase*> die_rest = select(
+              [&](const ValidationCase& c) { return c.family == die && key(c) != v; });
+          const Efficiencies die_start = serving_fit_start(die_cases.front()->config.cluster.efficiency, die);
+          start = with_kernel_rates(start, fitted(die_rest, die_start, serving_fit_keys(die)));
+        }
+        predict(fitted(rest, start, serving_fit_keys(fam)), held, field);
       }
     }
   };
@@ -892,7 +927,8 @@ ServingCrossValidation serving_cross_validate(const std::vector<ValidationCase>&
   for (const std::string& fam : families) {
     auto held = [&](const ValidationCase& c) { return c.family == fam; };
     const std::vector<const ValidationCase*> rest = select([&](const ValidationCase& c) { return c.family != fam; });
-    predict(rest, select(held).front()->config.cluster.efficiency, held, &ServingHeldOut::gpu_out_error_percent);
+    const Efficiencies start = serving_fit_start(select(held).front()->config.cluster.efficiency, shared_family(rest));
+    predict(fitted(rest, start, {}), held, &ServingHeldOut::gpu_out_error_percent);
   }
   const double n = std::max<double>(1.0, double(cv.cases.size()));
   for (const ServingHeldOut& h : cv.cases) {

@@ -244,6 +244,20 @@ std::string shared_family(const std::vector<const ValidationCase*>& cases);
 // fit does not depend on the values fitted before.
 Efficiencies serving_fit_start(const Efficiencies& preset, const std::string& family);
 
+// A GPU family on another family's die (GB200: the B200's die beside a Grace CPU, at its own power limit and
+// peaks) takes that family's kernel rates, the efficiencies of the die's kernels (hbm_stream,
+// serving_expert_stream, serving_gemm, serving_expert_gemm, serving_attention: fractions of each GPU's own
+// peaks and bandwidth), and its fit fits only the rest, the engine's costs beside the kernels (the host's
+// time per sequence, the time per sequence per layer and per MoE layer, the EP group's spread), which the
+// host and the software set (docs/validation.md §8, "One die, one set of kernel rates").
+// serving_die_family("gb200") is "b200"; "" for a family on a die of its own.
+std::string serving_die_family(const std::string& family);
+bool is_serving_kernel_rate(const std::string& key);
+// The keys `family`'s serving fit fits: the engine's costs on another family's die, else every serving key.
+std::vector<std::string> serving_fit_keys(const std::string& family);
+// `start` with the kernel rates of `die` (the die family's efficiencies).
+Efficiencies with_kernel_rates(Efficiencies start, const Efficiencies& die);
+
 // Mean |error| of these serving cases (every one, whatever its family) with efficiencies `e`
 // (a case that does not evaluate counts as 1000%).
 double serving_mape_percent(const std::vector<const ValidationCase*>& cases, const Efficiencies& e);
@@ -363,9 +377,9 @@ struct ValidationLimits {
 // presets' efficiencies (serving efficiencies fitted per GPU family to these cases, in-sample), and the
 // margins past which `cutlab validate --check` fails.
 struct ServingLimits {
-  static constexpr double documented_mean_percent = 10.0;   // mean |error| over the serving cases
+  static constexpr double documented_mean_percent = 9.9;    // mean |error| over the serving cases
   static constexpr double documented_worst_percent = 41.3;  // largest |error|
-  static constexpr int documented_cases_over_30 = 1;        // cases with |error| > 30% (issue 12's limit)
+  static constexpr int documented_cases_over_30 = 2;        // cases with |error| > 30% (issue 12's limit)
   static constexpr int documented_failed_cases = 0;         // cases that do not evaluate (or do not fit)
   static constexpr double margin_mean_percent = 1.0, margin_worst_percent = 2.0;
 };

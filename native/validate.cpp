@@ -632,6 +632,15 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
     CalibrationOptions o = opt;
     // A pooled group has no family of its own (shared_family is empty): it starts from the general priors.
     o.start = serving_fit_start(pooled ? Efficiencies{} : mine.front()->config.cluster.efficiency, shared_family(mine));
+    // A family on another's die: that family's kernel rates (its preset, the cases' cluster), the rest fitted.
+    const std::string die = pooled ? "" : serving_die_family(fam);
+    const auto die_case = std::find_if(cases.begin(), cases.end(), [&](const ValidationCase& c) {
+      return !die.empty() && c.kind == CaseKind::Serving && c.family == die;
+    });
+    if (die_case != cases.end()) {
+      o.start = with_kernel_rates(o.start, die_case->config.cluster.efficiency);
+      if (o.fit.empty()) o.fit = serving_fit_keys(fam);
+    }
     const Result<CalibrationResult> r = calibrate_serving(mine, o);
     if (!r.ok()) {
       for (const Error& e : r.errors) std::cerr << "cutlab: " << e.path << ": " << e.message << "\n";
@@ -643,7 +652,8 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
       fits.back()["priors"] = serving_priors_json(fam);
       continue;
     }
-    std::cout << "family " << fam << ": " << c.case_ids.size() << " serving cases, " << c.evaluations << " evaluations\n";
+    std::cout << "family " << fam << ": " << c.case_ids.size() << " serving cases, " << c.evaluations << " evaluations"
+              << (die_case != cases.end() ? ", the kernel rates of " + die + " (the same die), fit " + joined(o.fit) : "") << "\n";
     std::cout << "  mean |error| " << fixed(c.start_mape_percent, 2) << "% at the start → " << fixed(c.fitted_mape_percent, 2)
               << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
     Table t{{"efficiency", "start", "fitted", "prior", "bounds", "prior from"}, {}};

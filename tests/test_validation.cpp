@@ -739,6 +739,65 @@ TEST_CASE("the serving cross-validation refits without the held-out source, mode
   CHECK(cv.source_out_max_percent == most);
 }
 
+TEST_CASE("a GPU family on another's die takes its kernel rates and fits only the engine's costs",
+          "[validation][serving][calibration]") {
+  REQUIRE(serving_die_family("gb200") == "b200");
+  REQUIRE(serving_die_family("b200").empty());
+  REQUIRE(serving_fit_keys("gb200") ==
+          std::vector<std::string>{"host_seq_us", "serving_seq_layer_us", "serving_moe_layer_us", "serving_rank_cv"});
+  REQUIRE(serving_fit_keys("b200").size() == serving_calibration_params().size());
+  // The presets: the GB200's kernel rates are the B200's.
+  const Efficiencies b200 = find_cluster_preset("dgx-b200")->efficiency, gb200 = find_cluster_preset("gb200-nvl72")->efficiency;
+  int rates = 0;
+  for (const CalibrationParam& p : serving_calibration_params())
+    if (is_serving_kernel_rate(p.key)) {
+      CHECK(gb200.*(p.member) == b200.*(p.member));
+      ++rates;
+    }
+  CHECK(rates == 5);
+  // with_kernel_rates copies those five and nothing else.
+  Efficiencies start;
+  start.host_seq_s = 7e-6, start.hbm_stream = 0.9;
+  const Efficiencies w = with_kernel_rates(start, b200);
+  CHECK(w.hbm_stream == b200.hbm_stream);
+  CHECK(w.serving_attention == b200.serving_attention);
+  CHECK(w.host_seq_s == 7e-6);
+  // Held out by source, a GB200 case is predicted by the GB200 cases of the other source fitted on the
+  // kernel rates of the B200 cases of the other source (nothing of the held-out source reaches either).
+  std::vector<ValidationCase> set;
+  for (const std::string family : {"gb200", "b200"})
+    for (const std::string source : {"trtllm-perf-overview-00f3768", "trtllm-perf-overview-585c756"})
+      for (const ValidationCase* c : serving_family(family))
+        if (c->source_group == source) {
+          set.push_back(*c);
+          break;
+        }
+  REQUIRE(set.size() == 4);
+  CalibrationOptions opt;
+  opt.max_evaluations = 12;
+  opt.restarts = 0;
+  const ServingCrossValidation cv = serving_cross_validate(set, opt);
+  auto fit = [&](const std::string& family, const std::string& source, const Efficiencies& from) {
+    std::vector<const ValidationCase*> on;
+    for (const ValidationCase& c : set)
+      if (c.family == family && c.source_group != source) on.push_back(&c);
+    CalibrationOptions o = opt;
+    o.start = from;
+    o.fit = serving_fit_keys(family);
+    const Result<CalibrationResult> f = calibrate_serving(on, o);
+    REQUIRE(f.ok());
+    return f.value.fitted;
+  };
+  for (size_t i = 0; i < 2; ++i) {
+    const ValidationCase& h = set[i];
+    const Efficiencies die = fit("b200", h.source_group, serving_fit_start(b200, "b200"));
+    const Efficiencies e = fit("gb200", h.source_group,
+                               with_kernel_rates(serving_fit_start(h.config.cluster.efficiency, "gb200"), die));
+    CHECK(e.serving_gemm == die.serving_gemm);
+    CHECK(cv.cases[i].source_out_error_percent == run_case(h, &e).error_percent);
+  }
+}
+
 TEST_CASE("a DEP4 FP4 serving case is the entry's engine, converted by hand", "[validation][serving]") {
   // validation/serving-runs.json, trtllm_585c756_deepseek_r1_b200_dep4_1000_1000: TensorRT-LLM
   // perf-overview @ 585c756, "DeepSeek R1 0528", column "B200 DEP4 (FP4)", row 1000/1000: 6,463 output
