@@ -1195,6 +1195,7 @@ json presets_json() {
   for (const ClusterPreset& p : cluster_presets()) {
     json c = to_json(p.spec);
     c["source"] = p.source;
+    c["calibration"] = p.calibration;
     clusters.push_back(c);
   }
   return {{"models", models}, {"clusters", clusters}, {"choices", choices_json()}};

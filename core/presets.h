@@ -18,6 +18,7 @@ struct ModelPreset {
 struct ClusterPreset {
   Cluster spec;
   std::string source;
+  std::string calibration;  // what its efficiencies were fitted to: "training runs / serving cases"
 };
 
 const std::vector<ModelPreset>& model_presets();

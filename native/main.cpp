@@ -428,14 +428,22 @@ int cmd_presets(const Args& a) {
                            m.experts ? std::to_string(m.experts) + " top-" + std::to_string(m.top_k) : "-",
                            count(count_params(m).total), p.source.substr(0, 60)});
   }
-  Table clusters{{"cluster", "gpu", "per node", "HBM GiB", "bf16 TFLOP/s", "in-node link GB/s", "scale-out GB/s"}, {}};
+  Table clusters{{"cluster", "gpu", "per node", "HBM GiB", "bf16 TFLOP/s", "in-node link GB/s", "scale-out GB/s",
+                  "fitted to: training / serving"},
+                 {}};
   for (const ClusterPreset& p : cluster_presets()) {
     const Cluster& c = p.spec;
-    clusters.rows.push_back(
-        {c.name, c.gpu, std::to_string(c.gpus_per_node), fixed(c.hbm_bytes / 1073741824.0, 1), fixed(c.bf16_flops_per_s / 1e12, 0),
-         link_label(c, Link::NVLink) + " " + fixed(c.nvlink_bytes_per_s / 1e9, 0), fixed(c.scaleout_bytes_per_s / 1e9, 0)});
+    clusters.rows.push_back({c.name, c.gpu, std::to_string(c.gpus_per_node), fixed(c.hbm_bytes / 1073741824.0, 1),
+                             fixed(c.bf16_flops_per_s / 1e12, 0),
+                             link_label(c, Link::NVLink) + " " + fixed(c.nvlink_bytes_per_s / 1e9, 0),
+                             fixed(c.scaleout_bytes_per_s / 1e9, 0), p.calibration});
   }
-  std::cout << "Models\n" << models.render() << "\nClusters\n" << clusters.render();
+  std::cout << "Models\n"
+            << models.render() << "\nClusters\n"
+            << clusters.render()
+            << " fitted to: the published runs and serving cases each GPU's efficiencies were fitted to (docs/validation.md);\n"
+               " the H800 and H200 take the H100's training fit (the same die), the H800 its serving fit too, the GB200 the\n"
+               " B200's serving kernel rates; pooled: one serving fit to the cases of all five GPU families\n";
   return kOk;
 }
 

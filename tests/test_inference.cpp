@@ -952,4 +952,6 @@ TEST_CASE("a GPU cut from another serves no faster than it: the H800 takes the H
   const Efficiencies priors;
   for (const char* name : {"dgx-a100", "grand-teton-h100"})
     REQUIRE(find_cluster_preset(name)->efficiency.serving_expert_gemm != priors.serving_expert_gemm);
+  // Every cluster preset says what its efficiencies were fitted to, training runs then serving cases.
+  for (const ClusterPreset& p : cluster_presets()) REQUIRE(p.calibration.find(" / ") != std::string::npos);
 }

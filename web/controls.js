@@ -251,6 +251,8 @@
             const o = document.createElement('option');
             o.value = p.name;
             o.textContent = presetLabel(def.source, p);
+            // A cluster's tooltip says what its efficiencies were fitted to (training runs / serving cases).
+            if (p.calibration) o.title = 'efficiencies fitted to ' + p.calibration + ' (training / serving)';
             input.appendChild(o);
           }
         } else if (def.kind === 'select') {
