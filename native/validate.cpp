@@ -456,7 +456,9 @@ std::string calibrate_usage() {
          "  (--serving: each GPU family's serving efficiencies fitted to its serving cases; --pooled: one set fitted\n"
          "   to the named families' cases together, from the general priors, the values of a GPU without serving\n"
          "   cases; --cross-validate adds the leave-one-source-out, leave-one-model-out and leave-one-GPU-family-out\n"
-         "   errors; --json: the fits and every case's held-out errors as one object)\n"
+         "   errors; --json: the fits and every case's held-out errors as one object; a family on another's die,\n"
+         "   gb200 on b200's, takes that family's kernel rates and fits only host_seq_us, serving_seq_layer_us,\n"
+         "   serving_moe_layer_us and serving_rank_cv)\n"
          "  fits the cluster efficiencies of each family (default: every family with training runs) to its\n"
          "  training runs: bounded Nelder–Mead on the mean |error %|, starting from the Efficiencies defaults.\n"
          "  keys: " +
