@@ -1196,6 +1196,8 @@ json presets_json() {
     json c = to_json(p.spec);
     c["source"] = p.source;
     c["calibration"] = p.calibration;
+    c["serving_held_out_family"] = p.serving_held_out_family;
+    c["serving_held_out_percent"] = p.serving_held_out_percent;
     clusters.push_back(c);
   }
   return {{"models", models}, {"clusters", clusters}, {"choices", choices_json()}};

@@ -367,37 +367,39 @@ std::vector<ClusterPreset> make_clusters() {
   const char* sheet = "NVIDIA datasheets (dense peaks; docs/hardware-sources.md)";
   v.push_back({serving(calibrated(node("dgx-a100", "A100 SXM 80GB", 8, 80, 2039, 312, 0, 300, 25, 108, 32, kA100Mamf), a100_fitted()),
                        kPooledServing),
-               std::string(sheet) + "; NVLink 3 600 GB/s total; 8× HDR 200 Gb/s IB per node", "A100 runs / pooled"});
+               std::string(sheet) + "; NVLink 3 600 GB/s total; 8× HDR 200 Gb/s IB per node", "A100 runs / pooled", "pooled", 17.1});
   v.push_back({serving(calibrated(node("dgx-h100", "H100 SXM", 8, 79.6, 3350, 989, 1979, 450, 50, 132, 64, kH100Mamf), h100_fitted()),
                        kH100Serving),
-               std::string(sheet) + "; 81,559 MiB usable; NVLink 4 900 GB/s total; 8× NDR 400 Gb/s per node",
-               "H100 runs / H100 cases"});
+               std::string(sheet) + "; 81,559 MiB usable; NVLink 4 900 GB/s total; 8× NDR 400 Gb/s per node", "H100 runs / H100 cases",
+               "h100", 13.7});
   v.push_back(
       {serving(calibrated(node("grand-teton-h100", "H100 96GB HBM2e (500 W)", 8, 95.5, 2400, 989, 1979, 450, 50, 132, 64, kH100Mamf),
                           gt_fitted()),
                kPooledServing),
        std::string(sheet) + "; Meta Grand Teton (torchtitan benchmarks): 96 GB HBM2e at 2.4 TB/s, 500 W power limit, "
                             "NVLink 4, 400 Gb/s RDMA per GPU",
-       "its runs / pooled"});
+       "its runs / pooled", "pooled", 17.1});
   v.push_back({serving(calibrated(node("hgx-h800", "H800 SXM", 8, 79.6, 3350, 989, 1979, 200, 50, 132, 64, kH100Mamf), h100_fitted()),
                        kH100Serving),
                std::string(sheet) + "; NVLink 400 GB/s total (DeepSeek-V3 §3.2.2: ~160 GB/s achievable), 400 Gb/s IB",
-               "H100 runs / H100 cases"});
+               "H100 runs / H100 cases", "h100", 13.7});
   v.push_back({serving(calibrated(node("hgx-h200", "H200 SXM", 8, 140.4, 4800, 989, 1979, 450, 50, 132, 64, kH100Mamf), h100_fitted()),
                        {0.682, 0.615, 0.771, 0.324, 0.615, 0.2, 0.042, 24.0, 0.197}),
-               std::string(sheet) + "; 141 GB HBM3e (143,771 MiB usable); NVLink 4; 400 Gb/s per GPU", "H100 runs / H200 cases"});
+               std::string(sheet) + "; 141 GB HBM3e (143,771 MiB usable); NVLink 4; 400 Gb/s per GPU", "H100 runs / H200 cases",
+               "h200", 15.3});
   // fp4: dense NVFP4 peaks, half the datasheets' sparse figures (HGX B200 18 PFLOPS, GB200 NVL72
   // 1,440 PFLOPS per 72 GPUs = 20 PFLOPS per GPU).
   v.push_back({serving(calibrated(with_fp4(node("dgx-b200", "B200", 8, 179, 8000, 2250, 4500, 900, 50, 148, 64, kH100Mamf), 9000),
                                   h100_fitted()),
                        kB200Serving),
-               std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU", "H100 runs / B200 cases"});
+               std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU", "H100 runs / B200 cases", "b200",
+               9.7});
   v.push_back(
       {serving(calibrated(with_fp4(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148, 450, kH100Mamf), 10000),
                           h100_fitted()),
                kGB200Serving),
        std::string(sheet) + "; 186 GB HBM3e; 72 GPUs in one NVLink 5 domain; 400 Gb/s per GPU scale-out",
-       "H100 runs / GB200 cases, B200 rates"});
+       "H100 runs / GB200 cases, B200 rates", "gb200", 13.0});
   // RTX PRO 6000 Blackwell Server Edition (NVIDIA datasheet): 96 GB GDDR7 at 1.6 TB/s (1,597 GB/s),
   // 188 SMs, PCIe Gen5 x16 and no NVLink: the GPUs of a server talk over PCIe (64 GB/s per direction,
   // in the "nvlink" tier of 8 GPUs). Peaks: the datasheet's 4,000 FP4 AI TOPS (sparse) halved for
@@ -420,7 +422,7 @@ std::vector<ClusterPreset> make_clusters() {
                                0.6),
                {0.892, 0.718, 0.502, 0.714, 0.584, 4.7, 0.000, 33.6, 0.141}),
        std::string(sheet) + "; 96 GB GDDR7 at 1.6 TB/s; PCIe Gen5 x16, no NVLink (GPU to GPU over PCIe)",
-       "H100 runs / RTX PRO 6000 cases"});
+       "H100 runs / RTX PRO 6000 cases", "rtx-pro-6000", 16.9});
   return v;
 }
 

@@ -19,6 +19,11 @@ struct ClusterPreset {
   Cluster spec;
   std::string source;
   std::string calibration;  // what its efficiencies were fitted to: "training runs / serving cases"
+  // How far its serving figures are off for a model the serving fit has not seen: the mean |error| of the
+  // serving cases of `serving_held_out_family` left out one model at a time, or of each GPU family left out
+  // when "pooled" (docs/validation.md §8, "Held out"; tests/readme.mjs checks them against that table).
+  std::string serving_held_out_family;
+  double serving_held_out_percent = 0;
 };
 
 const std::vector<ModelPreset>& model_presets();

@@ -16,6 +16,7 @@
 #include "core/json_io.h"
 #include "core/presets.h"
 #include "core/scene_pareto.h"
+#include "core/validation.h"
 #include "native/draw.h"
 #include "native/format.h"
 #include "native/help.h"
@@ -413,6 +414,20 @@ void print_inference(const ServingEstimate& e, const Config& c) {
             << fixed(r.output_tokens_per_s_per_gpu, 1) << " per GPU · " << fixed(r.requests_per_s, 2) << " requests/s";
   if (p.pp > 1) std::cout << " · each stage idle " << pct(r.stage_idle_fraction);
   std::cout << "\n";
+  // How far such figures are off for a model the serving fit has not seen, when the cluster is a preset's
+  // serving efficiencies as given (core/presets.h ClusterPreset::serving_held_out_percent).
+  for (const ClusterPreset& cp : cluster_presets()) {
+    if (cp.spec.name != c.cluster.name) continue;
+    bool same = true;
+    for (const CalibrationParam& k : serving_calibration_params())
+      same = same && cp.spec.efficiency.*(k.member) == c.cluster.efficiency.*(k.member);
+    if (!same) continue;
+    const bool pooled = cp.serving_held_out_family == "pooled";
+    std::cout << " calibrated: " << cp.calibration << " (training / serving); for " << (pooled ? "a GPU" : "a model")
+              << " the serving fit has not seen, " << fixed(cp.serving_held_out_percent, 1) << "% off on average ("
+              << (pooled ? "each GPU family held out in turn" : cp.serving_held_out_family + " cases held out by model")
+              << ", docs/validation.md §8)\n";
+  }
 }
 
 int cmd_presets(const Args& a) {
@@ -429,21 +444,22 @@ int cmd_presets(const Args& a) {
                            count(count_params(m).total), p.source.substr(0, 60)});
   }
   Table clusters{{"cluster", "gpu", "per node", "HBM GiB", "bf16 TFLOP/s", "in-node link GB/s", "scale-out GB/s",
-                  "fitted to: training / serving"},
+                  "fitted to: training / serving", "serving held out"},
                  {}};
   for (const ClusterPreset& p : cluster_presets()) {
     const Cluster& c = p.spec;
     clusters.rows.push_back({c.name, c.gpu, std::to_string(c.gpus_per_node), fixed(c.hbm_bytes / 1073741824.0, 1),
                              fixed(c.bf16_flops_per_s / 1e12, 0),
                              link_label(c, Link::NVLink) + " " + fixed(c.nvlink_bytes_per_s / 1e9, 0),
-                             fixed(c.scaleout_bytes_per_s / 1e9, 0), p.calibration});
+                             fixed(c.scaleout_bytes_per_s / 1e9, 0), p.calibration, fixed(p.serving_held_out_percent, 1) + "%"});
   }
   std::cout << "Models\n"
             << models.render() << "\nClusters\n"
             << clusters.render()
             << " fitted to: the published runs and serving cases each GPU's efficiencies were fitted to (docs/validation.md);\n"
                " the H800 and H200 take the H100's training fit (the same die), the H800 its serving fit too, the GB200 the\n"
-               " B200's serving kernel rates; pooled: one serving fit to the cases of all five GPU families\n";
+               " B200's serving kernel rates; pooled: one serving fit to the cases of all five GPU families. serving held out:\n"
+               " the mean |error| of its serving family's cases for a model the fit has not seen (pooled: each family left out)\n";
   return kOk;
 }
 

@@ -99,6 +99,19 @@ if (cv) {
   quoted(cv[2] + ' leaving one model out, ' + cv[3] + ' one GPU family', 'the serving cases held out by model and GPU family');
 }
 
+// Each cluster preset's serving held-out error (core/presets.h ClusterPreset) is its family's mean |error|
+// held out by model in docs/validation.md's generated GPU table, or, pooled, the GPU-out mean of its summary line.
+const presets = json(['presets']).result;
+const gpuTable = {};
+for (const m of doc.matchAll(/^\| ([\w-]+) \| \d+ \| [\d.]+% \| [\d.]+% \| [\d.]+% \| [\d.]+% \| ([\d.]+)% \| [\d.]+% \| [\d.]+% \| [\d.]+% \|$/gm))
+  gpuTable[m[1]] = Number(m[2]);
+for (const c of presets.clusters) {
+  const want = c.serving_held_out_family === 'pooled' ? (cv ? Number(cv[3].replace('%', '')) : NaN) : gpuTable[c.serving_held_out_family];
+  check(want !== undefined && Math.abs(c.serving_held_out_percent - want) < 0.05,
+    'the ' + c.name + ' preset: serving_held_out_percent ' + c.serving_held_out_percent + ' against ' + want + ' in docs/validation.md (' +
+    c.serving_held_out_family + ')');
+}
+
 // docs/validation.md's list of what fails the check states the same documented figures.
 const flatDoc = flat(doc);
 const stated = (text, what) => check(flatDoc.includes(flat(text)), what + ': docs/validation.md should say "' + flat(text) + '"');

@@ -251,8 +251,13 @@
             const o = document.createElement('option');
             o.value = p.name;
             o.textContent = presetLabel(def.source, p);
-            // A cluster's tooltip says what its efficiencies were fitted to (training runs / serving cases).
-            if (p.calibration) o.title = 'efficiencies fitted to ' + p.calibration + ' (training / serving)';
+            // A cluster's tooltip says what its efficiencies were fitted to (training runs / serving cases) and
+            // how far its serving figures are off, held out (core/presets.h ClusterPreset).
+            if (p.calibration) {
+              o.title = 'efficiencies fitted to ' + p.calibration + ' (training / serving); serving, for ' +
+                (p.serving_held_out_family === 'pooled' ? 'a GPU' : 'a model') + ' the fit has not seen: ' +
+                F.fixed(p.serving_held_out_percent, 1) + '% off on average (docs/validation.md §8)';
+            }
             input.appendChild(o);
           }
         } else if (def.kind === 'select') {
