@@ -18,6 +18,13 @@ async function serving(k, base) {
   const stages = await page.$$eval('table.mem-stages tbody tr', (rows) => rows.map((r) => Array.from(r.querySelectorAll('td[data-v]')).map((c) => Number(c.dataset.v))));
   const refStages = ref.json.memory.per_stage.map((s) => [s.weights_bytes, s.kv_cache_bytes, s.activations_bytes, s.total_bytes, s.capacity_bytes]);
   k.check(JSON.stringify(stages) === JSON.stringify(refStages), 'serve: memory per stage (weights, KV cache, activations) = CLI');
+  // The held-out error of the cluster preset's serving fit (core/presets.h ClusterPreset), the presets' own figure.
+  const held = await page.evaluate(() => {
+    const row = Array.from(document.querySelectorAll('table.time tr')).find((r) => /held-out error/.test(r.textContent));
+    const preset = window.CL.presets.clusters.find((c) => c.name === window.__cutlab.derived.cfg.cluster.preset);
+    return { v: row ? Number(row.querySelector('td[data-v]').dataset.v) : null, want: preset ? preset.serving_held_out_percent / 100 : null };
+  });
+  k.check(held.v !== null && held.v === held.want && held.want > 0, 'serve: the held-out error of the preset\'s serving fit (' + held.v + ' against ' + held.want + ')');
   const head = await page.$eval('#headline', (e) => e.textContent);
   k.check(/Time to first token/.test(head) && /Time per output token/.test(head), 'serve: headline shows TTFT and TPOT');
   await click(page, '#tabs [data-view="pipeline"]');
