@@ -78,13 +78,12 @@ DeploymentSplit split_at(long long N, int C, int gp, int gd, double rp, double r
 DeploymentSplit best_split(long long N, int C, int gp, int gd, double rp, double rd, double link_per_gpu) {
   DeploymentSplit best;
   if (gp < 1 || gd < 1) return best;
-  auto decode_beside = [&](long long x) { return cutlab::decode_beside(N, C, gp, gd, x); };
   // The most prefill instances with a decode instance beside them.
   const long long x_max = last_true(N / gp, [&](long long x) { return x == 0 || instances_fit(N, C, gp, x, gd, 1); });
   if (x_max < 1) return best;
   const double a = std::min(rp, gp * link_per_gpu), b = std::min(rd, gd * link_per_gpu);
   // The last x where the rising term is still the smaller: x·a ≤ y(x)·b (0 when not even x = 1).
-  const long long lo = last_true(x_max, [&](long long x) { return double(x) * a <= double(decode_beside(x)) * b; });
+  const long long lo = last_true(x_max, [&](long long x) { return double(x) * a <= double(decode_beside(N, C, gp, gd, x)) * b; });
   for (long long x : {lo, lo + 1}) {  // the fewest prefill instances among equals
     if (x < 1 || x > x_max) continue;
     const DeploymentSplit s = split_at(N, C, gp, gd, rp, rd, link_per_gpu, x);

@@ -1123,6 +1123,12 @@ json to_json(const ServingEstimate& e, const Config& cfg) {
   j["comm"] = comm_json(e.serving.comm);
   j["comm_stage"] = 0;  // the comm table is for a GPU of the first stage
   j["inference"] = inference_json(e.serving);
+  // What the cluster's serving efficiencies were fitted to and how far off they are held out, when they
+  // are a preset's as given (core/presets.h).
+  if (const ClusterPreset* p = serving_preset_as_given(cfg.cluster))
+    j["calibration"] = {{"fitted_to", p->fitted_to},
+                        {"serving_held_out_family", p->serving_held_out_family},
+                        {"serving_held_out_percent", p->serving_held_out_percent}};
   return j;
 }
 
@@ -1195,7 +1201,7 @@ json presets_json() {
   for (const ClusterPreset& p : cluster_presets()) {
     json c = to_json(p.spec);
     c["source"] = p.source;
-    c["calibration"] = p.calibration;
+    c["fitted_to"] = p.fitted_to;
     c["serving_held_out_family"] = p.serving_held_out_family;
     c["serving_held_out_percent"] = p.serving_held_out_percent;
     clusters.push_back(c);

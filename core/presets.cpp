@@ -291,6 +291,7 @@ Cluster calibrated(Cluster c, const Efficiencies& e) {
 // One GPU family's serving efficiencies, in the order `cutlab calibrate --serving` prints them.
 struct ServingFit {
   double hbm_stream, expert_stream, gemm, expert_gemm, attention, host_seq_us, seq_layer_us, moe_layer_us, rank_cv;
+  bool operator==(const ServingFit&) const = default;
 };
 
 // The H100 SXM's fit, which the H800 also takes: the same GH100 die with the same HBM3 at 3.35 TB/s and
@@ -314,6 +315,19 @@ constexpr ServingFit kGB200Serving = on_die(kB200Serving, 0.0, 0.458, 47.7, 0.03
 // leave-one-GPU-family-out column of docs/validation.md §8), against 25.3% for the priors these GPUs
 // kept before.
 constexpr ServingFit kPooledServing{0.855, 0.694, 0.684, 0.381, 0.289, 3.0, 0.369, 72.3, 0.127};
+
+// The serving efficiencies of `e` (the inverse of serving() below).
+ServingFit serving_fit_of(const Efficiencies& e) {
+  return {e.hbm_stream,
+          e.serving_expert_stream,
+          e.serving_gemm,
+          e.serving_expert_gemm,
+          e.serving_attention,
+          e.host_seq_s / units::us,
+          e.serving_seq_layer_s / units::us,
+          e.serving_moe_layer_s / units::us,
+          e.serving_rank_cv};
+}
 
 Cluster serving(Cluster c, const ServingFit& f) {
   c.efficiency.hbm_stream = f.hbm_stream;
@@ -448,6 +462,12 @@ std::optional<Cluster> find_cluster_preset(const std::string& name) {
   for (const ClusterPreset& p : cluster_presets())
     if (p.spec.name == name) return p.spec;
   return std::nullopt;
+}
+
+const ClusterPreset* serving_preset_as_given(const Cluster& c) {
+  for (const ClusterPreset& p : cluster_presets())
+    if (p.spec.name == c.name && serving_fit_of(p.spec.efficiency) == serving_fit_of(c.efficiency)) return &p;
+  return nullptr;
 }
 
 }  // namespace cutlab

@@ -16,7 +16,6 @@
 #include "core/json_io.h"
 #include "core/presets.h"
 #include "core/scene_pareto.h"
-#include "core/validation.h"
 #include "native/draw.h"
 #include "native/format.h"
 #include "native/help.h"
@@ -416,16 +415,11 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   std::cout << "\n";
   // How far such figures are off for a model the serving fit has not seen, when the cluster is a preset's
   // serving efficiencies as given (core/presets.h ClusterPreset::serving_held_out_percent).
-  for (const ClusterPreset& cp : cluster_presets()) {
-    if (cp.spec.name != c.cluster.name) continue;
-    bool same = true;
-    for (const CalibrationParam& k : serving_calibration_params())
-      same = same && cp.spec.efficiency.*(k.member) == c.cluster.efficiency.*(k.member);
-    if (!same) continue;
-    const bool pooled = cp.serving_held_out_family == "pooled";
-    std::cout << " calibrated: " << cp.calibration << " (training / serving); for " << (pooled ? "a GPU" : "a model")
-              << " the serving fit has not seen, " << fixed(cp.serving_held_out_percent, 1) << "% off on average ("
-              << (pooled ? "each GPU family held out in turn" : cp.serving_held_out_family + " cases held out by model")
+  if (const ClusterPreset* cp = serving_preset_as_given(c.cluster)) {
+    const bool pooled = cp->serving_held_out_family == "pooled";
+    std::cout << " calibrated: " << cp->fitted_to << " (training / serving); for " << (pooled ? "a GPU" : "a model")
+              << " the serving fit has not seen, " << fixed(cp->serving_held_out_percent, 1) << "% off on average ("
+              << (pooled ? "each GPU family held out in turn" : cp->serving_held_out_family + " cases held out by model")
               << ", docs/validation.md §8)\n";
   }
 }
@@ -451,7 +445,7 @@ int cmd_presets(const Args& a) {
     clusters.rows.push_back({c.name, c.gpu, std::to_string(c.gpus_per_node), fixed(c.hbm_bytes / 1073741824.0, 1),
                              fixed(c.bf16_flops_per_s / 1e12, 0),
                              link_label(c, Link::NVLink) + " " + fixed(c.nvlink_bytes_per_s / 1e9, 0),
-                             fixed(c.scaleout_bytes_per_s / 1e9, 0), p.calibration, fixed(p.serving_held_out_percent, 1) + "%"});
+                             fixed(c.scaleout_bytes_per_s / 1e9, 0), p.fitted_to, fixed(p.serving_held_out_percent, 1) + "%"});
   }
   std::cout << "Models\n"
             << models.render() << "\nClusters\n"

@@ -952,6 +952,15 @@ TEST_CASE("a GPU cut from another serves no faster than it: the H800 takes the H
   const Efficiencies priors;
   for (const char* name : {"dgx-a100", "grand-teton-h100"})
     REQUIRE(find_cluster_preset(name)->efficiency.serving_expert_gemm != priors.serving_expert_gemm);
-  // Every cluster preset says what its efficiencies were fitted to, training runs then serving cases.
-  for (const ClusterPreset& p : cluster_presets()) REQUIRE(p.calibration.find(" / ") != std::string::npos);
+  // Every cluster preset says what its efficiencies were fitted to, training runs then serving cases, and
+  // speaks for a cluster only while its serving efficiencies are the preset's.
+  for (const ClusterPreset& p : cluster_presets()) REQUIRE(p.fitted_to.find(" / ") != std::string::npos);
+  REQUIRE(serving_preset_as_given(h800) != nullptr);
+  REQUIRE(serving_preset_as_given(h800)->spec.name == "hgx-h800");
+  Cluster changed = h800;
+  changed.efficiency.serving_gemm *= 0.9;
+  REQUIRE(serving_preset_as_given(changed) == nullptr);
+  changed = h800;
+  changed.efficiency.nvlink *= 0.9;  // not a serving efficiency
+  REQUIRE(serving_preset_as_given(changed) != nullptr);
 }

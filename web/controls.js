@@ -253,8 +253,8 @@
             o.textContent = presetLabel(def.source, p);
             // A cluster's tooltip says what its efficiencies were fitted to (training runs / serving cases) and
             // how far its serving figures are off, held out (core/presets.h ClusterPreset).
-            if (p.calibration) {
-              o.title = 'efficiencies fitted to ' + p.calibration + ' (training / serving); serving, for ' +
+            if (p.fitted_to) {
+              o.title = 'efficiencies fitted to ' + p.fitted_to + ' (training / serving); serving, for ' +
                 (p.serving_held_out_family === 'pooled' ? 'a GPU' : 'a model') + ' the fit has not seen: ' +
                 F.fixed(p.serving_held_out_percent, 1) + '% off on average (docs/validation.md §8)';
             }

@@ -295,23 +295,12 @@
     h += row('KV cache per token', inf.kv_cache_bytes_per_token, F.bytes(inf.kv_cache_bytes_per_token), 'whole model');
     h += row('KV cache in use', inf.kv_cache_occupancy, F.pct(inf.kv_cache_occupancy), F.gib(inf.kv_cache_used_bytes, 2) + ' GiB per GPU of the peak stage');
     h += row('max batch that fits', inf.max_batch_that_fits, F.int(inf.max_batch_that_fits), inf.micro_batches > 1 ? 'per micro-batch' : 'per replica');
-    const held = heldOut(r);
+    const held = r.calibration;  // the cluster preset's serving fit as given (core/presets.h), else absent
     if (held) {
       h += row('held-out error', held.serving_held_out_percent / 100, F.fixed(held.serving_held_out_percent, 1) + '%',
-        'mean, ' + (held.serving_held_out_family === 'pooled' ? 'a GPU' : 'a model') + ' the fit has not seen; fitted to ' + e(held.calibration));
+        'mean, ' + (held.serving_held_out_family === 'pooled' ? 'a GPU' : 'a model') + ' the fit has not seen; fitted to ' + e(held.fitted_to));
     }
     return h + '</tbody></table>';
-  }
-  // The cluster preset whose serving efficiencies this config runs as given (core/presets.h ClusterPreset:
-  // what they were fitted to and how far off they are held out), or null when it is another cluster or
-  // its serving efficiencies were changed.
-  const SERVING_KEYS = ['hbm_stream', 'serving_gemm', 'serving_expert_gemm', 'serving_expert_stream', 'serving_attention', 'host_seq_us',
-    'serving_seq_layer_us', 'serving_moe_layer_us', 'serving_rank_cv'];
-  function heldOut(r) {
-    const c = r.config && r.config.cluster;
-    const p = c && CL.presets ? CL.presets.clusters.find((x) => x.name === c.name) : null;
-    if (!p || !(p.serving_held_out_percent > 0)) return null;
-    return SERVING_KEYS.every((k) => p.efficiency[k] === c.efficiency[k]) ? p : null;
   }
 
   // ---- the five axes --------------------------------------------------------------------------
