@@ -959,6 +959,25 @@ json layout_json(Mode mode, const Mesh& mesh, const ParamCounts& params, const P
   return j;
 }
 
+// The parts of a step by name: the JSON keys are name (share of the step) and name + "_s" (seconds); a
+// table, as kLatencyParts below, so that the page's first module builds them in one loop.
+struct StepPart {
+  const char* name;
+  double TimeBreakdown::*seconds;
+};
+constexpr StepPart kStepParts[] = {
+    {"compute", &TimeBreakdown::compute_s},
+    {"recompute", &TimeBreakdown::recompute_s},
+    {"tp_exposed", &TimeBreakdown::tp_exposed_s},
+    {"cp_exposed", &TimeBreakdown::cp_exposed_s},
+    {"ep_exposed", &TimeBreakdown::ep_exposed_s},
+    {"ep_sm_slowdown", &TimeBreakdown::ep_sm_slowdown_s},
+    {"offload_exposed", &TimeBreakdown::offload_exposed_s},
+    {"pp_bubble", &TimeBreakdown::pp_bubble_s},
+    {"dp_exposed", &TimeBreakdown::dp_exposed_s},
+    {"optimizer", &TimeBreakdown::optimizer_s},
+};
+
 json time_json(const TrainingEstimate& e) {
   const TimeBreakdown& b = e.breakdown;
   json st = json::array();
@@ -972,30 +991,12 @@ json time_json(const TrainingEstimate& e) {
                   {"dp_exposed_s", s.dp_exposed_s},
                   {"optimizer_s", s.optimizer_s}});
   const double step = e.step_s > 0 ? e.step_s : 1.0;
-  return {{"step_s", e.step_s},
-          {"shares",
-           {{"compute", b.compute_s / step},
-            {"recompute", b.recompute_s / step},
-            {"tp_exposed", b.tp_exposed_s / step},
-            {"cp_exposed", b.cp_exposed_s / step},
-            {"ep_exposed", b.ep_exposed_s / step},
-            {"ep_sm_slowdown", b.ep_sm_slowdown_s / step},
-            {"offload_exposed", b.offload_exposed_s / step},
-            {"pp_bubble", b.pp_bubble_s / step},
-            {"dp_exposed", b.dp_exposed_s / step},
-            {"optimizer", b.optimizer_s / step}}},
-          {"breakdown",
-           {{"compute_s", b.compute_s},
-            {"recompute_s", b.recompute_s},
-            {"tp_exposed_s", b.tp_exposed_s},
-            {"cp_exposed_s", b.cp_exposed_s},
-            {"ep_exposed_s", b.ep_exposed_s},
-            {"ep_sm_slowdown_s", b.ep_sm_slowdown_s},
-            {"offload_exposed_s", b.offload_exposed_s},
-            {"pp_bubble_s", b.pp_bubble_s},
-            {"dp_exposed_s", b.dp_exposed_s},
-            {"optimizer_s", b.optimizer_s}}},
-          {"stages", st}};
+  json shares = json::object(), breakdown = json::object();
+  for (const StepPart& part : kStepParts) {
+    shares[part.name] = b.*part.seconds / step;
+    breakdown[std::string(part.name) + "_s"] = b.*part.seconds;
+  }
+  return {{"step_s", e.step_s}, {"shares", shares}, {"breakdown", breakdown}, {"stages", st}};
 }
 
 // The parts of a latency by name: the JSON keys are name + "_s" (seconds) and name (share of the total).
