@@ -24,6 +24,9 @@ Errors disaggregation_workload_errors(const Workload& w) {
   if (w.num_requests > 0)
     errors.push_back({ErrorCode::Incompatible, "/workload/num_requests",
                       "disaggregated pools are modelled at steady state: leave num_requests out"});
+  if (!w.length_mix.empty())
+    errors.push_back({ErrorCode::Incompatible, "/workload/length_mix",
+                      "disaggregated pools are modelled for requests of one length: give prompt_len and output_len instead"});
   return errors;
 }
 

@@ -29,9 +29,20 @@ std::vector<StageRoom> stage_rooms(const ServingSetup& S) {
   const double t = S.t, h = S.h;
   const bool inflight = w.batching == Batching::InFlight;
   // Paged KV (Kwon et al. 2023): a sequence holds ⌈(ISL + OSL)/block⌉ whole blocks, reserved at
-  // admission (TensorRT-LLM's default GUARANTEED_NO_EVICT capacity scheduler).
-  const double ctx = double(w.prompt_len) + w.output_len;
-  const double ctx_held = inflight ? std::ceil(ctx / w.kv_block_tokens) * w.kv_block_tokens : ctx;
+  // admission (TensorRT-LLM's default GUARANTEED_NO_EVICT capacity scheduler). Mixed lengths: the
+  // mean over the sequences in flight, each class in proportion to its share × the steps it stays
+  // (its decode steps and its prompt's chunks at the full budget; Little's law per class).
+  struct Held {
+    double part = 0, tokens = 0;  // of the sequences in flight (share × steps, normalised below); context held
+  };
+  ClassList<Held> held_ctx;
+  double stays = 0;
+  for (const LengthClass& k : request_classes(w)) {
+    const double ctx = double(k.prompt_len) + k.output_len;
+    const double part = k.share * ((k.output_len - 1.0) + std::ceil(double(k.prompt_len) / w.max_num_tokens));
+    held_ctx.push_back({part, inflight ? std::ceil(ctx / w.kv_block_tokens) * w.kv_block_tokens : ctx});
+    stays += part;
+  }
   const double capacity = S.c.hbm_bytes - S.c.reserved_bytes;
   std::vector<StageRoom> rooms;
   for (const StageInfo& st : S.pl.stages) {
@@ -45,7 +56,7 @@ std::vector<StageRoom> stage_rooms(const ServingSetup& S) {
     // The embedding and the output layer stay 16-bit in a quantised checkpoint (core/precision.h).
     const double vocab = sp.embedding + sp.output;
     sm.weights_bytes = (sp.dense - vocab) * S.wb + vocab * kVocabWeightBytes + sp.experts * S.expert_wb;
-    room.kv_per_seq = S.kv_layer * stage_attended_keys(m, st, ctx_held, held(w));
+    for (const Held& k : held_ctx) room.kv_per_seq += k.part / stays * S.kv_layer * stage_attended_keys(m, st, k.tokens, held(w));
     // Workspace: one layer's activations of the tokens a step runs (residual, norm, QKV, attention
     // output, MLP intermediate, 16-bit): one prompt (static) or max_num_tokens (in-flight: TensorRT-LLM
     // sizes its activation buffers by max_num_tokens); fp32 logits of the step's last tokens on the
@@ -203,14 +214,17 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
   r.tpot_s = b.tpot_s;
   r.e2e_latency_s = b.e2e_s;
   r.prefill = step_parts(b.prefill_step, b.draft_s, b.prefill_cycle_s, b.prefill_steps);
+  if (!S.w.length_mix.empty()) r.length_classes = b.classes;
   // A request that finds every slot taken waits for one (Erlang C; uniform lengths: deterministic
-  // service). Not when saturated: the queue then grows without bound (the `saturated` flag).
+  // service; mixed lengths: the service's spread over the classes). Not when saturated: the queue then
+  // grows without bound (the `saturated` flag).
   if (S.w.request_rate_per_s > 0 && !conc.saturated) {
-    const double wait = admission_wait_s(conc.slots, conc.value, b.e2e_s);
+    const double wait = admission_wait_s(conc.slots, conc.value, b.e2e_s, b.e2e_cs2);
     if (std::isfinite(wait)) {
       r.prefill.queue_s = wait;
       r.ttft_s += wait;
       r.e2e_latency_s += wait;
+      for (ClassLatency& k : r.length_classes) k.ttft_s += wait, k.e2e_latency_s += wait;
     }
   }
   r.decode = step_parts(b.step, b.draft_s, b.cycle_s, 1.0 / b.tokens_per_step);
@@ -271,9 +285,10 @@ InferenceEstimate estimate_with(const Resolved& resolved, const ServingSetup& S)
   if (inflight) inflight_batch(S, r.kv_capacity_sequences, r);
   else static_batch(resolved, S, r);
   fill_memory(rooms, r.concurrency, r);
-  // Throughput: OSL output tokens per request (the first, from the prefill, included).
+  // Throughput: OSL output tokens per request (the first, from the prefill, included; mixed lengths:
+  // their mean over requests).
   r.output_tokens_per_s_per_user = r.tpot_s > 0 ? 1.0 / r.tpot_s : 0.0;
-  r.output_tokens_per_s_per_replica = r.requests_per_s * w.output_len;
+  r.output_tokens_per_s_per_replica = r.requests_per_s * mean_lengths(w).output_len;
   r.requests_per_s *= r.replicas;
   r.output_tokens_per_s_total = r.replicas * r.output_tokens_per_s_per_replica;
   r.output_tokens_per_s_per_gpu = r.output_tokens_per_s_total / S.mesh.gpus;
@@ -286,7 +301,7 @@ InferenceEstimate estimate_with(const Resolved& resolved, const ServingSetup& S)
                                       : double(w.batch) * (1.0 + w.spec_draft_tokens);
   // A static batch's step decodes every sequence: each of its tokens samples.
   const double sampled = inflight ? sampled_tokens(r.decode_seqs_per_step * (1.0 + w.spec_draft_tokens), r.prefill_tokens_per_step,
-                                                   w.prompt_len)
+                                                   mean_lengths(w).prompt_len)
                                   : step_tokens;
   serving_comm(S, step_tokens, sampled, r);
   return r;

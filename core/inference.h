@@ -9,7 +9,8 @@
 // experts of an EP group see the tokens of every replica in it. KV cache per token = 2·L·g·d_head·bytes
 // (GQA; KV heads replicated when TP > g), or L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA's
 // compressed latent (DeepSeek-V2 §2.1.2).
-// Ignores: prefill/decode disaggregation, the request-length mix, queueing before admission.
+// Mixed request lengths (workload.length_mix): core/serving_batching.h.
+// Ignores: prefill/decode disaggregation (core/disaggregation.h), queueing before admission.
 #pragma once
 #include <vector>
 
@@ -81,6 +82,10 @@ struct InferenceEstimate {
   double ttft_s = 0;  // to the first token
   double tpot_s = 0;  // between output tokens (inter-token latency)
   double e2e_latency_s = 0;
+  // With a mix of lengths (workload.length_mix), each class's own: its share of the requests, the steps
+  // to its first token, its TTFT and end-to-end latency (ttft_s and e2e_latency_s above are their
+  // means over requests; TPOT is every class's). Empty for uniform lengths.
+  ClassList<ClassLatency> length_classes;
   // Offline run of workload.num_requests (0 when the workload is an endless stream): per replica,
   // from the start to the last token, and the waves of sequences it takes; the throughputs below
   // are the run's (requests ÷ run_s), not the steady state's.

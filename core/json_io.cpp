@@ -209,6 +209,38 @@ bool is_integral(const json& v) {
 // An integer that get<int>() reads without wrapping (is_integral lets integers of any size through).
 bool fits_int(const json& v) { return is_integral(v) && std::fabs(v.get<double>()) < 2e9; }
 
+// Request classes (Workload::length_mix): an array of at most kMaxLengthClasses objects, each of exactly
+// prompt_len and output_len (integers) and share (a number); a class that is not is named whole.
+ClassList<LengthClass> read_length_mix(const json& v, const std::string& path, Errors& errors) {
+  static const char* const
+      kShape = "must be an array of at most 8 {\"prompt_len\": integer, \"output_len\": integer, \"share\": number}";
+  ClassList<LengthClass> list;
+  if (!v.is_array() || v.size() > size_t(kMaxLengthClasses)) {
+    errors.push_back({ErrorCode::WrongType, path, kShape});
+    return list;
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    const json& o = v[i];
+    const bool object = o.is_object() && o.size() == 3 && o.contains("prompt_len") && o.contains("output_len") && o.contains("share");
+    if (object && fits_int(o["prompt_len"]) && fits_int(o["output_len"]) && o["share"].is_number())
+      list.push_back({o["prompt_len"].get<int>(), o["output_len"].get<int>(), o["share"].get<double>()});
+    else errors.push_back({ErrorCode::WrongType, path + "/" + std::to_string(i), kShape});
+  }
+  return list;
+}
+
+json length_class_json(const LengthClass& k) {
+  json o = json::object();
+  o["prompt_len"] = k.prompt_len, o["output_len"] = k.output_len, o["share"] = k.share;
+  return o;
+}
+
+json length_mix_json(const ClassList<LengthClass>& mix) {
+  json a = json::array();
+  for (const LengthClass& k : mix) a.push_back(length_class_json(k));
+  return a;
+}
+
 template <class T>
 void read_field(const json& v, const Field<T>& f, T& out, const std::string& path, Errors& errors) {
   auto wrong = [&](const char* want) {
@@ -510,7 +542,12 @@ void read_plan_section(const json& p, int gpus, Plan& plan, Errors& errors) {
 
 void read_workload_section(const json& w, Workload& workload, Errors& errors) {
   if (!w.is_object()) errors.push_back({ErrorCode::WrongType, "/workload", std::string("must be an object, got ") + type_name(w)});
-  else read_fields(w, "/workload", workload_fields(), workload, errors);
+  else {
+    read_fields(w, "/workload", workload_fields(), workload, errors, {"length_mix"});
+    // By hand, as plan.zero is: a field kind of its own in the tables would cost the page's first
+    // module a branch in every table's reader.
+    if (w.contains("length_mix")) workload.length_mix = read_length_mix(w["length_mix"], "/workload/length_mix", errors);
+  }
 }
 
 // List every problem at once: when some fields could not be read but the model and cluster
@@ -630,7 +667,11 @@ Result<Config> config_from_json(const json& j) {
 // [SECTION] Output
 
 json to_json(const ModelSpec& m) { return write_fields(m, model_fields()); }
-json to_json(const Workload& w) { return write_fields(w, workload_fields()); }
+json to_json(const Workload& w) {
+  json j = write_fields(w, workload_fields());
+  j["length_mix"] = length_mix_json(w.length_mix);
+  return j;
+}
 
 json to_json(const Cluster& c) {
   json j = write_fields(c, cluster_fields());
@@ -1069,6 +1110,14 @@ json inference_json(const InferenceEstimate& r) {
             {"decode", latency_parts_json(r.decode)}};
   for (const auto& [key, member] : numbers) j[key] = r.*member;
   j["shares"] = {{"prefill", latency_shares_json(r.prefill)}, {"decode", latency_shares_json(r.decode)}};
+  // A mix of lengths: each class's latencies, class i of workload.length_mix at index i (arrays: the
+  // smallest code in the page's first module).
+  if (!r.length_classes.empty()) {
+    std::vector<double> ttft, e2e, steps;
+    for (const ClassLatency& k : r.length_classes)
+      ttft.push_back(k.ttft_s), e2e.push_back(k.e2e_latency_s), steps.push_back(k.prefill_steps);
+    j["length_classes"] = {{"ttft_s", ttft}, {"e2e_latency_s", e2e}, {"prefill_steps", steps}};
+  }
   return j;
 }
 

@@ -495,7 +495,7 @@ std::vector<Flag> vllm_flags(const Config& c, std::vector<std::string>& notes) {
   if (p.ep > 1) add("--enable-expert-parallel");
   add("--max-num-seqs", {str(w.batch)});
   add("--max-num-batched-tokens", {str(w.max_num_tokens)});
-  add("--max-model-len", {str(static_cast<long long>(w.prompt_len) + w.output_len)});
+  add("--max-model-len", {str(longest_context(w))});
   const int block = w.kv_block_tokens;
   if (block == 1 || block == 8 || block == 16 || block == 32 || block == 64 || block == 128) add("--block-size", {str(block)});
   else notes.push_back("vLLM's --block-size takes 1, 8, 16, 32, 64 or 128 tokens, not " + str(static_cast<long long>(block)) + ".");
@@ -537,7 +537,7 @@ std::vector<Flag> sglang_flags(const Config& c, std::vector<std::string>& notes)
   if (p.dp > 1) notes.push_back("Run " + str(p.dp) + " engines behind SGLang's router (python -m sglang_router.launch_router).");
   add("--max-running-requests", {str(static_cast<long long>(w.batch) * p.pp)});
   add("--chunked-prefill-size", {str(w.max_num_tokens)});
-  add("--context-length", {str(static_cast<long long>(w.prompt_len) + w.output_len)});
+  add("--context-length", {str(longest_context(w))});
   add("--page-size", {str(w.kv_block_tokens)});
   if (w.kv_dtype == KvDtype::FP8) add("--kv-cache-dtype", {"fp8_e4m3"});
   const MemoryShares shares = memory_shares(c);

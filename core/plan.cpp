@@ -13,6 +13,41 @@ namespace cutlab {
 
 double mesh_gpus(const Plan& p) { return double(p.tp) * p.cp * p.dp * p.pp * (p.etp > 0 ? 1.0 : p.ep); }
 
+RequestClasses request_classes(const Workload& w) {
+  RequestClasses out;
+  if (w.length_mix.empty()) out.push_back({w.prompt_len, w.output_len, 1.0});
+  double total = 0;
+  for (const LengthClass& k : w.length_mix) {
+    out.push_back(k);
+    total += k.share;
+  }
+  for (LengthClass& k : out) k.share = total > 0 ? k.share / total : k.share;
+  return out;
+}
+
+MeanLengths mean_lengths(const Workload& w) {
+  MeanLengths m;
+  for (const LengthClass& k : request_classes(w)) m.prompt_len += k.share * k.prompt_len, m.output_len += k.share * k.output_len;
+  return m;
+}
+
+long long longest_context(const Workload& w) {
+  long long most = 0;
+  for (const LengthClass& k : request_classes(w)) most = std::max(most, static_cast<long long>(k.prompt_len) + k.output_len);
+  return most;
+}
+
+std::string lengths_text(const Workload& w) {
+  if (w.length_mix.empty()) return "prompt " + std::to_string(w.prompt_len) + " · output " + std::to_string(w.output_len);
+  std::string out = "lengths";
+  for (const LengthClass& k : request_classes(w)) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.3g%%", 100.0 * k.share);
+    out += (out == "lengths" ? " " : ", ") + std::to_string(k.prompt_len) + "/" + std::to_string(k.output_len) + " " + share;
+  }
+  return out;
+}
+
 long long mesh_without_dp(const Plan& p) { return static_cast<long long>(p.tp) * p.pp * p.cp * (p.etp > 0 ? 1 : p.ep); }
 
 int dp_for_gpus(const Plan& p, long long gpus) {
@@ -566,6 +601,21 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
           "'" + p.rank_order + "' must order all of tp, cp, ep, dp, pp, innermost first (e.g. tp-cp-ep-dp-pp)");
 }
 
+// A stream of mixed lengths: at most kMaxLengthClasses classes, each a positive length pair with a
+// positive share, served by in-flight batching as an endless stream (an offline run of mixed lengths
+// does not go in waves, and a static batch has one length). A class that breaks a rule is named whole.
+void validate_length_mix(const Workload& w, Checker& c) {
+  const std::string P = "/workload/length_mix";
+  if (w.length_mix.overflow) c.add(ErrorCode::OutOfRange, P, "more than 8 classes");
+  if (!w.length_mix.empty() && (w.batching == Batching::Static || w.num_requests > 0))
+    c.add(ErrorCode::Incompatible, P, "a mix is an endless stream: batching \"inflight\", num_requests 0");
+  for (std::size_t i = 0; i < w.length_mix.size(); ++i) {
+    const LengthClass& k = w.length_mix[i];
+    if (!(k.prompt_len > 0 && k.output_len > 0 && double(k.prompt_len) + k.output_len <= 1 << 24 && k.share > 0 && k.share <= 1e9))
+      c.add(ErrorCode::OutOfRange, P + "/" + std::to_string(i), "needs lengths ≥ 1, together ≤ 16M tokens, and a share in (0, 1e9]");
+  }
+}
+
 void validate_workload(const Workload& w, Checker& c) {
   const std::string P = "/workload/";
   if (w.mode == Mode::Infer) {
@@ -604,6 +654,7 @@ void validate_workload(const Workload& w, Checker& c) {
     if (w.batching == Batching::Static && w.request_rate_per_s > 0)
       c.add(ErrorCode::Incompatible, P + "request_rate_per_s",
             "an arrival rate is read with batching \"inflight\"; a static batch serves `batch` sequences at once");
+    validate_length_mix(w, c);
     return;
   }
   c.positive(P + "seq_len", w.seq_len);

@@ -5,6 +5,7 @@
 // validate() returns every broken rule at once, each with its JSON path.
 #pragma once
 #include <array>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,41 @@ struct Plan {
   bool loss_in_pipeline_split = false;
 };
 
+// One class of requests in a serving stream of mixed lengths (Workload::length_mix).
+inline constexpr int kMaxLengthClasses = 8;
+struct LengthClass {
+  int prompt_len = 0;
+  int output_len = 0;
+  double share = 0;  // of the requests, relative to the other classes' (normalised to sum 1)
+  bool operator==(const LengthClass&) const = default;
+};
+
+// At most kMaxLengthClasses values held in place (a Workload copies without allocating, and pricing a
+// step allocates nothing): the classes of a length mix, and what is found for each. One pushed beyond
+// them is not kept but marked (`overflow`), which the rules report.
+template <class T>
+struct ClassList {
+  std::array<T, kMaxLengthClasses> items{};
+  int count = 0;
+  bool overflow = false;
+  ClassList() = default;
+  ClassList(std::initializer_list<T> list) {
+    for (const T& x : list) push_back(x);
+  }
+  const T* begin() const { return items.data(); }
+  const T* end() const { return items.data() + count; }
+  T* begin() { return items.data(); }
+  T* end() { return items.data() + count; }
+  std::size_t size() const { return std::size_t(count); }
+  bool empty() const { return count == 0; }
+  const T& operator[](std::size_t i) const { return items[i]; }
+  void push_back(const T& x) {
+    if (count < kMaxLengthClasses) items[std::size_t(count++)] = x;
+    else overflow = true;
+  }
+  bool operator==(const ClassList&) const = default;
+};
+
 struct Workload {
   Mode mode = Mode::Train;
   int seq_len = 4096;
@@ -103,6 +139,10 @@ struct Workload {
   int batch = 1;
   int prompt_len = 1024;  // tokens prefilled per sequence (input sequence length)
   int output_len = 256;   // tokens generated per sequence, the first (from the prefill) included
+  // A stream of mixed lengths (in-flight batching, an endless stream): each request one of these
+  // classes, drawn in proportion to its share (at most kMaxLengthClasses); prompt_len and output_len
+  // are then not read. Empty: every request prompt_len / output_len.
+  ClassList<LengthClass> length_mix;
   WeightDtype weight_dtype = WeightDtype::BF16;
   // The routed experts' weights, stored and read (same: weight_dtype). Their GEMMs run at the peak
   // weight_dtype gives (core/precision.h): the activations' precision, as W4A8 and W4A16 MoE kernels
@@ -136,6 +176,20 @@ struct Workload {
   int spec_draft_tokens = 0;
   double spec_acceptance = 0.8;
 };
+
+// The request classes of a serving workload: length_mix with its shares normalised to sum 1, or one
+// class of prompt_len / output_len.
+using RequestClasses = ClassList<LengthClass>;
+RequestClasses request_classes(const Workload& w);
+// Their means over requests (Σ share · length: prompt_len and output_len of the mean request, not
+// whole tokens) and the longest context one reaches (prompt + output).
+struct MeanLengths {
+  double prompt_len = 0, output_len = 0;
+};
+MeanLengths mean_lengths(const Workload& w);
+long long longest_context(const Workload& w);
+// "prompt 1024 · output 256", or the mix: "lengths 1000/200 70%, 8000/500 30%" (shares as percentages).
+std::string lengths_text(const Workload& w);
 
 // What is evaluated: the model, the machines, how the model is cut and what is run.
 struct Config {

@@ -494,13 +494,15 @@ double sequence(Pen& o, const Ctx& x, double left, double y, double W) {
   const Workload& wl = x.c.workload;
   const double bh = 18;
   if (x.serve) {  // a sequence is its prompt (prefilled at once) and the tokens decoded one by one
-    const double n = wl.prompt_len + wl.output_len;
+    // A mix of lengths: the mean request (core/plan.h mean_lengths).
+    const MeanLengths mean = mean_lengths(wl);
+    const double prompt = mean.prompt_len, n = prompt + mean.output_len;
     const double by = y + 10 +
                       section(o, left, y,
-                              "Each sequence: " + fg::integer(wl.prompt_len) + " prompt + " + fg::integer(wl.output_len) +
-                                  " output tokens",
+                              (wl.length_mix.empty() ? "Each sequence: " : "The mean request: ") + fg::integer(prompt) + " prompt + " +
+                                  fg::integer(n - prompt) + " output tokens",
                               "whole on every GPU (CP is modelled for training)", W);
-    const double xp = left + wl.prompt_len / n * W;
+    const double xp = left + prompt / n * W;
     o.rect("prompt", left, by, xp - left, bh, "cp");
     o.rect("decode", xp, by, left + W - xp, bh, "cp");
     const std::string a = "prompt: prefill (TTFT)", b = "decode (TPOT each)";

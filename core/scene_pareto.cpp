@@ -101,8 +101,7 @@ std::string pareto_title(const Config& c) {
   const Workload& w = c.workload;
   const double rate = w.request_rate_per_s;
   return c.model.name + " on " + (rate > 0 ? "up to " : "") + std::to_string(c.cluster.gpus) + " × " + c.cluster.gpu +
-         (rate > 0 ? " · " + figure::sig(rate) + " requests/s" : "") + " · prompt " + std::to_string(w.prompt_len) + " · output " +
-         std::to_string(w.output_len);
+         (rate > 0 ? " · " + figure::sig(rate) + " requests/s" : "") + " · " + lengths_text(w);
 }
 
 Figure pareto_scene(const ServingSearchResult& r, const ServingSearchOptions& limits, const std::string& title, double width,

@@ -1,6 +1,7 @@
 #include "core/serving_batching.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -20,52 +21,109 @@ double pipeline_cycle_s(const StepCost& step, double draft_s) {
   return std::max(step.walk_s() + draft_s, double(step.stage_s.size()) * slowest);
 }
 
+namespace {
+
+// into += a · x, field by field (a step cost averaged over steps of several loads; into has x's stages).
+void add_scaled(StepCost& into, const StepCost& x, double a) {
+  for (std::size_t i = 0; i < x.stage_s.size(); ++i) into.stage_s[i] += a * x.stage_s[i];
+  into.weights_s += a * x.weights_s, into.kv_s += a * x.kv_s, into.compute_s += a * x.compute_s, into.tp_s += a * x.tp_s;
+  into.ep_s += a * x.ep_s, into.ep_wait_s += a * x.ep_wait_s, into.elementwise_s += a * x.elementwise_s, into.host_s += a * x.host_s;
+  into.pp_send_s += a * x.pp_send_s, into.local_experts_read += a * x.local_experts_read;
+}
+
+}  // namespace
+
 BatchingState inflight_state(const ServingSetup& S, double concurrency) {
   const Workload& w = S.w;
-  const double p = S.plan.pp, c = concurrency / p, ISL = w.prompt_len, OSL = w.output_len, M = w.max_num_tokens;
+  const RequestClasses classes = request_classes(w);  // shares sum to 1
+  const int K = classes.count;
+  const double p = S.plan.pp, c = concurrency / p, M = w.max_num_tokens;
   const double q = 1.0 + w.spec_draft_tokens;  // tokens a decoding sequence runs per step
   BatchingState b;
   b.concurrency = concurrency;
   b.tokens_per_step = spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
-  const double n_dec = (OSL - 1.0) / b.tokens_per_step;  // the first token comes out of the prefill
-  // Sarathi-Serve §4.2: a prompt's chunks take the budget the decodes leave, at most c·q of it.
+  // Per class: decode steps (the first token comes out of the prefill) and, Sarathi-Serve §4.2, the
+  // steps of its prompt's chunks in the budget the decodes leave, at most c·q of it. Their means
+  // over requests: D decode steps, F prefill steps, ISL prompt tokens.
   const double room = M - c * q;
-  double n_pf = room >= 1.0 ? std::ceil(ISL / room) : 0.0;
-  double r = n_pf > 0 ? c / (n_pf + n_dec) : 0.0;
-  const double r_budget = M / (ISL + q * n_dec);  // every step full: r·ISL + r·n_dec·q = M
-  if (n_pf == 0 || r > r_budget) {
-    b.token_budget_bound = true;
-    r = r_budget;
-    n_pf = std::max(1.0, c / r - n_dec);  // the admitted prompts wait in the batch for their chunks
+  std::array<double, kMaxLengthClasses> n_dec{}, n_pf{};
+  double D = 0, F = 0, ISL = 0;
+  for (int i = 0; i < K; ++i) {
+    const LengthClass& k = classes[std::size_t(i)];
+    n_dec[i] = (k.output_len - 1.0) / b.tokens_per_step;
+    n_pf[i] = room >= 1.0 ? std::ceil(k.prompt_len / room) : 0.0;
+    D += k.share * n_dec[i], F += k.share * n_pf[i], ISL += k.share * k.prompt_len;
   }
+  double r = room >= 1.0 ? c / (F + D) : 0.0;
+  const double r_budget = M / (ISL + q * D);  // every step full: r·ISL + r·D·q = M
+  b.token_budget_bound = room < 1.0 || r > r_budget;
+  if (b.token_budget_bound) r = r_budget;
   b.requests_per_step = r;
-  b.prefill_steps = n_pf;
-  b.decode_seqs = r * n_dec;
+  b.decode_seqs = r * D;
   b.prefill_tokens = r * ISL;
+  // Each class's decoding sequences read their own contexts, prompt + output/2 on average, and its
+  // prompt tokens attend causally to half their prompt; chunk j of a prompt reads the K/V of the
+  // j − 1 before it, ISL·(n − 1)/2 tokens in all. Token-bound, the admitted prompts wait in the batch
+  // for their chunks: a request spends c/r − D steps beside its decode, the same wait beyond each
+  // class's chunks (F − n_pf,i is the other classes').
+  const double budget_left = M - b.decode_seqs * q, beside = c / r - D;
+  std::array<ContextPart, kMaxLengthClasses> decode_parts{}, prefill_parts{};
+  std::array<double, kMaxLengthClasses> pf{}, chunk{};
   StepLoad load;
   load.decode_seqs = b.decode_seqs;
   load.decode_tokens = q;
-  load.decode_context = ISL + OSL / 2.0;  // mean context over a sequence's decode
   load.prefill_tokens = b.prefill_tokens;
-  load.prefill_context = ISL / 2.0;  // causal: a prompt token attends to half the prompt on average
-  // A prompt in n chunks: chunk j reads the K/V of the j − 1 before it, ISL·(n − 1)/2 tokens in all.
-  const double chunk = std::clamp(M - b.decode_seqs * q, 1.0, ISL);
-  load.prefill_kv_tokens = r * ISL * (std::ceil(ISL / chunk) - 1.0) / 2.0;
-  load.prefill_seqs = b.prefill_tokens / chunk;  // prompts with a chunk in the step
+  load.prompt_len = ISL;  // the step completes r prompts: prefill_tokens / ISL
+  load.decode_parts = decode_parts.data(), load.prefill_parts = prefill_parts.data();
+  load.decode_part_count = load.prefill_part_count = K;
+  for (int i = 0; i < K; ++i) {
+    const LengthClass& k = classes[std::size_t(i)];
+    pf[i] = std::max(1.0, b.token_budget_bound ? beside - (F - n_pf[i]) : n_pf[i]);
+    b.prefill_steps += k.share * pf[i];
+    chunk[i] = std::clamp(budget_left, 1.0, double(k.prompt_len));
+    decode_parts[i] = {D > 0 ? k.share * n_dec[i] / D : k.share, k.prompt_len + k.output_len / 2.0, double(k.prompt_len)};
+    prefill_parts[i] = {k.share * k.prompt_len / ISL, k.prompt_len / 2.0, 0.0};
+    load.decode_context += decode_parts[i].share * decode_parts[i].context;
+    load.prefill_context += prefill_parts[i].share * prefill_parts[i].context;
+    load.prefill_kv_tokens += r * k.share * k.prompt_len * (std::ceil(k.prompt_len / chunk[i]) - 1.0) / 2.0;
+    load.prefill_seqs += r * k.share * k.prompt_len / chunk[i];  // prompts with a chunk in the step
+  }
   b.step = step_cost(S, load);
   b.draft_s = w.spec_draft_tokens * (w.spec_draft_tokens > 0 ? draft_pass_s(S, b.decode_seqs, load.decode_context) : 0.0);
   b.cycle_s = pipeline_cycle_s(b.step, b.draft_s);
+  b.tpot_s = b.cycle_s / b.tokens_per_step;
   // A prompt's own steps carry its chunk, min(ISL, what the decodes leave), beside the decodes: when
   // the mean step holds less prefill than that (not token-bound), they are heavier than the mean.
-  StepLoad own = load;
-  own.prefill_tokens = std::max(load.prefill_tokens, chunk);
-  own.prefill_kv_tokens = std::max(load.prefill_kv_tokens, ISL * (std::ceil(ISL / chunk) - 1.0) / 2.0 / n_pf);
-  own.prefill_seqs = std::max(load.prefill_seqs, 1.0);
-  b.prefill_step = own.prefill_tokens > load.prefill_tokens ? step_cost(S, own) : b.step;
-  b.prefill_cycle_s = pipeline_cycle_s(b.prefill_step, b.draft_s);
-  b.ttft_s = n_pf * b.prefill_cycle_s;
-  b.tpot_s = b.cycle_s / b.tokens_per_step;
-  b.e2e_s = b.ttft_s + (OSL - 1.0) * b.tpot_s;
+  // With mixed lengths each class's own step; prefill_step is their mean over the requests' prefill
+  // steps.
+  b.prefill_step.stage_s.assign(b.step.stage_s.size(), 0.0);
+  for (int i = 0; i < K; ++i) {
+    const LengthClass& k = classes[std::size_t(i)];
+    StepCost own_step = b.step;
+    if (chunk[i] > load.prefill_tokens) {
+      StepLoad own = load;
+      own.prefill_tokens = chunk[i];
+      own.prefill_kv_tokens = std::max(load.prefill_kv_tokens,
+                                       k.prompt_len * (std::ceil(k.prompt_len / chunk[i]) - 1.0) / 2.0 / pf[i]);
+      own.prefill_seqs = std::max(load.prefill_seqs, 1.0);
+      const ContextPart mine{1.0, k.prompt_len / 2.0, 0.0};
+      own.prefill_parts = &mine, own.prefill_part_count = 1;
+      own.prefill_context = mine.context;
+      own_step = step_cost(S, own);
+    }
+    const double own_cycle_s = pipeline_cycle_s(own_step, b.draft_s);
+    const double ttft_s = pf[i] * own_cycle_s, e2e_s = ttft_s + (k.output_len - 1.0) * b.tpot_s;
+    b.classes.push_back({k, pf[i], ttft_s, e2e_s});
+    const double u = k.share * pf[i] / b.prefill_steps;  // its part of the prefill steps
+    add_scaled(b.prefill_step, own_step, u);
+    b.prefill_cycle_s += u * own_cycle_s;
+    b.ttft_s += k.share * ttft_s;
+    b.e2e_s += k.share * e2e_s;
+  }
+  for (const ClassLatency& k : b.classes) {
+    const double d = b.e2e_s > 0 ? k.e2e_latency_s / b.e2e_s - 1.0 : 0.0;
+    b.e2e_cs2 += k.lengths.share * d * d;
+  }
   // Little's law (Little 1961): C sequences each held for E2E finish C/E2E per second. (It counts the
   // prompts' own, heavier, steps, which p·r/cycle at the mean step would not.)
   b.requests_per_s = b.e2e_s > 0 ? concurrency / b.e2e_s : 0.0;

@@ -12,10 +12,14 @@
 // r = c/(n_pf + n_dec) requests finish per step, the step runs r·n_dec decoding sequences and r·ISL
 // prompt tokens; when those exceed the budget the step is token-bound: r = M/(ISL + q·n_dec) and the
 // admitted prompts wait inside the batch for their chunks (TTFT grows).
+// Mixed lengths (Workload::length_mix): the same balance over the classes' means, each class i of
+// share s_i: r = c / Σ s_i·(n_pf,i + n_dec,i), the step runs r·Σ s_i·n_dec,i decoding sequences and
+// r·Σ s_i·ISL_i prompt tokens; token-bound, r = M / Σ s_i·(ISL_i + q·n_dec,i) and every class's
+// prompts wait the same steps in the batch (first come, first served); each class's attention reads
+// its own contexts; TTFT and end-to-end are per class, their means over requests give Little's law.
 // With a request rate, a request that finds every slot taken waits for one (admission_wait_s, Erlang C).
-// Ignores: preemption, the spread of
-// request lengths (every request has prompt_len and output_len), steps that are fuller or emptier
-// than the mean (the roofline is taken at the mean step).
+// Ignores: preemption, the spread of lengths within a class, steps that are fuller or emptier than
+// the mean (the roofline is taken at the mean step, whatever mix of classes it holds).
 #pragma once
 #include "core/serving_step.h"
 
@@ -30,21 +34,33 @@ double spec_tokens_per_step(int drafts, double a);
 // `draft_s` (speculative decoding) runs on the last stage.
 double pipeline_cycle_s(const StepCost& step, double draft_s);
 
+// The latencies of one request class of a stream (Workload::length_mix; one class for uniform lengths).
+struct ClassLatency {
+  LengthClass lengths;       // its share normalised (core/plan.h request_classes)
+  double prefill_steps = 0;  // steps from admission to its first token
+  double ttft_s = 0, e2e_latency_s = 0;
+};
+
 struct BatchingState {
   double concurrency = 0;        // sequences in flight per replica
   double decode_seqs = 0;        // per micro-batch step
   double prefill_tokens = 0;     // per micro-batch step
-  double prefill_steps = 0;      // steps from admission to the first token
+  double prefill_steps = 0;      // steps from admission to the first token (mean over requests)
   double requests_per_step = 0;  // per micro-batch
   double tokens_per_step = 1;    // tokens a decoding sequence gains per step
   bool token_budget_bound = false;
-  StepCost step;               // one micro-batch step
-  double draft_s = 0;          // the draft head's passes in one step
-  double cycle_s = 0;          // between two steps of a micro-batch
-  StepCost prefill_step;       // a step carrying one prompt's chunk (what its prefill steps cost)
-  double prefill_cycle_s = 0;  // its cycle
-  double ttft_s = 0, tpot_s = 0, e2e_s = 0;
-  double requests_per_s = 0;  // per replica
+  StepCost step;       // one micro-batch step
+  double draft_s = 0;  // the draft head's passes in one step
+  double cycle_s = 0;  // between two steps of a micro-batch
+  // A step carrying one prompt's chunk (what its prefill steps cost), and its cycle; with mixed
+  // lengths, the classes' such steps averaged over the requests' prefill steps (so that
+  // prefill_steps × prefill_cycle_s is the mean TTFT).
+  StepCost prefill_step;
+  double prefill_cycle_s = 0;
+  double ttft_s = 0, tpot_s = 0, e2e_s = 0;  // TTFT and end-to-end: means over requests
+  double e2e_cs2 = 0;                        // squared coefficient of variation of end-to-end over the classes
+  ClassList<ClassLatency> classes;           // request_classes(w), in order
+  double requests_per_s = 0;                 // per replica
 };
 
 // The steady state of a replica holding `concurrency` sequences (> 0).

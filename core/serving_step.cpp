@@ -115,6 +115,14 @@ double roofline_s(double bytes, double hbm_bps, double flops, double flops_per_s
   return std::max(bytes / hbm_bps, flops > 0 ? flops / flops_per_s : 0.0);
 }
 
+// Keys the stage's layers attend to, per decoding sequence (or prompt token), over a load's parts.
+double part_keys(const ModelSpec& m, const StageInfo& st, const ContextPart* parts, int n, double context, double from) {
+  if (n == 0) return stage_attended_keys(m, st, context, Attended::Mean, from);
+  double keys = 0;
+  for (int i = 0; i < n; ++i) keys += parts[i].share * stage_attended_keys(m, st, parts[i].context, Attended::Mean, parts[i].from);
+  return keys;
+}
+
 StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad& L) {
   const ModelSpec& m = S.m;
   const Efficiencies& e = S.c.efficiency;
@@ -138,7 +146,8 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // (local/E of them), 2 FLOPs per expert weight each.
   // The output layer runs only on the tokens that sample (sampled_tokens), not on every prompt token
   // as in training.
-  const double sampled = st.output ? sampled_tokens(L.decode_seqs * L.decode_tokens, L.prefill_tokens, S.w.prompt_len) : 0.0;
+  const double prompt_len = L.prompt_len > 0 ? L.prompt_len : double(S.w.prompt_len);
+  const double sampled = st.output ? sampled_tokens(L.decode_seqs * L.decode_tokens, L.prefill_tokens, prompt_len) : 0.0;
   const double dense_flops = 2.0 * T * (dense - output), output_flops = 2.0 * sampled * output;
   const double copies = group_routings / std::max(1, S.plan.ep);
   const double expert_flops = 2.0 * copies * n_moe * el.routed_expert / S.mesh.etp;
@@ -164,7 +173,7 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   // KV cache: each decoding sequence reads its context once per step (its verified draft tokens
   // share the read); prefill chunks read the K/V of their prompt's earlier chunks.
   // (A local-attention layer reads only its window or chunk: stage_attended_keys.)
-  const double decode_keys = stage_attended_keys(m, st, L.decode_context, Attended::Mean, S.w.prompt_len);
+  const double decode_keys = part_keys(m, st, L.decode_parts, L.decode_part_count, L.decode_context, S.w.prompt_len);
   const double decode_kv = S.kv_layer * L.decode_seqs * decode_keys;
   const double prefill_kv = S.kv_layer * n_layers * L.prefill_kv_tokens;
   // Attention FLOPs per key per query token per layer, a/t heads:
@@ -176,7 +185,8 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double per_key_prefill = 2.0 * heads * (qk_head_dim(m) + v_head_dim_of(m));
   const double per_key_decode = is_mla(m) ? 2.0 * heads * (2.0 * m.kv_lora_rank + m.qk_rope_head_dim) : per_key_prefill;
   const double decode_attn = per_key_decode * L.decode_seqs * L.decode_tokens * decode_keys;
-  const double prefill_attn = per_key_prefill * L.prefill_tokens * stage_attended_keys(m, st, L.prefill_context, Attended::Mean, 0.0);
+  const double prefill_attn = per_key_prefill * L.prefill_tokens *
+                              part_keys(m, st, L.prefill_parts, L.prefill_part_count, L.prefill_context, 0.0);
   // Attention math runs at the attention dtype's peak (S.attention_peak: bf16, or fp8 with an fp8 KV
   // cache), not at the GEMMs' fp8/fp4 peak; decode at serving_attention, prefill at serving_attention
   // shaped by head dimension and key length as flash attention's curves (core/ops.h attention_efficiency).

@@ -83,6 +83,15 @@ struct ServingSetup {
   double pp_send(double bytes) const;
 };
 
+// A share of a step's decoding sequences, or of its prompt tokens, whose requests are of one length
+// class (Workload::length_mix), and their mean context: decode, the class's prompt + output/2, its
+// contexts spreading from its prompt length; prefill, half its prompt, from 0 (stage_attended_keys Mean).
+struct ContextPart {
+  double share = 1;
+  double context = 0;
+  double from = 0;
+};
+
 // The work of one step of one micro-batch of a replica.
 struct StepLoad {
   double decode_seqs = 0;        // sequences decoding
@@ -92,6 +101,14 @@ struct StepLoad {
   double prefill_context = 0;    // mean context before a prefill token (causal attention over its prompt)
   double prefill_kv_tokens = 0;  // KV-cache tokens of earlier chunks the chunks read
   double prefill_seqs = 0;       // sequences whose prompt chunks the step runs
+  // Lengths of mixed classes: the decoding sequences' and the prompt tokens' contexts class by class,
+  // (their attention keys summed by share; decode_context and prefill_context are then their means),
+  // in arrays the caller holds while it prices the step; none: decode_context over contexts from the
+  // workload's prompt_len, prefill_context.
+  const ContextPart* decode_parts = nullptr;
+  const ContextPart* prefill_parts = nullptr;
+  int decode_part_count = 0, prefill_part_count = 0;
+  double prompt_len = 0;  // mean prompt of the prompts the step completes (sampled_tokens); 0: the workload's
   double tokens() const { return decode_seqs * decode_tokens + prefill_tokens; }
 };
 

@@ -25,6 +25,8 @@ const char* k_config_flags = R"(config (a JSON file, - for stdin, or only flags;
   serving:  --batch N --prompt-len N --output-len N --weight-dtype bf16|fp8|int4|fp4 --kv-dtype bf16|fp8
             --local-kv-cache window|full --batching inflight|static --max-num-tokens N --kv-block-tokens N
             --request-rate R --spec-draft-tokens N --spec-acceptance A
+            --length-mix "1000/200 70%, 8000/500 30%" (a stream of mixed lengths: prompt/output and each
+            class's share of the requests; replaces --prompt-len and --output-len)
 )";
 
 const CommandText k_commands[] = {
@@ -127,6 +129,7 @@ const std::vector<std::string>& option_names() {
                                                  "--batch",
                                                  "--prompt-len",
                                                  "--output-len",
+                                                 "--length-mix",
                                                  "--weight-dtype",
                                                  "--kv-dtype",
                                                  "--local-kv-cache",

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -60,6 +61,27 @@ json parse_value(const std::string& v) {
   return v;
 }
 
+// --length-mix "1000/200 70%, 8000/500 30%": classes prompt/output, each with a share of the requests
+// (70%, 0.7, ×3 or :0.7; none: 1), as the page's Length mix control reads them (web/state.js parseMix).
+bool parse_length_mix(const std::string& text, json& mix, std::string& problem) {
+  static const std::regex one(R"(^\s*(\d{1,9})\s*/\s*(\d{1,9})\s*(?:(?:×|x|\*|:)?\s*(\d{0,9}(?:\.\d+)?)\s*%?)?\s*$)");
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.find(';', start));
+    const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::smatch m;
+    if (mix.size() > 64 || part.size() > 64 || !std::regex_match(part, m, one)) {  // bounded: std::regex recurses
+      problem = "--length-mix: '" + part.substr(0, 40) + "' is not prompt/output [share], as in \"1000/200 70%, 8000/500 30%\"";
+      return false;
+    }
+    mix.push_back(
+        {{"prompt_len", std::stoi(m[1])}, {"output_len", std::stoi(m[2])}, {"share", m[3].length() ? std::stod(m[3]) : 1.0}});
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return true;
+}
+
 bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
   if (!cfg.is_object()) return true;  // config_from_json reports that the config must be an object
   static const std::map<std::string, std::pair<std::string, std::string>> fields = {
@@ -103,6 +125,10 @@ bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
       json& s = cfg[section];
       if (s.is_object()) s["preset"] = value;  // keep the file's overrides on top of the new preset
       else s = value;
+    } else if (flag == "--length-mix") {
+      json mix = json::array();
+      if (!parse_length_mix(value, mix, problem)) return false;
+      set_field(cfg, "workload", "length_mix", mix);
     } else if (flag == "--sp") {
       set_field(cfg, "plan", "sp", true);
     } else if (flag == "--distributed-optimizer") {
@@ -219,6 +245,13 @@ int report_errors(const Errors& errors, bool as_json) {
 }
 
 std::string pct(double f) { return fixed(100.0 * f, 1) + "%"; }
+
+// core/plan.h lengths_text, a mix with its means: "lengths 1000/200 70%, 8000/500 30% (mean prompt 3,100 · output 290)".
+std::string lengths_with_means(const Workload& w) {
+  if (w.length_mix.empty()) return lengths_text(w);
+  const MeanLengths mean = mean_lengths(w);
+  return lengths_text(w) + " (mean prompt " + with_commas(mean.prompt_len) + " · output " + with_commas(mean.output_len) + ")";
+}
 
 void print_tables(const TrainingEstimate& e, const Config& c) {
   const Plan& p = c.plan;
@@ -342,7 +375,7 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   std::cout << (inflight ? "in-flight batching · batch " : "static batch ") << w.batch
             << (inflight ? (r.micro_batches > 1 ? " per micro-batch × " + std::to_string(r.micro_batches) : std::string(" per step"))
                          : std::string(" per replica"))
-            << " · prompt " << w.prompt_len << " · output " << w.output_len << " · weights " << w.weight_dtype
+            << " · " << lengths_with_means(w) << " · weights " << w.weight_dtype
             << (w.expert_weight_dtype != ExpertWeightDtype::Same ? std::string(" (experts ") + name_of(w.expert_weight_dtype) + ")"
                                                                  : std::string())
             << " · KV cache " << w.kv_dtype << " (" << human_bytes(r.kv_cache_bytes_per_token) << " per token)";
@@ -421,6 +454,14 @@ void print_inference(const ServingEstimate& e, const Config& c) {
               << " the serving fit has not seen, " << fixed(cp->serving_held_out_percent, 1) << "% off on average ("
               << (pooled ? "each GPU family held out in turn" : cp->serving_held_out_family + " cases held out by model")
               << ", docs/validation.md §8)\n";
+  }
+  if (!r.length_classes.empty()) {
+    Table k{{"prompt", "output", "share", "first token after", "TTFT", "end to end"}, {}};
+    for (const ClassLatency& x : r.length_classes)
+      k.rows.push_back({with_commas(x.lengths.prompt_len), with_commas(x.lengths.output_len), pct(x.lengths.share),
+                        fixed(x.prefill_steps, 1) + " steps", human_time(x.ttft_s), human_time(x.e2e_latency_s)});
+    std::cout << "\nBy length class (TPOT " << human_time(r.tpot_s) << " for every class; the figures above are means over requests)\n"
+              << k.render();
   }
 }
 
@@ -607,9 +648,9 @@ int cmd_serving_search(const Args& a, const std::string& text) {
     return kOk;
   }
   const Workload& w = c.workload;
-  std::cout << "cutlab search · serving " << c.model.name << " on " << with_commas(c.cluster.gpus) << " × " << c.cluster.gpu
-            << " · prompt " << w.prompt_len << " · output " << w.output_len << " · weights " << w.weight_dtype << " · KV cache "
-            << w.kv_dtype << " · " << (w.batching == Batching::InFlight ? "in-flight batching" : "static batches") << "\n";
+  std::cout << "cutlab search · serving " << c.model.name << " on " << with_commas(c.cluster.gpus) << " × " << c.cluster.gpu << " · "
+            << lengths_with_means(w) << " · weights " << w.weight_dtype << " · KV cache " << w.kv_dtype << " · "
+            << (w.batching == Batching::InFlight ? "in-flight batching" : "static batches") << "\n";
   std::cout << "limits: TTFT " << (options.max_ttft_s > 0 ? "≤ " + human_time(options.max_ttft_s) : std::string("none")) << " · TPOT "
             << (options.max_tpot_s > 0 ? "≤ " + human_time(options.max_tpot_s) : std::string("none")) << "\n";
   std::cout << with_commas(double(s.candidates)) << " plan × batch points enumerated, " << with_commas(double(s.valid)) << " valid, "

@@ -964,3 +964,138 @@ TEST_CASE("a GPU cut from another serves no faster than it: the H800 takes the H
   changed.efficiency.nvlink *= 0.9;  // not a serving efficiency
   REQUIRE(serving_preset_as_given(changed) != nullptr);
 }
+
+TEST_CASE("a stream of mixed lengths: each class's flow, contexts and latencies, by hand", "[inference]") {
+  // Llama 3 70B, TP 8 on 8 H100, 64 in flight; 70% of the requests 1000/200, 30% 8000/500 (shares
+  // given as 7 and 3). Budget M = 8192: room for prompts 8192 − 64 = 8128 a step, so each prompt is
+  // one chunk (n_pf = 1); decode steps 199 and 499. Per request: D = 0.7·199 + 0.3·499 = 289 decode
+  // steps, F = 1 prefill step, ISL = 0.7·1000 + 0.3·8000 = 3100 prompt tokens, OSL = 290.
+  Config c = serving("llama3-70b", 8, 1, 1, 64);
+  c.workload.length_mix = {{1000, 200, 7.0}, {8000, 500, 3.0}};
+  const InferenceEstimate r = infer(c);
+  const Result<Resolved> res = resolve(c);
+  REQUIRE(res.ok());
+  const ServingSetup S(res.value);
+  REQUIRE(r.concurrency == 64);
+  REQUIRE_FALSE(r.token_budget_bound);
+  const double per_step = 64.0 / 290;  // r = c / (F + D)
+  REQUIRE_THAT(r.decode_seqs_per_step, WithinRel(per_step * 289, 1e-12));
+  REQUIRE_THAT(r.prefill_tokens_per_step, WithinRel(per_step * 3100, 1e-12));
+  // Llama's layers all attend globally, so its keys are linear in the context: the mixed step costs
+  // what one of the mean contexts costs. Decoding sequences: 139.3 of 289 at 1000 + 100, 149.7 at
+  // 8000 + 250; prompt tokens: 700 of 3100 at 1000/2, 2400 at 8000/2.
+  StepLoad mean;
+  mean.decode_seqs = per_step * 289;
+  mean.decode_context = (139.3 * 1100 + 149.7 * 8250) / 289;
+  mean.prefill_tokens = per_step * 3100;
+  mean.prefill_context = (700.0 * 500 + 2400.0 * 4000) / 3100;
+  mean.prefill_seqs = per_step;  // every prompt whole in one chunk
+  mean.prompt_len = 3100;        // r prompts complete a step
+  REQUIRE_THAT(r.tpot_s, WithinRel(pipeline_cycle_s(step_cost(S, mean), 0), 1e-9));
+  // Each class's first token: one step carrying its whole prompt beside the decodes.
+  auto own = [&](double prompt) {
+    StepLoad l = mean;
+    l.prefill_tokens = prompt;
+    l.prefill_context = prompt / 2;
+    l.prefill_seqs = 1;
+    return pipeline_cycle_s(step_cost(S, l), 0);
+  };
+  REQUIRE(r.length_classes.size() == 2);
+  const ClassLatency &a = r.length_classes[0], &b = r.length_classes[1];
+  REQUIRE_THAT(a.lengths.share, WithinRel(0.7, 1e-12));
+  REQUIRE_THAT(a.ttft_s, WithinRel(own(1000), 1e-9));
+  REQUIRE_THAT(b.ttft_s, WithinRel(own(8000), 1e-9));
+  REQUIRE(b.ttft_s > 3 * a.ttft_s);
+  REQUIRE_THAT(a.e2e_latency_s, WithinRel(a.ttft_s + 199 * r.tpot_s, 1e-12));
+  REQUIRE_THAT(b.e2e_latency_s, WithinRel(b.ttft_s + 499 * r.tpot_s, 1e-12));
+  // Means over requests, Little's law on the mean residence, OSL the mean output.
+  REQUIRE_THAT(r.ttft_s, WithinRel(0.7 * a.ttft_s + 0.3 * b.ttft_s, 1e-12));
+  REQUIRE_THAT(r.e2e_latency_s, WithinRel(0.7 * a.e2e_latency_s + 0.3 * b.e2e_latency_s, 1e-12));
+  REQUIRE_THAT(r.requests_per_s, WithinRel(64 / r.e2e_latency_s, 1e-12));
+  REQUIRE_THAT(r.output_tokens_per_s_total, WithinRel(r.requests_per_s * 290, 1e-12));
+  // The KV pool: each sequence in flight reserves its class's context in whole 32-token blocks (1,216
+  // and 8,512 tokens), the classes in flight as share × steps held (0.7·200 : 0.3·500 = 140 : 150);
+  // 40,960 bytes a token per GPU (80 layers × 2 × 1 KV head × 128 × 2 bytes).
+  const double per_seq = 40960.0 * (140.0 * 1216 + 150.0 * 8512) / 290;
+  REQUIRE(r.kv_capacity_sequences == static_cast<long long>(std::floor(r.kv_pool_bytes / per_seq)));
+  REQUIRE_THAT(r.kv_cache_used_bytes, WithinRel(64 * per_seq, 1e-12));
+}
+
+TEST_CASE("a mix of one length, or of two classes of the same lengths, is uniform lengths", "[inference]") {
+  for (const double rate : {0.0, 2.0}) {
+    Config c = serving("llama3-70b", 8, 2, 1, 48);
+    c.workload.prompt_len = 30000;  // token-bound: the prompts wait in the batch for their chunks
+    c.workload.output_len = 20;
+    c.workload.request_rate_per_s = rate;
+    const InferenceEstimate u = infer(c);
+    REQUIRE(u.token_budget_bound);
+    REQUIRE(u.prefill_steps > 4);  // beyond its 4 chunks
+    c.workload.length_mix = {{30000, 20, 2.0}, {30000, 20, 5.0}};
+    c.workload.prompt_len = 17;  // not read with a mix
+    const InferenceEstimate m = infer(c);
+    REQUIRE(u.token_budget_bound == m.token_budget_bound);
+    REQUIRE_THAT(m.ttft_s, WithinRel(u.ttft_s, 1e-9));
+    REQUIRE_THAT(m.tpot_s, WithinRel(u.tpot_s, 1e-9));
+    REQUIRE_THAT(m.output_tokens_per_s_total, WithinRel(u.output_tokens_per_s_total, 1e-9));
+    REQUIRE(m.kv_capacity_sequences == u.kv_capacity_sequences);
+    REQUIRE(u.length_classes.empty());
+    REQUIRE(m.length_classes.size() == 2);
+  }
+}
+
+TEST_CASE("a mix of lengths spreads the service time: requests queue longer than at one length", "[inference]") {
+  // Erlang C with the squared coefficient of variation of the classes' end-to-end latencies
+  // (Allen–Cunneen): cs² = Σ s_i (E2E_i − E2E)² / E2E².
+  Config c = serving("llama3-70b", 8, 1, 1, 8);
+  c.workload.length_mix = {{500, 50, 1.0}, {500, 950, 1.0}};
+  const InferenceEstimate full = infer(c);
+  c.workload.request_rate_per_s = 0.9 * full.requests_per_s;
+  const InferenceEstimate r = infer(c);
+  REQUIRE_FALSE(r.saturated);
+  const double e = r.e2e_latency_s - r.prefill.queue_s;
+  double cs2 = 0;
+  for (const ClassLatency& k : r.length_classes) {
+    const double d = k.e2e_latency_s - r.prefill.queue_s - e;
+    cs2 += k.lengths.share * d * d / (e * e);
+  }
+  REQUIRE(cs2 > 0.5);
+  REQUIRE_THAT(r.prefill.queue_s, WithinRel(admission_wait_s(8, r.concurrency, e, cs2), 1e-9));
+  REQUIRE_THAT(r.prefill.queue_s, WithinRel(admission_wait_s(8, r.concurrency, e) * (1 + cs2), 1e-9));
+}
+
+TEST_CASE("bad length mixes are reported with their JSON paths", "[inference]") {
+  Config c = serving("llama3-70b", 8, 1, 1, 8);
+  c.workload.length_mix = {{0, 10, 1.0}, {100, -1, 0.0}};
+  c.workload.num_requests = 10;
+  std::set<std::string> paths;
+  for (const Error& x : validate(c.model, c.cluster, c.plan, c.workload)) paths.insert(x.path);
+  for (const char* p : {"/workload/length_mix/0", "/workload/length_mix/1", "/workload/length_mix"}) REQUIRE(paths.count(p) == 1);
+  c.workload.num_requests = 0;
+  c.workload.length_mix = {{100, 10, 1.0}};
+  c.workload.batching = Batching::Static;
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/length_mix");
+  c.workload.batching = Batching::InFlight;
+  c.workload.length_mix = {};
+  for (int i = 0; i < kMaxLengthClasses; ++i) c.workload.length_mix.push_back({100 + i, 10, 1.0});
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).empty());
+  c.workload.length_mix.push_back({100, 10, 1.0});  // a ninth: not kept, and reported
+  REQUIRE(c.workload.length_mix.size() == std::size_t(kMaxLengthClasses));
+  REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/length_mix");
+}
+
+TEST_CASE("token-bound with mixed lengths, every class's prompts wait the same steps beyond their chunks", "[inference]") {
+  // 48 in flight, room 8192 − 48 = 8144 tokens a step for prompts: 60,000 tokens take 8 chunks, 1,000
+  // one (F = 4.5 a request). Per request D = 0.5·19 + 0.5·199 = 109 decode steps and ISL = 30,500
+  // prompt tokens: the budget admits r = 8192 / (30,500 + 109) requests a step, fewer than the
+  // 48 / (4.5 + 109) the slots would, and a request spends 48/r − D steps beside its decode.
+  Config c = serving("llama3-70b", 8, 1, 1, 48);
+  c.workload.length_mix = {{60000, 20, 1.0}, {1000, 200, 1.0}};
+  const InferenceEstimate r = infer(c);
+  REQUIRE(r.token_budget_bound);
+  const double per_step = 8192.0 / (30500 + 109), wait = 48 / per_step - 109 - 4.5;
+  REQUIRE_THAT(r.decode_seqs_per_step + r.prefill_tokens_per_step, WithinRel(8192.0, 1e-12));
+  REQUIRE_THAT(r.length_classes[0].prefill_steps, WithinRel(8 + wait, 1e-9));
+  REQUIRE_THAT(r.length_classes[1].prefill_steps, WithinRel(1 + wait, 1e-9));
+  REQUIRE_THAT(r.prefill_steps, WithinRel(4.5 + wait, 1e-9));
+  REQUIRE_THAT(r.concurrency, WithinRel(per_step * (r.prefill_steps + 109), 1e-9));  // flow balance
+}

@@ -332,3 +332,42 @@ TEST_CASE("serving fields are read, written back, and bad ones reported together
   REQUIRE(paths.count("/workload/kv_dtype") == 1);
   REQUIRE(paths.count("/workload/output_len") == 1);
 }
+
+TEST_CASE("a length mix is read, written back, and its bad entries named by index and key", "[json]") {
+  const Result<Config> r = config_from_json(json::parse(R"({"model": "llama3-70b", "cluster": "dgx-h100",
+    "plan": {"tp": 8}, "workload": {"mode": "infer", "length_mix": [
+      {"prompt_len": 1000, "output_len": 200, "share": 7}, {"prompt_len": 8000, "output_len": 500, "share": 3}]}})"));
+  REQUIRE(r.ok());
+  REQUIRE(r.value.workload.length_mix == ClassList<LengthClass>{{1000, 200, 7.0}, {8000, 500, 3.0}});
+  const json back = to_json(r.value)["workload"]["length_mix"];
+  REQUIRE(back.size() == 2);
+  REQUIRE(back[1]["prompt_len"] == 8000);
+  REQUIRE(back[1]["share"] == 3.0);
+  REQUIRE(config_from_json(to_json(r.value)).value.workload.length_mix == r.value.workload.length_mix);
+  // The result lists each class's latencies.
+  const json ok = json::parse(api::evaluate_json(to_json(r.value).dump()));
+  REQUIRE(ok["ok"] == true);
+  const json& classes = ok["result"]["inference"]["length_classes"];
+  REQUIRE(classes["ttft_s"].size() == 2);
+  REQUIRE(classes["e2e_latency_s"].size() == 2);
+  REQUIRE(classes["prefill_steps"].size() == 2);
+  REQUIRE(classes["ttft_s"][1].get<double>() > classes["ttft_s"][0].get<double>());  // the 8,000-token prompts'
+  REQUIRE(ok["result"]["config"]["workload"]["length_mix"][0]["share"] == 7.0);      // as given
+  // Every bad entry at once: not an object, a string length, an unknown key, a missing share, too many.
+  const json answer = json::parse(api::evaluate_json(R"({"model": "llama3-70b", "cluster": "dgx-h100", "plan": {"tp": 8},
+    "workload": {"mode": "infer", "length_mix": [3, {"prompt_len": "long", "output_len": 9, "share": 1},
+      {"prompt_len": 10, "output_len": 9, "share": 1, "weight": 2}, {"prompt_len": 10, "output_len": 9}]}})"));
+  REQUIRE(answer["ok"] == false);
+  std::set<std::string> paths;
+  for (const json& e : answer["errors"]) paths.insert(e["path"].get<std::string>());
+  REQUIRE(paths == std::set<std::string>{"/workload/length_mix/0", "/workload/length_mix/1", "/workload/length_mix/2",
+                                         "/workload/length_mix/3"});
+  json many = json::array();
+  for (int i = 0; i < 1000; ++i) many.push_back({{"prompt_len", 10}, {"output_len", 9}, {"share", 1}});
+  const json too_many = json::parse(api::evaluate_json(json{
+      {"model", "llama3-70b"}, {"cluster", "dgx-h100"}, {"plan", {{"tp", 8}}}, {"workload", {{"mode", "infer"}, {"length_mix", many}}}}
+                                                           .dump()));
+  REQUIRE(too_many["ok"] == false);
+  REQUIRE(too_many["errors"].size() == 1);
+  REQUIRE(too_many["errors"][0]["path"] == "/workload/length_mix");
+}

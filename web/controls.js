@@ -75,6 +75,8 @@
       infer(num('/workload/batch', 'Batch', { title: 'Most sequences per engine step (max_batch_size); with PP, per micro-batch in flight' })),
       infer(num('/workload/prompt_len', 'Prompt tokens')),
       infer(num('/workload/output_len', 'Output tokens')),
+      infer({ path: '/workload/length_mix', label: 'Length mix', kind: 'mix', span: true,
+        title: 'Requests of mixed lengths, each class prompt/output and its share: 1000/200 70%, 8000/500 30% (in-flight batching, an endless stream; up to 8 classes). Empty: every request the prompt and output tokens above' }),
       infer(num('/workload/max_num_tokens', 'Tokens per step', { title: 'Token budget of one engine step: decodes plus prefill chunks (max_num_tokens)' })),
       infer(num('/workload/request_rate_per_s', 'Requests/s', { step: 'any', title: 'Arrival rate over all replicas; 0: offline, every request queued' })),
       infer(num('/workload/num_requests', 'Requests in run', { title: 'Offline run of this many requests, all queued at the start (trtllm-bench --num_requests); 0: an endless stream, steady state' })),
@@ -138,7 +140,11 @@
     if (path === '/plan/dp') { n.plan.dp = v; n.gpus = null; n.gpu = null; return n; }
     if (sec === 'model') { n.modelOver[key] = v; n.layer = null; return n; }
     if (sec === 'cluster') { n.clusterOver[key] = v; return n; }
-    if (sec === 'workload') { n.workload[key] = v; return n; }
+    if (sec === 'workload') {
+      if (v === undefined) delete n.workload[key];
+      else n.workload[key] = v;
+      return n;
+    }
     // plan
     if (key === 'etp' && (v === 0 || v === '0')) { delete n.plan.etp; return n; }
     if (key === 'recompute' && !CL.state.choice('recompute', v).reads_modules) delete n.plan.recompute_modules;
@@ -200,6 +206,7 @@
     const id = 'f' + def.path.replace(/\//g, '-');
     let input;
     if (def.kind === 'hf') return hfControl(def, row, onEdit);
+    if (def.kind === 'mix') return mixControl(def, row, id, onEdit);
     if (def.kind === 'set') {
       // One checkbox per name of the core's table; an edit sends the checked names in table order.
       const legend = document.createElement('span');
@@ -321,6 +328,34 @@
     els.set(def.path, { row, input, err, def });
     return row;
   }
+  // The length mix: a line of text ("1000/200 70%, 8000/500 30%", CL.state.parseMix); a line that does
+  // not read is marked here at once, the rules (shares positive, at most 8 classes) by the core.
+  function mixControl(def, row, id, onEdit) {
+    const label = document.createElement('label');
+    label.htmlFor = id;
+    label.textContent = def.label;
+    label.title = def.title;
+    const input = document.createElement('input');
+    input.type = 'text';
+    input.id = id;
+    input.title = def.title;
+    input.placeholder = 'e.g. 1000/200 70%, 8000/500 30%';
+    input.maxLength = 400;
+    input.spellcheck = false;
+    const err = document.createElement('div');
+    err.className = 'err';
+    err.setAttribute('role', 'alert');
+    row.append(label, input, err);
+    input.addEventListener('change', () => {
+      const mix = CL.state.parseMix(input.value);
+      row.classList.remove('invalid');
+      err.textContent = '';
+      if (mix.error) { showJsonError(row, err, 'Not read: ' + mix.error + '.'); return; }
+      onEdit(def.path, mix.value || undefined);
+    });
+    els.set(def.path, { row, input, err, def });
+    return row;
+  }
   function showJsonError(row, err, msg) {
     row.classList.add('invalid');
     row.dataset.jsonError = '1';
@@ -351,6 +386,14 @@
     for (const [path, e] of els) {
       const { def, input } = e;
       if (def.kind === 'hf') { fillHf(e, s, d); continue; }
+      if (def.kind === 'mix') {
+        const own = stateValue(s, path);
+        const text = Array.isArray(own) ? CL.state.mixText(own) : typeof own === 'string' ? own : '';
+        if (document.activeElement !== input && input.value !== text) input.value = text;
+        e.err.textContent = '';
+        e.row.classList.remove('invalid');
+        continue;
+      }
       const own = stateValue(s, path);
       const resolved = resolvedValue(d, path);
       const v = own !== undefined && own !== null ? own : resolved;
@@ -374,8 +417,9 @@
         e.row.classList.toggle('derived', derived && (path === '/plan/dp' || path === '/cluster/gpus'));
         // a pasted config.json sets the model's dimensions: shown, edited in the JSON
         const fromHf = !!s.hf && path.startsWith('/model/');
-        input.disabled = fromHf;
-        input.title = fromHf ? 'From the pasted config.json: edit it there' : def.title || '';
+        const fromMix = Array.isArray(s.workload.length_mix) && (path === '/workload/prompt_len' || path === '/workload/output_len');
+        input.disabled = fromHf || fromMix;
+        input.title = fromHf ? 'From the pasted config.json: edit it there' : fromMix ? 'Not read: the length mix below gives each request\'s lengths' : def.title || '';
       } else if (def.kind === 'preset' && path === '/model') {
         fillModelSelect(input, s, cfg);
       } else if (v !== undefined && input.value !== String(v)) {

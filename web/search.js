@@ -175,7 +175,7 @@
     const w = c.workload;
     if (CL.state.serving(w.mode)) {
       return e(c.model.name) + ' on ' + (w.request_rate_per_s > 0 ? 'up to ' : '') + F.int(gpus) + ' × ' + e(c.cluster.gpu) +
-        (w.request_rate_per_s > 0 ? ' · ' + F.sig(w.request_rate_per_s) + ' requests/s' : '') + ' · prompt ' + F.int(w.prompt_len) + ' · output ' + F.int(w.output_len);
+        (w.request_rate_per_s > 0 ? ' · ' + F.sig(w.request_rate_per_s) + ' requests/s' : '') + (Array.isArray(w.length_mix) && w.length_mix.length ? ' · lengths ' + e(CL.state.mixText(w.length_mix)) : ' · prompt ' + F.int(w.prompt_len) + ' · output ' + F.int(w.output_len));
     }
     return e(c.model.name) + ' on ' + F.int(gpus) + ' × ' + e(c.cluster.gpu) + ' · seq ' + F.int(w.seq_len) + ' · global batch ' + F.int(w.global_batch);
   }

@@ -27,12 +27,37 @@
     'activation_func_fp8_input_store', 'layers_per_stage', 'embedding_in_pipeline_split', 'loss_in_pipeline_split',
     'moe_capacity_factor', 'moe_pad_to_capacity', 'moe_imbalance', 'moe_shared_expert_overlap'];
   const WORKLOAD_KEYS = ['mode', 'seq_len', 'global_batch', 'dtype', 'grad_dtype', 'moment_dtype', 'ema', 'batch', 'prompt_len',
-    'output_len', 'weight_dtype', 'expert_weight_dtype', 'kv_dtype', 'local_kv_cache', 'batching', 'max_num_tokens', 'kv_block_tokens', 'kv_cache_free_fraction', 'request_rate_per_s', 'num_requests', 'spec_draft_tokens',
+    'output_len', 'length_mix', 'weight_dtype', 'expert_weight_dtype', 'kv_dtype', 'local_kv_cache', 'batching', 'max_num_tokens', 'kv_block_tokens', 'kv_cache_free_fraction', 'request_rate_per_s', 'num_requests', 'spec_draft_tokens',
     'spec_acceptance'];
   // Plan fields that are lists: comma-separated in the URL ("layernorm,moe_act").
   const LIST_KEYS = ['recompute_modules', 'layers_per_stage'];
 
   function clone(x) { return JSON.parse(JSON.stringify(x)); }
+
+  // workload.length_mix as people write it: "1000/200 70%, 8000/500 30%" (prompt/output, then a share,
+  // relative to the others': 70%, 0.7, ×3, :0.7 or nothing for 1). {value: [{prompt_len, output_len, share}]}
+  // or {error: text}. Empty text: no mix (value null). At most MIX_READ classes are read, so a long
+  // paste stays cheap; the core names the rule on their count (8).
+  const MIX_READ = 16;
+  function parseMix(text) {
+    const t = String(text == null ? '' : text).trim();
+    if (!t) return { value: null };
+    const parts = t.split(/[,;]/).map((x) => x.trim()).filter((x) => x);
+    if (parts.length > MIX_READ) return { error: parts.length + ' classes: at most 8 (merge the rarest)' };
+    const value = [];
+    for (const part of parts) {
+      const m = /^(\d{1,9})\s*\/\s*(\d{1,9})(?:\s*[×x*:]?\s*(\d{0,9}(?:\.\d+)?)\s*(%?))?$/i.exec(part);
+      if (!m || m[3] === '' && m[4]) return { error: '"' + part.slice(0, 40) + '" is not prompt/output [share], as in 1000/200 70%' };
+      value.push({ prompt_len: Number(m[1]), output_len: Number(m[2]), share: m[3] ? Number(m[3]) : 1 });
+    }
+    return { value };
+  }
+  // The mix as text, each share as a percentage of the whole ("1000/200 70%, 8000/500 30%").
+  function mixText(mix) {
+    if (!Array.isArray(mix) || !mix.length) return '';
+    const total = mix.reduce((a, c) => a + (Number(c.share) > 0 ? Number(c.share) : 0), 0);
+    return mix.map((c) => c.prompt_len + '/' + c.output_len + (total > 0 ? ' ' + Number((100 * c.share / total).toPrecision(3)) + '%' : '')).join(', ');
+  }
 
   function toConfig(s) {
     const hasOver = Object.keys(s.modelOver).length > 0;
@@ -68,7 +93,7 @@
     if (s.gpus != null) q.set('gpus', s.gpus);
     const cfg = toConfig(s);
     for (const [k, v] of Object.entries(cfg.plan)) q.set(k, Array.isArray(v) ? v.join(',') : v);
-    for (const [k, v] of Object.entries(cfg.workload)) q.set(k, v);
+    for (const [k, v] of Object.entries(cfg.workload)) q.set(k, k === 'length_mix' && Array.isArray(v) ? mixText(v) : v);
     if (s.view !== 'cuts') q.set('view', s.view);
     if (s.layer != null) q.set('layer', s.layer);
     if (s.gpu != null) q.set('gpu', s.gpu);
@@ -117,7 +142,11 @@
       }
       if (k.startsWith('m.')) s.modelOver[k.slice(2)] = parseValue(v);
       else if (k.startsWith('c.')) s.clusterOver[k.slice(2)] = parseValue(v);
-      else if (WORKLOAD_KEYS.includes(k)) s.workload[k] = parseValue(v);
+      else if (k === 'length_mix') {
+        const mix = parseMix(v);  // a damaged mix goes to the core as text, which names its path
+        if (mix.value) s.workload.length_mix = mix.value;
+        else if (mix.error) s.workload.length_mix = v.slice(0, 200);
+      } else if (WORKLOAD_KEYS.includes(k)) s.workload[k] = parseValue(v);
       else if (LIST_KEYS.includes(k)) s.plan[k] = v === '' ? [] : v.split(',').map(parseValue);
       else s.plan[k] = k === 'rank_order' ? v : parseValue(v);
     }
@@ -136,5 +165,5 @@
   // cluster's node_link ("NVLink", "PCIe") inside a node. Text: escape it where it goes into HTML.
   const linkLabel = (r, link) => (link === 'nvlink' && r && r.config && r.config.cluster.node_link) || choice('link', link).label;
 
-  CL.state = { DEFAULT, VIEWS, PLAN_KEYS, WORKLOAD_KEYS, clone, toConfig, toQuery, fromQuery, parseValue, choice, serving, linkLabel };
+  CL.state = { DEFAULT, VIEWS, PLAN_KEYS, WORKLOAD_KEYS, clone, toConfig, toQuery, fromQuery, parseValue, parseMix, mixText, choice, serving, linkLabel };
 })(window.CL = window.CL || {});

@@ -47,6 +47,7 @@
         inf.saturated ? m('Time to first token', 'unbounded', 'saturated: ' + F.sig(w.request_rate_per_s) + ' requests/s arrive, ' + F.sig(inf.requests_per_s) +
           ' served; ' + F.seconds(inf.ttft_s) + ' once admitted', 'bad', 'ttft')
           : m('Time to first token', F.seconds(inf.ttft_s), inf.batching === 'static' ? 'prefill of ' + F.int(w.batch) + ' × ' + F.int(w.prompt_len) + ' prompt tokens'
+            : inf.length_classes ? 'mean over a mix of ' + inf.length_classes.ttft_s.length + ' lengths · ' + F.sig(inf.prefill_steps) + ' step' + (inf.prefill_steps > 1 ? 's' : '')
             : F.sig(inf.prefill_steps) + ' step' + (inf.prefill_steps > 1 ? 's' : '') + ' of ' + F.int(w.prompt_len) + ' prompt tokens', '', 'ttft'),
         m('Time per output token', F.seconds(inf.tpot_s), F.sig(inf.output_tokens_per_s_per_user) + ' tokens/s per user', '', 'tpot'),
         m('Throughput', F.short(inf.output_tokens_per_s_total) + ' tokens/s', F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU · ' + F.sig(inf.concurrency) + ' in flight × ' +
@@ -131,7 +132,10 @@
       let note = '';
       if (k === 'activations_bytes' && inflight !== undefined) note = F.gib(st.activation_bytes_per_micro_batch, 2) + ' GiB × ' + F.sig(inflight) + ' in flight';
       if (k === 'weights_bytes' && st.dense_params !== undefined) note = F.short(st.dense_params + st.expert_params) + ' params' + (st.expert_params > 0 ? ' (' + F.short(st.expert_params) + ' expert)' : '');
-      if (k === 'kv_cache_bytes') note = F.sig(r.inference.concurrency) + ' sequences of ' + F.int(r.config.workload.prompt_len) + ' + ' + F.int(r.config.workload.output_len) + ' tokens';
+      if (k === 'kv_cache_bytes') {
+        note = F.sig(r.inference.concurrency) + ' sequences of ' + (r.inference.length_classes ? e(CL.state.mixText(r.config.workload.length_mix)) + ' (prompt/output)'
+          : F.int(r.config.workload.prompt_len) + ' + ' + F.int(r.config.workload.output_len) + ' tokens');
+      }
       h += '<tr data-kind="' + c + '"><th>' + sw(P.state[c]) + label + '</th>' + gibCell(st[k]) + '<td class="muted">GiB</td><td class="note">' + note + '</td></tr>';
     }
     h += '<tr class="total" data-kind="total"><th>total</th>' + gibCell(st.total_bytes) + '<td class="muted">GiB</td><td class="note">of ' +
@@ -276,7 +280,19 @@
     h += bar('TTFT', inf.prefill, PREFILL, 'prefill') + bar('TPOT', inf.decode, DECODE, 'decode');
     h += '<table class="t time"><tbody>' + part('time to first token', inf.ttft_s, inf.prefill, PREFILL, 'ttft', 'prefill') + part('time per output token', inf.tpot_s, inf.decode, DECODE, 'tpot', 'decode');
     const row = (k, v, txt, note) => '<tr><th>' + k + '</th><td class="num"' + raw(v) + '>' + txt + '</td><td class="muted note">' + (note || '') + '</td></tr>';
-    h += row('end to end', inf.e2e_latency_s, F.seconds(inf.e2e_latency_s), 'TTFT + (output − 1) × TPOT');
+    h += row('end to end', inf.e2e_latency_s, F.seconds(inf.e2e_latency_s), 'TTFT + (output − 1) × TPOT' + (inf.length_classes ? '; TTFT and end to end: means over requests' : ''));
+    // A mix of lengths: each class's own first token and end to end (every class decodes at the TPOT
+    // above); class i of workload.length_mix, its share of the requests normalised.
+    const lc = inf.length_classes, mix = r.config.workload.length_mix;
+    if (lc) {
+      const total = mix.reduce((a, c) => a + c.share, 0);
+      mix.forEach((c, i) => {
+        const ttft = lc.ttft_s[i], e2e = lc.e2e_latency_s[i], steps = lc.prefill_steps[i];
+        h += '<tr data-class="' + c.prompt_len + '/' + c.output_len + '"><th>TTFT · ' + F.int(c.prompt_len) + '/' + F.int(c.output_len) + ' (' + F.pct(c.share / total) + ')</th><td class="num"' +
+          raw(ttft) + '>' + F.seconds(ttft) + '</td><td class="muted note"><span' + raw(e2e) + '>' + F.seconds(e2e) + '</span> end to end · first token after ' +
+          F.sig(steps) + ' step' + (steps > 1 ? 's' : '') + '</td></tr>';
+      });
+    }
     h += row('tokens/s per user', inf.output_tokens_per_s_per_user, F.sig(inf.output_tokens_per_s_per_user));
     h += row('tokens/s per replica', inf.output_tokens_per_s_per_replica, F.int(inf.output_tokens_per_s_per_replica), F.int(inf.replicas) + ' replica' + (inf.replicas > 1 ? 's' : ''));
     h += row('tokens/s in total', inf.output_tokens_per_s_total, F.int(inf.output_tokens_per_s_total), F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU');

@@ -157,9 +157,48 @@ async function queue(k, base) {
   k.noErrors(errors, 'queue');
 }
 
+// A mix of lengths typed into the Workload section: the per-class rows = `cutlab evaluate`'s
+// inference.length_classes, the prompt and output controls marked as not read, the mix kept in the link;
+// a line that does not read is marked at the control, and a rule the core finds names the class.
+async function mix(k, base) {
+  const { page, errors } = await k.open(base + '?model=llama3-70b&cluster=dgx-h100&gpus=8&tp=8&mode=infer&batch=64');
+  await fill(page, '/workload/length_mix', '1000/200 70%, 8000/500 30%');
+  const cfg = await page.evaluate(() => window.__cutlab.derived.cfg);
+  k.check(JSON.stringify(cfg.workload.length_mix) === JSON.stringify([{ prompt_len: 1000, output_len: 200, share: 70 }, { prompt_len: 8000, output_len: 500, share: 30 }]),
+    'mix: the typed line becomes workload.length_mix (' + JSON.stringify(cfg.workload.length_mix) + ')');
+  const ref = await cliEvaluate(cfg);
+  const lc = ref.json && ref.json.inference.length_classes;
+  if (!k.check(ref.status === 0 && lc && lc.ttft_s.length === 2, 'mix: `cutlab evaluate` gives two length classes')) return;
+  const rows = await page.$$eval('table.time tr[data-class]', (rs) => rs.map((r) => ({ c: r.dataset.class, v: r.querySelectorAll('[data-v]').length === 2
+    ? Array.from(r.querySelectorAll('[data-v]')).map((e) => Number(e.dataset.v)) : [] })));
+  k.check(rows.length === 2 && rows[0].c === '1000/200' && rows[1].c === '8000/500' &&
+    rows[0].v[0] === lc.ttft_s[0] && rows[0].v[1] === lc.e2e_latency_s[0] && rows[1].v[0] === lc.ttft_s[1] && rows[1].v[1] === lc.e2e_latency_s[1],
+  'mix: each class\'s TTFT and end to end = CLI (' + JSON.stringify(rows) + ')');
+  const mean = await page.$eval('tr[data-part="ttft"] td[data-v]', (e) => Number(e.dataset.v));
+  k.check(mean === ref.json.inference.ttft_s, 'mix: the TTFT row is the mean over requests = CLI');
+  const off = await page.$eval('[data-path="/workload/prompt_len"] input', (e) => e.disabled);
+  k.check(off, 'mix: the prompt tokens control is marked as not read');
+  const link = await page.evaluate(() => location.search || '?' + location.hash.slice(1));
+  k.check(/length_mix=1000%2F200/.test(link), 'mix: the link keeps the mix (' + link.slice(0, 160) + ')');
+  await go(page, link);
+  const again = await page.evaluate(() => window.__cutlab.derived.cfg.workload.length_mix);
+  k.check(JSON.stringify(again) === JSON.stringify(cfg.workload.length_mix), 'mix: the link reads back to the same mix');
+  await fill(page, '/workload/length_mix', '1000/200 70%, oops');
+  const bad = await page.$eval('[data-path="/workload/length_mix"]', (e) => ({ invalid: e.classList.contains('invalid'), text: e.querySelector('.err').textContent }));
+  k.check(bad.invalid && /"oops" is not prompt\/output/.test(bad.text), 'mix: a line that does not read is marked at the control (' + bad.text + ')');
+  await fill(page, '/workload/length_mix', '1000/200 0%');
+  const rule = await page.$eval('[data-path="/workload/length_mix"]', (e) => ({ invalid: e.classList.contains('invalid'), text: e.querySelector('.err').textContent }));
+  k.check(rule.invalid && /share/.test(rule.text), 'mix: the core\'s rule on a share of 0 lands on the control (' + rule.text + ')');
+  await fill(page, '/workload/length_mix', '');
+  const cleared = await page.evaluate(() => window.__cutlab.derived.cfg.workload.length_mix);
+  k.check(cleared === undefined, 'mix: an empty line removes the mix');
+  k.noErrors(errors, 'mix');
+}
+
 export default [
   { name: 'serving: mode control, TTFT/TPOT/memory = CLI', weight: 2, run: async (k) => serving(k, (await setup()).fileBase) },
   { name: 'serving: the placement view\'s load balancer (2 replicas, 16,384 GPUs, training)', weight: 3, run: async (k) => balancer(k, (await setup()).fileBase) },
   { name: 'serving: instances placed whole, one straddling two racks = CLI', weight: 1, run: async (k) => instances(k, (await setup()).fileBase) },
   { name: 'serving: the wait for a free slot at a request rate = CLI', weight: 1, run: async (k) => queue(k, (await setup()).fileBase) },
+  { name: 'serving: a mix of request lengths, per class = CLI', weight: 1, run: async (k) => mix(k, (await setup()).fileBase) },
 ];
