@@ -2,12 +2,13 @@
 // COMMAND --help, suggestions, missing inputs) is native/help.h; export and import native/launch_cli.h.
 // Exit codes: 0 ok, 1 usage or I/O error, 2 invalid input, 3 does not fit (with --require-fit).
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -63,19 +64,55 @@ json parse_value(const std::string& v) {
 
 // --length-mix "1000/200 70%, 8000/500 30%": classes prompt/output, each with a share of the requests
 // (70%, 0.7, ×3 or :0.7; none: 1), as the page's Length mix control reads them (web/state.js parseMix).
+// One class: digits, '/', digits, then optionally a separator (×, x, *, :) and a number with an optional %.
+bool parse_length_class(const std::string& part, json& mix) {
+  std::size_t i = 0;
+  auto spaces = [&] {
+    while (i < part.size() && part[i] == ' ') ++i;
+  };
+  auto digits = [&](long long& v) {
+    const std::size_t from = i;
+    for (v = 0; i < part.size() && std::isdigit(static_cast<unsigned char>(part[i])) && i - from < 9; ++i)
+      v = v * 10 + (part[i] - '0');
+    return i > from;
+  };
+  long long prompt = 0, output = 0;
+  spaces();
+  if (!digits(prompt)) return false;
+  spaces();
+  if (i >= part.size() || part[i++] != '/') return false;
+  spaces();
+  if (!digits(output)) return false;
+  spaces();
+  double share = 1.0;
+  if (part.compare(i, 2, "×") == 0) i += 2;
+  else if (i < part.size() && (part[i] == 'x' || part[i] == '*' || part[i] == ':')) ++i;
+  spaces();
+  if (i < part.size()) {
+    const std::size_t from = i;
+    while (i < part.size() && (std::isdigit(static_cast<unsigned char>(part[i])) || part[i] == '.') && i - from < 12) ++i;
+    if (i == from) return false;
+    char* end = nullptr;
+    const std::string number = part.substr(from, i - from);
+    share = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size()) return false;
+    if (i < part.size() && part[i] == '%') ++i;
+    spaces();
+  }
+  if (i != part.size()) return false;
+  mix.push_back({{"prompt_len", prompt}, {"output_len", output}, {"share", share}});
+  return true;
+}
+
 bool parse_length_mix(const std::string& text, json& mix, std::string& problem) {
-  static const std::regex one(R"(^\s*(\d{1,9})\s*/\s*(\d{1,9})\s*(?:(?:×|x|\*|:)?\s*(\d{0,9}(?:\.\d+)?)\s*%?)?\s*$)");
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find(',', start), text.find(';', start));
     const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    std::smatch m;
-    if (mix.size() > 64 || part.size() > 64 || !std::regex_match(part, m, one)) {  // bounded: std::regex recurses
+    if (mix.size() > 64 || part.size() > 64 || !parse_length_class(part, mix)) {  // bounded
       problem = "--length-mix: '" + part.substr(0, 40) + "' is not prompt/output [share], as in \"1000/200 70%, 8000/500 30%\"";
       return false;
     }
-    mix.push_back(
-        {{"prompt_len", std::stoi(m[1])}, {"output_len", std::stoi(m[2])}, {"share", m[3].length() ? std::stod(m[3]) : 1.0}});
     if (end == std::string::npos) break;
     start = end + 1;
   }
