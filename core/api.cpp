@@ -22,6 +22,7 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 template <class T>
 std::string failure(const Answer<T>& a) {
   json out = {{"ok", false}, {"errors", to_json(a.result.errors)}};
+  if (a.pending) out["pending"] = true;
   if (a.config) out["config"] = to_json(*a.config);
   return dump(out);
 }
@@ -33,6 +34,7 @@ Answer<T> failed(const Answer<U>& from) {
   Answer<T> a;
   a.result.errors = from.result.errors;
   a.config = from.config;
+  a.pending = from.pending;
   return a;
 }
 
@@ -66,11 +68,17 @@ Answer<Resolved> resolve(const std::string& text) {
 
 namespace {
 
+// What a build prices: every mode (the CLI, core-full.js), or training only (the page's first module,
+// api.h training_evaluate_json). A template argument, so that the first module's code never calls
+// the serving model and the linker leaves it out.
+enum class Pricing { Every, Training };
+
 // The last config evaluated and its answer: the page asks for the estimate, then the current
 // view's figure, of the same config; the second call reuses the first's evaluation. One entry per
 // thread (the WASM module and the CLI have one).
 struct LastEvaluation {
   std::string text;
+  Pricing pricing = Pricing::Every;
   Answer<Evaluated> answer;
   std::size_t evaluations = 0;
   bool valid = false;
@@ -80,11 +88,26 @@ LastEvaluation& last_evaluation() {
   return last;
 }
 
+template <Pricing P>
 Answer<Evaluated> evaluate_uncached(const std::string& text) {
   ++last_evaluation().evaluations;
   Answer<Resolved> r = resolve(text);
   if (!r.ok()) return failed<Evaluated>(r);
-  Result<Estimate> e = cutlab::evaluate(r.result.value);
+  Result<Estimate> e;
+  if constexpr (P == Pricing::Every) {
+    e = cutlab::evaluate(r.result.value);
+  } else {
+    if (r.result.value.config.workload.mode == Mode::Infer) {
+      Answer<Evaluated> a = failed<Evaluated>({{ErrorCode::Incompatible, "/workload/mode",
+                                                "a serving plan is priced by the full module (core-full.js), not the page's first"}},
+                                              r.config);
+      a.pending = true;
+      return a;
+    }
+    Result<TrainingEstimate> t = evaluate_training(r.result.value);
+    e.errors = std::move(t.errors);
+    e.value = std::move(t.value);
+  }
   if (!e.ok()) return failed<Evaluated>(std::move(e.errors), r.config);
   Answer<Evaluated> a;
   a.config = r.config;
@@ -95,11 +118,13 @@ Answer<Evaluated> evaluate_uncached(const std::string& text) {
 // The cached answer itself, valid until the next evaluation on this thread: the JSON functions below
 // read it without copying it (a copy of a training answer copies every op of its schedule; about 0.2
 // ms of the page's timeline call at 16,384 GPUs).
+template <Pricing P = Pricing::Every>
 const Answer<Evaluated>& evaluate_cached(const std::string& text) {
   LastEvaluation& last = last_evaluation();
-  if (!(last.valid && last.text == text)) {
-    last.answer = evaluate_uncached(text);
+  if (!(last.valid && last.pricing == P && last.text == text)) {
+    last.answer = evaluate_uncached<P>(text);
     last.text = text;
+    last.pricing = P;
     last.valid = true;
   }
   return last.answer;
@@ -380,6 +405,13 @@ std::string to_json_text(const Answer<DisaggregationRun>& a) {
 
 std::string evaluate_json(const std::string& text) { return to_json_text(evaluate_cached(text)); }
 
+std::string training_evaluate_json(const std::string& text) {
+  const Answer<Evaluated>& a = evaluate_cached<Pricing::Training>(text);
+  if (!a.ok()) return failure(a);
+  // the training writer itself (to_json(Estimate) would visit the serving one too): the same text
+  return success(to_json(std::get<TrainingEstimate>(a.result.value.estimate), a.result.value.resolved.config));
+}
+
 std::string schedule_json(const std::string& text) { return schedule_json_text(evaluate_cached(text)); }
 
 std::string timeline_json(const std::string& text, double width, double height) {
@@ -582,9 +614,9 @@ std::string launch_json(const std::string& text, const std::string& format_name)
 namespace {
 
 // A figure `width` pixels wide of the evaluated config; on failure the JSON answer.
-template <class Draw>
+template <Pricing P = Pricing::Every, class Draw>
 std::string figure_answer(const std::string& text, double width, Draw draw) {
-  const Answer<Evaluated>& a = evaluate_cached(text);
+  const Answer<Evaluated>& a = evaluate_cached<P>(text);
   if (!a.ok()) return failure(a);
   if (!(width >= 200 && width <= 20000))
     return failure(failed<Evaluated>({{ErrorCode::OutOfRange, "/width", "width must be between 200 and 20000 pixels"}}));
@@ -599,6 +631,11 @@ std::string placement_scene_json(const std::string& text, double width) {
 
 std::string cuts_scene_json(const std::string& text, double width, int layer) {
   return figure_answer(text, width, [&](const Evaluated& e) { return cuts_scene(e.resolved, e.estimate, width, layer); });
+}
+
+std::string training_cuts_scene_json(const std::string& text, double width, int layer) {
+  return figure_answer<Pricing::Training>(text, width,
+                                          [&](const Evaluated& e) { return cuts_scene(e.resolved, e.estimate, width, layer); });
 }
 
 }  // namespace cutlab::api

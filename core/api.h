@@ -26,6 +26,9 @@ template <class T>
 struct Answer {
   Result<T> result;
   std::optional<Config> config;
+  // Not priced by this build (the page's first module, below): its errors say why, and its JSON
+  // carries "pending": true, which the page reads as "ask the full module".
+  bool pending = false;
   bool ok() const { return result.ok(); }
 };
 
@@ -82,6 +85,13 @@ std::string to_json_text(const Answer<DisaggregationRun>& a);
 
 // JSON text in, JSON text out (the WASM module binds these).
 std::string evaluate_json(const std::string& config_text);  // result: the estimate (README schema)
+// The page's first module (web/core.js: wasm/bindings.cpp built with CUTLAB_WASM_FIRST_VIEW) prices
+// training only, so that the serving model (core/inference.h and what it calls, about 10 KB of its
+// 150 KB gzip) stays out of its code: these answer as evaluate_json and cuts_scene_json do, byte for
+// byte, for every config but a valid serving one, which answers {"ok": false, "pending": true,
+// "errors": [at /workload/mode], "config": …}: the full module (core-full.js) prices it.
+std::string training_evaluate_json(const std::string& config_text);
+std::string training_cuts_scene_json(const std::string& config_text, double width, int layer);
 std::string schedule_json(const std::string& config_text);  // result: the schedule with every op
 // result: the pipeline timeline's geometry for `width` × `height` pixels (height 0: rows of 22 px).
 std::string timeline_json(const std::string& config_text, double width, double height);

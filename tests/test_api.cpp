@@ -71,6 +71,37 @@ TEST_CASE("the page's calls for one state evaluate it once", "[api]") {
   REQUIRE(cutlab::api::evaluations() == before + 3);
 }
 
+TEST_CASE("the page's first module prices training as the full one does, and leaves a valid serving plan to it", "[api]") {
+  using namespace cutlab::api;
+  const std::string training = R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 16},
+    "plan": {"tp": 8, "pp": 2, "sp": true}, "workload": {"seq_len": 8192, "global_batch": 16}})";
+  const std::string serving = R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 8},
+    "plan": {"tp": 8}, "workload": {"mode": "infer", "batch": 64, "prompt_len": 1000, "output_len": 200}})";
+  const std::string bad_serving = R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 8},
+    "plan": {"tp": 3}, "workload": {"mode": "infer", "batch": 64, "prompt_len": 1000, "output_len": 0}})";
+  // training, and errors, byte for byte
+  for (const std::string& text : {training, bad_serving, std::string("{"), std::string(R"({"model": "no-such-model"})")}) {
+    INFO(text);
+    REQUIRE(training_evaluate_json(text) == evaluate_json(text));
+    REQUIRE(training_cuts_scene_json(text, 900, -1) == cuts_scene_json(text, 900, -1));
+    REQUIRE(json::parse(training_evaluate_json(text)).contains("pending") == false);
+  }
+  REQUIRE(json::parse(evaluate_json(bad_serving))["errors"].size() >= 2);  // /plan/tp and /workload/output_len, not "pending"
+  // a valid serving plan: pending, one error at /workload/mode, the config as read
+  for (const std::string& out : {training_evaluate_json(serving), training_cuts_scene_json(serving, 900, -1)}) {
+    const json j = json::parse(out);
+    REQUIRE(j["ok"] == false);
+    REQUIRE(j["pending"] == true);
+    REQUIRE(j["errors"].size() == 1);
+    REQUIRE(j["errors"][0]["path"] == "/workload/mode");
+    REQUIRE(j["config"]["workload"]["batch"] == 64);
+  }
+  // the one-evaluation cache tells the two apart: the full answer after the first module's
+  REQUIRE(json::parse(evaluate_json(serving))["ok"] == true);
+  REQUIRE(json::parse(training_evaluate_json(serving))["pending"] == true);
+  REQUIRE(json::parse(cuts_scene_json(serving, 900, -1))["ok"] == true);
+}
+
 TEST_CASE("the timeline's JSON holds the scene's rects: times to 1e-7 of the span, pixels from its geometry", "[api]") {
   const std::string text = R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 64},
     "plan": {"tp": 8, "pp": 4, "vpp": 2, "schedule": "interleaved"}, "workload": {"seq_len": 8192, "global_batch": 32}})";

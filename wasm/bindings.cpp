@@ -29,13 +29,20 @@ emscripten::val bytes(Args... args) {
 
 EMSCRIPTEN_BINDINGS(cutlab) {
   using namespace cutlab::api;
+#ifdef CUTLAB_WASM_FIRST_VIEW
+  // training only: a serving plan answers "pending" (core/api.h training_evaluate_json), and
+  // web/bridge.js asks core-full.js
+  emscripten::function("evaluate", &training_evaluate_json);
+  emscripten::function("cutsScene", &training_cuts_scene_json);
+#else
   emscripten::function("evaluate", &evaluate_json);
+  emscripten::function("cutsScene", &cuts_scene_json);
+#endif
   emscripten::function(
       "evaluations", +[]() { return static_cast<double>(evaluations()); });
   emscripten::function("presets", &presets_json);
   emscripten::function("options", &options_json);
   emscripten::function("gpus", &gpus_json);
-  emscripten::function("cutsScene", &cuts_scene_json);
 #ifndef CUTLAB_WASM_FIRST_VIEW
   emscripten::function("schedule", &schedule_json);
   emscripten::function("timeline", &timeline_json);

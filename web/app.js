@@ -123,7 +123,14 @@
     const stale = $('stale');
     stale.hidden = d.ok;
     $('headline').classList.toggle('is-stale', !d.ok);
-    if (!d.ok) {
+    // the headline waits for core-full.js while a serving plan is pending (settle() in the browser tests too)
+    if (d.pending && !api.fullError()) $('headline').setAttribute('aria-busy', 'true'); else $('headline').removeAttribute('aria-busy');
+    stale.classList.toggle('pending', !!d.pending && !api.fullError());
+    if (d.pending) {
+      const failed = api.fullError();
+      stale.textContent = (failed ? 'Serving plans could not be priced: the rest of the cutlab core (core-full.js) did not load (' + failed.message + ').'
+        : 'Loading the serving model (the rest of the cutlab core, core-full.js)…') + (d.good ? ' Showing the last plan priced.' : '');
+    } else if (!d.ok) {
       // The embed has no controls to mark: list the core's errors themselves.
       const list = EMBED_VIEW ? ' ' + d.errors.map((e) => (e.path || '/') + ': ' + e.message).join('; ') + '.' : ' (see the marked fields).';
       stale.textContent = 'This plan is invalid' + (EMBED_VIEW ? ':' : '') + list + (d.good ? ' Showing the last valid plan.' : '');
@@ -836,7 +843,19 @@
       return null;
     }
   }
-  CL.bridge.load({ full: !CL.bridge.FIRST.includes(firstViewUses() || 'evaluate') }).then(init, (err) => {
+  // A serving plan is priced by core-full.js only (core.js prices training: core/api.h
+  // training_evaluate_json): a page that opens on one waits for it before its first frame.
+  function opensServing(api) {
+    try {
+      CL.presets = api.presets().result;
+      return CL.state.serving(readUrl().workload.mode);
+    } catch (err) {
+      return false;
+    }
+  }
+  CL.bridge.load({ full: !CL.bridge.FIRST.includes(firstViewUses() || 'evaluate') }).then((api) => (
+    opensServing(api) ? api.full().then(() => api, () => api) : api
+  )).then(init, (err) => {
     $('loading').textContent = 'Could not start the cutlab core: ' + err.message;
     document.body.dataset.status = 'error';
     console.error(err);

@@ -8,7 +8,8 @@
 // load() resolves to an api with every function of FUNCTIONS. FIRST come from core.js until
 // core-full.js is loaded, and from core-full.js after (it is faster). The others come from
 // core-full.js: once it is loaded they answer at once; until then a call starts loading it and
-// answers {ok: false, pending: true, errors: [a 'loading' message]}, and when it is ready (or has failed: api.fullError()) every onFull(callback) is called (app.js redraws then),
+// answers {ok: false, pending: true, errors: [a 'loading' message]}, as evaluate and cutsScene do
+// for a serving plan (core.js prices training only), and when it is ready (or has failed: api.fullError()) every onFull(callback) is called (app.js redraws then),
 // and the calls answer (or give that error). api.ready(name) says whether a
 // function answers now; api.full() loads core-full.js and resolves once it is ready (a view that is
 // about to need it, prefetch after the first paint); api.module is core.js's raw module and
@@ -29,6 +30,8 @@
     const bytes = mod[name + 'Bytes'];
     return bytes ? JSON.parse(DECODER.decode(bytes(...args))) : parse(mod[name](...args));
   };
+
+  const unavailable = (err) => ({ ok: false, errors: [{ path: '', message: 'The rest of the cutlab core (core-full.js) could not start: ' + err.message }] });
 
   // wrap(m, full): the api over module m; the functions m lacks come from `full` (fullLoader():
   // { module, error, load, ready }), which is not used when m has every function.
@@ -55,13 +58,22 @@
       // byte (tests/js/first.test.mjs), about 2× faster (its core is compiled for speed throughout,
       // core/CMakeLists.txt), and its core's one-entry cache of the last evaluation then serves the
       // figure calls that follow an evaluate of the same config.
+      // core.js prices training only (core/api.h training_evaluate_json): a valid serving plan
+      // answers {ok: false, pending: true}, which starts loading core-full.js as the calls below do.
       if (have(name)) {
-        api[name] = (...args) => call(full.module || m, name, args);
+        api[name] = (...args) => {
+          if (full.module) return call(full.module, name, args);
+          const out = call(m, name, args);
+          if (!out.pending) return out;
+          if (full.error) return unavailable(full.error);
+          full.load().catch(() => {});
+          return out;
+        };
         continue;
       }
       api[name] = (...args) => {
         if (full.module) return call(full.module, name, args);
-        if (full.error) return { ok: false, errors: [{ path: '', message: 'The rest of the cutlab core (core-full.js) could not start: ' + full.error.message }] };
+        if (full.error) return unavailable(full.error);
         full.load().catch(() => {});
         return { ok: false, pending: true, errors: [{ path: '', message: 'Loading the rest of the cutlab core (core-full.js)…' }] };
       };

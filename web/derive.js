@@ -48,11 +48,13 @@
     return function derive(state, salt) {
       const cfg = CL.state.toConfig(state);
       const text = JSON.stringify(cfg) + (salt || '');
-      if (last && last.text === text) return last;
+      if (last && last.text === text && !last.pending) return last;
       const t0 = performance.now();
       const ev = api.evaluate(text);
       const tEval = performance.now();
-      const d = { text, cfg, ok: ev.ok, errors: ev.ok ? [] : ev.errors, r: ev.ok ? ev.result : null, options: null };
+      // pending: a serving plan while core-full.js loads (core.js prices training only, bridge.js);
+      // not an error, and not kept: the same text is evaluated again once it is here
+      const d = { text, cfg, ok: ev.ok, pending: !!ev.pending, errors: ev.ok || ev.pending ? [] : ev.errors, r: ev.ok ? ev.result : null, options: null };
       // The config as the core read it (defaults filled in): from the result, or carried by the
       // error result when the input parsed but broke a rule. The controls show it.
       d.config = ev.ok ? ev.result.config : ev.config || null;

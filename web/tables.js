@@ -108,7 +108,7 @@
       html += [t('tp', plan.tp), t('cp', plan.cp), t('dp', dp), t('pp', plan.pp)].join(x);
       if (d.ok) html += '<span class="op">=</span>' + [t('etp', r.mesh.etp), t('ep', plan.ep), t('edp', r.mesh.edp), t('pp', plan.pp)].join(x);
     }
-    if (!d.ok) html += '<span class="eq-bad" title="the plan is invalid; see the marked fields">invalid</span>';
+    if (!d.ok && !d.pending) html += '<span class="eq-bad" title="the plan is invalid; see the marked fields">invalid</span>';
     return html;
   }
 

@@ -65,20 +65,39 @@ test('core.js has exactly bridge.js FIRST; core-full.js has every function of br
   assert.deepEqual(FUNCTIONS.filter((f) => typeof full[f] !== 'function'), []);
 });
 
+const SERVING = 3;   // CONFIGS[3]: a valid serving plan, which core.js leaves to core-full.js
+
 test('core.js answers as core-full.js to the byte: evaluate, options, gpus, cutsScene, presets, evaluations', () => {
   assert.equal(first.presets(), full.presets());
-  for (const m of [first, full]) assert.deepEqual(CONFIGS.map((t) => JSON.parse(m.evaluate(t)).ok), [true, true, true, true, false]);
-  for (const text of CONFIGS) {
-    assert.equal(first.evaluate(text), full.evaluate(text));
+  assert.deepEqual(CONFIGS.map((t) => JSON.parse(full.evaluate(t)).ok), [true, true, true, true, false]);
+  assert.deepEqual(CONFIGS.map((t) => JSON.parse(first.evaluate(t)).ok), [true, true, true, false, false]);
+  CONFIGS.forEach((text, i) => {
+    if (i !== SERVING) {
+      assert.equal(first.evaluate(text), full.evaluate(text));
+      for (const [w, layer] of [[900, -1], [1400, 1], [320, 0]]) assert.equal(first.cutsScene(text, w, layer), full.cutsScene(text, w, layer));
+    }
     assert.equal(first.options(text), full.options(text));
     for (const [a, n] of [[0, 16], [5, 3], [0, 5000]]) assert.equal(first.gpus(text, a, n), full.gpus(text, a, n));
-    for (const [w, layer] of [[900, -1], [1400, 1], [320, 0]]) assert.equal(first.cutsScene(text, w, layer), full.cutsScene(text, w, layer));
-  }
+  });
   for (const bad of ['{', '', '{"model": "no-such-model"}']) {
     assert.equal(first.evaluate(bad), full.evaluate(bad));
     assert.equal(first.cutsScene(bad, 900, -1), full.cutsScene(bad, 900, -1));
   }
   assert.equal(first.evaluations(), full.evaluations());
+});
+
+test('core.js prices training only: a valid serving plan answers pending, with the config as read', () => {
+  const text = CONFIGS[SERVING];
+  for (const out of [JSON.parse(first.evaluate(text)), JSON.parse(first.cutsScene(text, 900, -1))]) {
+    assert.equal(out.ok, false);
+    assert.equal(out.pending, true);
+    assert.deepEqual(out.errors.map((e) => e.path), ['/workload/mode']);
+    same(out.config, JSON.parse(full.evaluate(text)).result.config);
+  }
+  // an invalid serving plan gets its errors from core.js, as from core-full.js
+  const bad = JSON.stringify(Object.assign(JSON.parse(text), { workload: { mode: 'infer', batch: 32, prompt_len: 2048, output_len: 0 } }));
+  assert.equal(first.evaluate(bad), full.evaluate(bad));
+  assert.equal(JSON.parse(first.evaluate(bad)).pending, undefined);
 });
 
 test('core-full.js: each NAME + "Bytes" function is NAME\'s JSON as UTF-8 bytes (what bridge.js calls)', () => {
@@ -148,4 +167,22 @@ test('bridge.js: a core-full.js that does not load turns the pending answers int
   assert.equal(out.pending, undefined);
   assert.match(out.errors[0].message, /could not start: core-full\.js did not load/);
   assert.equal(api.evaluate(CONFIGS[0]).ok, true, 'core.js still answers');
+  const serving = api.evaluate(CONFIGS[SERVING]);
+  assert.equal(serving.pending, undefined);
+  assert.match(serving.errors[0].message, /could not start: core-full\.js did not load/);
+});
+
+test('bridge.js: a serving plan evaluated before core-full.js is loaded is pending, starts it, then answers from it', async () => {
+  const { CL, added } = bridge();
+  const api = await CL.bridge.load();
+  let called = 0;
+  api.onFull(() => { ++called; });
+  const text = CONFIGS[SERVING];
+  const out = api.evaluate(text);
+  assert.equal(out.pending, true);
+  assert.equal(api.cutsScene(text, 900, -1).pending, true);
+  same(added, ['core-full.js'], 'the pending answer started it');
+  await api.full();
+  assert.equal(called, 1);
+  same(api.evaluate(text), JSON.parse(full.evaluate(text)));
 });

@@ -1,15 +1,17 @@
 // The two modules (issue 13, web/bridge.js): the page starts from core.js alone; core-full.js comes
 // after the first paint (prefetch), at once when the first view needs it, or on the first call that
 // needs it (?prefetch=0), while the view, the Launch panel, the balance line and the search say
-// they are loading; over http and from file://. Screenshots: the page after load, the Pipeline
-// tab while core-full.js is held back, and once it is there.
-import { setup, settle, click, shot } from '../lib.mjs';
+// they are loading; a serving plan, which core.js leaves to core-full.js, waits for it; over http and
+// from file://. Screenshots: the page after load, the Pipeline tab while core-full.js is held back,
+// and once it is there; a switch to serving while it is held back.
+import { setup, settle, click, shot, loaded } from '../lib.mjs';
 
 // TP 8 × PP 2 on 16 H100s in the Cuts view (the example tp8pp2 opens in Placement, which needs core-full.js)
 const PLAN = '?model=llama3-70b&cluster=dgx-h100&gpus=16&tp=8&pp=2&recompute=full&seq_len=8192&global_batch=16&view=cuts';
 
-// A page whose requests for core-full.js wait until release() (http only: file:// has no routing).
-async function held(k, url) {
+// A page whose requests for core-full.js wait until release() (http only: file:// has no routing);
+// ready: wait until the page says it is ready.
+async function held(k, url, ready = true) {
   const { page, errors } = await k.open();
   const requests = [];
   page.on('request', (r) => requests.push(r.url().replace(/.*\//, '').replace(/\?.*/, '')));
@@ -17,7 +19,7 @@ async function held(k, url) {
   const gate = new Promise((resolve) => { release = resolve; });
   await page.route('**/core-full.js', async (route) => { await gate; await route.continue(); });
   await page.goto(url, { waitUntil: 'domcontentloaded' });   // a held script holds the load event back
-  await page.waitForFunction(() => document.body.dataset.status === 'ready', null, { timeout: 30000 });
+  if (ready) await page.waitForFunction(() => document.body.dataset.status === 'ready', null, { timeout: 30000 });
   return { page, errors, requests, release };
 }
 
@@ -99,7 +101,40 @@ async function prefetch(k) {
   k.noErrors(errors.concat(cold.errors, a.errors, e.errors), 'prefetch');
 }
 
+// Serving plans are priced by core-full.js only (core.js prices training: core/api.h
+// training_evaluate_json). A page that opens on one waits for core-full.js before it is ready; a
+// switch to serving while core-full.js is held back says it is loading, then shows the plan.
+async function serving(k) {
+  const { httpBase } = await setup();
+  const SERVE = PLAN.replace('tp=8&pp=2', 'tp=8&dp=2') + '&mode=infer&batch=64&prompt_len=1000&output_len=200';
+  const { page, errors, requests, release } = await held(k, httpBase + SERVE + '&prefetch=0', false);
+  await page.waitForTimeout(1500);
+  const before = await page.evaluate(() => document.body.dataset.status || '');
+  k.check(before !== 'ready' && requests.includes('core-full.js'), 'a page opened on a serving plan asks for core-full.js and is not ready without it (status "' + before + '")');
+  release();
+  await loaded(page);
+  const opened = await page.evaluate(() => ({ ok: window.__cutlab.derived.ok, tpot: window.__cutlab.derived.ok && window.__cutlab.derived.r.inference.tpot_s,
+    stale: document.getElementById('stale').hidden }));
+  k.check(opened.ok && opened.tpot > 0 && opened.stale, 'then it shows the serving plan at once (TPOT ' + (opened.tpot * 1e3).toFixed(1) + ' ms)');
+
+  const h = await held(k, httpBase + PLAN + '&prefetch=0');
+  await h.page.selectOption('[data-path="/workload/mode"] select', 'infer');
+  await h.page.waitForFunction(() => window.__cutlab.derived && window.__cutlab.derived.pending, null, { timeout: 5000 });
+  const pending = await h.page.evaluate(() => ({ text: document.getElementById('stale').textContent, hidden: document.getElementById('stale').hidden,
+    busy: document.getElementById('headline').getAttribute('aria-busy'), marked: document.querySelectorAll('form .invalid').length }));
+  await h.page.screenshot({ path: shot('lazy-4-serving-loading.png'), fullPage: false });
+  k.check(!pending.hidden && /^Loading the serving model/.test(pending.text) && pending.busy === 'true' && pending.marked === 0,
+    'a switch to serving while core-full.js is held back: "' + pending.text.slice(0, 70) + '", no field marked');
+  h.release();
+  await settle(h.page);
+  const shown = await h.page.evaluate(() => ({ ok: window.__cutlab.derived.ok, mode: window.__cutlab.derived.ok && window.__cutlab.derived.r.config.workload.mode,
+    stale: document.getElementById('stale').hidden, busy: document.getElementById('headline').hasAttribute('aria-busy') }));
+  k.check(shown.ok && shown.mode === 'infer' && shown.stale && !shown.busy, 'and once core-full.js is there the serving plan is priced and shown');
+  k.noErrors(errors.concat(h.errors), 'serving from core-full.js');
+}
+
 export default [
+  { name: 'two modules: a serving plan waits for core-full.js, at load and after a switch (http)', run: serving },
   { name: 'two modules: the Pipeline tab, the balance line and their loading state with core-full.js held back (http)', run: onDemand },
   { name: 'two modules: the Launch panel loads core-full.js from file://', run: launchFromFile },
   { name: 'two modules: prefetch after the first paint, then a warm-up in idle time; a first view that needs core-full.js asks for it at once', run: prefetch },
