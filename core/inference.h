@@ -87,14 +87,16 @@ struct InferenceEstimate {
   // means over requests; TPOT is every class's). Empty for uniform lengths.
   ClassList<ClassLatency> length_classes;
   // Offline run of workload.num_requests (0 when the workload is an endless stream): per replica,
-  // from the start to the last token, and the waves of sequences it takes; the throughputs below
-  // are the run's (requests ÷ run_s), not the steady state's.
+  // from the start to the last token, and the waves of sequences it takes (0 for mixed lengths, which
+  // finish apart: core/serving_batching.h offline_mix_run_s); the throughputs below are the run's
+  // (requests ÷ run_s), not the steady state's.
   double run_s = 0;
   double run_waves = 0;
   // How near the run is to one more wave: the sequences the KV pool holds beyond the fewest in flight
   // that still finish the run in run_waves waves, ⌈N / waves⌉ (per replica), and the run's duration
   // with one sequence fewer than that in flight (waves + 1; 0 when that is one sequence). Uniform
   // requests make the run a step function of the pool: a pool a few sequences short adds a wave.
+  // Both 0 for mixed lengths.
   double run_spare_sequences = 0;
   double run_one_more_wave_s = 0;
   LatencyParts prefill, decode;        // add up to ttft_s and tpot_s

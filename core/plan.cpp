@@ -601,14 +601,14 @@ void validate_plan(const ModelSpec& m, const Cluster& cl, const Plan& p, const W
           "'" + p.rank_order + "' must order all of tp, cp, ep, dp, pp, innermost first (e.g. tp-cp-ep-dp-pp)");
 }
 
-// A stream of mixed lengths: at most kMaxLengthClasses classes, each a positive length pair with a
-// positive share, served by in-flight batching as an endless stream (an offline run of mixed lengths
-// does not go in waves, and a static batch has one length). A class that breaks a rule is named whole.
+// Mixed lengths: at most kMaxLengthClasses classes, each a positive length pair with a positive
+// share, served by in-flight batching as a stream or an offline run of num_requests (a static batch
+// has one length). A class that breaks a rule is named whole.
 void validate_length_mix(const Workload& w, Checker& c) {
   const std::string P = "/workload/length_mix";
   if (w.length_mix.overflow) c.add(ErrorCode::OutOfRange, P, "more than 8 classes");
-  if (!w.length_mix.empty() && (w.batching == Batching::Static || w.num_requests > 0))
-    c.add(ErrorCode::Incompatible, P, "a mix is an endless stream: batching \"inflight\", num_requests 0");
+  if (!w.length_mix.empty() && w.batching == Batching::Static)
+    c.add(ErrorCode::Incompatible, P, "a mix is served by in-flight batching: batching \"inflight\"");
   for (std::size_t i = 0; i < w.length_mix.size(); ++i) {
     const LengthClass& k = w.length_mix[i];
     if (!(k.prompt_len > 0 && k.output_len > 0 && double(k.prompt_len) + k.output_len <= 1 << 24 && k.share > 0 && k.share <= 1e9))

@@ -24,8 +24,8 @@ const char* k_config_flags = R"(config (a JSON file, - for stdin, or only flags;
   training: --seq-len N --global-batch N (required: sequences per step) --dtype bf16|fp8 --grad-dtype fp32|bf16|fp16
   serving:  --batch N --prompt-len N --output-len N --weight-dtype bf16|fp8|int4|fp4 --kv-dtype bf16|fp8
             --local-kv-cache window|full --batching inflight|static --max-num-tokens N --kv-block-tokens N
-            --request-rate R --spec-draft-tokens N --spec-acceptance A
-            --length-mix "1000/200 70%, 8000/500 30%" (a stream of mixed lengths: prompt/output and each
+            --request-rate R --num-requests N (an offline run of N requests) --spec-draft-tokens N --spec-acceptance A
+            --length-mix "1000/200 70%, 8000/500 30%" (requests of mixed lengths: prompt/output and each
             class's share of the requests; replaces --prompt-len and --output-len)
 )";
 
@@ -137,6 +137,7 @@ const std::vector<std::string>& option_names() {
                                                  "--max-num-tokens",
                                                  "--kv-block-tokens",
                                                  "--request-rate",
+                                                 "--num-requests",
                                                  "--spec-draft-tokens",
                                                  "--spec-acceptance",
                                                  "--json",

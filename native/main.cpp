@@ -152,6 +152,7 @@ bool apply_overrides(json& cfg, const Args& a, std::string& problem) {
       {"--kv-block-tokens", {"workload", "kv_block_tokens"}},
       {"--kv-cache-free-fraction", {"workload", "kv_cache_free_fraction"}},
       {"--request-rate", {"workload", "request_rate_per_s"}},
+      {"--num-requests", {"workload", "num_requests"}},
       {"--spec-draft-tokens", {"workload", "spec_draft_tokens"}},
       {"--spec-acceptance", {"workload", "spec_acceptance"}},
       {"--ep-dispatch-dtype", {"plan", "ep_dispatch_dtype"}},
@@ -453,9 +454,12 @@ void print_inference(const ServingEstimate& e, const Config& c) {
               << with_commas(r.prefill_tokens_per_step) << " prompt tokens" << (r.token_budget_bound ? " (token budget full)" : "")
               << " · step " << human_time(r.step_s) << " · first token after " << fixed(r.prefill_steps, 1) << " steps\n";
     auto waves = [](double n) { return fixed(n, 0) + (n == 1 ? " wave" : " waves"); };
-    if (r.run_s > 0)
+    if (r.run_s > 0 && r.run_waves > 0)
       std::cout << " the run: " << human_time(r.run_s) << " per replica in " << waves(r.run_waves) << " of sequences started together"
                 << (r.run_waves > 1 ? " (the last one partly full)" : "") << "; the throughputs below are the run's\n";
+    else if (r.run_s > 0)  // mixed lengths: no waves (core/serving_batching.h offline_mix_run_s)
+      std::cout << " the run: " << human_time(r.run_s) << " per replica, its mixed lengths finishing apart (no waves: each slot takes"
+                << " the next request as it frees); the throughputs below are the run's\n";
     if (r.run_s > 0 && r.run_one_more_wave_s > 0)
       std::cout << " the KV pool holds " << with_commas(r.run_spare_sequences)
                 << (r.run_spare_sequences == 1 ? " sequence" : " sequences") << " beyond the fewest that finish in "

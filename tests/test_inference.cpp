@@ -1034,12 +1034,77 @@ TEST_CASE("a mix of one length, or of two classes of the same lengths, is unifor
     c.workload.prompt_len = 17;  // not read with a mix
     const InferenceEstimate m = infer(c);
     REQUIRE(u.token_budget_bound == m.token_budget_bound);
+    if (rate == 0) {  // an offline run too: in waves, as uniform lengths
+      Config o = c;
+      o.workload.num_requests = 500;
+      const InferenceEstimate om = infer(o);
+      o.workload.length_mix = {{30000, 20, 1.0}};
+      const InferenceEstimate o1 = infer(o);
+      o.workload.length_mix = {};
+      o.workload.prompt_len = 30000;
+      const InferenceEstimate ou = infer(o);
+      REQUIRE(ou.run_waves >= 2);
+      for (const InferenceEstimate* x : {&om, &o1}) {
+        REQUIRE(x->run_waves == ou.run_waves);
+        REQUIRE_THAT(x->run_s, WithinRel(ou.run_s, 1e-9));
+        REQUIRE_THAT(x->run_one_more_wave_s, WithinRel(ou.run_one_more_wave_s, 1e-9));
+      }
+    }
     REQUIRE_THAT(m.ttft_s, WithinRel(u.ttft_s, 1e-9));
     REQUIRE_THAT(m.tpot_s, WithinRel(u.tpot_s, 1e-9));
     REQUIRE_THAT(m.output_tokens_per_s_total, WithinRel(u.output_tokens_per_s_total, 1e-9));
     REQUIRE(m.kv_capacity_sequences == u.kv_capacity_sequences);
     REQUIRE(u.length_classes.empty());
     REQUIRE(m.length_classes.size() == 2);
+  }
+}
+
+TEST_CASE("an offline run of mixed lengths: list scheduling on the slots, by hand", "[inference]") {
+  // Llama 3 70B, TP 8 on 8 H100, 64 slots; half the requests 1000/100, half 1000/900. Their end to
+  // end D1 < D2 at the steady state of 64 in flight (the stream's own estimate).
+  Config c = serving("llama3-70b", 8, 1, 1, 64);
+  c.workload.length_mix = {{1000, 100, 1.0}, {1000, 900, 1.0}};
+  const InferenceEstimate stream = infer(c);
+  REQUIRE(stream.concurrency == 64);
+  const double D1 = stream.length_classes[0].e2e_latency_s, D2 = stream.length_classes[1].e2e_latency_s;
+  REQUIRE(D2 > 5 * D1);
+  const double s1 = 0.5, s2 = 0.5, C = 64, mu = s1 * D1 + s2 * D2;
+  // E[R] = (s1·D1² + s2·D2²) / 2μ; F(x) = x/μ on [0, D1], (s1·D1 + s2·x)/μ on [D1, D2], so the longest
+  // of the C residuals is E[max] = D2 − D1^(C+1) / ((C+1)·μ^C) − μ/(s2·(C+1)) · (1 − (D1/μ)^(C+1)).
+  const double ER = (s1 * D1 * D1 + s2 * D2 * D2) / (2 * mu);
+  const double Emax = D2 - std::pow(D1, C + 1) / ((C + 1) * std::pow(mu, C)) - mu / (s2 * (C + 1)) * (1 - std::pow(D1 / mu, C + 1));
+  auto renewal_s = [&](double N) { return N * mu / C - ER + Emax; };
+  SECTION("N = 10^6: the steady state reached; the last admission at N·μ/C − E[R], then the longest of the C residuals") {
+    c.workload.num_requests = 1000000;
+    const InferenceEstimate r = infer(c);
+    REQUIRE(r.concurrency == 64);
+    REQUIRE_THAT(r.run_s, WithinRel(renewal_s(1e6), 1e-9));
+    REQUIRE_THAT(r.output_tokens_per_s_total, WithinRel(1e6 / r.run_s * 500, 1e-9));
+    REQUIRE(r.run_waves == 0);  // no waves: the lengths finish apart
+    REQUIRE(r.run_spare_sequences == 0);
+    REQUIRE(r.run_one_more_wave_s == 0);
+  }
+  SECTION("N = 1,000: the admissions' fluid agrees with the renewal's steady state within 2%") {
+    c.workload.num_requests = 1000;
+    const InferenceEstimate r = infer(c);
+    REQUIRE_THAT(r.run_s, WithinRel(renewal_s(1000), 0.02));
+    REQUIRE(r.run_s > 1000 * mu / C);  // longer than the steady state's: the slots empty at the end
+  }
+  SECTION("N = 40 ≤ C: every request at once, the longest of 40") {
+    c.workload.num_requests = 40;
+    const InferenceEstimate r = infer(c);
+    REQUIRE(r.concurrency == 40);
+    c.workload.num_requests = 0;
+    c.workload.batch = 40;
+    const InferenceEstimate at40 = infer(c);
+    const double d1 = at40.length_classes[0].e2e_latency_s, d2 = at40.length_classes[1].e2e_latency_s;
+    REQUIRE_THAT(r.run_s, WithinRel(d1 * std::pow(0.5, 40) + d2 * (1 - std::pow(0.5, 40)), 1e-12));
+  }
+  SECTION("N = 80, just over C: the short half frees 32 slots at D1, 16 are taken, the long ones end at D1 + D2") {
+    c.workload.num_requests = 80;
+    const InferenceEstimate r = infer(c);
+    REQUIRE_THAT(r.run_s, WithinRel(D1 + D2, 1e-12));
+    REQUIRE(r.run_s < renewal_s(80));  // the renewal's steady state is not reached
   }
 }
 
@@ -1066,11 +1131,10 @@ TEST_CASE("a mix of lengths spreads the service time: requests queue longer than
 TEST_CASE("bad length mixes are reported with their JSON paths", "[inference]") {
   Config c = serving("llama3-70b", 8, 1, 1, 8);
   c.workload.length_mix = {{0, 10, 1.0}, {100, -1, 0.0}};
-  c.workload.num_requests = 10;
+  c.workload.batching = Batching::Static;
   std::set<std::string> paths;
   for (const Error& x : validate(c.model, c.cluster, c.plan, c.workload)) paths.insert(x.path);
   for (const char* p : {"/workload/length_mix/0", "/workload/length_mix/1", "/workload/length_mix"}) REQUIRE(paths.count(p) == 1);
-  c.workload.num_requests = 0;
   c.workload.length_mix = {{100, 10, 1.0}};
   c.workload.batching = Batching::Static;
   REQUIRE(validate(c.model, c.cluster, c.plan, c.workload).at(0).path == "/workload/length_mix");

@@ -76,7 +76,7 @@
       infer(num('/workload/prompt_len', 'Prompt tokens')),
       infer(num('/workload/output_len', 'Output tokens')),
       infer({ path: '/workload/length_mix', label: 'Length mix', kind: 'mix', span: true,
-        title: 'Requests of mixed lengths, each class prompt/output and its share: 1000/200 70%, 8000/500 30% (in-flight batching, an endless stream; up to 8 classes). Empty: every request the prompt and output tokens above' }),
+        title: 'Requests of mixed lengths, each class prompt/output and its share: 1000/200 70%, 8000/500 30% (in-flight batching, a stream or an offline run; up to 8 classes). Empty: every request the prompt and output tokens above' }),
       infer(num('/workload/max_num_tokens', 'Tokens per step', { title: 'Token budget of one engine step: decodes plus prefill chunks (max_num_tokens)' })),
       infer(num('/workload/request_rate_per_s', 'Requests/s', { step: 'any', title: 'Arrival rate over all replicas; 0: offline, every request queued' })),
       infer(num('/workload/num_requests', 'Requests in run', { title: 'Offline run of this many requests, all queued at the start (trtllm-bench --num_requests); 0: an endless stream, steady state' })),

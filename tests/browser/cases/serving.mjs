@@ -183,6 +183,15 @@ async function mix(k, base) {
   await go(page, link);
   const again = await page.evaluate(() => window.__cutlab.derived.cfg.workload.length_mix);
   k.check(JSON.stringify(again) === JSON.stringify(cfg.workload.length_mix), 'mix: the link reads back to the same mix');
+  // an offline run of the mix: no waves, its duration = CLI
+  await fill(page, '/workload/num_requests', 3000);
+  const offCfg = await page.evaluate(() => window.__cutlab.derived.cfg);
+  const offRef = await cliEvaluate(offCfg);
+  const run = await page.$$eval('table.time tr', (rs) => rs.filter((r) => r.querySelector('th') && r.querySelector('th').textContent === 'the run')
+    .map((r) => ({ v: Number(r.querySelector('td[data-v]').dataset.v), note: r.querySelector('.note').textContent }))[0] || null);
+  k.check(offRef.status === 0 && run && run.v === offRef.json.inference.run_s && offRef.json.inference.run_waves === 0 && /no waves/.test(run.note),
+    'mix: an offline run of 3,000 requests, no waves, its run = CLI (' + (run && run.v) + ' s: "' + (run && run.note) + '")');
+  await fill(page, '/workload/num_requests', 0);
   await fill(page, '/workload/length_mix', '1000/200 70%, oops');
   const bad = await page.$eval('[data-path="/workload/length_mix"]', (e) => ({ invalid: e.classList.contains('invalid'), text: e.querySelector('.err').textContent }));
   k.check(bad.invalid && /"oops" is not prompt\/output/.test(bad.text), 'mix: a line that does not read is marked at the control (' + bad.text + ')');
