@@ -290,13 +290,23 @@ json pool_config(const json& base, const json& spec, bool prefill) {
     if (!w.contains("mode")) w["mode"] = "infer";
     for (const char* key : {"batch", "max_num_tokens"})
       if (spec.contains(key)) w[key] = spec[key];
-    // Prefill: whole prompts filling one step's token budget, unless the pool says.
+    // Prefill: whole prompts filling one step's token budget, unless the pool says (a mix of lengths:
+    // prompts of its mean length, Σ share · prompt_len / Σ share).
     if (prefill && !spec.contains("batch")) {
       const Workload d;
       const json& m = w.contains("max_num_tokens") ? w["max_num_tokens"] : json(d.max_num_tokens);
       const json& l = w.contains("prompt_len") ? w["prompt_len"] : json(d.prompt_len);
-      if (m.is_number_integer() && l.is_number_integer() && l.get<long long>() > 0)
-        w["batch"] = std::max<long long>(1, m.get<long long>() / l.get<long long>());
+      double prompt = l.is_number_integer() ? l.get<double>() : 0.0;
+      if (w.contains("length_mix") && w["length_mix"].is_array()) {
+        double tokens = 0, shares = 0;
+        for (const json& k : w["length_mix"])
+          if (k.is_object() && k.contains("prompt_len") && k["prompt_len"].is_number() && k.contains("share") &&
+              k["share"].is_number())
+            tokens += k["share"].get<double>() * k["prompt_len"].get<double>(), shares += k["share"].get<double>();
+        prompt = shares > 0 && std::isfinite(tokens / shares) ? tokens / shares : 0.0;
+      }
+      if (m.is_number_integer() && prompt >= 1 && prompt < 1e18)
+        w["batch"] = std::max<long long>(1, static_cast<long long>(m.get<double>() / prompt));
     }
   }
   return c;

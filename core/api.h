@@ -60,7 +60,8 @@ Answer<DisaggregatedSearchResult> disaggregated_search(const std::string& config
 //   POOL = {"gpus": N, "plan": {…}, "batch": N, "max_num_tokens": N}
 // each pool's plan merged over the config's plan without its mesh axes (tp, pp, cp, ep, dp, etp,
 // vpp, layers_per_stage), its batch and max_num_tokens over the workload's (prefill's batch
-// defaults to max(1, max_num_tokens / prompt_len): whole prompts filling one step). A problem in a
+// defaults to max(1, max_num_tokens / prompt_len): whole prompts filling one step; a mix of lengths:
+// its mean prompt). A problem in a
 // pool is reported at its path in the section (/disaggregation/decode/plan/tp).
 struct DisaggregationRun {
   Disaggregated result;

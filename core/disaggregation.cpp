@@ -16,17 +16,19 @@ Errors disaggregation_workload_errors(const Workload& w) {
   Errors errors;
   if (w.mode != Mode::Infer)
     errors.push_back({ErrorCode::Incompatible, "/workload/mode", "disaggregation serves: workload.mode must be \"infer\""});
-  if (w.output_len < 2)
+  if (w.length_mix.empty() && w.output_len < 2)
     errors.push_back({ErrorCode::OutOfRange, "/workload/output_len",
                       "disaggregation needs a decode phase: output_len ≥ 2 (the first token comes out of the prefill)"});
+  for (std::size_t i = 0; i < w.length_mix.size(); ++i)
+    if (w.length_mix[i].output_len < 2)
+      errors.push_back(
+          {ErrorCode::OutOfRange, "/workload/length_mix/" + std::to_string(i),
+           "disaggregation needs a decode phase: every class's output_len ≥ 2 (the first token comes out of the prefill)"});
   if (w.batching != Batching::InFlight)
     errors.push_back({ErrorCode::Incompatible, "/workload/batching", "disaggregated pools run in-flight batching"});
   if (w.num_requests > 0)
     errors.push_back({ErrorCode::Incompatible, "/workload/num_requests",
                       "disaggregated pools are modelled at steady state: leave num_requests out"});
-  if (!w.length_mix.empty())
-    errors.push_back({ErrorCode::Incompatible, "/workload/length_mix",
-                      "disaggregated pools are modelled for requests of one length: give prompt_len and output_len instead"});
   return errors;
 }
 
@@ -123,11 +125,20 @@ PoolResult base_pool(const Resolved& r) {
 // Instances of a pool per one instance: what one instance serves scales by it.
 double copies(const Resolved& pool, const Resolved& one) { return double(pool.mesh.gpus) / one.mesh.gpus; }
 
-// KV of one request in a stage: ISL tokens in each of its layers (a local layer at most its window).
+// KV of one request in a stage: ISL tokens in each of its layers (a local layer at most its window);
+// with mixed lengths the mean over requests of each class's.
 double stage_kv_bytes(const Resolved& r, const StageInfo& st) {
   const ModelSpec& m = r.config.model;
   const Workload& w = r.config.workload;
-  return kv_bytes_per_token_layer(m, 1.0, dtype_bytes(w.kv_dtype)) * stage_attended_keys(m, st, w.prompt_len, held(w));
+  double keys = 0;
+  for (const LengthClass& k : request_classes(w)) keys += k.share * stage_attended_keys(m, st, k.prompt_len, held(w));
+  return kv_bytes_per_token_layer(m, 1.0, dtype_bytes(w.kv_dtype)) * keys;
+}
+
+// The prefill pool's workload: every request (every class of a mix) with one output token.
+void prefill_only(Workload& w) {
+  w.output_len = 1;
+  for (LengthClass& k : w.length_mix) k.output_len = 1;
 }
 
 }  // namespace
@@ -135,7 +146,7 @@ double stage_kv_bytes(const Resolved& r, const StageInfo& st) {
 // The prefill pool: the serving model with one output token per request.
 PoolResult evaluate_prefill_pool(const Resolved& resolved) {
   Resolved r = one_instance(resolved);
-  r.config.workload.output_len = 1;
+  prefill_only(r.config.workload);
   r.config.workload.request_rate_per_s = 0;  // its capacity: every request queued
   const InferenceEstimate s = evaluate_serving(r).serving;
   PoolResult pool = base_pool(resolved);
@@ -153,10 +164,12 @@ namespace {
 // The cycle between two decode-only steps of a replica holding C sequences (its pp micro-batches).
 double decode_cycle_s(const ServingSetup& S, double C) {
   const Workload& w = S.w;
+  const DecodeMix mix = decode_mix(w, spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance));
   StepLoad load;
   load.decode_seqs = C / S.plan.pp;
   load.decode_tokens = 1.0 + w.spec_draft_tokens;
-  load.decode_context = double(w.prompt_len) + w.output_len / 2.0;  // mean context over the decode
+  load.decode_context = mix.context;  // mean context over the decode, and each class's (a mix)
+  load.decode_parts = mix.parts.begin(), load.decode_part_count = mix.parts.count;
   const double draft_s = w.spec_draft_tokens > 0 ? w.spec_draft_tokens * draft_pass_s(S, load.decode_seqs, load.decode_context) : 0.0;
   return pipeline_cycle_s(step_cost(S, load), draft_s);
 }
@@ -173,12 +186,13 @@ PoolResult evaluate_decode_pool(const Resolved& resolved) {
   r.config.model.mtp_layers = 0;  // served without its MTP modules, as core/inference.cpp does
   const ServingSetup S(r);
   const Workload& w = S.w;
-  const double C = s.concurrency, OSL = w.output_len;
+  const double C = s.concurrency;
   const double cycle = decode_cycle_s(S, C);
   const double q = spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
+  const double steps = decode_mix(w, q).steps;  // a request's decode steps, the mean over requests
   pool.step_s = cycle;
   pool.tpot_s = cycle / q;
-  const double per_replica = cycle > 0 && OSL > 1 ? C * q / ((OSL - 1.0) * cycle) : 0.0;
+  const double per_replica = cycle > 0 && steps > 0 ? C / (steps * cycle) : 0.0;
   pool.requests_per_s = per_replica * r.mesh.dp_attn * copies(resolved, r);
   pool.requests_per_s_per_gpu = pool.gpus > 0 ? pool.requests_per_s / pool.gpus : 0.0;
   return pool;
@@ -186,7 +200,7 @@ PoolResult evaluate_decode_pool(const Resolved& resolved) {
 
 PoolLoad prefill_at(const Resolved& resolved, double requests_per_s, bool random) {
   Resolved r = one_instance(resolved);
-  r.config.workload.output_len = 1;
+  prefill_only(r.config.workload);
   r.config.workload.request_rate_per_s = requests_per_s / copies(resolved, r);  // this instance's share
   const InferenceEstimate s = evaluate_serving(r).serving;
   // Offline, prompts reach the pool as the other pool frees room for them, not at random: no wait for
@@ -201,7 +215,8 @@ PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_
   const ServingSetup S(r);
   const Workload& w = S.w;
   const double q = spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
-  const double steps = (w.output_len - 1.0) / q;                                // a sequence's decode steps
+  const DecodeMix mix = decode_mix(w, q);
+  const double steps = mix.steps;                                               // a sequence's decode steps (mean)
   const double lambda = requests_per_s / copies(resolved, r) / r.mesh.dp_attn;  // per replica
   // Little's law: C = λ · steps · cycle(C); the cycle grows with C, so g(C) = λ·steps·cycle(C) − C falls
   // through 0 once, at most at the pool's batch (its rate there is at least λ).
@@ -217,8 +232,9 @@ PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_
   }
   const double cycle = decode_cycle_s(S, C);
   // At random arrivals a request's KV waits for one of the replica's most_in_flight slots when all
-  // are taken, each held for its decode (steps · cycle): Erlang C, as the co-located model.
-  const double wait = random && lambda > 0 ? admission_wait_s(most_in_flight, C, steps * cycle) : 0.0;
+  // are taken, each held for its decode (steps · cycle): Erlang C, as the co-located model (a mix:
+  // with the spread of the classes' decodes, Allen–Cunneen).
+  const double wait = random && lambda > 0 ? admission_wait_s(most_in_flight, C, steps * cycle, mix.cs2) : 0.0;
   return {C, cycle / q, std::isfinite(wait) ? wait : 0.0};
 }
 
@@ -256,6 +272,7 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   d.decode = evaluate_decode_pool(decode);
   const Cluster &cp = prefill.config.cluster, &cd = decode.config.cluster;
   const Workload& w = prefill.config.workload;
+  const double OSL = mean_lengths(w).output_len;  // output tokens of a request (mixed lengths: the mean)
   d.kv_bytes_per_request = kv_bytes_per_request(prefill);
   // The busier side of the transfer sets its time.
   d.kv_bytes_per_gpu = std::max(kv_bytes_per_gpu(prefill), kv_bytes_per_gpu(decode));
@@ -294,8 +311,8 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   d.prefill_queue_s = pl.queue_s, d.decode_queue_s = dl.queue_s;
   d.ttft_s = pl.latency_s + d.kv_transfer_s + dl.queue_s;
   d.tpot_s = dl.latency_s;
-  d.e2e_latency_s = d.ttft_s + (w.output_len - 1.0) * d.tpot_s;
-  d.output_tokens_per_s_total = d.requests_per_s * w.output_len;
+  d.e2e_latency_s = d.ttft_s + (OSL - 1.0) * d.tpot_s;
+  d.output_tokens_per_s_total = d.requests_per_s * OSL;
   const int gpus = d.prefill.gpus + d.decode.gpus;
   d.output_tokens_per_s_per_gpu = gpus > 0 ? d.output_tokens_per_s_total / gpus : 0.0;
   d.output_tokens_per_s_per_user = d.tpot_s > 0 ? 1.0 / d.tpot_s : 0.0;
@@ -306,13 +323,13 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   const double rho_p = std::min(d.prefill.requests_per_s_per_gpu, link_rate);
   const double rho_d = std::min(d.decode.requests_per_s_per_gpu, link_rate);
   d.balanced_prefill_fraction = balanced_prefill_fraction(rho_p, rho_d);
-  d.balanced_output_tokens_per_s_per_gpu = rho_p > 0 && rho_d > 0 ? w.output_len * rho_p * rho_d / (rho_p + rho_d) : 0.0;
+  d.balanced_output_tokens_per_s_per_gpu = rho_p > 0 && rho_d > 0 ? OSL * rho_p * rho_d / (rho_p + rho_d) : 0.0;
   // The suggested split of the same GPUs: one GPU's rate each (ρ; the links are in them already).
   const DeploymentSplit split = best_split(gpus, c.gpus_per_node, d.prefill.gpus_per_instance, d.decode.gpus_per_instance,
                                            rho_p * d.prefill.gpus_per_instance, rho_d * d.decode.gpus_per_instance, 1e300);
   const double best = split.requests_per_s;
   d.suggested_prefill_instances = split.x, d.suggested_decode_instances = split.y;
-  d.suggested_output_tokens_per_s_per_gpu = gpus > 0 ? best * w.output_len / gpus : 0.0;
+  d.suggested_output_tokens_per_s_per_gpu = gpus > 0 ? best * OSL / gpus : 0.0;
   return d;
 }
 

@@ -37,6 +37,12 @@
 //     f_p = ρ_d / (ρ_p + ρ_d) of the GPUs and OSL · ρ_p·ρ_d/(ρ_p + ρ_d) output tokens/s per GPU;
 //     the best whole numbers of instances for the same GPUs, placed in the cluster's nodes, are
 //     best_split's.
+//   mixed lengths (workload.length_mix): the prefill pool serves every class's prompt (each with one
+//     output token) as the serving model serves a mix; a request's KV bytes are the mean over the
+//     requests of each class's; the decode pool's sequences are each class's in proportion to the
+//     steps it decodes, s_i·(OSL_i − 1), at its own context prompt_i + output_i/2 (serving_batching.h
+//     decode_mix), a request holding a slot for the mean steps; OSL above is the mean output, and
+//     TTFT, TPOT and end to end are means over requests (per class only co-located).
 // Ignores: arrivals burstier than Poisson, the transfer's own queue on a busy link, and the transfer
 // overlapped with the prefill layer by layer (Splitwise §4.3; here it follows the prefill).
 #pragma once
@@ -130,8 +136,8 @@ DeploymentSplit best_split(long long gpus, int per_node, int gp, int gd, double 
 // serving min(x·a, y·b) as above.
 DeploymentSplit split_at(long long gpus, int per_node, int gp, int gd, double rp, double rd, double link_per_gpu, long long x);
 
-// What a workload needs to be served disaggregated: mode infer, output_len ≥ 2, in-flight batching,
-// at steady state (no num_requests); each error at its /workload path.
+// What a workload needs to be served disaggregated: mode infer, output_len ≥ 2 (a mix: each class's),
+// in-flight batching, at steady state (no num_requests); each error at its /workload path.
 Errors disaggregation_workload_errors(const Workload& w);
 
 // The prefill share of the GPUs that matches the pools' rates per GPU: ρ_d / (ρ_p + ρ_d).
@@ -154,7 +160,7 @@ struct PoolLoad {
 };
 PoolLoad prefill_at(const Resolved& r, double requests_per_s, bool random = false);
 PoolLoad decode_at(const Resolved& r, double requests_per_s, double most_in_flight, bool random = false);
-double kv_bytes_per_request(const Resolved& r);  // prompt_len tokens, whole model
+double kv_bytes_per_request(const Resolved& r);  // prompt_len tokens, whole model (a mix: the mean over requests)
 double kv_bytes_per_gpu(const Resolved& r);      // the largest stage's share over its tp GPUs
 // Whether two pools of `gpus` GPUs together sit in one node (the KV crosses NVLink), the link's
 // bandwidth per GPU (η applied) and the transfer of `bytes_per_gpu` over it.

@@ -120,9 +120,12 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
   const long long N = base.cluster.gpus;
   const Workload& w = base.workload;
   const double rate = w.request_rate_per_s;  // > 0: the fewest GPUs that serve it, the rest idle
-  // Prefill batches: whole prompts up to one step's token budget (the pool's default, api.h).
+  // Prefill batches: whole prompts up to one step's token budget (the pool's default, api.h); a mix's
+  // prompts of their mean length. Output tokens of a request: the mean over a mix's.
+  const MeanLengths mean = mean_lengths(w);
   const int prefill_max = static_cast<int>(
-      std::min<long long>(opt.max_batch, std::max<long long>(1, w.max_num_tokens / std::max(1, w.prompt_len))));
+      std::min<long long>(opt.max_batch,
+                          std::max<long long>(1, static_cast<long long>(w.max_num_tokens / std::max(1.0, mean.prompt_len)))));
   std::vector<PoolOption> prefills, decodes;
   double kv_per_request = 0;
   // One more pool evaluation within the search's bound, or none (the search then says it stopped).
@@ -276,7 +279,7 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
           if (q.k.split.x < 1) continue;
         }
         q.gpus = q.k.split.x * p.gpus + q.k.split.y * d.gpus;
-        q.e2e_s = p.latency_s + double(std::max(0, w.output_len - 1)) * d.latency_s;
+        q.e2e_s = p.latency_s + std::max(0.0, mean.output_len - 1.0) * d.latency_s;
         pairs.push_back(q);
       }
     std::sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) {
@@ -319,7 +322,7 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
         k.prefill = &p, k.decode = &d, k.split = split;
         k.ttft_s = p.latency_s + kv_transfer_s(std::max(p.kv_bytes_per_gpu, d.kv_bytes_per_gpu), one_node, c);
         k.tpot_s = decode_tpot_s(d, split.requests_per_s / (split.y * d.requests_per_s));
-        k.output_tokens_per_s_per_gpu = split.requests_per_s * w.output_len / double(N);
+        k.output_tokens_per_s_per_gpu = split.requests_per_s * mean.output_len / double(N);
         k.output_tokens_per_s_per_user = k.tpot_s > 0 ? 1.0 / k.tpot_s : 0.0;
         return k;
       };

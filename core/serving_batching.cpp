@@ -131,6 +131,19 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
   return b;
 }
 
+DecodeMix decode_mix(const Workload& w, double tokens_per_step) {
+  DecodeMix mix;
+  const RequestClasses classes = request_classes(w);
+  for (const LengthClass& k : classes) mix.steps += k.share * (k.output_len - 1.0) / tokens_per_step;
+  for (const LengthClass& k : classes) {
+    const double n = (k.output_len - 1.0) / tokens_per_step;
+    mix.parts.push_back({mix.steps > 0 ? k.share * n / mix.steps : k.share, k.prompt_len + k.output_len / 2.0, double(k.prompt_len)});
+    if (mix.steps > 0) mix.cs2 += k.share * (n / mix.steps - 1.0) * (n / mix.steps - 1.0);
+  }
+  for (const ContextPart& x : mix.parts) mix.context += x.share * x.context;
+  return mix;
+}
+
 namespace {
 
 // The cycle of one micro-batch step carrying `decodes` decoding sequences and `prefill` prompt tokens

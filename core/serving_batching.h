@@ -66,6 +66,19 @@ struct BatchingState {
 // The steady state of a replica holding `concurrency` sequences (> 0).
 BatchingState inflight_state(const ServingSetup& S, double concurrency);
 
+// The decoding sequences of a stream of requests that only decode (a disaggregated decode pool,
+// core/disaggregation.h), by length class (request_classes(w); one part for uniform lengths): class i
+// holds s_i·n_i of them for n_i = (output_i − 1)/q steps (q: tokens per step), so its share of a step's
+// sequences is s_i·n_i / Σ s_j·n_j, at its mean context prompt + output/2 from its prompt (Little's law
+// per class, as inflight_state's decode parts).
+struct DecodeMix {
+  ClassList<ContextPart> parts;
+  double context = 0;  // Σ share · context: the mean context of a decoding sequence
+  double steps = 0;    // decode steps of a request, the mean over requests: Σ s_i·n_i
+  double cs2 = 0;      // their squared coefficient of variation over the classes, Σ s_i·(n_i/steps − 1)²
+};
+DecodeMix decode_mix(const Workload& w, double tokens_per_step);
+
 // An offline run (trtllm-bench, vLLM's benchmark_throughput): `requests` per replica of uniform
 // lengths (or a mix of one class), all queued at the start, at most `concurrency` in flight. Sequences admitted together
 // finish together, so the run goes in waves, and each wave's prompts arrive in a burst of full

@@ -945,8 +945,7 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
     std::cout << "cutlab · disaggregated serving of " << c.model.name << ": " << d.prefill.gpus << " prefill GPUs on "
               << c.cluster.name << " (" << c.cluster.gpu << ") + " << d.decode.gpus << " decode GPUs on " << dc.name << " (" << dc.gpu
               << ")\n";
-  std::cout << "prompt " << w.prompt_len << " · output " << w.output_len << " · weights " << w.weight_dtype << " · KV cache "
-            << w.kv_dtype << " · "
+  std::cout << lengths_with_means(w) << " · weights " << w.weight_dtype << " · KV cache " << w.kv_dtype << " · "
             << (w.request_rate_per_s > 0 ? fixed(w.request_rate_per_s, 2) + " requests/s (Poisson arrivals)"
                                          : "offline (all requests queued)")
             << "\n\n";

@@ -3,6 +3,7 @@
 
 #include "core/api.h"
 #include "core/disaggregation.h"
+#include "core/serving_batching.h"
 #include "tests/helpers.h"
 
 using namespace cutlab;
@@ -237,4 +238,38 @@ TEST_CASE("a decode pool that cannot hold its batch is a result naming the large
   REQUIRE(j["ok"] == true);
   REQUIRE(j["result"]["kv_transfer"]["bytes_per_request"] == 671088640.0);
   REQUIRE(j["result"]["decode"]["config"]["plan"]["tp"] == 8);
+}
+
+TEST_CASE("a mix of lengths served disaggregated: each class's KV, prompts and decodes, by hand", "[disaggregation]") {
+  // Half the requests 1024/257, half 4096/513 (shares 1 and 1), Llama 3 70B, TP 8 pools, decode batch 64.
+  const std::string
+      mix = R"(,"length_mix":[{"prompt_len":1024,"output_len":257,"share":1},{"prompt_len":4096,"output_len":513,"share":1}])";
+  const api::Answer<api::DisaggregationRun> a = api::disaggregate(llama_config(kPrefill, kDecode, mix));
+  REQUIRE(a.ok());
+  const Disaggregated& d = a.result.value.result;
+  // KV of a request: the mean prompt, (1024 + 4096)/2 = 2,560 tokens × 327,680 bytes (every layer global).
+  REQUIRE_THAT(d.kv_bytes_per_request, WithinRel(2560 * 327680.0, 1e-12));
+  // The prefill pool's default batch: whole prompts of the mean length in a step's budget, 8192 / 2560 = 3.
+  REQUIRE(a.result.value.prefill.workload.batch == 3);
+  REQUIRE(a.result.value.prefill.workload.length_mix.size() == 2);
+  // The decode pool: a request decodes 256 or 512 steps, 384 on average, so of the 64 sequences a
+  // step holds 1/3 are of the first class (context 1024 + 128.5) and 2/3 of the second (4096 + 256.5):
+  // a mean context of 3,285.83 tokens, in which Llama's keys are linear.
+  const Result<Resolved> dec = resolve(a.result.value.decode);
+  REQUIRE(dec.ok());
+  const ServingSetup S(dec.value);
+  StepLoad load;
+  load.decode_seqs = 64;
+  load.decode_context = (1152.5 + 2 * 4352.5) / 3;
+  const double cycle = pipeline_cycle_s(step_cost(S, load), 0);
+  REQUIRE(d.decode.concurrency == 64);
+  REQUIRE_THAT(d.decode.tpot_s, WithinRel(cycle, 1e-9));
+  REQUIRE_THAT(d.decode.requests_per_s, WithinRel(64 / (384 * cycle), 1e-9));
+  // Output tokens: the mean output, (257 + 513)/2 = 385 a request; end to end with the mean decode.
+  REQUIRE_THAT(d.output_tokens_per_s_total, WithinRel(d.requests_per_s * 385, 1e-12));
+  REQUIRE_THAT(d.e2e_latency_s, WithinRel(d.ttft_s + 384 * d.tpot_s, 1e-12));
+  // A class without a decode phase is named at its path.
+  const std::string
+      bad = R"(,"length_mix":[{"prompt_len":1024,"output_len":257,"share":1},{"prompt_len":4096,"output_len":1,"share":1}])";
+  REQUIRE(paths(api::disaggregate(llama_config(kPrefill, kDecode, bad))) == std::vector<std::string>{"/workload/length_mix/1"});
 }

@@ -192,6 +192,12 @@ async function mix(k, base) {
   k.check(offRef.status === 0 && run && run.v === offRef.json.inference.run_s && offRef.json.inference.run_waves === 0 && /no waves/.test(run.note),
     'mix: an offline run of 3,000 requests, no waves, its run = CLI (' + (run && run.v) + ' s: "' + (run && run.note) + '")');
   await fill(page, '/workload/num_requests', 0);
+  // served disaggregated: a request's KV is the mean prompt's, 0.7·1000 + 0.3·8000 = 3,100 tokens × 320 KiB = 968.75 MiB
+  await click(page, '#disagg summary');
+  await page.waitForFunction(() => /Deployment/.test(document.getElementById('disagg').textContent), null, { timeout: 30000 });
+  const dis = await page.$eval('#disagg', (e) => e.textContent.replace(/\s+/g, ' '));
+  k.check(/969 MiB a request/.test(dis) && !/invalid|error/i.test(dis), 'mix: served disaggregated, the KV of the mean prompt, 969 MiB a request');
+  await click(page, '#disagg summary');
   await fill(page, '/workload/length_mix', '1000/200 70%, oops');
   const bad = await page.$eval('[data-path="/workload/length_mix"]', (e) => ({ invalid: e.classList.contains('invalid'), text: e.querySelector('.err').textContent }));
   k.check(bad.invalid && /"oops" is not prompt\/output/.test(bad.text), 'mix: a line that does not read is marked at the control (' + bad.text + ')');
