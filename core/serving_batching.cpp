@@ -231,7 +231,8 @@ double offline_mix_run_s(const BatchingState& b, double concurrency, double requ
   const double h = shortest / 8.0;
   if (N * mu / c < 0.9 * kGrid * h) {
     std::array<int, kMaxLengthClasses> d{};
-    for (std::size_t i = 0; i < n; ++i) d[i] = std::max(1, int(std::lround(k[i].e2e_latency_s / h)));
+    // (at most the grid: a class that does not end within it frees no slot on it)
+    for (std::size_t i = 0; i < n; ++i) d[i] = int(std::clamp(std::round(k[i].e2e_latency_s / h), 1.0, double(kGrid)));
     std::vector<double> a(kGrid, 0.0);
     a[0] = c;
     double admitted = c;

@@ -1108,6 +1108,22 @@ TEST_CASE("an offline run of mixed lengths: list scheduling on the slots, by han
   }
 }
 
+TEST_CASE("an offline mix of far-apart lengths stays finite: the grid ends before the longest class", "[inference]") {
+  // 1 output token (its end to end a single step) beside 4M output tokens at a share of 1e-9: the
+  // longest class is over 10^8 of the shortest, far past the grid; the run is finite and at least
+  // the longest class's end to end.
+  Config c = serving("llama3-8b", 1, 1, 1, 8);
+  c.workload.length_mix = {{100, 1, 1.0}, {100, 4000000, 1e-9}};
+  c.workload.num_requests = 1000;
+  const InferenceEstimate r = infer(c);
+  REQUIRE(std::isfinite(r.run_s));
+  REQUIRE(r.run_s > 0);
+  c.workload.num_requests = 0;
+  c.workload.batch = 8;
+  const InferenceEstimate stream = infer(c);
+  REQUIRE(r.run_s >= stream.length_classes[1].e2e_latency_s);
+}
+
 TEST_CASE("a mix of lengths spreads the service time: requests queue longer than at one length", "[inference]") {
   // Erlang C with the squared coefficient of variation of the classes' end-to-end latencies
   // (Allen–Cunneen): cs² = Σ s_i (E2E_i − E2E)² / E2E².
