@@ -47,13 +47,14 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
   // steps of its prompt's chunks in the budget the decodes leave, at most c·q of it. Their means
   // over requests: D decode steps, F prefill steps, ISL prompt tokens.
   const double room = M - c * q;
-  std::array<double, kMaxLengthClasses> n_dec{}, n_pf{};
-  double D = 0, F = 0, ISL = 0;
+  const DecodeMix decoding = decode_mix(w, b.tokens_per_step);  // each class's decodes, and D
+  std::array<double, kMaxLengthClasses> n_pf{};
+  double F = 0, ISL = 0;
+  const double D = decoding.steps;
   for (int i = 0; i < K; ++i) {
     const LengthClass& k = classes[std::size_t(i)];
-    n_dec[i] = (k.output_len - 1.0) / b.tokens_per_step;
     n_pf[i] = room >= 1.0 ? std::ceil(k.prompt_len / room) : 0.0;
-    D += k.share * n_dec[i], F += k.share * n_pf[i], ISL += k.share * k.prompt_len;
+    F += k.share * n_pf[i], ISL += k.share * k.prompt_len;
   }
   double r = room >= 1.0 ? c / (F + D) : 0.0;
   const double r_budget = M / (ISL + q * D);  // every step full: r·ISL + r·D·q = M
@@ -68,23 +69,22 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
   // for their chunks: a request spends c/r − D steps beside its decode, the same wait beyond each
   // class's chunks (F − n_pf,i is the other classes').
   const double budget_left = M - b.decode_seqs * q, beside = c / r - D;
-  std::array<ContextPart, kMaxLengthClasses> decode_parts{}, prefill_parts{};
+  std::array<ContextPart, kMaxLengthClasses> prefill_parts{};
   std::array<double, kMaxLengthClasses> pf{}, chunk{};
   StepLoad load;
   load.decode_seqs = b.decode_seqs;
   load.decode_tokens = q;
   load.prefill_tokens = b.prefill_tokens;
   load.prompt_len = ISL;  // the step completes r prompts: prefill_tokens / ISL
-  load.decode_parts = decode_parts.data(), load.prefill_parts = prefill_parts.data();
+  load.decode_parts = decoding.parts.begin(), load.prefill_parts = prefill_parts.data();
+  load.decode_context = decoding.context;
   load.decode_part_count = load.prefill_part_count = K;
   for (int i = 0; i < K; ++i) {
     const LengthClass& k = classes[std::size_t(i)];
     pf[i] = std::max(1.0, b.token_budget_bound ? beside - (F - n_pf[i]) : n_pf[i]);
     b.prefill_steps += k.share * pf[i];
     chunk[i] = std::clamp(budget_left, 1.0, double(k.prompt_len));
-    decode_parts[i] = {D > 0 ? k.share * n_dec[i] / D : k.share, k.prompt_len + k.output_len / 2.0, double(k.prompt_len)};
     prefill_parts[i] = {k.share * k.prompt_len / ISL, k.prompt_len / 2.0, 0.0};
-    load.decode_context += decode_parts[i].share * decode_parts[i].context;
     load.prefill_context += prefill_parts[i].share * prefill_parts[i].context;
     load.prefill_kv_tokens += r * k.share * k.prompt_len * (std::ceil(k.prompt_len / chunk[i]) - 1.0) / 2.0;
     load.prefill_seqs += r * k.share * k.prompt_len / chunk[i];  // prompts with a chunk in the step
@@ -134,7 +134,7 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
 DecodeMix decode_mix(const Workload& w, double tokens_per_step) {
   DecodeMix mix;
   const RequestClasses classes = request_classes(w);
-  for (const LengthClass& k : classes) mix.steps += k.share * (k.output_len - 1.0) / tokens_per_step;
+  for (const LengthClass& k : classes) mix.steps += k.share * ((k.output_len - 1.0) / tokens_per_step);
   for (const LengthClass& k : classes) {
     const double n = (k.output_len - 1.0) / tokens_per_step;
     mix.parts.push_back({mix.steps > 0 ? k.share * n / mix.steps : k.share, k.prompt_len + k.output_len / 2.0, double(k.prompt_len)});

@@ -66,11 +66,11 @@ struct BatchingState {
 // The steady state of a replica holding `concurrency` sequences (> 0).
 BatchingState inflight_state(const ServingSetup& S, double concurrency);
 
-// The decoding sequences of a stream of requests that only decode (a disaggregated decode pool,
+// The decoding sequences of a stream (inflight_state's decode parts, and a disaggregated decode pool's,
 // core/disaggregation.h), by length class (request_classes(w); one part for uniform lengths): class i
 // holds s_i·n_i of them for n_i = (output_i − 1)/q steps (q: tokens per step), so its share of a step's
 // sequences is s_i·n_i / Σ s_j·n_j, at its mean context prompt + output/2 from its prompt (Little's law
-// per class, as inflight_state's decode parts).
+// per class).
 struct DecodeMix {
   ClassList<ContextPart> parts;
   double context = 0;  // Σ share · context: the mean context of a decoding sequence
