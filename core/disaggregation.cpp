@@ -126,13 +126,22 @@ PoolResult base_pool(const Resolved& r) {
 double copies(const Resolved& pool, const Resolved& one) { return double(pool.mesh.gpus) / one.mesh.gpus; }
 
 // KV of one request in a stage: ISL tokens in each of its layers (a local layer at most its window);
-// with mixed lengths the mean over requests of each class's.
-double stage_kv_bytes(const Resolved& r, const StageInfo& st) {
+// of the classes `ks`, the mean over their requests (shares summing to 1; uniform lengths: one class).
+double stage_kv_bytes(const Resolved& r, const StageInfo& st, const RequestClasses& ks) {
   const ModelSpec& m = r.config.model;
   const Workload& w = r.config.workload;
   double keys = 0;
-  for (const LengthClass& k : request_classes(w)) keys += k.share * stage_attended_keys(m, st, k.prompt_len, held(w));
+  for (const LengthClass& k : ks) keys += k.share * stage_attended_keys(m, st, k.prompt_len, held(w));
   return kv_bytes_per_token_layer(m, 1.0, dtype_bytes(w.kv_dtype)) * keys;
+}
+double stage_kv_bytes(const Resolved& r, const StageInfo& st) { return stage_kv_bytes(r, st, request_classes(r.config.workload)); }
+
+// The stage whose GPUs send (or receive) the most KV per request, the mean request of a mix: a
+// stage's KV leaves over its tp GPUs' links, the stages in parallel.
+const StageInfo& busiest_kv_stage(const Resolved& r) {
+  const auto& stages = r.placement.stages;
+  return *std::max_element(stages.begin(), stages.end(),
+                           [&](const StageInfo& a, const StageInfo& b) { return stage_kv_bytes(r, a) < stage_kv_bytes(r, b); });
 }
 
 // The prefill pool's workload: every request (every class of a mix) with one output token.
@@ -152,6 +161,7 @@ PoolResult evaluate_prefill_pool(const Resolved& resolved) {
   PoolResult pool = base_pool(resolved);
   pool_memory(s, pool);
   pool.ttft_s = s.ttft_s;
+  pool.length_classes = s.length_classes;
   pool.step_s = s.step_s;
   pool.requests_per_s = pool.fits ? s.requests_per_s * copies(resolved, r) : 0.0;
   pool.requests_per_s_per_gpu = pool.gpus > 0 ? pool.requests_per_s / pool.gpus : 0.0;
@@ -205,8 +215,10 @@ PoolLoad prefill_at(const Resolved& resolved, double requests_per_s, bool random
   const InferenceEstimate s = evaluate_serving(r).serving;
   // Offline, prompts reach the pool as the other pool frees room for them, not at random: no wait for
   // a free slot. At a request rate, the serving model's wait (Erlang C) stays in its TTFT.
-  if (random) return {s.concurrency, s.ttft_s, s.prefill.queue_s};
-  return {s.concurrency, s.ttft_s - s.prefill.queue_s};
+  if (random) return {s.concurrency, s.ttft_s, s.prefill.queue_s, s.length_classes};
+  PoolLoad load{s.concurrency, s.ttft_s - s.prefill.queue_s, 0.0, s.length_classes};
+  for (ClassLatency& k : load.classes) k.ttft_s -= s.prefill.queue_s;  // every class waited as long
+  return load;
 }
 
 PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_in_flight, bool random) {
@@ -235,7 +247,7 @@ PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_
   // are taken, each held for its decode (steps · cycle): Erlang C, as the co-located model (a mix:
   // with the spread of the classes' decodes, Allen–Cunneen).
   const double wait = random && lambda > 0 ? admission_wait_s(most_in_flight, C, steps * cycle, mix.cs2) : 0.0;
-  return {C, cycle / q, std::isfinite(wait) ? wait : 0.0};
+  return {C, cycle / q, std::isfinite(wait) ? wait : 0.0, {}};
 }
 
 double kv_bytes_per_request(const Resolved& r) {
@@ -246,9 +258,13 @@ double kv_bytes_per_request(const Resolved& r) {
 
 // A stage's KV leaves over its tp GPUs' links (or arrives over the decode stage's).
 double kv_bytes_per_gpu(const Resolved& r) {
-  double most = 0;
-  for (const StageInfo& st : r.placement.stages) most = std::max(most, stage_kv_bytes(r, st));
-  return most / r.config.plan.tp;
+  return r.placement.stages.empty() ? 0.0 : stage_kv_bytes(r, busiest_kv_stage(r)) / r.config.plan.tp;
+}
+
+double kv_bytes_per_gpu(const Resolved& r, const LengthClass& k) {
+  LengthClass one = k;
+  one.share = 1.0;
+  return r.placement.stages.empty() ? 0.0 : stage_kv_bytes(r, busiest_kv_stage(r), RequestClasses{one}) / r.config.plan.tp;
 }
 
 bool kv_in_one_node(int gpus, const Cluster& c) { return gpus <= c.gpus_per_node; }
@@ -265,6 +281,27 @@ double kv_transfer_s(double bytes_per_gpu, bool one_node, const Cluster& c) {
   link.link = one_node ? Link::NVLink : Link::ScaleOut;
   return collective_time_s(Collective::SendRecv, bytes_per_gpu, link, c);
 }
+
+namespace {
+
+// A mix of lengths: each class's TTFT and end to end (header). The busier end is the mean request's,
+// so the classes' mean transfer is the mean request's, d.kv_transfer_s (affine in the bytes), and
+// their mean TTFT and end to end are d's (the prefill pool's TTFT is its classes' mean).
+void class_latencies(const Resolved& prefill, const Resolved& decode, const PoolLoad& pl, bool one_node, const Cluster& c,
+                     double decode_queue_s, Disaggregated& d) {
+  const Resolved& busier = kv_bytes_per_gpu(prefill) >= kv_bytes_per_gpu(decode) ? prefill : decode;
+  const RequestClasses classes = request_classes(prefill.config.workload);
+  for (std::size_t i = 0; i < classes.size() && i < pl.classes.size(); ++i) {
+    const LengthClass& k = classes[i];
+    const double transfer = kv_transfer_s(kv_bytes_per_gpu(busier, k), one_node, c);
+    const double ttft = pl.classes[i].ttft_s + transfer + decode_queue_s;
+    const double e2e = ttft + (k.output_len - 1.0) * d.tpot_s;
+    d.length_classes.push_back({k, pl.classes[i].prefill_steps, ttft, e2e});
+    d.length_class_kv_transfer_s.push_back(transfer);
+  }
+}
+
+}  // namespace
 
 Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& decode) {
   Disaggregated d;
@@ -303,15 +340,17 @@ Disaggregated evaluate_disaggregated(const Resolved& prefill, const Resolved& de
   d.kv_link_utilization = d.kv_requests_per_s > 0 ? d.requests_per_s / d.kv_requests_per_s : 0.0;
   // Each pool at the deployment's rate: the pools that do not bound it run below their batch, with
   // the sequences Little's law puts in flight (Little 1961), and their latency is what users see.
-  const PoolLoad pl = d.requests_per_s < d.prefill.requests_per_s ? prefill_at(prefill, d.requests_per_s, random)
-                                                                  : PoolLoad{d.prefill.concurrency, d.prefill.ttft_s};
+  const PoolLoad pl = d.requests_per_s < d.prefill.requests_per_s
+                          ? prefill_at(prefill, d.requests_per_s, random)
+                          : PoolLoad{d.prefill.concurrency, d.prefill.ttft_s, 0.0, d.prefill.length_classes};
   const PoolLoad dl = d.requests_per_s < d.decode.requests_per_s ? decode_at(decode, d.requests_per_s, d.decode.concurrency, random)
-                                                                 : PoolLoad{d.decode.concurrency, d.decode.tpot_s};
+                                                                 : PoolLoad{d.decode.concurrency, d.decode.tpot_s, 0.0, {}};
   d.prefill_in_flight = pl.in_flight, d.decode_in_flight = dl.in_flight;
   d.prefill_queue_s = pl.queue_s, d.decode_queue_s = dl.queue_s;
   d.ttft_s = pl.latency_s + d.kv_transfer_s + dl.queue_s;
   d.tpot_s = dl.latency_s;
   d.e2e_latency_s = d.ttft_s + (OSL - 1.0) * d.tpot_s;
+  if (!w.length_mix.empty()) class_latencies(prefill, decode, pl, one_node, c, dl.queue_s, d);
   d.output_tokens_per_s_total = d.requests_per_s * OSL;
   const int gpus = d.prefill.gpus + d.decode.gpus;
   d.output_tokens_per_s_per_gpu = gpus > 0 ? d.output_tokens_per_s_total / gpus : 0.0;
@@ -352,37 +391,44 @@ nlohmann::json to_json(const PoolResult& p) {
 }
 
 nlohmann::json to_json(const Disaggregated& d) {
-  return {{"prefill", to_json(d.prefill)},
-          {"decode", to_json(d.decode)},
-          {"kv_transfer",
-           {{"bytes_per_request", d.kv_bytes_per_request},
-            {"bytes_per_gpu", d.kv_bytes_per_gpu},
-            {"link", name_of(d.kv_link)},
-            {"time_s", d.kv_transfer_s},
-            {"requests_per_s", d.kv_requests_per_s},
-            {"link_utilization", d.kv_link_utilization}}},
-          {"capacity_requests_per_s", d.capacity_requests_per_s},
-          {"bound", d.bound},
-          {"request_rate_per_s", d.request_rate_per_s},
-          {"saturated", d.saturated},
-          {"requests_per_s", d.requests_per_s},
-          {"same_cluster", d.same_cluster},
-          {"prefill_in_flight", d.prefill_in_flight},
-          {"decode_in_flight", d.decode_in_flight},
-          {"prefill_queue_s", d.prefill_queue_s},
-          {"decode_queue_s", d.decode_queue_s},
-          {"ttft_s", d.ttft_s},
-          {"tpot_s", d.tpot_s},
-          {"e2e_latency_s", d.e2e_latency_s},
-          {"output_tokens_per_s_total", d.output_tokens_per_s_total},
-          {"output_tokens_per_s_per_gpu", d.output_tokens_per_s_per_gpu},
-          {"output_tokens_per_s_per_user", d.output_tokens_per_s_per_user},
-          {"balance",
-           {{"prefill_fraction", d.balanced_prefill_fraction},
-            {"output_tokens_per_s_per_gpu", d.balanced_output_tokens_per_s_per_gpu},
-            {"suggested_prefill_instances", d.suggested_prefill_instances},
-            {"suggested_decode_instances", d.suggested_decode_instances},
-            {"suggested_output_tokens_per_s_per_gpu", d.suggested_output_tokens_per_s_per_gpu}}}};
+  nlohmann::json j = {{"prefill", to_json(d.prefill)},
+                      {"decode", to_json(d.decode)},
+                      {"kv_transfer",
+                       {{"bytes_per_request", d.kv_bytes_per_request},
+                        {"bytes_per_gpu", d.kv_bytes_per_gpu},
+                        {"link", name_of(d.kv_link)},
+                        {"time_s", d.kv_transfer_s},
+                        {"requests_per_s", d.kv_requests_per_s},
+                        {"link_utilization", d.kv_link_utilization}}},
+                      {"capacity_requests_per_s", d.capacity_requests_per_s},
+                      {"bound", d.bound},
+                      {"request_rate_per_s", d.request_rate_per_s},
+                      {"saturated", d.saturated},
+                      {"requests_per_s", d.requests_per_s},
+                      {"same_cluster", d.same_cluster},
+                      {"prefill_in_flight", d.prefill_in_flight},
+                      {"decode_in_flight", d.decode_in_flight},
+                      {"prefill_queue_s", d.prefill_queue_s},
+                      {"decode_queue_s", d.decode_queue_s},
+                      {"ttft_s", d.ttft_s},
+                      {"tpot_s", d.tpot_s},
+                      {"e2e_latency_s", d.e2e_latency_s},
+                      {"output_tokens_per_s_total", d.output_tokens_per_s_total},
+                      {"output_tokens_per_s_per_gpu", d.output_tokens_per_s_per_gpu},
+                      {"output_tokens_per_s_per_user", d.output_tokens_per_s_per_user},
+                      {"balance",
+                       {{"prefill_fraction", d.balanced_prefill_fraction},
+                        {"output_tokens_per_s_per_gpu", d.balanced_output_tokens_per_s_per_gpu},
+                        {"suggested_prefill_instances", d.suggested_prefill_instances},
+                        {"suggested_decode_instances", d.suggested_decode_instances},
+                        {"suggested_output_tokens_per_s_per_gpu", d.suggested_output_tokens_per_s_per_gpu}}}};
+  // A mix of lengths: each class's latencies (as the co-located result's) and its KV transfer.
+  if (!d.length_classes.empty()) {
+    j["length_classes"] = to_json(d.length_classes);
+    j["length_classes"]["kv_transfer_s"] = std::vector<double>(d.length_class_kv_transfer_s.begin(),
+                                                               d.length_class_kv_transfer_s.end());
+  }
+  return j;
 }
 
 }  // namespace cutlab

@@ -42,7 +42,11 @@
 //     requests of each class's; the decode pool's sequences are each class's in proportion to the
 //     steps it decodes, s_i·(OSL_i − 1), at its own context prompt_i + output_i/2 (serving_batching.h
 //     decode_mix), a request holding a slot for the mean steps; OSL above is the mean output, and
-//     TTFT, TPOT and end to end are means over requests (per class only co-located).
+//     TTFT, TPOT and end to end are means over requests. Each class's TTFT is its prompt's on the
+//     prefill pool (the serving model's per class) + its own KV's transfer + the wait for a decode slot
+//     (every class's); its end to end adds (OSL_i − 1) · TPOT. Its transfer is its KV over the busier
+//     end's links, that end (pool and stage) chosen by the mean request, so that the classes' mean is
+//     the mean request's transfer (the transfer is affine in its bytes).
 // Ignores: arrivals burstier than Poisson, the transfer's own queue on a busy link, and the transfer
 // overlapped with the prefill layer by layer (Splitwise §4.3; here it follows the prefill).
 #pragma once
@@ -69,6 +73,9 @@ struct PoolResult {
   double ttft_s = 0;                  // prefill: to the first token, before the transfer
   double tpot_s = 0;                  // decode: between output tokens
   double step_s = 0;                  // between two steps of a micro-batch
+  // Prefill, a mix of lengths (workload.length_mix): each class's steps to its first token and TTFT
+  // (its lengths with one output token); empty for uniform lengths and for the decode pool.
+  ClassList<ClassLatency> length_classes;
 };
 
 struct Disaggregated {
@@ -92,6 +99,13 @@ struct Disaggregated {
   // (Erlang C), both in TTFT.
   double prefill_queue_s = 0, decode_queue_s = 0;
   double ttft_s = 0, tpot_s = 0, e2e_latency_s = 0;
+  // A mix of lengths (workload.length_mix): each class's own, class i of the mix at index i: its
+  // lengths (share normalised), its prompt's steps on the prefill pool, its TTFT (its prefill + its own
+  // KV transfer + the wait for a decode slot) and end to end (TPOT is every class's); and its KV
+  // transfer. ttft_s, e2e_latency_s and kv_transfer_s are their means over requests. Empty for uniform
+  // lengths.
+  ClassList<ClassLatency> length_classes;
+  ClassList<double> length_class_kv_transfer_s;
   double output_tokens_per_s_total = 0, output_tokens_per_s_per_gpu = 0, output_tokens_per_s_per_user = 0;
   // Balance.
   double balanced_prefill_fraction = 0;  // of the GPUs, f_p = ρ_d / (ρ_p + ρ_d)
@@ -157,11 +171,13 @@ PoolResult evaluate_decode_pool(const Resolved& r);   // its requests/s, TPOT an
 // none.
 struct PoolLoad {
   double in_flight = 0, latency_s = 0, queue_s = 0;
+  ClassList<ClassLatency> classes;  // prefill of a mix: each class's TTFT (latency_s is their mean)
 };
 PoolLoad prefill_at(const Resolved& r, double requests_per_s, bool random = false);
 PoolLoad decode_at(const Resolved& r, double requests_per_s, double most_in_flight, bool random = false);
-double kv_bytes_per_request(const Resolved& r);  // prompt_len tokens, whole model (a mix: the mean over requests)
-double kv_bytes_per_gpu(const Resolved& r);      // the largest stage's share over its tp GPUs
+double kv_bytes_per_request(const Resolved& r);                    // prompt_len tokens, whole model (a mix: the mean over requests)
+double kv_bytes_per_gpu(const Resolved& r);                        // the largest stage's share over its tp GPUs
+double kv_bytes_per_gpu(const Resolved& r, const LengthClass& k);  // one request of class k, at that stage
 // Whether two pools of `gpus` GPUs together sit in one node (the KV crosses NVLink), the link's
 // bandwidth per GPU (η applied) and the transfer of `bytes_per_gpu` over it.
 bool kv_in_one_node(int gpus, const Cluster& c);

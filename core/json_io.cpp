@@ -1110,18 +1110,17 @@ json inference_json(const InferenceEstimate& r) {
             {"decode", latency_parts_json(r.decode)}};
   for (const auto& [key, member] : numbers) j[key] = r.*member;
   j["shares"] = {{"prefill", latency_shares_json(r.prefill)}, {"decode", latency_shares_json(r.decode)}};
-  // A mix of lengths: each class's latencies, class i of workload.length_mix at index i (arrays: the
-  // smallest code in the page's first module).
-  if (!r.length_classes.empty()) {
-    std::vector<double> ttft, e2e, steps;
-    for (const ClassLatency& k : r.length_classes)
-      ttft.push_back(k.ttft_s), e2e.push_back(k.e2e_latency_s), steps.push_back(k.prefill_steps);
-    j["length_classes"] = {{"ttft_s", ttft}, {"e2e_latency_s", e2e}, {"prefill_steps", steps}};
-  }
+  if (!r.length_classes.empty()) j["length_classes"] = to_json(r.length_classes);
   return j;
 }
 
 }  // namespace
+
+json to_json(const ClassList<ClassLatency>& classes) {
+  std::vector<double> ttft, e2e, steps;
+  for (const ClassLatency& k : classes) ttft.push_back(k.ttft_s), e2e.push_back(k.e2e_latency_s), steps.push_back(k.prefill_steps);
+  return {{"ttft_s", ttft}, {"e2e_latency_s", e2e}, {"prefill_steps", steps}};
+}
 
 namespace {
 

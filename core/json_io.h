@@ -41,6 +41,9 @@ nlohmann::json to_json(const TrainingEstimate& e, const Config& c);
 nlohmann::json to_json(const ServingEstimate& e, const Config& c);
 nlohmann::json to_json(const Estimate& e, const Config& c);
 nlohmann::json to_json(const ScheduleResult& s, bool with_ops);
+// A mix of lengths' per-class latencies: {"ttft_s": [...], "e2e_latency_s": [...], "prefill_steps": [...]},
+// class i of workload.length_mix at index i (arrays: the smallest code in the page's first module).
+nlohmann::json to_json(const ClassList<ClassLatency>& classes);
 nlohmann::json to_json(const GpuPlacement& g);
 // The scene as JSON text, with `beside`'s members (an object) next to its own: width, height, grid,
 // labels, and rects as one array per field (written by hand: a timeline has thousands). When every

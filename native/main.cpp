@@ -389,6 +389,27 @@ void print_tables(const TrainingEstimate& e, const Config& c) {
             << " TFLOP/s per GPU · MFU " << pct(e.mfu) << " of " << e.peak_name << " · HFU " << pct(e.hfu) << "\n";
 }
 
+// A mix of lengths: each class's latencies (TPOT is every class's), and served disaggregated its KV
+// transfer (`transfers`, class i at index i).
+void print_length_classes(const ClassList<ClassLatency>& classes, double tpot_s, const ClassList<double>* transfers = nullptr) {
+  if (classes.empty()) return;
+  Table k{{"prompt", "output", "share", "first token after", "TTFT", "end to end"}, {}};
+  if (transfers) k.header.insert(k.header.begin() + 4, "KV transfer");
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const ClassLatency& x = classes[i];
+    std::vector<std::string> row = {with_commas(x.lengths.prompt_len),
+                                    with_commas(x.lengths.output_len),
+                                    pct(x.lengths.share),
+                                    fixed(x.prefill_steps, 1) + " steps",
+                                    human_time(x.ttft_s),
+                                    human_time(x.e2e_latency_s)};
+    if (transfers) row.insert(row.begin() + 4, i < transfers->size() ? human_time((*transfers)[i]) : "");
+    k.rows.push_back(row);
+  }
+  std::cout << "\nBy length class (TPOT " << human_time(tpot_s) << " for every class; the figures above are means over requests)\n"
+            << k.render();
+}
+
 void print_inference(const ServingEstimate& e, const Config& c) {
   const Plan& p = c.plan;
   const Workload& w = c.workload;
@@ -496,14 +517,7 @@ void print_inference(const ServingEstimate& e, const Config& c) {
               << (pooled ? "each GPU family held out in turn" : cp->serving_held_out_family + " cases held out by model")
               << ", docs/validation.md §8)\n";
   }
-  if (!r.length_classes.empty()) {
-    Table k{{"prompt", "output", "share", "first token after", "TTFT", "end to end"}, {}};
-    for (const ClassLatency& x : r.length_classes)
-      k.rows.push_back({with_commas(x.lengths.prompt_len), with_commas(x.lengths.output_len), pct(x.lengths.share),
-                        fixed(x.prefill_steps, 1) + " steps", human_time(x.ttft_s), human_time(x.e2e_latency_s)});
-    std::cout << "\nBy length class (TPOT " << human_time(r.tpot_s) << " for every class; the figures above are means over requests)\n"
-              << k.render();
-  }
+  print_length_classes(r.length_classes, r.tpot_s);
 }
 
 int cmd_presets(const Args& a) {
@@ -983,6 +997,7 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
             << with_commas(d.output_tokens_per_s_total) << " total · " << fixed(d.output_tokens_per_s_per_gpu, 1) << " per GPU\n";
   if (!d.same_cluster) {
     std::cout << " pools on different systems: no balance of one GPU count between them\n";
+    print_length_classes(d.length_classes, d.tpot_s, &d.length_class_kv_transfer_s);
     return kOk;
   }
   std::cout << " balanced: " << pct(d.balanced_prefill_fraction) << " of the GPUs prefilling → "
@@ -991,6 +1006,7 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
             << d.suggested_decode_instances << "D (" << d.suggested_prefill_instances * d.prefill.gpus_per_instance << " + "
             << d.suggested_decode_instances * d.decode.gpus_per_instance << " GPUs) → "
             << fixed(d.suggested_output_tokens_per_s_per_gpu, 1) << " per GPU\n";
+  print_length_classes(d.length_classes, d.tpot_s, &d.length_class_kv_transfer_s);
   return kOk;
 }
 

@@ -64,6 +64,12 @@ quoted('prefill ' + fixed(d.prefill.requests_per_s, 2) + ' requests/s at its bat
   ' prompts at a time and the deployment\'s TTFT is ' + ms(d.ttft_s) + '; balanced at ' + fixed(100 * d.balance.prefill_fraction, 1) + '% prefill GPUs → ' +
   fixed(d.balance.output_tokens_per_s_per_gpu, 1) + ' per GPU', 'the disaggregated example');
 
+const dm = json(['evaluate', 'tests/fixtures/disaggregated-mix.json']).result.length_classes;
+const secs = (x) => fixed(x, 2) + ' s';
+quoted('the short class waits ' + ms(dm.ttft_s[0]) + ' for its first token (' + fixed(dm.kv_transfer_s[0] * 1e3, 2) + ' ms of it the transfer) and is done in ' +
+  secs(dm.e2e_latency_s[0]) + ', the long one ' + ms(dm.ttft_s[1]) + ' (' + fixed(dm.kv_transfer_s[1] * 1e3, 2) + ' ms) and ' + secs(dm.e2e_latency_s[1]),
+'the disaggregated mix');
+
 const split = json(['search', '--model', 'deepseek-v3', '--cluster', 'gb200-nvl72', '--gpus', '72', '--mode', 'infer', '--weight-dtype', 'fp4',
   '--kv-dtype', 'fp8', '--prompt-len', '8192', '--output-len', '1024', '--max-ttft-ms', '2000', '--max-tpot-ms', '20', '--disaggregated']).result;
 const c0 = split.best[0], d0 = split.disaggregated.best[0];

@@ -268,6 +268,61 @@ TEST_CASE("a mix of lengths served disaggregated: each class's KV, prompts and d
   // Output tokens: the mean output, (257 + 513)/2 = 385 a request; end to end with the mean decode.
   REQUIRE_THAT(d.output_tokens_per_s_total, WithinRel(d.requests_per_s * 385, 1e-12));
   REQUIRE_THAT(d.e2e_latency_s, WithinRel(d.ttft_s + 384 * d.tpot_s, 1e-12));
+  // Each class's own latencies. Its KV per GPU: its prompt × 327,680 bytes over the 8 TP GPUs (every
+  // layer global; both pools TP 8), over one NIC at η plus the link's latency (scale-out: 16 GPUs).
+  const Cluster& c = a.result.value.prefill.cluster;
+  const double nic = c.scaleout_bytes_per_s * c.efficiency.scaleout;
+  const double transfer[2] = {1024 * 327680.0 / 8 / nic + c.scaleout_latency_s, 4096 * 327680.0 / 8 / nic + c.scaleout_latency_s};
+  REQUIRE_THAT(transfer[1] - transfer[0], WithinRel(3072 * 40960.0 / nic, 1e-12));
+  // Its prompt's TTFT on the prefill pool: the serving model of the prefill pool's config (each class
+  // with one output token, every request queued), class by class.
+  Config pool = a.result.value.prefill;
+  pool.workload.output_len = 1;
+  for (LengthClass& k : pool.workload.length_mix) k.output_len = 1;
+  const Result<Resolved> pr = resolve(pool);
+  REQUIRE(pr.ok());
+  const InferenceEstimate alone = evaluate_serving(pr.value).serving;
+  REQUIRE(alone.length_classes.size() == 2);
+  REQUIRE(d.length_classes.size() == 2);
+  REQUIRE(d.length_class_kv_transfer_s.size() == 2);
+  const double decode_steps[2] = {256, 512}, share = 0.5;
+  double mean_ttft = 0, mean_e2e = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const ClassLatency& k = d.length_classes[i];
+    REQUIRE(k.lengths.prompt_len == (i == 0 ? 1024 : 4096));
+    REQUIRE(k.lengths.output_len == (i == 0 ? 257 : 513));
+    REQUIRE_THAT(k.lengths.share, WithinRel(share, 1e-12));
+    REQUIRE_THAT(d.length_class_kv_transfer_s[i], WithinRel(transfer[i], 1e-12));
+    REQUIRE_THAT(k.prefill_steps, WithinRel(alone.length_classes[i].prefill_steps, 1e-12));
+    REQUIRE_THAT(k.ttft_s, WithinRel(alone.length_classes[i].ttft_s + transfer[i], 1e-9));  // offline: no wait for a decode slot
+    REQUIRE_THAT(k.e2e_latency_s, WithinRel(k.ttft_s + decode_steps[i] * d.tpot_s, 1e-12));
+    mean_ttft += share * k.ttft_s, mean_e2e += share * k.e2e_latency_s;
+  }
+  // The longer prompt waits longer for its first token, and the deployment's figures are the means.
+  REQUIRE(d.length_classes[1].ttft_s > d.length_classes[0].ttft_s);
+  REQUIRE_THAT(mean_ttft, WithinRel(d.ttft_s, 1e-9));
+  REQUIRE_THAT(mean_e2e, WithinRel(d.e2e_latency_s, 1e-9));
+  REQUIRE_THAT(share * (transfer[0] + transfer[1]), WithinRel(d.kv_transfer_s, 1e-9));
+  // In the JSON: class i of the mix at index i, beside the co-located result's keys.
+  const nlohmann::json j = nlohmann::json::parse(api::to_json_text(a));
+  const nlohmann::json& lc = j["result"]["length_classes"];
+  REQUIRE(lc["ttft_s"].size() == 2);
+  REQUIRE_THAT(lc["kv_transfer_s"][1].get<double>(), WithinRel(transfer[1], 1e-12));
+  REQUIRE_THAT(lc["e2e_latency_s"][0].get<double>(), WithinRel(d.length_classes[0].e2e_latency_s, 1e-12));
+  // Uniform lengths: no classes.
+  const api::Answer<api::DisaggregationRun> uniform = api::disaggregate(llama_config(kPrefill, kDecode));
+  REQUIRE(uniform.ok());
+  REQUIRE(uniform.result.value.result.length_classes.empty());
+  REQUIRE_FALSE(nlohmann::json::parse(api::to_json_text(uniform))["result"].contains("length_classes"));
+  // At a request rate each class also waits for a decode slot, the same wait for every class.
+  const api::Answer<api::DisaggregationRun> at_rate = api::disaggregate(
+      llama_config(kPrefill, kDecode, mix + R"(,"request_rate_per_s":2)"));
+  REQUIRE(at_rate.ok());
+  const Disaggregated& r = at_rate.result.value.result;
+  REQUIRE_FALSE(r.saturated);
+  REQUIRE(r.length_classes.size() == 2);
+  REQUIRE_THAT(0.5 * (r.length_classes[0].ttft_s + r.length_classes[1].ttft_s), WithinRel(r.ttft_s, 1e-9));
+  for (std::size_t i = 0; i < 2; ++i) REQUIRE(r.length_classes[i].ttft_s >= r.length_class_kv_transfer_s[i] + r.decode_queue_s);
   // A class without a decode phase is named at its path.
   const std::string
       bad = R"(,"length_mix":[{"prompt_len":1024,"output_len":257,"share":1},{"prompt_len":4096,"output_len":1,"share":1}])";

@@ -56,6 +56,20 @@
   }
   const row = (cells) => '<tr>' + cells.map((c, i) => (i === 0 ? '<th>' + c + '</th>' : '<td' + (i >= 3 && i <= 5 ? ' class="num"' : '') + '>' + c + '</td>')).join('') + '</tr>';
 
+  // A mix of lengths: each class's first token (its prompt on the prefill pool, its own KV transfer, the
+  // wait for a decode slot) and end to end; class i of workload.length_mix at index i.
+  function classes(r, mix) {
+    const lc = r.length_classes;
+    if (!lc || !mix) return '';
+    const total = mix.reduce((a, c) => a + c.share, 0);
+    return '<p class="disagg-classes-note"><b>By length class</b>: TPOT ' + F.seconds(r.tpot_s) + ' for every class; a class\'s TTFT includes its own KV transfer; ' +
+      'the deployment\'s TTFT and end to end are their means over requests.</p><div class="disagg-scroll"><table class="t disagg-classes"><thead><tr><th>prompt/output</th>' +
+      '<th class="num">share</th><th class="num">TTFT</th><th class="num">KV transfer</th><th class="num">end to end</th></tr></thead><tbody>' +
+      mix.map((c, i) => '<tr data-class="' + Number(c.prompt_len) + '/' + Number(c.output_len) + '"><th>' + F.int(c.prompt_len) + '/' + F.int(c.output_len) + '</th><td class="num">' +
+        F.pct(c.share / total) + '</td>' + [lc.ttft_s[i], lc.kv_transfer_s[i], lc.e2e_latency_s[i]].map((v) => '<td class="num" data-v="' + Number(v) + '">' + F.seconds(v) + '</td>').join('') +
+        '</tr>').join('') + '</tbody></table></div>';
+  }
+
   // The result as HTML (numbers and the core's names only; escaped all the same).
   function render(r, colocated, ps) {
     const p = r.prefill, d = r.decode, kv = r.kv_transfer, b = r.balance;
@@ -81,6 +95,7 @@
       ' prompts and ' + F.fixed(r.decode_in_flight, 1) + ' sequences in flight per copy (a pool that does not bound the rate runs below its batch) · <b>' + F.sig(r.output_tokens_per_s_per_gpu) + '</b> output tokens/s per GPU, ' +
       F.sig(r.output_tokens_per_s_per_user) + ' per user. <span class="muted">Co-located, the plan above: ' + F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU, ' +
       F.sig(inf.output_tokens_per_s_per_user) + ' per user, TTFT ' + F.seconds(inf.ttft_s) + ', TPOT ' + F.seconds(inf.tpot_s) + '.</span></p>';
+    h += classes(r, colocated.config.workload.length_mix);
     if (!r.same_cluster) return h + '<p><b>Pools on different systems</b>: no balance of one GPU count between them.</p>';
     h += '<p><b>Balanced</b> (the pools\' rates per GPU matched): ' + F.pct(b.prefill_fraction) + ' of the GPUs prefilling → ' + F.sig(b.output_tokens_per_s_per_gpu) +
       ' output tokens/s per GPU; for these ' + F.int(gpus) + ' GPUs the best whole split is ' + F.int(b.suggested_prefill_instances) + 'P' + F.int(b.suggested_decode_instances) +

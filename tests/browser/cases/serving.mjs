@@ -197,6 +197,16 @@ async function mix(k, base) {
   await page.waitForFunction(() => /Deployment/.test(document.getElementById('disagg').textContent), null, { timeout: 30000 });
   const dis = await page.$eval('#disagg', (e) => e.textContent.replace(/\s+/g, ' '));
   k.check(/969 MiB a request/.test(dis) && !/invalid|error/i.test(dis), 'mix: served disaggregated, the KV of the mean prompt, 969 MiB a request');
+  // and each class's TTFT, KV transfer and end to end = `cutlab evaluate` of the panel's config
+  const disText = await page.evaluate(() => { const g = window.__cutlab.derived.good; return CL.disagg.sectionText(g.text, CL.disagg.pools(g.r.config, null)); });
+  const disRef = await cliEvaluate(JSON.parse(disText));
+  const dlc = disRef.json && disRef.json.length_classes;
+  const drows = await page.$$eval('#disagg table.disagg-classes tr[data-class]', (rs) => rs.map((r) => ({ c: r.dataset.class,
+    v: Array.from(r.querySelectorAll('[data-v]')).map((x) => Number(x.dataset.v)) })));
+  k.check(disRef.status === 0 && dlc && drows.length === 2 && drows[0].c === '1000/200' && drows[1].c === '8000/500' &&
+    [0, 1].every((i) => drows[i].v.length === 3 && drows[i].v[0] === dlc.ttft_s[i] && drows[i].v[1] === dlc.kv_transfer_s[i] && drows[i].v[2] === dlc.e2e_latency_s[i]) &&
+    drows[1].v[0] > drows[0].v[0] && drows[1].v[1] > drows[0].v[1],
+  'mix: served disaggregated, each class\'s TTFT, KV transfer and end to end = CLI, the long prompt\'s the later (' + JSON.stringify(drows) + ')');
   await click(page, '#disagg summary');
   await fill(page, '/workload/length_mix', '1000/200 70%, oops');
   const bad = await page.$eval('[data-path="/workload/length_mix"]', (e) => ({ invalid: e.classList.contains('invalid'), text: e.querySelector('.err').textContent }));
