@@ -407,13 +407,13 @@ std::vector<ClusterPreset> make_clusters() {
                                   h100_fitted()),
                        kB200Serving),
                std::string(sheet) + "; 180 GB HBM3e; NVLink 5 1.8 TB/s total; 400 Gb/s per GPU", "H100 runs / B200 cases", "b200",
-               9.7});
+               9.9});
   v.push_back(
       {serving(calibrated(with_fp4(node("gb200-nvl72", "GB200", 72, 184, 8000, 2500, 5000, 900, 50, 148, 450, kH100Mamf), 10000),
                           h100_fitted()),
                kGB200Serving),
        std::string(sheet) + "; 186 GB HBM3e; 72 GPUs in one NVLink 5 domain; 400 Gb/s per GPU scale-out",
-       "H100 runs / GB200 cases, B200 rates", "gb200", 13.0});
+       "H100 runs / GB200 cases, B200 rates", "gb200", 13.1});
   // RTX PRO 6000 Blackwell Server Edition (NVIDIA datasheet): 96 GB GDDR7 at 1.6 TB/s (1,597 GB/s),
   // 188 SMs, PCIe Gen5 x16 and no NVLink: the GPUs of a server talk over PCIe (64 GB/s per direction,
   // in the "nvlink" tier of 8 GPUs). Peaks: the datasheet's 4,000 FP4 AI TOPS (sparse) halved for

@@ -32,6 +32,187 @@ void add_scaled(StepCost& into, const StepCost& x, double a) {
   into.pp_send_s += a * x.pp_send_s, into.local_experts_read += a * x.local_experts_read;
 }
 
+// A step's prompt chunks (serving_batching.h): each of the c sequences of a micro-batch is prefilling a
+// prompt of class i with probability π_i = held_i / c (its n_pf,i steps of a request's n_pf,i +
+// n_dec,i), else decoding; a prefilling one puts its chunk_i tokens in the step. So the step's prompt
+// tokens X are a compound binomial, N ~ Binomial(c, π) prefilling sequences, each a chunk of class i
+// with probability π_i/π, whose distribution on a lattice of the room (what the decodes leave of the
+// budget) follows Panjer's recursion for the (a, b, 0) class (Panjer 1981, "Recursive evaluation of a
+// family of compound distributions", ASTIN Bulletin 12: binomial a = −π/(1−π), b = (c+1)·π/(1−π)).
+// Tokens past the room wait for a later step (first come, first served): mass moves from the emptiest
+// steps to full ones until the mean is the mean load's. Each point's step is priced (step_cost, at most
+// kLumpPoints of them, linear between), and averaged as a decoding sequence meets the steps (weighted
+// by the decodes each runs: its TPOT) and as a prompt meets its own (its chunk beside the others':
+// given one prefilling sequence, the others are distributed as before, Palm).
+struct LumpySteps {
+  bool ok = false;
+  StepCost decode_step;
+  double decode_draft_s = 0, decode_cycle_s = 0;
+  std::array<StepCost, kMaxLengthClasses> own_step{};
+  std::array<double, kMaxLengthClasses> own_cycle_s{};
+};
+
+LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room, double c, const double* held, const double* chunk,
+                       const double* prompts, int K) {
+  LumpySteps out;
+  constexpr int kBins = 64, kLumpPoints = 12;
+  const double E = mean.prefill_tokens;  // prompt tokens in the mean step
+  double lambda = 0;                     // prefilling sequences in the mean step
+  for (int i = 0; i < K; ++i) lambda += held[i];
+  const double pi = c > 0 ? lambda / c : 0.0;
+  if (!(E > 0) || !(lambda > 0) || !(pi < 1.0 - 1e-9) || !(room >= 1.0)) return out;  // every sequence prefilling: no lumps
+  // P(N = 0) = (1 − π)^c as 1 / Σ_k C(c, k)·(π/(1 − π))^k, by the terms' ratio: arithmetic alone, so
+  // that the page's WebAssembly and the CLI agree to the last bit (no libm pow).
+  double terms = 1.0, term = 1.0;
+  const double odds = pi / (1.0 - pi);
+  for (double k = 1; k <= c && terms < 1e250; ++k) {
+    term *= (c - k + 1.0) / k * odds;
+    terms += term;
+    if (k > lambda && term < 1e-17 * terms) break;  // past the mode, the rest is below the sum's last bit
+  }
+  if (!(terms < 1e250)) return out;  // hundreds of prompts a step: their chunks average out (CV 1/√λ)
+  const double p0 = 1.0 / terms;
+  // The chunk sizes on the lattice (a chunk of the room or more fills the step), and the tokens of
+  // each point, scaled so that the lattice's mean is the mean load's.
+  // A prompt of n_pf,i chunks puts its chunk_i (the room) in n_pf,i − 1 of its steps and the rest of
+  // its prompt in the last: each chunk size with its share of the class's prefilling sequences.
+  const double bin = room / kBins;
+  std::array<double, kBins + 1> f{}, p{}, x{};
+  std::array<std::array<double, 2>, kMaxLengthClasses> sizes{}, weights{};  // each class's chunk sizes, and their shares
+  double lattice_mean = 0;
+  for (int i = 0; i < K; ++i) {
+    if (!(held[i] > 0)) continue;
+    const double steps = std::max(1.0, std::ceil(prompts[i] / chunk[i] - 1e-9));  // ⌈ISL_i / chunk_i⌉
+    sizes[std::size_t(i)] = {chunk[i], prompts[i] - (steps - 1.0) * chunk[i]};
+    weights[std::size_t(i)] = {(steps - 1.0) / steps, 1.0 / steps};
+    for (int e = 0; e < 2; ++e) {
+      const double w = weights[std::size_t(i)][std::size_t(e)];
+      if (!(w > 0)) continue;
+      const int j = int(std::clamp(std::round(sizes[std::size_t(i)][std::size_t(e)] / bin), 1.0, double(kBins)));
+      f[std::size_t(j)] += w * held[i] / lambda;
+      lattice_mean += w * held[i] * j * bin;
+    }
+  }
+  const double scale = E / lattice_mean;
+  for (int n = 0; n <= kBins; ++n) x[std::size_t(n)] = n == kBins ? room : std::min(room, n * bin * scale);
+  // A step of `tokens` with one of class i's chunks beside them, each chunk size in its share.
+  const double a = -pi / (1.0 - pi), b = (c + 1.0) * pi / (1.0 - pi);
+  p[0] = p0;
+  double below = p0;
+  for (int n = 1; n < kBins; ++n) {
+    double sum = 0;
+    for (int j = 1; j <= n; ++j)
+      if (f[std::size_t(j)] > 0) sum += (a + b * j / n) * f[std::size_t(j)] * p[std::size_t(n - j)];
+    p[std::size_t(n)] = std::max(0.0, sum);
+    below += p[std::size_t(n)];
+  }
+  p[kBins] = std::max(0.0, 1.0 - below);  // the room or more: a full step
+  double capped = 0;
+  for (int n = 0; n <= kBins; ++n) capped += p[std::size_t(n)] * x[std::size_t(n)];
+  double deficit = E - capped;  // the tokens past the room, which fill later steps
+  for (int n = 0; n < kBins && deficit > 1e-12 * E; ++n) {
+    const double gain = room - x[std::size_t(n)];
+    if (!(gain > 0)) continue;
+    const double moved = std::min(p[std::size_t(n)], deficit / gain);
+    p[std::size_t(n)] -= moved, p[kBins] += moved, deficit -= moved * gain;
+  }
+  // The steps priced, at most kLumpPoints of them, evenly through the points a decoding sequence meets
+  // (those with mass) and a prompt its own (each with a chunk of its class beside it), both ends kept;
+  // linear between. A prompt's own step is the step of those tokens with one prefilling sequence
+  // more, its own context and earlier chunks: the curve there plus that difference, priced once with
+  // no other prompt beside it.
+  std::vector<double> at;
+  for (int n = 0; n <= kBins; ++n) {
+    if (!(p[std::size_t(n)] > 1e-9)) continue;
+    at.push_back(x[std::size_t(n)]);
+    for (int i = 0; i < K; ++i)
+      for (int e = 0; e < 2; ++e)
+        if (held[i] > 0 && weights[std::size_t(i)][std::size_t(e)] > 0)
+          at.push_back(std::min(room, x[std::size_t(n)] + sizes[std::size_t(i)][std::size_t(e)]));
+  }
+  std::sort(at.begin(), at.end());
+  at.erase(std::unique(at.begin(), at.end(), [&](double u, double v) { return v - u <= 1e-9 * room; }), at.end());
+  if (at.size() > std::size_t(kLumpPoints)) {
+    std::vector<double> few;
+    for (int j = 0; j < kLumpPoints; ++j)
+      few.push_back(at[std::size_t(std::llround(double(j) * double(at.size() - 1) / (kLumpPoints - 1)))]);
+    at.swap(few);
+  }
+  const double draft_tokens = S.w.spec_draft_tokens;
+  auto others = [&](double tokens) { return lambda * tokens / E; };  // prefilling sequences with `tokens`
+  struct Priced {
+    StepCost step;
+    double draft_s = 0, cycle_s = 0;
+  };
+  // The step of `tokens` of the others' chunks, and of a tagged chunk of `own` tokens (its context
+  // `own_context`, reading `own_kv` tokens of its prompt's earlier chunks) when own > 0.
+  auto price = [&](double tokens, double own, double own_context, double own_kv) {
+    StepLoad load = mean;
+    const double seqs = others(tokens) + (own > 0 ? 1.0 : 0.0);
+    load.prefill_tokens = std::min(room, tokens + own);
+    load.prefill_context = tokens + own > 0 ? (tokens * mean.prefill_context + own * own_context) / (tokens + own) : 0.0;
+    load.prefill_seqs = mean.prefill_seqs * tokens / E + (own > 0 ? 1.0 : 0.0);
+    load.prefill_kv_tokens = mean.prefill_kv_tokens * tokens / E + own_kv;
+    load.decode_seqs = std::max(0.0, c - seqs);
+    Priced q;
+    q.step = step_cost(S, load);
+    q.draft_s = draft_tokens > 0 ? draft_tokens * draft_pass_s(S, load.decode_seqs, load.decode_context) : 0.0;
+    q.cycle_s = pipeline_cycle_s(q.step, q.draft_s);
+    return q;
+  };
+  std::vector<Priced> priced;
+  for (double tokens : at) priced.push_back(price(tokens, 0.0, 0.0, 0.0));
+  // into += weight · (the curve at `tokens`, linear between its points)
+  auto add_at = [&](StepCost& into, double& draft_s, double& cycle_s, double tokens, double weight) {
+    const std::size_t hi = std::size_t(std::lower_bound(at.begin(), at.end(), tokens) - at.begin());
+    const std::size_t j = std::min(hi, at.size() - 1), i = j > 0 && at[j] > tokens ? j - 1 : j;
+    const double t = j > i ? (tokens - at[i]) / (at[j] - at[i]) : 0.0;
+    for (const auto& [k, u] : {std::pair{i, 1.0 - t}, std::pair{j, t}}) {
+      if (!(u > 0)) continue;
+      add_scaled(into, priced[k].step, weight * u);
+      draft_s += weight * u * priced[k].draft_s, cycle_s += weight * u * priced[k].cycle_s;
+    }
+  };
+  double decoded = 0, mass = 0;  // over the points with mass
+  for (int n = 0; n <= kBins; ++n)
+    if (p[std::size_t(n)] > 1e-9)
+      decoded += p[std::size_t(n)] * std::max(0.0, c - others(x[std::size_t(n)])), mass += p[std::size_t(n)];
+  if (!(decoded > 0)) return out;
+  const std::size_t stages = priced[0].step.stage_s.size();
+  out.decode_step.stage_s.assign(stages, 0.0);
+  for (int n = 0; n <= kBins; ++n) {
+    const double pn = p[std::size_t(n)], xn = x[std::size_t(n)];
+    if (pn > 1e-9) add_at(out.decode_step, out.decode_draft_s, out.decode_cycle_s, xn, pn * std::max(0.0, c - others(xn)) / decoded);
+  }
+  for (int i = 0; i < K; ++i) {
+    out.own_step[std::size_t(i)].stage_s.assign(stages, 0.0);
+    const double steps = weights[std::size_t(i)][1] > 0 ? 1.0 / weights[std::size_t(i)][1] : 1.0;  // its prompt's chunks
+    for (int e = 0; e < 2; ++e) {
+      const double w = weights[std::size_t(i)][std::size_t(e)];
+      if (!(held[i] > 0) || !(w > 0)) continue;
+      // a full chunk is one of the first n − 1 (reading (n − 2)/2 chunks before it on average), the
+      // rest the last (reading n − 1); each attends causally to its prompt before it and half itself
+      const double size = sizes[std::size_t(i)][std::size_t(e)], before = e == 0 ? (steps - 2.0) / 2.0 : steps - 1.0;
+      const double kv = std::max(0.0, before) * chunk[i];
+      const Priced alone = price(0.0, size, kv + size / 2.0, kv);
+      StepCost curve;  // the curve at its own chunk alone, to take from `alone`
+      curve.stage_s.assign(stages, 0.0);
+      double curve_draft = 0, curve_cycle = 0;
+      add_at(curve, curve_draft, curve_cycle, std::min(room, size), 1.0);
+      StepCost& own = out.own_step[std::size_t(i)];
+      double unused = 0;
+      for (int n = 0; n <= kBins; ++n) {
+        const double pn = p[std::size_t(n)];
+        if (pn > 1e-9) add_at(own, unused, out.own_cycle_s[std::size_t(i)], std::min(room, x[std::size_t(n)] + size), w * pn / mass);
+      }
+      add_scaled(own, alone.step, w), add_scaled(own, curve, -w);
+      out.own_cycle_s[std::size_t(i)] += w * (alone.cycle_s - curve_cycle);
+    }
+  }
+  out.ok = true;
+  return out;
+}
+
 }  // namespace
 
 BatchingState inflight_state(const ServingSetup& S, double concurrency) {
@@ -92,6 +273,13 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
   b.step = step_cost(S, load);
   b.draft_s = w.spec_draft_tokens * (w.spec_draft_tokens > 0 ? draft_pass_s(S, b.decode_seqs, load.decode_context) : 0.0);
   b.cycle_s = pipeline_cycle_s(b.step, b.draft_s);
+  // Prompts come in whole chunks: a step carries the chunks of the prompts admitted before it, or
+  // none, not the mean's share of every prompt (header; unless every step is full).
+  std::array<double, kMaxLengthClasses> held{}, prompts{};  // prefilling sequences of each class per step, r·s_i·n_pf,i
+  for (int i = 0; i < K; ++i) held[i] = r * classes[std::size_t(i)].share * n_pf[i], prompts[i] = classes[std::size_t(i)].prompt_len;
+  const LumpySteps lumps = b.token_budget_bound ? LumpySteps{}
+                                                : lumpy_steps(S, load, budget_left, c, held.data(), chunk.data(), prompts.data(), K);
+  if (lumps.ok) b.step = lumps.decode_step, b.draft_s = lumps.decode_draft_s, b.cycle_s = lumps.decode_cycle_s;
   b.tpot_s = b.cycle_s / b.tokens_per_step;
   // A prompt's own steps carry its chunk, min(ISL, what the decodes leave), beside the decodes: when
   // the mean step holds less prefill than that (not token-bound), they are heavier than the mean.
@@ -101,7 +289,11 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
   for (int i = 0; i < K; ++i) {
     const LengthClass& k = classes[std::size_t(i)];
     StepCost own_step = b.step;
-    if (chunk[i] > load.prefill_tokens) {
+    double own_cycle_s = 0;
+    if (lumps.ok) {
+      own_step = lumps.own_step[i];
+      own_cycle_s = lumps.own_cycle_s[i];
+    } else if (chunk[i] > load.prefill_tokens) {
       StepLoad own = load;
       own.prefill_tokens = chunk[i];
       own.prefill_kv_tokens = std::max(load.prefill_kv_tokens,
@@ -112,7 +304,7 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
       own.prefill_context = mine.context;
       own_step = step_cost(S, own);
     }
-    const double own_cycle_s = pipeline_cycle_s(own_step, b.draft_s);
+    if (!lumps.ok) own_cycle_s = pipeline_cycle_s(own_step, b.draft_s);
     const double ttft_s = pf[i] * own_cycle_s, e2e_s = ttft_s + (k.output_len - 1.0) * b.tpot_s;
     b.classes.push_back({k, pf[i], ttft_s, e2e_s});
     const double u = k.share * pf[i] / b.prefill_steps;  // its part of the prefill steps
@@ -299,10 +491,25 @@ Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_se
     out.saturated = true;
     return out;
   }
-  double lo = 0, hi = cap;
-  for (int i = 0; i < 60; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (g(mid) > 0 ? lo : hi) = mid;
+  // The root by regula falsi with the Illinois rule (Dowell & Jarratt 1971): a bracket kept as in
+  // bisection, its end that stays twice in a row halved in weight; g is smooth between the steps' few
+  // kinks, so it converges superlinearly (each g prices a steady state: a few dozen steps).
+  double lo = 0, hi = cap, g_lo = g(0.0), g_hi = g(cap);
+  int side = 0;
+  for (int i = 0; i < 100 && hi - lo > 1e-9 * cap; ++i) {
+    double mid = (lo * g_hi - hi * g_lo) / (g_hi - g_lo);
+    if (!(mid > lo && mid < hi)) mid = 0.5 * (lo + hi);
+    const double gm = g(mid);
+    if (gm > 0) {
+      lo = mid, g_lo = gm;
+      if (side == 1) g_hi *= 0.5;
+      side = 1;
+    } else {
+      hi = mid, g_hi = gm;
+      if (side == -1) g_lo *= 0.5;
+      side = -1;
+    }
+    if (gm == 0) break;
   }
   out.value = hi;
   out.limit = ConcurrencyLimit::RequestRate;

@@ -64,6 +64,11 @@ quoted('prefill ' + fixed(d.prefill.requests_per_s, 2) + ' requests/s at its bat
   ' prompts at a time and the deployment\'s TTFT is ' + ms(d.ttft_s) + '; balanced at ' + fixed(100 * d.balance.prefill_fraction, 1) + '% prefill GPUs → ' +
   fixed(d.balance.output_tokens_per_s_per_gpu, 1) + ' per GPU', 'the disaggregated example');
 
+const mixArgs = ['evaluate', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--mode', 'infer', '--batch', '64', '--length-mix', '1000/200:70%,8000/500:30%'];
+const mixRun = json([...mixArgs, '--num-requests', '3000']).result.inference, mixStream = json(mixArgs).result.inference;
+quoted('last admission: ' + fixed(mixRun.run_s, 1) + ' s per replica, ' + commas(mixRun.output_tokens_per_s_total) + ' output tokens/s, ' +
+  fixed(100 * (1 - mixRun.output_tokens_per_s_total / mixStream.output_tokens_per_s_total), 1) + '% under the endless stream\'s ' +
+  commas(mixStream.output_tokens_per_s_total), 'the offline run of a mix');
 const dm = json(['evaluate', 'tests/fixtures/disaggregated-mix.json']).result.length_classes;
 const secs = (x) => fixed(x, 2) + ' s';
 quoted('the short class waits ' + ms(dm.ttft_s[0]) + ' for its first token (' + fixed(dm.kv_transfer_s[0] * 1e3, 2) + ' ms of it the transfer) and is done in ' +
