@@ -110,8 +110,8 @@ void check(const std::string& config) {
   const InferenceEstimate& r = std::get<ServingEstimate>(a.result.value.estimate).serving;
   REQUIRE_FALSE(r.token_budget_bound);
   const Simulated sim = simulate(a.result.value.resolved, r.concurrency, 5000, 40000);
-  INFO(config << "\n simulated " << sim.requests_per_s << " requests/s, TPOT " << sim.tpot_s << " s; cutlab "
-              << r.requests_per_s << ", " << r.tpot_s);
+  INFO(config << "\n simulated " << sim.requests_per_s << " requests/s, TPOT " << sim.tpot_s << " s; cutlab " << r.requests_per_s
+              << ", " << r.tpot_s);
   REQUIRE_THAT(r.requests_per_s, WithinRel(sim.requests_per_s, 0.015));
   REQUIRE_THAT(r.tpot_s, WithinRel(sim.tpot_s, 0.015));
 }
@@ -129,5 +129,6 @@ TEST_CASE("the steady state serves what the engine's schedule, simulated step by
   check(std::string(kLlama) +
         R"("length_mix":[{"prompt_len":1000,"output_len":200,"share":0.7},{"prompt_len":8000,"output_len":500,"share":0.3}]}})");
   // An MoE model whose experts' reads grow with the step's tokens.
-  check(R"({"model":"qwen3-30b-a3b","cluster":"hgx-h200","workload":{"mode":"infer","batch":512,"prompt_len":1024,"output_len":1024}})");
+  check(
+      R"({"model":"qwen3-30b-a3b","cluster":"hgx-h200","workload":{"mode":"infer","batch":512,"prompt_len":1024,"output_len":1024}})");
 }
