@@ -73,9 +73,9 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
   if (!(terms < 1e250)) return out;  // hundreds of prompts a step: their chunks average out (CV 1/√λ)
   const double p0 = 1.0 / terms;
   // The chunk sizes on the lattice (a chunk of the room or more fills the step), and the tokens of
-  // each point, scaled so that the lattice's mean is the mean load's.
-  // A prompt of n_pf,i chunks puts its chunk_i (the room) in n_pf,i − 1 of its steps and the rest of
-  // its prompt in the last: each chunk size with its share of the class's prefilling sequences.
+  // each point, scaled so that the lattice's mean is the mean load's. A prompt of n_pf,i chunks puts
+  // its chunk_i (the room) in n_pf,i − 1 of its steps and the rest of its prompt in the last: each
+  // chunk size with its share of the class's prefilling sequences.
   const double bin = room / kBins;
   std::array<double, kBins + 1> f{}, p{}, x{};
   std::array<std::array<double, 2>, kMaxLengthClasses> sizes{}, weights{};  // each class's chunk sizes, and their shares
@@ -95,7 +95,6 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
   }
   const double scale = E / lattice_mean;
   for (int n = 0; n <= kBins; ++n) x[std::size_t(n)] = n == kBins ? room : std::min(room, n * bin * scale);
-  // A step of `tokens` with one of class i's chunks beside them, each chunk size in its share.
   const double a = -pi / (1.0 - pi), b = (c + 1.0) * pi / (1.0 - pi);
   p[0] = p0;
   double below = p0;
@@ -270,30 +269,30 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
     load.prefill_kv_tokens += r * k.share * k.prompt_len * (std::ceil(k.prompt_len / chunk[i]) - 1.0) / 2.0;
     load.prefill_seqs += r * k.share * k.prompt_len / chunk[i];  // prompts with a chunk in the step
   }
-  b.step = step_cost(S, load);
-  b.draft_s = w.spec_draft_tokens * (w.spec_draft_tokens > 0 ? draft_pass_s(S, b.decode_seqs, load.decode_context) : 0.0);
-  b.cycle_s = pipeline_cycle_s(b.step, b.draft_s);
   // Prompts come in whole chunks: a step carries the chunks of the prompts admitted before it, or
-  // none, not the mean's share of every prompt (header; unless every step is full).
+  // none, not the mean's share of every prompt (header). Every step full (token-bound), or lumps that
+  // average out: the mean step.
   std::array<double, kMaxLengthClasses> held{}, prompts{};  // prefilling sequences of each class per step, r·s_i·n_pf,i
   for (int i = 0; i < K; ++i) held[i] = r * classes[std::size_t(i)].share * n_pf[i], prompts[i] = classes[std::size_t(i)].prompt_len;
   const LumpySteps lumps = b.token_budget_bound ? LumpySteps{}
                                                 : lumpy_steps(S, load, budget_left, c, held.data(), chunk.data(), prompts.data(), K);
-  if (lumps.ok) b.step = lumps.decode_step, b.draft_s = lumps.decode_draft_s, b.cycle_s = lumps.decode_cycle_s;
+  if (lumps.ok) {
+    b.step = lumps.decode_step, b.draft_s = lumps.decode_draft_s, b.cycle_s = lumps.decode_cycle_s;
+  } else {
+    b.step = step_cost(S, load);
+    b.draft_s = w.spec_draft_tokens * (w.spec_draft_tokens > 0 ? draft_pass_s(S, b.decode_seqs, load.decode_context) : 0.0);
+    b.cycle_s = pipeline_cycle_s(b.step, b.draft_s);
+  }
   b.tpot_s = b.cycle_s / b.tokens_per_step;
-  // A prompt's own steps carry its chunk, min(ISL, what the decodes leave), beside the decodes: when
-  // the mean step holds less prefill than that (not token-bound), they are heavier than the mean.
-  // With mixed lengths each class's own step; prefill_step is their mean over the requests' prefill
-  // steps.
+  // A prompt's own steps carry its chunk, min(ISL, what the decodes leave), beside the decodes: lumpy,
+  // beside the others' (lumpy_steps); at the mean step, when the mean step holds less prefill than that
+  // (not token-bound), they are heavier than the mean. With mixed lengths each class's own step;
+  // prefill_step is their mean over the requests' prefill steps.
   b.prefill_step.stage_s.assign(b.step.stage_s.size(), 0.0);
   for (int i = 0; i < K; ++i) {
     const LengthClass& k = classes[std::size_t(i)];
-    StepCost own_step = b.step;
-    double own_cycle_s = 0;
-    if (lumps.ok) {
-      own_step = lumps.own_step[i];
-      own_cycle_s = lumps.own_cycle_s[i];
-    } else if (chunk[i] > load.prefill_tokens) {
+    StepCost own_step = lumps.ok ? lumps.own_step[std::size_t(i)] : b.step;
+    if (!lumps.ok && chunk[i] > load.prefill_tokens) {
       StepLoad own = load;
       own.prefill_tokens = chunk[i];
       own.prefill_kv_tokens = std::max(load.prefill_kv_tokens,
@@ -304,7 +303,7 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency) {
       own.prefill_context = mine.context;
       own_step = step_cost(S, own);
     }
-    if (!lumps.ok) own_cycle_s = pipeline_cycle_s(own_step, b.draft_s);
+    const double own_cycle_s = lumps.ok ? lumps.own_cycle_s[std::size_t(i)] : pipeline_cycle_s(own_step, b.draft_s);
     const double ttft_s = pf[i] * own_cycle_s, e2e_s = ttft_s + (k.output_len - 1.0) * b.tpot_s;
     b.classes.push_back({k, pf[i], ttft_s, e2e_s});
     const double u = k.share * pf[i] / b.prefill_steps;  // its part of the prefill steps
