@@ -69,3 +69,15 @@ static void BM_TimelineJsonLlama405B_16384(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(api::timeline_json(texts[i++ & 1], 1100, 440));
 }
 BENCHMARK(BM_TimelineJsonLlama405B_16384);
+
+// An offline run of mixed lengths, its schedule replayed step by step (core/serving_offline_mix.h):
+// Qwen3-30B-A3B on one H200, 377 slots (the KV cache), 2,048 requests of three classes.
+static void BM_EvaluateOfflineMixQwen3_30B(benchmark::State& state) {
+  Config c;
+  c.model = *find_model_preset("qwen3-30b-a3b");
+  c.cluster = *find_cluster_preset("hgx-h200");
+  c.workload.mode = Mode::Infer, c.workload.batch = 512, c.workload.num_requests = 2048;
+  c.workload.length_mix = {{128, 128, 0.4}, {1000, 1000, 0.4}, {8000, 200, 0.2}};
+  for (auto _ : state) benchmark::DoNotOptimize(evaluate(c));
+}
+BENCHMARK(BM_EvaluateOfflineMixQwen3_30B)->Unit(benchmark::kMicrosecond);

@@ -30,6 +30,15 @@ if (core.options) bench('options (valid values of every axis)', () => core.optio
 if (core.timeline) bench('timeline scene, 1000 px', () => core.timeline(config, 1000, 0));
 if (core.gpus) bench('gpus: 64 GPU placements', () => core.gpus(config, 0, 64));
 bench('schedule with every op', () => core.schedule(config));
+// An offline run of mixed lengths, its schedule replayed step by step (bench_evaluate.cpp's
+// BM_EvaluateOfflineMixQwen3_30B); two texts in turn, so that the core's one-entry cache never answers.
+const mixTexts = [0, 1].map((i) => JSON.stringify({
+  model: 'qwen3-30b-a3b', cluster: 'hgx-h200',
+  workload: { mode: 'infer', batch: 512, num_requests: 2048 + i, length_mix: [{ prompt_len: 128, output_len: 128, share: 0.4 },
+    { prompt_len: 1000, output_len: 1000, share: 0.4 }, { prompt_len: 8000, output_len: 200, share: 0.2 }] },
+}));
+let mixI = 0;
+bench('evaluate: offline mix, 2,048 requests replayed', () => core.evaluate(mixTexts[mixI++ & 1]));
 
 // The searches: plans in the space (candidates) and simulated plans per second, median of 3 runs,
 // by wall time and by this process's CPU time (the two differ on a busy machine).

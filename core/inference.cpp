@@ -6,6 +6,7 @@
 #include "core/compute.h"
 #include "core/memory.h"
 #include "core/serving_instances.h"
+#include "core/serving_offline_mix.h"
 
 namespace cutlab {
 
@@ -187,14 +188,14 @@ void static_batch(const Resolved& resolved, const ServingSetup& S, InferenceEsti
 // offline_run_s). A last wave of a few sequences still reads every weight on each step, which is what a
 // steady-state rate misses.
 void offline_run(const ServingSetup& S, const BatchingState& full, double requests, long long kv_cap, InferenceEstimate& r) {
-  // mixed lengths finish apart: no waves (serving_batching.h offline_mix_run_s); classes of one length
+  // mixed lengths finish apart: no waves, the schedule replayed (core/serving_offline_mix.h); classes of one length
   // are uniform lengths
   const ClassLatency& first = full.classes[0];
   const bool mixed = std::any_of(full.classes.begin(), full.classes.end(), [&](const ClassLatency& k) {
     return k.lengths.prompt_len != first.lengths.prompt_len || k.lengths.output_len != first.lengths.output_len;
   });
   if (mixed) {
-    r.run_s = offline_mix_run_s(full, full.concurrency, requests);
+    r.run_s = offline_mix_run_s(S, full, full.concurrency, requests);
     r.requests_per_s = r.run_s > 0 ? requests / r.run_s : 0.0;
     return;
   }

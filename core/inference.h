@@ -88,7 +88,7 @@ struct InferenceEstimate {
   ClassList<ClassLatency> length_classes;
   // Offline run of workload.num_requests (0 when the workload is an endless stream): per replica,
   // from the start to the last token, and the waves of sequences it takes (0 for mixed lengths, which
-  // finish apart: core/serving_batching.h offline_mix_run_s); the throughputs below are the run's
+  // finish apart: core/serving_offline_mix.h); the throughputs below are the run's
   // (requests ÷ run_s), not the steady state's.
   double run_s = 0;
   double run_waves = 0;

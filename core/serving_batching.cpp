@@ -394,66 +394,6 @@ double offline_run_s(const ServingSetup& S, double concurrency, double requests)
   return run_s + (waves - 2.0) * warm_s(concurrency) + warm_s(last);
 }
 
-double offline_mix_run_s(const BatchingState& b, double concurrency, double requests) {
-  const double c = concurrency, N = requests;
-  ClassList<ClassLatency> k = b.classes;  // by end to end, shortest first
-  std::sort(k.begin(), k.end(), [](const ClassLatency& x, const ClassLatency& y) { return x.e2e_latency_s < y.e2e_latency_s; });
-  const std::size_t n = k.size();
-  if (n == 0 || !(c > 0) || !(N > 0) || !(k[0].e2e_latency_s > 0)) return 0.0;
-  const double shortest = k[0].e2e_latency_s, longest = k[n - 1].e2e_latency_s;
-  // E[max of m draws of D] = Σ_j D_j · (G_j^m − G_{j−1}^m), G_j the shares of the j shortest classes
-  auto longest_of = [&](double m) {
-    double e = 0, G = 0, below = 0;
-    for (const ClassLatency& x : k) {
-      G += x.lengths.share;
-      const double at = std::pow(std::min(G, 1.0), m);
-      e += x.e2e_latency_s * (at - below);
-      below = at;
-    }
-    return e;
-  };
-  if (N <= c) return longest_of(N);
-  double mu = 0, D2 = 0;
-  for (const ClassLatency& x : k) mu += x.lengths.share * x.e2e_latency_s, D2 += x.lengths.share * x.e2e_latency_s * x.e2e_latency_s;
-  // The admissions as a fluid on a grid of h = shortest / 8: c at t = 0, then at step j the slots the
-  // classes free, a(j) = Σ_i s_i · a(j − d_i), d_i = D_i / h rounded, while requests are left. The run
-  // ends a longest class's D after the last admission.
-  constexpr int kGrid = 8192;
-  const double h = shortest / 8.0;
-  if (N * mu / c < 0.9 * kGrid * h) {
-    std::array<int, kMaxLengthClasses> d{};
-    // (at most the grid: a class that does not end within it frees no slot on it)
-    for (std::size_t i = 0; i < n; ++i) d[i] = int(std::clamp(std::round(k[i].e2e_latency_s / h), 1.0, double(kGrid)));
-    std::vector<double> a(kGrid, 0.0);
-    a[0] = c;
-    double admitted = c;
-    for (int j = 1; j < kGrid; ++j) {
-      double freed = 0;
-      for (std::size_t i = 0; i < n; ++i)
-        if (j >= d[i]) freed += k[i].lengths.share * a[std::size_t(j - d[i])];
-      a[std::size_t(j)] = std::min(freed, N - admitted);
-      admitted += a[std::size_t(j)];
-      if (admitted >= N * (1.0 - 1e-12)) return j * h + longest;
-    }
-  }
-  // A run that long reaches the steady state: renewal theory, as above.
-  const double mean_residual_s = D2 / (2.0 * mu);
-  // ∫₀^longest F(x)^c dx over the pieces between the sorted D_j, F linear on each: slope Σ_{D_i ≥ D_j} s_i / μ
-  auto F = [&](double x) {
-    double f = 0;
-    for (const ClassLatency& y : k) f += y.lengths.share * std::min(x, y.e2e_latency_s);
-    return std::min(f / mu, 1.0);
-  };
-  double integral = 0, x0 = 0, above = 1.0;  // above: the shares of the classes not shorter than the piece's end
-  for (const ClassLatency& y : k) {
-    const double x1 = y.e2e_latency_s;
-    if (x1 > x0 && above > 0) integral += (std::pow(F(x1), c + 1.0) - std::pow(F(x0), c + 1.0)) / (above / mu * (c + 1.0));
-    above -= y.lengths.share;
-    x0 = std::max(x0, x1);
-  }
-  return N * mu / c - mean_residual_s + (longest - integral);
-}
-
 double admission_wait_s(double slots, double busy, double service_s, double cs2) {
   const double c = std::floor(slots), a = busy;
   if (!(a > 0) || !(service_s > 0) || c < 1) return 0.0;

@@ -100,25 +100,6 @@ double offline_run_s(const ServingSetup& S, double concurrency, double requests)
 // The waves of that run: ⌈requests / concurrency⌉, at least one (the last holds what is left).
 double offline_waves(double concurrency, double requests);
 
-// An offline run of mixed lengths (Workload::length_mix of two or more lengths, with num_requests):
-// `requests` N per replica queued at once in random class order, `concurrency` c slots, each request
-// holding one for its class's end to end D_i at the steady state `b` (b.classes, shares s_i).
-// Requests of different lengths finish apart, so once the first free their slots the run no longer
-// goes in waves: it is list scheduling of N jobs on c slots (Graham 1969).
-//   - N ≤ c: every request starts at once; the run is the longest one's, E[max of N draws of D].
-//   - Otherwise the admissions as a fluid: c at t = 0, then as the classes free their slots,
-//     a(t) = Σ s_i · a(t − D_i) (a renewal equation, Feller 1941), until the N-th; the run ends the
-//     longest D after it. Solved on a grid of a eighth of the shortest D.
-//   - A run whose queue lasts beyond that grid (over about 900 of the shortest D) has reached the
-//     steady state: renewal theory (Cox 1962). Until the last admission at t_q every slot is busy,
-//     and then each runs a request in its equilibrium residual (class i with probability s_i·D_i/μ,
-//     its remaining time uniform on [0, D_i]): N·μ = c·t_q + c·E[R], E[R] = Σ s_i·D_i² / (2μ), and
-//     the run ends at N·μ/c − E[R] + E[max of the c residuals], E[max] = ∫₀^max D (1 − F(x)^c) dx,
-//     F(x) = Σ s_i·min(x, D_i)/μ, μ = Σ s_i·D_i.
-// The steps stay those of the steady state, also in the run's last moments, when fewer sequences are
-// left (docs/validation.md §8 compares it with a simulation of the list schedule). Seconds per replica.
-double offline_mix_run_s(const BatchingState& b, double concurrency, double requests);
-
 // Sequences in flight per replica: pp × batch, at most the KV cache's capacity, at most the requests
 // of an offline run that reach the replica, and with a request rate λ per replica Little's law
 // C = λ · E2E(C) (Little 1961) when that is smaller.

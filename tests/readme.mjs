@@ -66,7 +66,7 @@ quoted('prefill ' + fixed(d.prefill.requests_per_s, 2) + ' requests/s at its bat
 
 const mixArgs = ['evaluate', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--mode', 'infer', '--batch', '64', '--length-mix', '1000/200:70%,8000/500:30%'];
 const mixRun = json([...mixArgs, '--num-requests', '3000']).result.inference, mixStream = json(mixArgs).result.inference;
-quoted('last admission: ' + fixed(mixRun.run_s, 1) + ' s per replica, ' + commas(mixRun.output_tokens_per_s_total) + ' output tokens/s, ' +
+quoted('replayed step by step: ' + fixed(mixRun.run_s, 1) + ' s per replica, ' + commas(mixRun.output_tokens_per_s_total) + ' output tokens/s, ' +
   fixed(100 * (1 - mixRun.output_tokens_per_s_total / mixStream.output_tokens_per_s_total), 1) + '% under the endless stream\'s ' +
   commas(mixStream.output_tokens_per_s_total), 'the offline run of a mix');
 const dm = json(['evaluate', 'tests/fixtures/disaggregated-mix.json']).result.length_classes;
