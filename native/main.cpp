@@ -479,8 +479,9 @@ void print_inference(const ServingEstimate& e, const Config& c) {
       std::cout << " the run: " << human_time(r.run_s) << " per replica in " << waves(r.run_waves) << " of sequences started together"
                 << (r.run_waves > 1 ? " (the last one partly full)" : "") << "; the throughputs below are the run's\n";
     else if (r.run_s > 0)  // mixed lengths: no waves (core/serving_offline_mix.h)
-      std::cout << " the run: " << human_time(r.run_s) << " per replica, its mixed lengths finishing apart (no waves: each slot takes"
-                << " the next request as it frees); the throughputs below are the run's\n";
+      std::cout
+          << " the run: " << human_time(r.run_s) << " per replica, its mixed lengths finishing apart (no waves: each slot takes"
+          << " the next request as it frees; the engine's schedule replayed step by step); the throughputs below are the run's\n";
     if (r.run_s > 0 && r.run_one_more_wave_s > 0)
       std::cout << " the KV pool holds " << with_commas(r.run_spare_sequences)
                 << (r.run_spare_sequences == 1 ? " sequence" : " sequences") << " beyond the fewest that finish in "

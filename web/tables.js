@@ -298,7 +298,7 @@
     h += row('tokens/s in total', inf.output_tokens_per_s_total, F.int(inf.output_tokens_per_s_total), F.sig(inf.output_tokens_per_s_per_gpu) + ' per GPU');
     const waves = (n) => F.int(n) + ' wave' + (n > 1 ? 's' : '');
     if (inf.run_s > 0) h += row('the run', inf.run_s, F.seconds(inf.run_s), (inf.run_waves > 0 ? waves(inf.run_waves) + ' of sequences started together'
-      : 'mixed lengths finish apart: no waves') + '; throughputs are the run\'s');
+      : 'mixed lengths finish apart: no waves; the engine\'s schedule replayed step by step') + '; throughputs are the run\'s');
     if (inf.run_s > 0 && inf.run_one_more_wave_s > 0) h += row('spare before another wave', inf.run_spare_sequences, F.int(inf.run_spare_sequences) + ' seq.', 'KV room beyond the fewest in flight for ' + waves(inf.run_waves) + '; with less, ' + waves(inf.run_waves + 1) + ': throughput ' + F.signedPct(inf.run_s / inf.run_one_more_wave_s - 1));
     h += row('requests/s', inf.requests_per_s, F.sig(inf.requests_per_s), inf.saturated ? 'saturated: the queue grows' : 'all replicas');
     if (inf.instances > 1) {
