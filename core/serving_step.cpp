@@ -18,18 +18,26 @@ double kv_bytes_per_token_layer(const ModelSpec& m, double t, double bytes) {
 double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double context, Attended how, double from) {
   // Mean: contexts uniform on [from, hi], whose mean is `context`; local_attention_pairs(s) is the
   // integral of attended_tokens over contexts 0..s, so its difference over the range is the mean's sum.
-  const double hi = 2.0 * context - from;
-  double keys = 0;
-  for (const auto& [first, last] : st.chunks)
-    for (int i = first; i <= last; ++i) {
-      const bool local = how == Attended::Mean ? attended_tokens(m, i, hi) < hi : attended_tokens(m, i, context) < context;
-      if (!local || how == Attended::HeldFull) keys += context;
-      else if (how == Attended::Held) keys += std::min(context, double(m.attention_window));
-      else
-        keys += hi > from ? (local_attention_pairs(m, hi) - local_attention_pairs(m, from)) / (hi - from)
-                          : attended_tokens(m, i, context);
-    }
-  return keys;
+  // Every local layer attends alike (attended_tokens depends on the layer only through whether it is
+  // global), so the stage's layers count as global ones at `context` and local ones at one value.
+  const double hi = 2.0 * context - from, W = m.attention_window;
+  double layers = 0, global = 0;
+  for (const auto& [first, last] : st.chunks) {
+    if (last < first) continue;
+    layers += last - first + 1;
+    // layers every−1, 2·every−1, … (0-based) are global (model.h attended_tokens)
+    if (W > 0 && m.global_attention_every > 0) global += (last + 1) / m.global_attention_every - first / m.global_attention_every;
+  }
+  if (W <= 0) global = layers;
+  const double local = layers - global;
+  // A local layer attends to fewer keys than the context once its contexts pass the window.
+  const bool windowed = how == Attended::Mean ? hi > W : context > W;
+  if (local == 0 || !windowed || how == Attended::HeldFull) return layers * context;
+  double one = 0;  // the keys of one local layer
+  if (how == Attended::Held) one = std::min(context, W);
+  else if (hi > from) one = (local_attention_pairs(m, hi) - local_attention_pairs(m, from)) / (hi - from);
+  else one = !m.attention_chunked ? W : context - W * std::floor((context - 1) / W);  // model.h attended_tokens
+  return global * context + local * one;
 }
 
 Attended held(const Workload& w) { return w.local_kv_cache == LocalKvCache::Full ? Attended::HeldFull : Attended::Held; }
