@@ -214,7 +214,9 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
   r.concurrency_limit = conc.limit;
   r.saturated = conc.saturated;
   if (!(conc.value > 0)) return;  // not even one sequence fits: a result, all rates 0
-  const BatchingState b = inflight_state(S, conc.value);
+  // (an open system, unless saturated: its queue pins the slots full)
+  const double rate = conc.limit == ConcurrencyLimit::RequestRate ? S.w.request_rate_per_s / r.replicas : 0.0;
+  const BatchingState b = inflight_state(S, conc.value, rate, conc.slots);
   r.token_budget_bound = b.token_budget_bound;
   r.decode_seqs_per_step = b.decode_seqs;
   r.prefill_tokens_per_step = b.prefill_tokens;

@@ -29,8 +29,9 @@
 // over that distribution: as the decoding sequences meet the steps for TPOT, as a prompt meets its own
 // step (its chunk beside the others') for TTFT. Every step full (token-bound) is the mean step.
 // Ignores: preemption, the spread of lengths within a class, the class mix of a step's prompts
-// (taken in proportion to its tokens), and admissions that cluster more than independent slots do
-// (Poisson arrivals at a request rate: TPOT 3–5% under the simulated schedule's at 2–10 requests/s).
+// (taken in proportion to its tokens). At a request rate (Poisson arrivals) the count in flight
+// wanders, and a decoding sequence meets more steps of many than of few: TPOT adds β·Var(n)/C
+// (inflight_state; within 0.5–1.7% of the simulated schedule, 2.0–3.0% without it).
 #pragma once
 #include "core/serving_step.h"
 
@@ -72,10 +73,15 @@ struct BatchingState {
   double e2e_cs2 = 0;                        // squared coefficient of variation of end-to-end over the classes
   ClassList<ClassLatency> classes;           // request_classes(w), in order
   double requests_per_s = 0;                 // per replica
+  // Open systems: Var(n)/C of the sequences in flight, by which a decoding sequence's steps are
+  // longer than the step at C (β·Var(n)/C, β the step's cost of one more sequence); 0 when closed.
+  double inflight_spread = 0;
 };
 
-// The steady state of a replica holding `concurrency` sequences (> 0).
-BatchingState inflight_state(const ServingSetup& S, double concurrency);
+// The steady state of a replica holding `concurrency` sequences (> 0). With `rate_per_s` > 0 (an open
+// system: requests arriving at random, λ per replica, at most `slots` in flight) the count in flight
+// wanders about `concurrency`, and TPOT is the steps' mean over that spread (inflight_spread).
+BatchingState inflight_state(const ServingSetup& S, double concurrency, double rate_per_s = 0.0, double slots = 0.0);
 
 // The decoding sequences of a stream (inflight_state's decode parts, and a disaggregated decode pool's,
 // core/disaggregation.h), by length class (request_classes(w); one part for uniform lengths): class i

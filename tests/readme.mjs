@@ -54,6 +54,25 @@ const best = front(['--max-tpot-ms', '20', '--max-ttft-ms', '500']).best[0];
 quoted('the best is ' + mesh(best) + ' (' + fixed(best.output_tokens_per_s_per_user, 1) + ' per user, ' + fixed(best.output_tokens_per_s_per_gpu, 1) + ' per GPU)',
   'the serving search under limits');
 
+// The serving search at a request rate (Llama 3 8B at 20 requests/s of 1024/256 on up to 8 H100s).
+const atRate = (limits) => json(['search', '--model', 'llama3-8b', '--cluster', 'dgx-h100', '--gpus', '8', '--mode', 'infer', '--prompt-len', '1024',
+  '--output-len', '256', '--request-rate', '20', ...limits]).result;
+const r20 = atRate([]), r20best = r20.best[0], r20met = atRate(['--max-tpot-ms', '5']).best[0];
+const r20mesh = (p) => 'TP ' + p.plan.tp + (p.plan.dp > 1 ? ' × DP ' + p.plan.dp : '') + ' on ' + p.gpus + ' GPUs';
+quoted(r20mesh(r20best) + ' first (TTFT ' + fixed(r20best.ttft_s * 1e3, 1) + ' ms, TPOT ' + fixed(r20best.tpot_s * 1e3, 1) + ' ms, ' +
+  commas(r20best.output_tokens_per_s_per_gpu) + ' tokens/s per GPU); under TPOT ≤ 5 ms, ' + r20mesh(r20met) + ' (' + fixed(r20met.tpot_s * 1e3, 2) + ' ms;',
+  'the serving search at a request rate');
+const r20end = r20.front[0];
+quoted('the front ends at ' + r20mesh(r20end).replace(' on 8 GPUs', ' on all 8') + ' (TPOT ' + fixed(r20end.tpot_s * 1e3, 2) + ' ms, ' +
+  fixed(r20end.concurrency, 1) + ' sequences in flight per replica)', 'the serving front at a request rate');
+
+const r4 = json(['search', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--gpus', '16', '--mode', 'infer', '--prompt-len', '2048', '--output-len', '512',
+  '--request-rate', '4', '--max-ttft-ms', '500', '--max-tpot-ms', '20', '--disaggregated']).result;
+const r4co = r4.best[0], r4one = json(['evaluate', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--mode', 'infer', '--batch', '64',
+  '--prompt-len', '2048', '--output-len', '512', '--request-rate', '4']).result.inference;
+quoted('co-located, ' + r20mesh(r4co) + ' (TTFT ' + fixed(r4co.ttft_s * 1e3, 1) + ' ms, TPOT ' + fixed(r4co.tpot_s * 1e3, 1) + ' ms; TP 8 on 8 GPUs keeps up at batch 64 with ' +
+  fixed(r4one.concurrency, 1) + ' in flight, TPOT ' + fixed(r4one.tpot_s * 1e3, 1) + ' ms)', 'the co-located search at 4 requests/s');
+
 const d = json(['evaluate', 'tests/fixtures/disaggregated.json']).result;
 const colocated = json(['evaluate', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--mode', 'infer', '--batch', '64', '--prompt-len', '2048',
   '--output-len', '512']).result.inference;
