@@ -180,7 +180,7 @@ double decode_cycle_s(const ServingSetup& S, double C) {
   load.decode_tokens = 1.0 + w.spec_draft_tokens;
   load.decode_context = mix.context;  // mean context over the decode, and each class's (a mix)
   load.decode_parts = mix.parts.begin(), load.decode_part_count = mix.parts.count;
-  const double draft_s = w.spec_draft_tokens > 0 ? w.spec_draft_tokens * draft_pass_s(S, load.decode_seqs, load.decode_context) : 0.0;
+  const double draft_s = drafts_s(S, load.decode_seqs, load.decode_context);
   return pipeline_cycle_s(step_cost(S, load), draft_s);
 }
 

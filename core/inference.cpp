@@ -167,7 +167,7 @@ void static_batch(const Resolved& resolved, const ServingSetup& S, InferenceEsti
   load.decode_tokens = 1.0 + w.spec_draft_tokens;
   load.decode_context = double(w.prompt_len) + w.output_len / 2.0;  // mean context over the decode
   const StepCost step = step_cost(S, load);
-  const double draft_s = w.spec_draft_tokens * (w.spec_draft_tokens > 0 ? draft_pass_s(S, B, load.decode_context) : 0.0);
+  const double draft_s = drafts_s(S, B, load.decode_context);
   r.spec_tokens_per_step = spec_tokens_per_step(w.spec_draft_tokens, w.spec_acceptance);
   r.step_s = step.walk_s() + draft_s;  // one batch walks the stages
   r.decode = step_parts(step, draft_s, r.step_s, 1.0 / r.spec_tokens_per_step);

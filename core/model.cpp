@@ -24,18 +24,26 @@ int moe_layers_between(const ModelSpec& m, int first, int last) {
 }
 
 double attended_tokens(const ModelSpec& m, int i, double context) {
+  return global_attention_layers(m, i, i) == 1 ? context : local_attended_tokens(m, context);
+}
+
+double local_attended_tokens(const ModelSpec& m, double context) {
   const double W = m.attention_window;
-  const bool global = W <= 0 || (m.global_attention_every > 0 && (i + 1) % m.global_attention_every == 0);
-  if (global || context <= W) return context;
+  if (W <= 0 || context <= W) return context;
   if (!m.attention_chunked) return W;                  // sliding window: the last W tokens
   return context - W * std::floor((context - 1) / W);  // chunked: the query's own chunk so far
 }
 
+int global_attention_layers(const ModelSpec& m, int first, int last) {
+  if (last < first) return 0;
+  if (m.attention_window <= 0) return last - first + 1;
+  const int every = m.global_attention_every;  // layers every−1, 2·every−1, … (0-based)
+  return every > 0 ? (last + 1) / every - first / every : 0;
+}
+
 double local_attention_share(const ModelSpec& m) {
   if (m.attention_window <= 0 || m.layers <= 0) return 0.0;
-  const int every = m.global_attention_every;
-  const int global = every > 0 ? m.layers / every : 0;  // layers every−1, 2·every−1, … (0-based)
-  return double(m.layers - global) / m.layers;
+  return double(m.layers - global_attention_layers(m, 0, m.layers - 1)) / m.layers;
 }
 
 double local_attention_pairs(const ModelSpec& m, double s) {

@@ -72,6 +72,10 @@ int moe_layers_between(const ModelSpec& m, int first, int last);
 // the tokens of its own chunk, context − W·⌊(context − 1)/W⌋, in a chunked layer (attention_window,
 // attention_chunked, global_attention_every). The one place that knows which tokens a layer sees.
 double attended_tokens(const ModelSpec& m, int i, double context);
+// The same for a local layer (every local layer attends alike), and the global layers among layers
+// first..last (0-based; all of them without attention_window).
+double local_attended_tokens(const ModelSpec& m, double context);
+int global_attention_layers(const ModelSpec& m, int first, int last);
 // Share of the layers whose attention is local (0 without attention_window), and the (query, key)
 // pairs of a causal local layer over a sequence of s tokens, in the continuous form of the causal
 // s²/2: sliding window W·s − W²/2 for s > W; chunked ⌊s/W⌋·W²/2 + r²/2 (r the last chunk's tokens);

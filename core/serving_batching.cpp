@@ -137,7 +137,6 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
       few.push_back(at[std::size_t(std::llround(double(j) * double(at.size() - 1) / (kLumpPoints - 1)))]);
     at.swap(few);
   }
-  const double draft_tokens = S.w.spec_draft_tokens;
   auto others = [&](double tokens) { return lambda * tokens / E; };  // prefilling sequences with `tokens`
   struct Priced {
     StepCost step;
@@ -155,7 +154,7 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
     load.decode_seqs = std::max(0.0, c - seqs);
     Priced q;
     q.step = step_cost(S, load);
-    q.draft_s = draft_tokens > 0 ? draft_tokens * draft_pass_s(S, load.decode_seqs, load.decode_context) : 0.0;
+    q.draft_s = drafts_s(S, load.decode_seqs, load.decode_context);
     q.cycle_s = pipeline_cycle_s(q.step, q.draft_s);
     return q;
   };
@@ -280,7 +279,7 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency, double r
     b.step = lumps.decode_step, b.draft_s = lumps.decode_draft_s, b.cycle_s = lumps.decode_cycle_s;
   } else {
     b.step = step_cost(S, load);
-    b.draft_s = w.spec_draft_tokens * (w.spec_draft_tokens > 0 ? draft_pass_s(S, b.decode_seqs, load.decode_context) : 0.0);
+    b.draft_s = drafts_s(S, b.decode_seqs, load.decode_context);
     b.cycle_s = pipeline_cycle_s(b.step, b.draft_s);
   }
   // An open system: with requests arriving at random (Poisson) the sequences in flight are not held at
@@ -303,10 +302,9 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency, double r
     StepLoad d1 = d0;
     d1.decode_seqs = c + 1.0;
     const StepCost s0 = step_cost(S, d0), s1 = step_cost(S, d1);
-    auto draft_s = [&](double n) {
-      return w.spec_draft_tokens > 0 ? w.spec_draft_tokens * draft_pass_s(S, n, decoding.context) : 0.0;
-    };
-    const double beta = std::max(0.0, (pipeline_cycle_s(s1, draft_s(c + 1.0)) - pipeline_cycle_s(s0, draft_s(c))) / p);
+    const double beta = std::max(0.0, (pipeline_cycle_s(s1, drafts_s(S, c + 1.0, decoding.context)) -
+                                       pipeline_cycle_s(s0, drafts_s(S, c, decoding.context))) /
+                                          p);
     const double lambda_B = rate_per_s * D * beta;
     const double spread = std::min(lambda_B < 1.0 ? 1.0 / (1.0 - lambda_B) : std::numeric_limits<double>::infinity(),
                                    std::max(0.0, slots - concurrency));
@@ -389,7 +387,7 @@ double step_cycle_s(const ServingSetup& S, double decodes, double prefill) {
     load.prefill_kv_tokens = prefill * (std::ceil(ISL / chunk) - 1.0) / 2.0;
     load.prefill_seqs = std::max(1.0, prefill / chunk);
   }
-  const double draft_s = w.spec_draft_tokens > 0 ? w.spec_draft_tokens * draft_pass_s(S, decodes, load.decode_context) : 0.0;
+  const double draft_s = drafts_s(S, decodes, load.decode_context);
   return pipeline_cycle_s(step_cost(S, load), draft_s);
 }
 

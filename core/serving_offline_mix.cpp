@@ -92,9 +92,7 @@ class Engine {
   }
 
   double cycle_s(const StepLoad& L) const {
-    const double draft_s = S_.w.spec_draft_tokens > 0 && L.decode_seqs > 0
-                               ? S_.w.spec_draft_tokens * draft_pass_s(S_, L.decode_seqs, L.decode_context)
-                               : 0.0;
+    const double draft_s = L.decode_seqs > 0 ? drafts_s(S_, L.decode_seqs, L.decode_context) : 0.0;
     return pipeline_cycle_s(step_cost(S_, L), draft_s);
   }
 

@@ -22,13 +22,8 @@ double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double conte
   // global), so the stage's layers count as global ones at `context` and local ones at one value.
   const double hi = 2.0 * context - from, W = m.attention_window;
   double layers = 0, global = 0;
-  for (const auto& [first, last] : st.chunks) {
-    if (last < first) continue;
-    layers += last - first + 1;
-    // layers every−1, 2·every−1, … (0-based) are global (model.h attended_tokens)
-    if (W > 0 && m.global_attention_every > 0) global += (last + 1) / m.global_attention_every - first / m.global_attention_every;
-  }
-  if (W <= 0) global = layers;
+  for (const auto& [first, last] : st.chunks)
+    if (last >= first) layers += last - first + 1, global += global_attention_layers(m, first, last);
   const double local = layers - global;
   // A local layer attends to fewer keys than the context once its contexts pass the window.
   const bool windowed = how == Attended::Mean ? hi > W : context > W;
@@ -36,7 +31,7 @@ double stage_attended_keys(const ModelSpec& m, const StageInfo& st, double conte
   double one = 0;  // the keys of one local layer
   if (how == Attended::Held) one = std::min(context, W);
   else if (hi > from) one = (local_attention_pairs(m, hi) - local_attention_pairs(m, from)) / (hi - from);
-  else one = !m.attention_chunked ? W : context - W * std::floor((context - 1) / W);  // model.h attended_tokens
+  else one = local_attended_tokens(m, context);
   return global * context + local * one;
 }
 
@@ -303,6 +298,10 @@ double draft_pass_s(const ServingSetup& S, double decode_seqs, double decode_con
   one.decode_context = decode_context;
   const StageStep d = stage_step(S, head, one);
   return d.total_s() - d.host_s;  // the host's work is the step's, counted once there
+}
+
+double drafts_s(const ServingSetup& S, double decode_seqs, double decode_context) {
+  return S.w.spec_draft_tokens > 0 ? S.w.spec_draft_tokens * draft_pass_s(S, decode_seqs, decode_context) : 0.0;
 }
 
 }  // namespace cutlab

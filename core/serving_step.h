@@ -133,6 +133,8 @@ StepCost step_cost(const ServingSetup& S, const StepLoad& load);
 // the target's shape (MoE when the model is) and the output layer, on the last stage (DeepSeek-V3
 // §2.2: the MTP module shares the embedding and output head).
 double draft_pass_s(const ServingSetup& S, double decode_seqs, double decode_context);
+// The draft head's passes of one step: Workload::spec_draft_tokens of them (0 without drafts).
+double drafts_s(const ServingSetup& S, double decode_seqs, double decode_context);
 
 // Tokens of a step that sample, the rows its output layer runs on: every decoding token (1 + drafts
 // per sequence) and the last token of each prompt the step completes, prefill_tokens / prompt_len of
