@@ -230,19 +230,22 @@ PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_
   const DecodeMix mix = decode_mix(w, q);
   const double steps = mix.steps;                                               // a sequence's decode steps (mean)
   const double lambda = requests_per_s / copies(resolved, r) / r.mesh.dp_attn;  // per replica
+  // At random arrivals the count in flight wanders about its mean C, and a decoding sequence meets the
+  // step at C plus β·Var(n)/C (count_spread, core/serving_batching.h; as the co-located model): β is
+  // one more sequence in each micro-batch over pp, Var(n)/C = 1/(1 − λ·steps·β), at most the slots left.
+  auto cycle_s = [&](double C) {
+    const double at_C = decode_cycle_s(S, C);
+    if (!random || lambda <= 0) return at_C;
+    const double pp = S.plan.pp, beta = std::max(0.0, (decode_cycle_s(S, C + pp) - at_C) / pp);
+    return at_C + beta * count_spread(lambda * steps * beta, most_in_flight - C);
+  };
   // Little's law: C = λ · steps · cycle(C); the cycle grows with C, so g(C) = λ·steps·cycle(C) − C falls
   // through 0 once, at most at the pool's batch (its rate there is at least λ).
-  auto g = [&](double C) { return lambda * steps * decode_cycle_s(S, C) - C; };
+  auto g = [&](double C) { return lambda * steps * cycle_s(C) - C; };
   double C = most_in_flight;
-  if (lambda > 0 && g(most_in_flight) < 0) {
-    double lo = 0, hi = most_in_flight;
-    for (int i = 0; i < 60; ++i) {
-      const double mid = 0.5 * (lo + hi);
-      (g(mid) > 0 ? lo : hi) = mid;
-    }
-    C = hi;
-  }
-  const double cycle = decode_cycle_s(S, C);
+  const double g_most = lambda > 0 ? g(most_in_flight) : 0.0;
+  if (g_most < 0) C = falling_root(g, most_in_flight, g(0.0), g_most);
+  const double cycle = cycle_s(C);
   // At random arrivals a request's KV waits for one of the replica's most_in_flight slots when all
   // are taken, each held for its decode (steps · cycle): Erlang C, as the co-located model (a mix:
   // with the spread of the classes' decodes, Allen–Cunneen).

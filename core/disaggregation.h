@@ -167,8 +167,9 @@ PoolResult evaluate_decode_pool(const Resolved& r);   // its requests/s, TPOT an
 // A pool run at `requests_per_s` (at most what it serves): the sequences in flight per replica by
 // Little's law and its latency there (prefill: TTFT, the serving model at that request rate; decode:
 // TPOT, C = λ · decode steps · cycle(C), at most `most_in_flight`, its batch). With `random` arrivals
-// (a request rate) also the wait for a free slot (Erlang C), `queue_s`; fed as slots free (offline),
-// none.
+// (a request rate) also the wait for a free slot (Erlang C), `queue_s`, and the decode step as the
+// wandering count in flight meets it (+ β·Var(n)/C, count_spread in core/serving_batching.h); fed as
+// slots free (offline), neither.
 struct PoolLoad {
   double in_flight = 0, latency_s = 0, queue_s = 0;
   ClassList<ClassLatency> classes;  // prefill of a mix: each class's TTFT (latency_s is their mean)

@@ -213,6 +213,10 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
 
 }  // namespace
 
+double count_spread(double lambda_B, double headroom) {
+  return std::min(lambda_B < 1.0 ? 1.0 / (1.0 - lambda_B) : std::numeric_limits<double>::infinity(), std::max(0.0, headroom));
+}
+
 BatchingState inflight_state(const ServingSetup& S, double concurrency, double rate_per_s, double slots) {
   const Workload& w = S.w;
   const RequestClasses classes = request_classes(w);  // shares sum to 1
@@ -305,9 +309,7 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency, double r
     const double beta = std::max(0.0, (pipeline_cycle_s(s1, drafts_s(S, c + 1.0, decoding.context)) -
                                        pipeline_cycle_s(s0, drafts_s(S, c, decoding.context))) /
                                           p);
-    const double lambda_B = rate_per_s * D * beta;
-    const double spread = std::min(lambda_B < 1.0 ? 1.0 / (1.0 - lambda_B) : std::numeric_limits<double>::infinity(),
-                                   std::max(0.0, slots - concurrency));
+    const double spread = count_spread(rate_per_s * D * beta, slots - concurrency);
     if (beta > 0 && spread > 0) {
       add_scaled(b.step, s1, spread / p);
       add_scaled(b.step, s0, -spread / p);
@@ -458,31 +460,13 @@ Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_se
   // cap it is ≥ 0 when the replica cannot keep up (saturated), else the root lies below the cap.
   const double cap = out.value;
   auto g = [&](double C) { return lambda * inflight_state(S, C, lambda, cap).e2e_s - C; };
-  if (g(cap) >= 0) {
+  const double g_cap = g(cap);
+  if (g_cap >= 0) {
     out.saturated = true;
     return out;
   }
-  // The root by regula falsi with the Illinois rule (Dowell & Jarratt 1971): a bracket kept as in
-  // bisection, its end that stays twice in a row halved in weight; g is smooth between the steps' few
-  // kinks, so it converges superlinearly (each g prices a steady state: a few dozen steps).
-  double lo = 0, hi = cap, g_lo = g(0.0), g_hi = g(cap);
-  int side = 0;
-  for (int i = 0; i < 100 && hi - lo > 1e-9 * cap; ++i) {
-    double mid = (lo * g_hi - hi * g_lo) / (g_hi - g_lo);
-    if (!(mid > lo && mid < hi)) mid = 0.5 * (lo + hi);
-    const double gm = g(mid);
-    if (gm > 0) {
-      lo = mid, g_lo = gm;
-      if (side == 1) g_hi *= 0.5;
-      side = 1;
-    } else {
-      hi = mid, g_hi = gm;
-      if (side == -1) g_lo *= 0.5;
-      side = -1;
-    }
-    if (gm == 0) break;
-  }
-  out.value = hi;
+  // g is smooth between the steps' few kinks, and each g prices a steady state (a few dozen steps).
+  out.value = falling_root(g, cap, g(0.0), g_cap);
   out.limit = ConcurrencyLimit::RequestRate;
   return out;
 }

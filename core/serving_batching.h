@@ -83,6 +83,40 @@ struct BatchingState {
 // wanders about `concurrency`, and TPOT is the steps' mean over that spread (inflight_spread).
 BatchingState inflight_state(const ServingSetup& S, double concurrency, double rate_per_s = 0.0, double slots = 0.0);
 
+// Var(n)/C of a count in flight about its mean C when requests arrive at random and each one in
+// flight lengthens the others' stay by B (end to end A + B·n): 1/(1 − λ·B) for λ·B < 1 (a birth–death
+// chain's spread, Kingman 1961; 1 for independent sequences, Takács 1962), at most `headroom` = C_max − C
+// (Bhatia & Davis 2000); 0 when neither bounds it. A decoding sequence's step is then the step at C
+// plus β·Var(n)/C, β the step's cost of one more sequence (inflight_state, and a disaggregated decode
+// pool at a request rate, core/disaggregation.h).
+double count_spread(double lambda_B, double headroom);
+
+// The root of g on [0, cap], from g(0) = g_0 > 0 > g(cap) = g_cap, to 1e-9 of cap; the bracket's upper
+// end (Little's law's C, where g(C) = λ·E2E(C) − C falls through 0). Regula falsi with the Illinois
+// rule (Dowell & Jarratt 1971): a bracket kept as in bisection, its end that stays twice in a row
+// halved in weight; superlinear where g is smooth, never slower than bisection's halving for long.
+template <class G>
+double falling_root(G&& g, double cap, double g_0, double g_cap) {
+  double lo = 0, hi = cap, g_lo = g_0, g_hi = g_cap;
+  int side = 0;
+  for (int i = 0; i < 100 && hi - lo > 1e-9 * cap; ++i) {
+    double mid = (lo * g_hi - hi * g_lo) / (g_hi - g_lo);
+    if (!(mid > lo && mid < hi)) mid = 0.5 * (lo + hi);
+    const double gm = g(mid);
+    if (gm > 0) {
+      lo = mid, g_lo = gm;
+      if (side == 1) g_hi *= 0.5;
+      side = 1;
+    } else {
+      hi = mid, g_hi = gm;
+      if (side == -1) g_lo *= 0.5;
+      side = -1;
+    }
+    if (gm == 0) break;
+  }
+  return hi;
+}
+
 // The decoding sequences of a stream (inflight_state's decode parts, and a disaggregated decode pool's,
 // core/disaggregation.h), by length class (request_classes(w); one part for uniform lengths): class i
 // holds s_i·n_i of them for n_i = (output_i − 1)/q steps (q: tokens per step), so its share of a step's
