@@ -101,10 +101,11 @@ Spread spread_at(const std::vector<long long>& off, long long r, long long G) {
 // group's members.
 Spread worst_spread(const std::vector<Span>& axes, const std::vector<Span>& others, long long G) {
   const std::vector<long long> off = member_offsets(axes);
+  std::vector<char> at_mod(static_cast<size_t>(G), 0);  // the offsets' residues mod G, listed ascending below
+  for (long long o : off) at_mod[static_cast<size_t>(o % G)] = 1;
   std::vector<long long> mods;
-  for (long long o : off) mods.push_back(o % G);
-  std::sort(mods.begin(), mods.end());
-  mods.erase(std::unique(mods.begin(), mods.end()), mods.end());
+  for (long long r = 0; r < G; ++r)
+    if (at_mod[static_cast<size_t>(r)]) mods.push_back(r);
   const std::vector<char> starts = first_rank_offsets(others, G);
   std::vector<char> done(mods.size() + 1, 0);
   Spread worst;

@@ -96,12 +96,18 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
   const double scale = E / lattice_mean;
   for (int n = 0; n <= kBins; ++n) x[std::size_t(n)] = n == kBins ? room : std::min(room, n * bin * scale);
   const double a = -pi / (1.0 - pi), b = (c + 1.0) * pi / (1.0 - pi);
+  std::array<int, 2 * kMaxLengthClasses> sizes_at{};  // the lattice points a chunk lands on, ascending
+  int landed = 0;
+  for (int j = 1; j <= kBins; ++j)
+    if (f[std::size_t(j)] > 0) sizes_at[std::size_t(landed++)] = j;
   p[0] = p0;
   double below = p0;
   for (int n = 1; n < kBins; ++n) {
     double sum = 0;
-    for (int j = 1; j <= n; ++j)
-      if (f[std::size_t(j)] > 0) sum += (a + b * j / n) * f[std::size_t(j)] * p[std::size_t(n - j)];
+    for (int u = 0; u < landed && sizes_at[std::size_t(u)] <= n; ++u) {
+      const int j = sizes_at[std::size_t(u)];
+      sum += (a + b * j / n) * f[std::size_t(j)] * p[std::size_t(n - j)];
+    }
     p[std::size_t(n)] = std::max(0.0, sum);
     below += p[std::size_t(n)];
   }

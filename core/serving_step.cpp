@@ -1,6 +1,7 @@
 #include "core/serving_step.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 
@@ -78,7 +79,31 @@ ServingSetup::ServingSetup(const Resolved& r, const Placement& groups)
       tp(find_group(groups, Axis::TP)),
       ep(find_group(groups, Axis::EP)),
       pp(find_group(groups, Axis::PP)),
-      ep_wait_z(ep ? expected_max_normal(ep->size) : 0.0) {}
+      ep_wait_z(ep ? expected_max_normal(ep->size) : 0.0),
+      moe_layer(moe_layer_params(m)) {
+  // A stage's step depends on it through its layer counts, its ends and its parameters (stage_step).
+  struct Kind {
+    int layers, moe_layers, global_layers;
+    bool embedding, output;
+    StageParams params;
+    bool operator==(const Kind& o) const {
+      return layers == o.layers && moe_layers == o.moe_layers && global_layers == o.global_layers && embedding == o.embedding &&
+             output == o.output && params.dense == o.params.dense && params.experts == o.params.experts &&
+             params.embedding == o.params.embedding;
+    }
+  };
+  std::vector<Kind> kinds;
+  for (const StageInfo& st : pl.stages) {
+    stage_params.push_back(cutlab::stage_params(m, plan, mesh, st));
+    int global = 0;
+    for (const auto& [first, last] : st.chunks) global += global_attention_layers(m, first, last);
+    const Kind k{st.layers, st.moe_layers, global, st.embedding, st.output, stage_params.back()};
+    const auto same = std::find(kinds.begin(), kinds.end(), k);
+    if (same != kinds.end()) stage_kind.push_back(int(same - kinds.begin()));
+    else if (int(kinds.size()) < kMaxStageKinds) stage_kind.push_back(int(kinds.size())), kinds.push_back(k);
+    else stage_kind.push_back(kNoKind);
+  }
+}
 
 double ServingSetup::tp_allreduce(double bytes) const {
   return tp && tp->size > 1 ? collective_time_s(Collective::AllReduce, bytes, *tp, c) : 0.0;
@@ -126,11 +151,12 @@ double part_keys(const ModelSpec& m, const StageInfo& st, const ContextPart* par
   return keys;
 }
 
-StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad& L) {
+// `sp`: the stage's parameters (stage_params); `experts_read`: the routed experts of this GPU the
+// step's tokens touch (experts_touched; the same in every stage of a step).
+StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StageParams& sp, double experts_read, const StepLoad& L) {
   const ModelSpec& m = S.m;
   const Efficiencies& e = S.c.efficiency;
-  const LayerParams el = moe_layer_params(m);
-  const StageParams sp = stage_params(m, S.plan, S.mesh, st);
+  const LayerParams& el = S.moe_layer;
   const double n_moe = st.moe_layers, n_layers = st.layers, T = L.tokens();
   const double hbm_bps = S.c.hbm_bytes_per_s * e.hbm_stream;
   StageStep r;
@@ -140,7 +166,7 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
   const double dense = sp.dense - (st.output && m.tied_embeddings ? 0.0 : sp.embedding);  // tied: the output reads it
   const double E = m.experts, k = m.top_k, local = is_moe(m) ? E / S.plan.ep : 0.0;
   const double group_routings = T * S.group_replicas * k;
-  r.experts_read = is_moe(m) ? experts_touched(local, E, group_routings) : 0.0;
+  r.experts_read = experts_read;
   // The output layer stays 16-bit in a quantised checkpoint (core/precision.h kVocabWeightBytes).
   const double output = st.output ? double(m.vocab) * S.h / S.t : 0.0;
   const double dense_bytes = (dense - output) * S.wb + output * kVocabWeightBytes;
@@ -273,10 +299,31 @@ StageStep stage_step(const ServingSetup& S, const StageInfo& st, const StepLoad&
 
 }  // namespace
 
+namespace {
+
+// The routed experts of one GPU the step's tokens touch: the EP group's tokens are this replica's T
+// times the replicas whose tokens reach the group, each routed to top_k experts.
+double experts_read(const ServingSetup& S, const StepLoad& load) {
+  const ModelSpec& m = S.m;
+  if (!is_moe(m)) return 0.0;
+  const double E = m.experts;
+  return experts_touched(E / S.plan.ep, E, load.tokens() * S.group_replicas * m.top_k);
+}
+
+}  // namespace
+
 StepCost step_cost(const ServingSetup& S, const StepLoad& load) {
   StepCost c;
-  for (const StageInfo& st : S.pl.stages) {
-    const StageStep s = stage_step(S, st, load);
+  c.stage_s.reserve(S.pl.stages.size());
+  const double read = experts_read(S, load);
+  std::array<StageStep, ServingSetup::kMaxStageKinds> of_kind;  // each kind's step, once priced
+  std::array<bool, ServingSetup::kMaxStageKinds> priced{};
+  for (std::size_t i = 0; i < S.pl.stages.size(); ++i) {
+    const StageInfo& st = S.pl.stages[i];
+    const int kind = S.stage_kind[i];
+    if (kind != ServingSetup::kNoKind && !priced[std::size_t(kind)])
+      of_kind[std::size_t(kind)] = stage_step(S, st, S.stage_params[i], read, load), priced[std::size_t(kind)] = true;
+    const StageStep s = kind != ServingSetup::kNoKind ? of_kind[std::size_t(kind)] : stage_step(S, st, S.stage_params[i], read, load);
     c.stage_s.push_back(s.total_s());
     c.weights_s += s.weights_s, c.kv_s += s.kv_s, c.compute_s += s.compute_s + s.floor_s + s.elementwise_s, c.tp_s += s.tp_s,
         c.ep_s += s.ep_s, c.ep_wait_s += s.ep_wait_s;
@@ -296,7 +343,7 @@ double draft_pass_s(const ServingSetup& S, double decode_seqs, double decode_con
   StepLoad one;
   one.decode_seqs = decode_seqs;
   one.decode_context = decode_context;
-  const StageStep d = stage_step(S, head, one);
+  const StageStep d = stage_step(S, head, stage_params(S.m, S.plan, S.mesh, head), experts_read(S, one), one);
   return d.total_s() - d.host_s;  // the host's work is the step's, counted once there
 }
 

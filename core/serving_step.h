@@ -22,6 +22,7 @@
 
 #include "core/comm.h"
 #include "core/hardware.h"
+#include "core/memory.h"
 #include "core/model.h"
 #include "core/placement.h"
 #include "core/plan.h"
@@ -72,7 +73,13 @@ struct ServingSetup {
   // §3.4.2; TensorRT-LLM's "DEP"); 1 when attention TP covers the group (TensorRT-LLM's "TEP").
   double group_replicas;
   const GroupInfo *tp, *ep, *pp;
-  double ep_wait_z;  // expected_max_normal(EP group size): how far the slowest rank lags, in spreads (0 without EP)
+  double ep_wait_z;       // expected_max_normal(EP group size): how far the slowest rank lags, in spreads (0 without EP)
+  LayerParams moe_layer;  // moe_layer_params(m)
+  std::vector<StageParams> stage_params;  // stage_params of each of pl.stages, in order
+  // Each stage's kind: stages of one kind (the same layers, MoE and global-attention layers, ends and
+  // parameters) cost the same in every step, which step_cost prices once; kNoKind past kMaxStageKinds.
+  static constexpr int kMaxStageKinds = 8, kNoKind = -1;
+  std::vector<int> stage_kind;
   explicit ServingSetup(const Resolved& r);
   // The same, its TP, EP and PP groups as `groups` lays them (core/serving_instances.h: an instance
   // placed whole); the stages and the rest from `r`.
