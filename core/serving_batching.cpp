@@ -53,7 +53,7 @@ struct LumpySteps {
 };
 
 LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room, double c, const double* held, const double* chunk,
-                       const double* prompts, int K) {
+                       const double* prompts, int K, double open) {
   LumpySteps out;
   constexpr int kBins = 64, kLumpPoints = 12;
   const double E = mean.prefill_tokens;  // prompt tokens in the mean step
@@ -144,6 +144,11 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
     at.swap(few);
   }
   auto others = [&](double tokens) { return lambda * tokens / E; };  // prefilling sequences with `tokens`
+  // Decoding sequences beside `seqs` prefilling ones. Closed (every slot refilled at once), a prompt
+  // takes the slot of one that left: c − seqs. Open (requests arriving at random), the prompts are
+  // arrivals beside the sequences already in flight, whose count an arrival finds at its mean (Poisson
+  // arrivals see time averages, Wolff 1982; the phases of an M/G/∞ system are independent): c − λ.
+  auto decoding = [&](double seqs) { return std::max(0.0, c - (open * lambda + (1.0 - open) * seqs)); };
   struct Priced {
     StepCost step;
     double draft_s = 0, cycle_s = 0;
@@ -157,7 +162,7 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
     load.prefill_context = tokens + own > 0 ? (tokens * mean.prefill_context + own * own_context) / (tokens + own) : 0.0;
     load.prefill_seqs = mean.prefill_seqs * tokens / E + (own > 0 ? 1.0 : 0.0);
     load.prefill_kv_tokens = mean.prefill_kv_tokens * tokens / E + own_kv;
-    load.decode_seqs = std::max(0.0, c - seqs);
+    load.decode_seqs = decoding(seqs);
     Priced q;
     q.step = step_cost(S, load);
     q.draft_s = drafts_s(S, load.decode_seqs, load.decode_context);
@@ -179,14 +184,13 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
   };
   double decoded = 0, mass = 0;  // over the points with mass
   for (int n = 0; n <= kBins; ++n)
-    if (p[std::size_t(n)] > 1e-9)
-      decoded += p[std::size_t(n)] * std::max(0.0, c - others(x[std::size_t(n)])), mass += p[std::size_t(n)];
+    if (p[std::size_t(n)] > 1e-9) decoded += p[std::size_t(n)] * decoding(others(x[std::size_t(n)])), mass += p[std::size_t(n)];
   if (!(decoded > 0)) return out;
   const std::size_t stages = priced[0].step.stage_s.size();
   out.decode_step.stage_s.assign(stages, 0.0);
   for (int n = 0; n <= kBins; ++n) {
     const double pn = p[std::size_t(n)], xn = x[std::size_t(n)];
-    if (pn > 1e-9) add_at(out.decode_step, out.decode_draft_s, out.decode_cycle_s, xn, pn * std::max(0.0, c - others(xn)) / decoded);
+    if (pn > 1e-9) add_at(out.decode_step, out.decode_draft_s, out.decode_cycle_s, xn, pn * decoding(others(xn)) / decoded);
   }
   for (int i = 0; i < K; ++i) {
     out.own_step[std::size_t(i)].stage_s.assign(stages, 0.0);
@@ -283,8 +287,12 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency, double r
   // average out: the mean step.
   std::array<double, kMaxLengthClasses> held{}, prompts{};  // prefilling sequences of each class per step, r·s_i·n_pf,i
   for (int i = 0; i < K; ++i) held[i] = r * classes[std::size_t(i)].share * n_pf[i], prompts[i] = classes[std::size_t(i)].prompt_len;
-  const LumpySteps lumps = b.token_budget_bound ? LumpySteps{}
-                                                : lumpy_steps(S, load, budget_left, c, held.data(), chunk.data(), prompts.data(), K);
+  // At a request rate a prompt arrives beside the sequences in flight unless it waited for a slot,
+  // where it takes the slot of one that left (Erlang C's P_wait): the share of prompts that are open.
+  const double open = rate_per_s > 0 ? 1.0 - wait_probability(slots, concurrency) : 0.0;
+  const LumpySteps lumps = b.token_budget_bound
+                               ? LumpySteps{}
+                               : lumpy_steps(S, load, budget_left, c, held.data(), chunk.data(), prompts.data(), K, open);
   if (lumps.ok) {
     b.step = lumps.decode_step, b.draft_s = lumps.decode_draft_s, b.cycle_s = lumps.decode_cycle_s;
   } else {
@@ -434,14 +442,20 @@ double offline_run_s(const ServingSetup& S, double concurrency, double requests)
   return run_s + (waves - 2.0) * warm_s(concurrency) + warm_s(last);
 }
 
+double wait_probability(double slots, double busy) {
+  const double c = std::floor(slots), a = busy;
+  if (!(a > 0) || c < 1) return 0.0;
+  if (a >= c) return 1.0;
+  double b = 1.0;  // Erlang B: B(k) = a·B(k − 1) / (k + a·B(k − 1)), B(0) = 1
+  for (double k = 1; k <= c && b > 1e-300; ++k) b = a * b / (k + a * b);
+  return c * b / (c - a * (1.0 - b));  // Erlang C from B
+}
+
 double admission_wait_s(double slots, double busy, double service_s, double cs2) {
   const double c = std::floor(slots), a = busy;
   if (!(a > 0) || !(service_s > 0) || c < 1) return 0.0;
   if (a >= c) return std::numeric_limits<double>::infinity();
-  double b = 1.0;  // Erlang B: B(k) = a·B(k − 1) / (k + a·B(k − 1)), B(0) = 1
-  for (double k = 1; k <= c && b > 1e-300; ++k) b = a * b / (k + a * b);
-  const double p_wait = c * b / (c - a * (1.0 - b));  // Erlang C from B
-  return p_wait * service_s / (c - a) * (1.0 + cs2) / 2.0;
+  return wait_probability(slots, busy) * service_s / (c - a) * (1.0 + cs2) / 2.0;
 }
 
 Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double lambda, double requests_per_replica) {

@@ -245,8 +245,10 @@ TEST_CASE("at a request rate, TPOT is the steps' mean over the sequences in flig
   // simulation's mean over 8 seeds (one run of 10^5 steps wanders by ±3% at 4 requests/s, where the
   // count in flight reaches the 64 slots). Its TPOT had been 2.8%, 3.0% and 2.0% above cutlab's, whose
   // steps were those of the mean count in flight; with the count's spread (β·Var(n)/C,
-  // core/serving_batching.h) 1.5%, 1.7% and 0.5%. (With evenly spaced arrivals, 1 request/s, the
-  // simulation is 1.1% above the steps of the mean count: what remains is not the arrivals'.)
+  // core/serving_batching.h) 1.5%, 1.7% and 0.5%; with a prompt arriving beside the sequences in flight
+  // instead of in the slot of one that left (serving_batching.h), within 0.2%, 0.1% and 0.9%. At 1 and 2
+  // requests/s the steps of the mean count, closed, are further off; at 4, with the slots nearly full,
+  // the closed system is the better picture (0.3%), which the prompts that wait for a slot carry over.
   for (const double rate : {1.0, 2.0, 4.0}) {
     const std::string config = std::string(kLlama) + R"("request_rate_per_s":)" + std::to_string(rate) +
                                R"(,"prompt_len":2048,"output_len":512}})";
@@ -257,12 +259,12 @@ TEST_CASE("at a request rate, TPOT is the steps' mean over the sequences in flig
     REQUIRE(e.concurrency_limit == ConcurrencyLimit::RequestRate);
     double simulated = 0;
     for (unsigned seed = 1; seed <= 8; ++seed) simulated += simulate_open_tpot_s(r, 64, rate, 20000, 100000, seed) / 8;
-    // The steady state at the same count in flight, its steps at that count alone.
+    // The steady state at the same count in flight, closed: its steps at that count alone.
     const BatchingState closed = inflight_state(ServingSetup(r), e.concurrency);
     INFO(rate << " requests/s: simulated TPOT " << simulated << " s, cutlab " << e.tpot_s << " s, at the mean count "
               << closed.tpot_s);
-    REQUIRE(std::abs(e.tpot_s - simulated) < std::abs(closed.tpot_s - simulated));
-    REQUIRE_THAT(e.tpot_s, WithinRel(simulated, 0.03));
+    if (rate < 4) REQUIRE(std::abs(e.tpot_s - simulated) < std::abs(closed.tpot_s - simulated));
+    REQUIRE_THAT(e.tpot_s, WithinRel(simulated, 0.01));
   }
 }
 
