@@ -95,8 +95,8 @@ struct Disaggregated {
   // Sequences in flight per replica of each pool at the deployment's rate (below the pool's batch in
   // the pools that do not bound it), and the latencies there.
   double prefill_in_flight = 0, decode_in_flight = 0;
-  // At a request rate below the capacity: the waits for a free prefill slot and then a decode slot
-  // (Erlang C), both in TTFT.
+  // At a request rate below the capacity: the waits for a free prefill slot (Erlang C) and the prefill
+  // step in progress, and then for a decode slot (Erlang C), all in TTFT.
   double prefill_queue_s = 0, decode_queue_s = 0;
   double ttft_s = 0, tpot_s = 0, e2e_latency_s = 0;
   // A mix of lengths (workload.length_mix): each class's own, class i of the mix at index i: its
@@ -167,7 +167,8 @@ PoolResult evaluate_decode_pool(const Resolved& r);   // its requests/s, TPOT an
 // A pool run at `requests_per_s` (at most what it serves): the sequences in flight per replica by
 // Little's law and its latency there (prefill: TTFT, the serving model at that request rate; decode:
 // TPOT, C = λ · decode steps · cycle(C), at most `most_in_flight`, its batch). With `random` arrivals
-// (a request rate) also the wait for a free slot (Erlang C), `queue_s`, and the decode step as the
+// (a request rate) also the wait for a free slot (Erlang C; prefill: and for the step in progress),
+// `queue_s`, and the decode step as the
 // wandering count in flight meets it (+ β·Var(n)/C, count_spread in core/serving_batching.h); fed as
 // slots free (offline), neither.
 struct PoolLoad {

@@ -236,9 +236,10 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
     const double wait = admission_wait_s(conc.slots, conc.value, b.e2e_s, b.e2e_cs2);
     if (std::isfinite(wait)) {
       r.prefill.queue_s = wait;
-      r.ttft_s += wait;
-      r.e2e_latency_s += wait;
-      for (ClassLatency& k : r.length_classes) k.ttft_s += wait, k.e2e_latency_s += wait;
+      r.prefill.step_wait_s = b.step_wait_s;
+      r.ttft_s += wait + b.step_wait_s;
+      r.e2e_latency_s += wait + b.step_wait_s;
+      for (ClassLatency& k : r.length_classes) k.ttft_s += wait + b.step_wait_s, k.e2e_latency_s += wait + b.step_wait_s;
     }
   }
   r.decode = step_parts(b.step, b.draft_s, b.cycle_s, 1.0 / b.tokens_per_step);

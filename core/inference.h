@@ -36,12 +36,15 @@ struct LatencyParts {
   double kv_s = 0;       // reading the KV cache
   double compute_s = 0;  // FLOPs beyond the reads (static prefill: all of its compute)
   double tp_s = 0, ep_s = 0;
-  double ep_wait_s = 0;  // the MoE layers' wait for the EP group's slowest rank (in-flight serving)
-  double pp_s = 0;       // hand-offs between stages, and (pp micro-batches) waiting for the slowest stage
-  double draft_s = 0;    // speculative decoding's draft head
-  double host_s = 0;     // the host's per-sequence work of each step (in-flight serving)
-  double queue_s = 0;    // TTFT: the wait for a free slot before admission (a request rate, serving_batching.h)
-  double total_s() const { return weights_s + kv_s + compute_s + tp_s + ep_s + ep_wait_s + pp_s + draft_s + host_s + queue_s; }
+  double ep_wait_s = 0;    // the MoE layers' wait for the EP group's slowest rank (in-flight serving)
+  double pp_s = 0;         // hand-offs between stages, and (pp micro-batches) waiting for the slowest stage
+  double draft_s = 0;      // speculative decoding's draft head
+  double host_s = 0;       // the host's per-sequence work of each step (in-flight serving)
+  double queue_s = 0;      // TTFT: the wait for a free slot before admission (a request rate, serving_batching.h)
+  double step_wait_s = 0;  // TTFT: the wait for the step in progress, with a free slot (a request rate)
+  double total_s() const {
+    return weights_s + kv_s + compute_s + tp_s + ep_s + ep_wait_s + pp_s + draft_s + host_s + queue_s + step_wait_s;
+  }
 };
 
 struct InferenceEstimate {

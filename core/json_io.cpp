@@ -1045,11 +1045,17 @@ struct LatencyPart {
   const char* name;
   double LatencyParts::*seconds;
 };
-constexpr LatencyPart kLatencyParts[] = {{"weights", &LatencyParts::weights_s}, {"kv_cache", &LatencyParts::kv_s},
-                                         {"compute", &LatencyParts::compute_s}, {"tp", &LatencyParts::tp_s},
-                                         {"ep", &LatencyParts::ep_s},           {"ep_wait", &LatencyParts::ep_wait_s},
-                                         {"pp", &LatencyParts::pp_s},           {"draft", &LatencyParts::draft_s},
-                                         {"host", &LatencyParts::host_s},       {"queue", &LatencyParts::queue_s}};
+constexpr LatencyPart kLatencyParts[] = {{"weights", &LatencyParts::weights_s},
+                                         {"kv_cache", &LatencyParts::kv_s},
+                                         {"compute", &LatencyParts::compute_s},
+                                         {"tp", &LatencyParts::tp_s},
+                                         {"ep", &LatencyParts::ep_s},
+                                         {"ep_wait", &LatencyParts::ep_wait_s},
+                                         {"pp", &LatencyParts::pp_s},
+                                         {"draft", &LatencyParts::draft_s},
+                                         {"host", &LatencyParts::host_s},
+                                         {"queue", &LatencyParts::queue_s},
+                                         {"step_wait", &LatencyParts::step_wait_s}};
 
 json latency_parts_json(const LatencyParts& p) {
   json j = json::object();

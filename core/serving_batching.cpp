@@ -50,6 +50,7 @@ struct LumpySteps {
   double decode_draft_s = 0, decode_cycle_s = 0;
   std::array<StepCost, kMaxLengthClasses> own_step{};
   std::array<double, kMaxLengthClasses> own_cycle_s{};
+  double residual_s = 0;  // what is left of the step in progress at a random time: E[τ²] / (2·E[τ]) over the steps
 };
 
 LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room, double c, const double* held, const double* chunk,
@@ -186,6 +187,19 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
   for (int n = 0; n <= kBins; ++n)
     if (p[std::size_t(n)] > 1e-9) decoded += p[std::size_t(n)] * decoding(others(x[std::size_t(n)])), mass += p[std::size_t(n)];
   if (!(decoded > 0)) return out;
+  // The residual of a step at a random time (renewal theory's inspection paradox, Kleinrock 1975 §5.2):
+  // a long step with prompts is more likely to be in progress than its share of the steps.
+  double cycle_mean = 0, cycle_square = 0;
+  for (int n = 0; n <= kBins; ++n) {
+    const double pn = p[std::size_t(n)];
+    if (!(pn > 1e-9)) continue;
+    StepCost unused;
+    unused.stage_s.assign(priced[0].step.stage_s.size(), 0.0);
+    double draft = 0, cycle = 0;
+    add_at(unused, draft, cycle, x[std::size_t(n)], 1.0);
+    cycle_mean += pn * cycle / mass, cycle_square += pn * cycle * cycle / mass;
+  }
+  out.residual_s = cycle_mean > 0 ? cycle_square / (2.0 * cycle_mean) : 0.0;
   const std::size_t stages = priced[0].step.stage_s.size();
   out.decode_step.stage_s.assign(stages, 0.0);
   for (int n = 0; n <= kBins; ++n) {
@@ -332,6 +346,11 @@ BatchingState inflight_state(const ServingSetup& S, double concurrency, double r
     b.inflight_spread = spread;
   }
   b.tpot_s = b.cycle_s / b.tokens_per_step;
+  // An arriving request that finds a free slot waits for the step in progress to end, the residual of
+  // a step at a random time (lumpy: over the steps' distribution; else half the cycle); with pp
+  // micro-batches the next one is scheduled a pp-th of a cycle later. One that waited for a slot is
+  // admitted as a step ends (the wait is Erlang C's, in admission_wait_s).
+  if (rate_per_s > 0) b.step_wait_s = open * (lumps.ok ? lumps.residual_s : b.cycle_s / 2.0) / p;
   // A prompt's own steps carry its chunk, min(ISL, what the decodes leave), beside the decodes: lumpy,
   // beside the others' (lumpy_steps); at the mean step, when the mean step holds less prefill than that
   // (not token-bound), they are heavier than the mean. With mixed lengths each class's own step;

@@ -79,6 +79,9 @@ struct BatchingState {
   // Open systems: Var(n)/C of the sequences in flight, by which a decoding sequence's steps are
   // longer than the step at C (β·Var(n)/C, β the step's cost of one more sequence); 0 when closed.
   double inflight_spread = 0;
+  // Open systems: an arrival's wait for the step in progress before its first step (not in ttft_s or
+  // e2e_s, which count the time in a slot); 0 when closed.
+  double step_wait_s = 0;
 };
 
 // The steady state of a replica holding `concurrency` sequences (> 0). With `rate_per_s` > 0 (an open

@@ -432,7 +432,10 @@ TEST_CASE("in-flight steady state: flow balance, the token budget and Little's l
     const InferenceEstimate r = infer(c);
     REQUIRE(r.concurrency_limit == ConcurrencyLimit::RequestRate);
     REQUIRE_FALSE(r.saturated);
-    REQUIRE_THAT(r.concurrency, WithinRel(c.workload.request_rate_per_s / 2 * r.e2e_latency_s, 1e-6));
+    // (E2E in a slot: without the waits before admission, for a slot and for the step in progress)
+    const double in_slot = r.e2e_latency_s - r.prefill.queue_s - r.prefill.step_wait_s;
+    REQUIRE(r.prefill.step_wait_s > 0);
+    REQUIRE_THAT(r.concurrency, WithinRel(c.workload.request_rate_per_s / 2 * in_slot, 1e-6));
     REQUIRE_THAT(r.requests_per_s, WithinRel(c.workload.request_rate_per_s, 1e-6));
     REQUIRE(r.tpot_s < full.tpot_s);
     c.workload.request_rate_per_s = full.requests_per_s * 2;
@@ -923,7 +926,7 @@ TEST_CASE("near its slots a replica's requests queue before admission", "[infere
   c.workload.request_rate_per_s = 4.0;
   const InferenceEstimate r = infer(c);
   REQUIRE(r.concurrency_limit == ConcurrencyLimit::RequestRate);
-  const double a = r.concurrency, service = r.e2e_latency_s - r.prefill.queue_s;
+  const double a = r.concurrency, service = r.e2e_latency_s - r.prefill.queue_s - r.prefill.step_wait_s;
   // Erlang C from its sums: P = (a^c/c! · c/(c − a)) / (Σ_{k<c} a^k/k! + a^c/c! · c/(c − a)).
   double term = 1.0, sum = 0.0;
   for (int k = 0; k < 16; ++k) sum += term, term *= a / (k + 1);
@@ -1233,10 +1236,10 @@ TEST_CASE("a mix of lengths spreads the service time: requests queue longer than
   c.workload.request_rate_per_s = 0.9 * full.requests_per_s;
   const InferenceEstimate r = infer(c);
   REQUIRE_FALSE(r.saturated);
-  const double e = r.e2e_latency_s - r.prefill.queue_s;
+  const double waits = r.prefill.queue_s + r.prefill.step_wait_s, e = r.e2e_latency_s - waits;
   double cs2 = 0;
   for (const ClassLatency& k : r.length_classes) {
-    const double d = k.e2e_latency_s - r.prefill.queue_s - e;
+    const double d = k.e2e_latency_s - waits - e;
     cs2 += k.lengths.share * d * d / (e * e);
   }
   REQUIRE(cs2 > 0.5);
