@@ -502,7 +502,8 @@ void print_inference(const ServingEstimate& e, const Config& c) {
   if (w.spec_draft_tokens > 0) t.rows.push_back({"draft head", human_time(pf.draft_s), human_time(dc.draft_s)});
   if (pf.host_s > 0 || dc.host_s > 0) t.rows.push_back({"host (per sequence)", human_time(pf.host_s), human_time(dc.host_s)});
   if (pf.queue_s > 0) t.rows.push_back({"queue (waiting for a slot)", human_time(pf.queue_s), human_time(dc.queue_s)});
-  if (pf.step_wait_s > 0) t.rows.push_back({"the step in progress", human_time(pf.step_wait_s), human_time(dc.step_wait_s)});
+  if (pf.step_wait_s > 0)
+    t.rows.push_back({"waiting for the step in progress", human_time(pf.step_wait_s), human_time(dc.step_wait_s)});
   t.rows.push_back({"total", human_time(r.ttft_s), human_time(r.tpot_s)});
   std::cout << "Latency\n" << t.render();
   std::cout << " end to end " << human_time(r.e2e_latency_s) << " · " << fixed(r.output_tokens_per_s_per_user, 1)

@@ -260,7 +260,7 @@
   // ---- serving latency ------------------------------------------------------------------------
   // The same parts for TTFT and TPOT (a static prefill has only compute and communication).
   const DECODE = [['weights_s', 'read weight shards', P.state.weights], ['kv_cache_s', 'read KV cache', P.state.kv], ['compute_s', 'compute (beyond the reads)', P.op.B],
-    ['tp_s', 'TP all-reduces + logits gather', P.axis.tp], ['ep_s', 'EP dispatch + combine', P.axis.ep], ['ep_wait_s', 'EP wait (slowest rank)', P.tone(P.axis.ep, 0.2)], ['pp_s', 'PP hand-offs and waits', P.axis.pp], ['draft_s', 'draft head', P.op.F], ['host_s', 'host (per sequence)', P.op.W], ['queue_s', 'queue (waiting for a slot)', P.tone(P.op.W, 0.35)], ['step_wait_s', 'the step in progress', P.tone(P.op.W, 0.6)]];
+    ['tp_s', 'TP all-reduces + logits gather', P.axis.tp], ['ep_s', 'EP dispatch + combine', P.axis.ep], ['ep_wait_s', 'EP wait (slowest rank)', P.tone(P.axis.ep, 0.2)], ['pp_s', 'PP hand-offs and waits', P.axis.pp], ['draft_s', 'draft head', P.op.F], ['host_s', 'host (per sequence)', P.op.W], ['queue_s', 'queue (waiting for a slot)', P.tone(P.op.W, 0.35)], ['step_wait_s', 'waiting for the step in progress', P.tone(P.op.W, 0.6)]];
   const PREFILL = DECODE;
   // Shares of TTFT and TPOT come from the core (inference.shares.prefill / .decode, by part).
   function latency(r) {
