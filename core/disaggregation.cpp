@@ -216,8 +216,8 @@ PoolLoad prefill_at(const Resolved& resolved, double requests_per_s, bool random
   // Offline, prompts reach the pool as the other pool frees room for them, not at random: no wait for
   // a free slot. At a request rate, the serving model's wait (Erlang C) stays in its TTFT.
   // (Nor for the step in progress: a prompt arrives as a step ends.) At a rate both waits are queue_s.
-  if (random) return {s.concurrency, s.ttft_s, s.prefill.queue_s + s.prefill.step_wait_s, s.length_classes};
   const double waits = s.prefill.queue_s + s.prefill.step_wait_s;
+  if (random) return {s.concurrency, s.ttft_s, waits, s.length_classes};
   PoolLoad load{s.concurrency, s.ttft_s - waits, 0.0, s.length_classes};
   for (ClassLatency& k : load.classes) k.ttft_s -= waits;  // every class waited as long
   return load;

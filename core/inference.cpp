@@ -237,9 +237,10 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
     if (std::isfinite(wait)) {
       r.prefill.queue_s = wait;
       r.prefill.step_wait_s = b.step_wait_s;
-      r.ttft_s += wait + b.step_wait_s;
-      r.e2e_latency_s += wait + b.step_wait_s;
-      for (ClassLatency& k : r.length_classes) k.ttft_s += wait + b.step_wait_s, k.e2e_latency_s += wait + b.step_wait_s;
+      const double before_admission = wait + b.step_wait_s;
+      r.ttft_s += before_admission;
+      r.e2e_latency_s += before_admission;
+      for (ClassLatency& k : r.length_classes) k.ttft_s += before_admission, k.e2e_latency_s += before_admission;
     }
   }
   r.decode = step_parts(b.step, b.draft_s, b.cycle_s, 1.0 / b.tokens_per_step);

@@ -173,15 +173,25 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
   std::vector<Priced> priced;
   for (double tokens : at) priced.push_back(price(tokens, 0.0, 0.0, 0.0));
   // into += weight · (the curve at `tokens`, linear between its points)
-  auto add_at = [&](StepCost& into, double& draft_s, double& cycle_s, double tokens, double weight) {
+  // the priced points either side of `tokens` and their weights
+  auto bracket = [&](double tokens) {
     const std::size_t hi = std::size_t(std::lower_bound(at.begin(), at.end(), tokens) - at.begin());
     const std::size_t j = std::min(hi, at.size() - 1), i = j > 0 && at[j] > tokens ? j - 1 : j;
     const double t = j > i ? (tokens - at[i]) / (at[j] - at[i]) : 0.0;
-    for (const auto& [k, u] : {std::pair{i, 1.0 - t}, std::pair{j, t}}) {
+    return std::array{std::pair{i, 1.0 - t}, std::pair{j, t}};
+  };
+  auto add_at = [&](StepCost& into, double& draft_s, double& cycle_s, double tokens, double weight) {
+    for (const auto& [k, u] : bracket(tokens)) {
       if (!(u > 0)) continue;
       add_scaled(into, priced[k].step, weight * u);
       draft_s += weight * u * priced[k].draft_s, cycle_s += weight * u * priced[k].cycle_s;
     }
+  };
+  auto cycle_at = [&](double tokens) {  // the curve's cycle alone at `tokens`
+    double cycle = 0;
+    for (const auto& [k, u] : bracket(tokens))
+      if (u > 0) cycle += u * priced[k].cycle_s;
+    return cycle;
   };
   double decoded = 0, mass = 0;  // over the points with mass
   for (int n = 0; n <= kBins; ++n)
@@ -193,10 +203,7 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
   for (int n = 0; n <= kBins; ++n) {
     const double pn = p[std::size_t(n)];
     if (!(pn > 1e-9)) continue;
-    StepCost unused;
-    unused.stage_s.assign(priced[0].step.stage_s.size(), 0.0);
-    double draft = 0, cycle = 0;
-    add_at(unused, draft, cycle, x[std::size_t(n)], 1.0);
+    const double cycle = cycle_at(x[std::size_t(n)]);
     cycle_mean += pn * cycle / mass, cycle_square += pn * cycle * cycle / mass;
   }
   out.residual_s = cycle_mean > 0 ? cycle_square / (2.0 * cycle_mean) : 0.0;
