@@ -214,7 +214,7 @@ PoolLoad prefill_at(const Resolved& resolved, double requests_per_s, bool random
   r.config.workload.request_rate_per_s = requests_per_s / copies(resolved, r);  // this instance's share
   const InferenceEstimate s = evaluate_serving(r).serving;
   // Offline, prompts reach the pool as the other pool frees room for them, not at random: no wait for
-  // a free slot. At a request rate, the serving model's wait (Erlang C) stays in its TTFT.
+  // a free slot. At a request rate, the serving model's wait (slot_queue) stays in its TTFT.
   // (Nor for the step in progress: a prompt arrives as a step ends.) At a rate both waits are queue_s.
   const double waits = s.prefill.queue_s + s.prefill.step_wait_s;
   if (random) return {s.concurrency, s.ttft_s, waits, s.length_classes};
@@ -245,14 +245,19 @@ PoolLoad decode_at(const Resolved& resolved, double requests_per_s, double most_
   // through 0 once, at most at the pool's batch (its rate there is at least λ).
   auto g = [&](double C) { return lambda * steps * cycle_s(C) - C; };
   double C = most_in_flight;
-  const double g_most = lambda > 0 ? g(most_in_flight) : 0.0;
+  const double full_e2e_s = lambda > 0 ? steps * cycle_s(most_in_flight) : 0.0;  // every slot taken: what a queue meets
+  const double g_most = lambda > 0 ? lambda * full_e2e_s - most_in_flight : 0.0;
   if (g_most < 0) C = falling_root(g, most_in_flight, g(0.0), g_most);
   const double cycle = cycle_s(C);
   // At random arrivals a request's KV waits for one of the replica's most_in_flight slots when all
-  // are taken, each held for its decode (steps · cycle): Erlang C, as the co-located model (a mix:
-  // with the spread of the classes' decodes, Allen–Cunneen).
-  const double wait = random && lambda > 0 ? admission_wait_s(most_in_flight, C, steps * cycle, mix.cs2) : 0.0;
-  return {C, cycle / q, std::isfinite(wait) ? wait : 0.0, {}};
+  // are taken, each held for its decode (steps · cycle, at its count: slot_queue, as the co-located
+  // model; a mix: with the spread of the classes' decodes, Allen–Cunneen); one that finds a slot free
+  // waits for the decode step in progress, half a cycle, a pp-th of it with micro-batches (as the
+  // co-located step_wait_s; decode steps are alike, no lumps).
+  if (!random || !(lambda > 0)) return {C, cycle / q, 0.0, {}};
+  const SlotQueue slot = slot_queue(lambda, most_in_flight, C, full_e2e_s, mix.cs2);
+  if (!std::isfinite(slot.wait_s)) return {C, cycle / q, 0.0, {}};
+  return {C, cycle / q, slot.wait_s + (1.0 - slot.wait_probability) * cycle / 2.0 / S.plan.pp, {}};
 }
 
 double kv_bytes_per_request(const Resolved& r) {

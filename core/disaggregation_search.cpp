@@ -187,7 +187,7 @@ Result<DisaggregatedSearchResult> search_disaggregated(const Config& base, const
   const bool one_node = kv_in_one_node(static_cast<int>(N), c);
   const double link_per_gpu = kv_per_request > 0 ? kv_link_bytes_per_s(one_node, c) / kv_per_request : 0.0;
   // Each candidate evaluated as a whole deployment; its numbers are the ones reported. At a request
-  // rate the waits for a free slot (Erlang C) come in, and a deployment past the limits there gets one
+  // rate the waits for a free slot (slot_queue) come in, and a deployment past the limits there gets one
   // more instance of a pool while the GPUs hold it: of the pool whose wait is the longer when TTFT is
   // over (of the one the rate saturates first), of the decode pool when TPOT is (fewer sequences in
   // flight per instance). The waits and the TPOT fall as a pool grows, so the first split within the

@@ -216,7 +216,7 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
   if (!(conc.value > 0)) return;  // not even one sequence fits: a result, all rates 0
   // (an open system, unless saturated: its queue pins the slots full)
   const double rate = conc.limit == ConcurrencyLimit::RequestRate ? S.w.request_rate_per_s / r.replicas : 0.0;
-  const BatchingState b = inflight_state(S, conc.value, rate, conc.slots);
+  const BatchingState b = inflight_state(S, conc.value, rate, conc.slots, conc.full_e2e_s);
   r.token_budget_bound = b.token_budget_bound;
   r.decode_seqs_per_step = b.decode_seqs;
   r.prefill_tokens_per_step = b.prefill_tokens;
@@ -229,11 +229,12 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
   r.e2e_latency_s = b.e2e_s;
   r.prefill = step_parts(b.prefill_step, b.draft_s, b.prefill_cycle_s, b.prefill_steps);
   if (!S.w.length_mix.empty()) r.length_classes = b.classes;
-  // A request that finds every slot taken waits for one (Erlang C; uniform lengths: deterministic
-  // service; mixed lengths: the service's spread over the classes). Not when saturated: the queue then
-  // grows without bound (the `saturated` flag).
+  // A request that finds every slot taken waits for one (slot_queue: each count in flight served at its
+  // own speed, the slots full at full_e2e_s; uniform lengths: deterministic service; mixed lengths: the
+  // service's spread over the classes). Not when saturated: the queue then grows without bound (the
+  // `saturated` flag).
   if (S.w.request_rate_per_s > 0 && !conc.saturated) {
-    const double wait = admission_wait_s(conc.slots, conc.value, b.e2e_s, b.e2e_cs2);
+    const double wait = slot_queue(rate, conc.slots, conc.value, conc.full_e2e_s, b.e2e_cs2).wait_s;
     if (std::isfinite(wait)) {
       r.prefill.queue_s = wait;
       r.prefill.step_wait_s = b.step_wait_s;

@@ -17,7 +17,8 @@
 // r·Σ s_i·ISL_i prompt tokens; token-bound, r = M / Σ s_i·(ISL_i + q·n_dec,i) and every class's
 // prompts wait the same steps in the batch (first come, first served); each class's attention reads
 // its own contexts; TTFT and end-to-end are per class, their means over requests give Little's law.
-// With a request rate, a request that finds every slot taken waits for one (admission_wait_s, Erlang C).
+// With a request rate, a request that finds every slot taken waits for one (slot_queue: the count's
+// birth–death chain, each count served at its own speed).
 // Steps are not all the mean step: a prompt's chunk goes whole into one step, so most steps carry
 // none and a few carry one or more. Spread over every step, the prompts' math hid under the decodes'
 // weight reads (a roofline is a max: the mean of the steps' maxima is more than the max at the mean
@@ -33,7 +34,7 @@
 // wanders, and a decoding sequence meets more steps of many than of few: TPOT adds β·Var(n)/C
 // (inflight_state); and a prompt that did not wait for a slot arrives beside the sequences in flight
 // rather than in the slot of one that left, so its step holds one more decoding sequence (lumpy
-// steps, open). Against the schedule simulated with Poisson arrivals: within 0.1–0.8%; 2.0–3.0%
+// steps, open). Against the schedule simulated with Poisson arrivals: within 0.1–0.5%; 2.0–3.0%
 // without either, 0.5–1.7% with the spread alone.
 #pragma once
 #include "core/serving_step.h"
@@ -87,7 +88,10 @@ struct BatchingState {
 // The steady state of a replica holding `concurrency` sequences (> 0). With `rate_per_s` > 0 (an open
 // system: requests arriving at random, λ per replica, at most `slots` in flight) the count in flight
 // wanders about `concurrency`, and TPOT is the steps' mean over that spread (inflight_spread).
-BatchingState inflight_state(const ServingSetup& S, double concurrency, double rate_per_s = 0.0, double slots = 0.0);
+// `full_e2e_s`: the end-to-end latency with every slot taken (slot_queue), which sets how many prompts
+// wait for a slot.
+BatchingState inflight_state(const ServingSetup& S, double concurrency, double rate_per_s = 0.0, double slots = 0.0,
+                             double full_e2e_s = 0.0);
 
 // Var(n)/C of a count in flight about its mean C when requests arrive at random and each one in
 // flight lengthens the others' stay by B (end to end A + B·n): 1/(1 − λ·B) for λ·B < 1 (a birth–death
@@ -164,18 +168,28 @@ struct Concurrency {
   double slots = 0;  // the most in flight, whatever the rate: pp × batch, the KV cache, the run's requests
   ConcurrencyLimit limit = ConcurrencyLimit::Batch;
   bool saturated = false;  // the request rate exceeds what the replica serves: the queue grows without bound
+  double full_e2e_s = 0;   // at a request rate: end to end with every slot taken (slot_queue)
 };
-// Mean wait of a request for a free slot before its admission, with Poisson arrivals at λ per replica
-// and `slots` sequences at most in flight, `busy` of them in use on average (λ · E2E, Little's law),
-// each for `service_s`: the M/G/c queue by the Allen–Cunneen approximation (Allen 1990, "Probability,
-// Statistics, and Queueing Theory", §6; Whitt 1993): W_q ≈ P_wait · service / (c − a) · (1 + cs²)/2,
-// P_wait Erlang's C formula for c servers at offered load a (from Erlang B by its recursion, stable for
-// any c), cs² the squared coefficient of variation of the service time: 0 for requests of one length
-// (deterministic service, M/D/c: half the M/M/c wait). 0 when a slot is always free (a ≪ c); infinite
-// when a ≥ c (the queue grows without bound).
-double admission_wait_s(double slots, double busy, double service_s, double cs2 = 0.0);
-// Erlang's C formula alone: the probability that an arrival finds all `slots` busy at offered load `busy` (1 at or past them).
-double wait_probability(double slots, double busy);
+// The queue for a slot at a request rate: Poisson arrivals at λ per replica, at most `slots` sequences
+// in flight, `concurrency` of them on average (C = λ·E2E(C), Little's law), and `full_e2e_s` the
+// end-to-end latency with every slot taken, the service a queue meets. Each sequence in flight slows
+// the others, so a count n is served at n / E2E(n), E2E(n) = A + B·n through (C, C/λ) and
+// (slots, full_e2e_s) (A > 0 whenever the replica keeps up). The birth–death chain of that service
+// (Kleinrock 1975 §3.5, state-dependent rates): p(n) = p(n − 1)·λ·E2E(n)/n up to the slots, then
+// geometric at r = λ·full_e2e_s/slots; an arrival waits with P_wait = P(n ≥ slots) (Poisson arrivals see
+// time averages) and the queue's mean length is Lq = p(slots)·r/(1 − r)². The wait, W = Lq/λ for
+// exponential service, scales by (1 + cs²)/2 (Allen–Cunneen, Allen 1990 §6; Whitt 1993), cs² the
+// squared coefficient of variation of the service: 0 for requests of one length (M/D/c, half the
+// M/M/c wait). With full_e2e_s = C/λ (every count served as the mean) it is Erlang C's M/G/c.
+// Against the engine's schedule simulated with Poisson arrivals (tests/test_serving_simulation.cpp)
+// Erlang C at the mean count's service had waited a third to a tenth of the simulation near the
+// slots: the steps slow as the slots fill. 0 when a slot is always free; P_wait 1 and an infinite wait
+// when concurrency ≥ slots or λ·full_e2e_s ≥ slots (the queue grows without bound).
+struct SlotQueue {
+  double wait_probability = 0;  // an arrival finds every slot taken
+  double wait_s = 0;            // its mean wait for one
+};
+SlotQueue slot_queue(double rate_per_s, double slots, double concurrency, double full_e2e_s, double cs2 = 0.0);
 
 // `requests_per_replica`: an offline run's requests per replica (0: an endless stream).
 Concurrency inflight_concurrency(const ServingSetup& S, long long kv_capacity_sequences, double rate_per_replica_per_s,

@@ -125,7 +125,7 @@ Result<ServingSearchResult> search_serving(const Config& base, const ServingSear
             ServingPoint pt = point_of(p, b, e.serving);
             if (!pt.fits) break;  // a larger batch does not fit either
             // Past what the request rate keeps in flight a larger batch runs the same sequences; only
-            // more free slots can shorten a request's wait (Erlang C). One that shortens none (the
+            // more free slots can shorten a request's wait (slot_queue). One that shortens none (the
             // wait left is for the step in progress) is the same point again: it and any larger go.
             const bool rate_bound = e.serving.concurrency_limit == ConcurrencyLimit::RequestRate;
             if (rate_bound && rate_wait_s >= 0 && e.serving.prefill.queue_s >= rate_wait_s) break;

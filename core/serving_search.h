@@ -108,7 +108,7 @@ inline double rate_key(double x) {
 // More output tokens/s per GPU first; ties: the shorter end-to-end latency where the point has one,
 // then more per user. At a request rate every plan that keeps up serves the same tokens/s per GPU
 // (λ · output_len / GPUs, up to rounding), and the tie decides: a plan near its last slot waits long
-// for one (Erlang C) though its TPOT may be the shortest.
+// for one (slot_queue) though its TPOT may be the shortest.
 template <class Point>
 bool faster_per_gpu(const Point& a, const Point& b) {
   const double ka = rate_key(a.output_tokens_per_s_per_gpu), kb = rate_key(b.output_tokens_per_s_per_gpu);

@@ -7,6 +7,7 @@
 // Usage: node tests/readme.mjs README.md CUTLAB  (exit 0 when all match; a diff of each mismatch).
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 
 const [readmePath, cli] = process.argv.slice(2);
@@ -82,6 +83,32 @@ quoted('prefill ' + fixed(d.prefill.requests_per_s, 2) + ' requests/s at its bat
   fixed(d.output_tokens_per_s_per_gpu, 1) + ' output tokens/s per GPU, bound by ' + d.bound + ', so the prefill pool holds ' + fixed(d.prefill_in_flight, 2) +
   ' prompts at a time and the deployment\'s TTFT is ' + ms(d.ttft_s) + '; balanced at ' + fixed(100 * d.balance.prefill_fraction, 1) + '% prefill GPUs → ' +
   fixed(d.balance.output_tokens_per_s_per_gpu, 1) + ' per GPU', 'the disaggregated example');
+
+// The disaggregated example at a request rate: its waits for a prefill and a decode slot.
+const evaluateConfig = (name, config) => {
+  const file = path.join(os.tmpdir(), 'cutlab-readme-' + process.pid + '-' + name + '.json');
+  fs.writeFileSync(file, JSON.stringify(config));
+  try {
+    return json(['evaluate', file]).result;
+  } finally {
+    fs.rmSync(file);
+  }
+};
+const atRateD = (rate) => {
+  const config = JSON.parse(fs.readFileSync(path.join(root, 'tests/fixtures/disaggregated.json'), 'utf8'));
+  config.workload.request_rate_per_s = rate;
+  return evaluateConfig('disaggregated-' + rate, config);
+};
+const d65 = atRateD(6.5), d68 = atRateD(6.8);
+quoted('The example at 6.5 requests/s (capacity ' + fixed(d65.capacity_requests_per_s, 2) + ') waits ' + ms(d65.prefill_queue_s) + ' for prefill and ' +
+  ms(d65.decode_queue_s) + ' for a decode slot and step (TTFT ' + ms(d65.ttft_s) + ', TPOT ' + ms(d65.tpot_s) + '); at 6.8, ' + fixed(d68.ttft_s, 2) + ' s.',
+'the disaggregated example at a request rate');
+// The disaggregated search's example on 10 GPUs: a TP 1 × PP 2 prefill instance (batch 4) and a TP 8 decode one.
+const d10 = evaluateConfig('disaggregated-10', {model: 'llama3-70b', cluster: 'dgx-h100',
+  workload: {prompt_len: 2048, output_len: 512, request_rate_per_s: 4},
+  disaggregation: {prefill: {gpus: 2, plan: {tp: 1, pp: 2}, batch: 4}, decode: {gpus: 8, plan: {tp: 8}, batch: 64}}});
+quoted('prefill instance at ' + fixed(400 / d10.capacity_requests_per_s, 0) + '% of its capacity of ' + fixed(d10.capacity_requests_per_s, 2) +
+  ' prompts/s, TTFT is ' + fixed(d10.ttft_s, 2) + ' s, ' + fixed(d10.prefill_queue_s, 2) + ' s of it waiting', 'the disaggregated search at 4 requests/s on 10 GPUs');
 
 const mixArgs = ['evaluate', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--mode', 'infer', '--batch', '64', '--length-mix', '1000/200:70%,8000/500:30%'];
 const mixRun = json([...mixArgs, '--num-requests', '3000']).result.inference, mixStream = json(mixArgs).result.inference;

@@ -136,19 +136,23 @@ TEST_CASE("at a request rate the deployment serves what arrives, each request wa
   REQUIRE_THAT(d.output_tokens_per_s_total, WithinRel(6.5 * 512, 1e-12));
   REQUIRE_THAT(d.output_tokens_per_s_per_gpu, WithinRel(6.5 * 512 / 16, 1e-12));
   // The decode replica holds C = 6.5 · 511 · TPOT sequences (Little 1961) of its 64 slots. A request
-  // finding all 64 taken waits for one: Erlang C with c = 64 servers, offered load a = C, each held
-  // S = 511 · TPOT, deterministic service (the M/D/c approximation, half the M/M/c wait):
-  //   P(wait) = (aᶜ/c!)·c/(c − a) / (Σₖ₌₀^{c−1} aᵏ/k! + (aᶜ/c!)·c/(c − a)), W = P(wait) · S/(c − a) · 1/2.
-  const double C = d.decode_in_flight, S = 511 * d.tpot_s;
+  // finding all 64 taken waits for one. Each is held 511 steps, E2E(n) = S + (n − C)·(F − S)/(64 − C)
+  // through S = 511 · TPOT at C and F = 511 · TPOT with all 64 taken (the pool at its batch); the
+  // count's birth–death chain p(n) = Π_{k ≤ n} λ·E2E(k)/k, geometric past 64 at ρ = λ·F/64:
+  //   P(wait) = p64/(1 − ρ)/Σ, Lq = p64·ρ/(1 − ρ)²/Σ, W = Lq/λ · 1/2 (deterministic service).
+  const double C = d.decode_in_flight, S = 511 * d.tpot_s, F = 511 * d.decode.tpot_s;
   REQUIRE_THAT(C, WithinRel(6.5 * S, 1e-6));
   REQUIRE(C < 64);
-  long double term = 1, sum = 0;  // aᵏ/k!
-  for (int k = 0; k < 64; ++k) {
+  REQUIRE(F > S);
+  long double term = 1, sum = 0;  // p(n)
+  for (int k = 1; k <= 64; ++k) {
     sum += term;
-    term *= C / (k + 1);
+    term *= 6.5 * (S + (k - C) * (F - S) / (64 - C)) / k;
   }
-  const long double tail = term * 64 / (64 - C);
-  const double wait = double(tail / (sum + tail)) * S / (64 - C) / 2;
+  const long double rho = 6.5 * F / 64, z = sum + term / (1 - rho);
+  // One that finds a slot free (1 − P(wait)) waits for the decode step in progress, half a step.
+  const double p_wait = double(term / (1 - rho) / z);
+  const double wait = double(term * rho / ((1 - rho) * (1 - rho)) / z) / 6.5 / 2 + (1 - p_wait) * d.tpot_s / 2;
   REQUIRE(wait > 0.01);  // 90% busy: hundreds of milliseconds
   REQUIRE_THAT(d.decode_queue_s, WithinRel(wait, 1e-6));
   // The prefill pool, well below its rate, waits little; both waits come before the first token.

@@ -907,37 +907,97 @@ TEST_CASE("chunked layers read the mean of their query's place in its chunk over
 }
 
 TEST_CASE("a request waits for a slot as Erlang C says", "[inference]") {
+  // Every count served as the mean (full_e2e_s = C/λ): Erlang C's M/G/c. slot_queue(λ, slots, C, E2E).
   // M/D/1 (Pollaczek–Khinchine): W = ρ·S / (2(1 − ρ)); at ρ = 0.5 and S = 1 s, 0.5 s.
-  REQUIRE_THAT(admission_wait_s(1, 0.5, 1.0), WithinRel(0.5, 1e-12));
+  REQUIRE_THAT(slot_queue(0.5, 1, 0.5, 1.0).wait_s, WithinRel(0.5, 1e-12));
+  REQUIRE_THAT(slot_queue(0.5, 1, 0.5, 1.0).wait_probability, WithinRel(0.5, 1e-12));
   // M/M/2 at a = 1 Erlang: P_wait = 2ρ²/(1 + ρ) = 1/3 with ρ = 1/2, W = P·S/(c − a) = S/3; M/D/2 half.
-  REQUIRE_THAT(admission_wait_s(2, 1.0, 6.0, 1.0), WithinRel(2.0, 1e-12));
-  REQUIRE_THAT(admission_wait_s(2, 1.0, 6.0), WithinRel(1.0, 1e-12));
+  REQUIRE_THAT(slot_queue(1.0 / 6.0, 2, 1.0, 6.0, 1.0).wait_s, WithinRel(2.0, 1e-12));
+  REQUIRE_THAT(slot_queue(1.0 / 6.0, 2, 1.0, 6.0).wait_s, WithinRel(1.0, 1e-12));
+  REQUIRE_THAT(slot_queue(1.0 / 6.0, 2, 1.0, 6.0).wait_probability, WithinRel(1.0 / 3.0, 1e-12));
   // Erlang C for 10 servers at 8 Erlangs: 0.4092 (queueing tables); M/M/10: 0.4092·S/2.
-  REQUIRE_THAT(admission_wait_s(10, 8.0, 1.0, 1.0), WithinRel(0.4092 / 2.0, 2e-4));
-  REQUIRE(admission_wait_s(64, 8.0, 1.0) < 1e-12);  // a slot is nearly always free
-  REQUIRE(std::isinf(admission_wait_s(16, 16.0, 1.0)));
-  REQUIRE(admission_wait_s(16, 0.0, 1.0) == 0.0);
+  REQUIRE_THAT(slot_queue(8.0, 10, 8.0, 1.0, 1.0).wait_s, WithinRel(0.4092 / 2.0, 2e-4));
+  REQUIRE(slot_queue(8.0, 64, 8.0, 1.0).wait_s < 1e-12);  // a slot is nearly always free
+  REQUIRE(std::isinf(slot_queue(16.0, 16, 16.0, 1.0).wait_s));
+  REQUIRE(slot_queue(16.0, 16, 16.0, 1.0).wait_probability == 1.0);
+  REQUIRE(slot_queue(0.0, 16, 0.0, 1.0).wait_s == 0.0);
+}
+
+TEST_CASE("a request waits for a slot longer when each one in flight slows the others", "[inference]") {
+  // Two slots, E2E(n) = 1 + n s, 0.5 requests/s: Little's law C = 0.5·(1 + C), C = 1 (E2E 2 s); with
+  // both slots taken E2E is 3 s. The chain: p0 = 1, p1 = 0.5·2/1 = 1, p2 = 1·0.5·3/2 = 0.75, then
+  // geometric at r = 0.5·3/2 = 0.75: Σ = 1 + 1 + 0.75/0.25 = 5, P_wait = 3/5; Lq = 0.75·0.75/0.25²/5 =
+  // 1.8, W = Lq/λ = 3.6 s for exponential service, 1.8 s deterministic. Erlang C at the mean count (2 s
+  // for every count): P_wait 1/3, W 2/3 s and 1/3 s.
+  const SlotQueue q = slot_queue(0.5, 2, 1.0, 3.0);
+  REQUIRE_THAT(q.wait_probability, WithinRel(0.6, 1e-12));
+  REQUIRE_THAT(q.wait_s, WithinRel(1.8, 1e-12));
+  REQUIRE_THAT(slot_queue(0.5, 2, 1.0, 3.0, 1.0).wait_s, WithinRel(3.6, 1e-12));
+  REQUIRE_THAT(slot_queue(0.5, 2, 1.0, 2.0).wait_s, WithinRel(1.0 / 3.0, 1e-12));
+  // Past what the full slots serve (λ·E2E_full ≥ slots) the queue grows without bound.
+  REQUIRE(std::isinf(slot_queue(0.5, 2, 1.0, 4.0).wait_s));
+  // Thousands of slots: no overflow (the chain is rescaled as it grows).
+  const SlotQueue big = slot_queue(100.0, 4096, 3900.0, 40.0);
+  REQUIRE(std::isfinite(big.wait_s));
+  REQUIRE(big.wait_probability > 0.0);
+  REQUIRE(big.wait_probability < 1.0);
 }
 
 TEST_CASE("near its slots a replica's requests queue before admission", "[inference]") {
   // Llama 3 70B on 8 H100 (TP 8), at most 16 sequences in flight, 4 requests/s: Little's law puts
   // about 12.7 of the 16 slots in use, and a request finds all 16 taken often enough to wait for one.
   Config c = serving("llama3-70b", 8, 1, 1, 16);
+  const double full_s = infer(c).e2e_latency_s;  // all 16 slots taken: the service a queue meets
   c.workload.request_rate_per_s = 4.0;
   const InferenceEstimate r = infer(c);
   REQUIRE(r.concurrency_limit == ConcurrencyLimit::RequestRate);
   const double a = r.concurrency, service = r.e2e_latency_s - r.prefill.queue_s - r.prefill.step_wait_s;
-  // Erlang C from its sums: P = (a^c/c! · c/(c − a)) / (Σ_{k<c} a^k/k! + a^c/c! · c/(c − a)).
+  REQUIRE_THAT(service, WithinRel(a / 4.0, 1e-6));  // Little's law
+  REQUIRE(full_s > service);
+  // The count's birth–death chain from its sums: E2E(n) = service + (n − a)·(full − service)/(16 − a),
+  // p(n) = Π_{k ≤ n} 4·E2E(k)/k up to 16, then geometric at ρ = 4·full/16; P_wait = p16/(1 − ρ)/Σ,
+  // Lq = p16·ρ/(1 − ρ)²/Σ, the wait Lq/λ halved (one length: deterministic service).
   double term = 1.0, sum = 0.0;
-  for (int k = 0; k < 16; ++k) sum += term, term *= a / (k + 1);
-  const double tail = term * 16.0 / (16.0 - a), p_wait = tail / (sum + tail);
+  for (int k = 1; k <= 16; ++k) sum += term, term *= 4.0 * (service + (k - a) * (full_s - service) / (16.0 - a)) / k;
+  const double rho = 4.0 * full_s / 16.0, z = sum + term / (1.0 - rho);
+  const double p_wait = term / (1.0 - rho) / z, lq = term * rho / ((1.0 - rho) * (1.0 - rho)) / z;
   REQUIRE(p_wait > 0.1);
-  REQUIRE_THAT(r.prefill.queue_s, WithinRel(p_wait * service / (16.0 - a) / 2.0, 1e-9));
+  REQUIRE_THAT(r.prefill.queue_s, WithinRel(lq / 4.0 / 2.0, 1e-6));
+  // Erlang C at the mean count's service for every count waits less: the steps slow as the slots fill.
+  REQUIRE(r.prefill.queue_s > 1.1 * slot_queue(4.0, 16, a, service).wait_s);  // 1.41 s against 1.18 s
   REQUIRE_THAT(r.ttft_s, WithinRel(r.prefill.total_s(), 1e-12));
   REQUIRE_THAT(r.requests_per_s, WithinRel(4.0, 1e-6));  // the wait delays requests, it does not drop them
   // Offline (every request queued at the start) has no such wait.
   c.workload.request_rate_per_s = 0;
   REQUIRE(infer(c).prefill.queue_s == 0.0);
+}
+
+TEST_CASE("the steady state is continuous in the count in flight", "[inference]") {
+  // Llama 3 70B TP 8, at most 4 sequences of 2048/2 (each one prompt step and one decode step). A
+  // request rate puts a fractional count in flight; its prompts per step are Binomial(c, π), whose
+  // terms run to ⌈c⌉. Cut at ⌊c⌋, end to end at 3.99 in flight had been 2.5% above that at 4 (0.4427 s
+  // against 0.4317 s): more in flight, less time each, and Little's law's root then sat at the 4 slots,
+  // serving 9.27 requests/s of the 9 that arrive.
+  Config c = serving("llama3-70b", 8, 1, 1, 4);
+  c.workload.prompt_len = 2048, c.workload.output_len = 2;
+  const Result<Resolved> r = resolve(c);
+  REQUIRE(r.ok());
+  const ServingSetup S(r.value);
+  double last = 0;
+  for (const double C : {3.0, 3.5, 3.9, 3.99, 3.999, 4.0}) {
+    const double e2e = inflight_state(S, C).e2e_s;
+    INFO(C << " in flight: end to end " << e2e << " s");
+    REQUIRE(e2e > last);  // more in flight, longer each
+    last = e2e;
+  }
+  REQUIRE_THAT(inflight_state(S, 3.999).e2e_s, WithinRel(inflight_state(S, 4.0).e2e_s, 1e-3));
+  c.workload.request_rate_per_s = 9.0;
+  const InferenceEstimate at9 = infer(c);
+  REQUIRE_FALSE(at9.saturated);
+  REQUIRE(at9.concurrency < 3.9);
+  REQUIRE_THAT(at9.requests_per_s, WithinRel(9.0, 1e-6));
+  REQUIRE(std::isfinite(at9.prefill.queue_s));
+  REQUIRE(at9.prefill.queue_s > 0);
 }
 
 TEST_CASE("a GPU cut from another serves no faster than it: the H800 takes the H100's serving efficiencies", "[inference]") {
@@ -1243,8 +1303,10 @@ TEST_CASE("a mix of lengths spreads the service time: requests queue longer than
     cs2 += k.lengths.share * d * d / (e * e);
   }
   REQUIRE(cs2 > 0.5);
-  REQUIRE_THAT(r.prefill.queue_s, WithinRel(admission_wait_s(8, r.concurrency, e, cs2), 1e-9));
-  REQUIRE_THAT(r.prefill.queue_s, WithinRel(admission_wait_s(8, r.concurrency, e) * (1 + cs2), 1e-9));
+  // The service a queue meets: end to end with all 8 slots taken, the replica at its capacity.
+  const double rate = c.workload.request_rate_per_s, all_taken_s = full.e2e_latency_s;
+  REQUIRE_THAT(r.prefill.queue_s, WithinRel(slot_queue(rate, 8, r.concurrency, all_taken_s, cs2).wait_s, 1e-6));
+  REQUIRE_THAT(r.prefill.queue_s, WithinRel(slot_queue(rate, 8, r.concurrency, all_taken_s).wait_s * (1 + cs2), 1e-6));
 }
 
 TEST_CASE("bad length mixes are reported with their JSON paths", "[inference]") {

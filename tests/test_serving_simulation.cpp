@@ -104,7 +104,13 @@ struct Engine {
         }
       } else {
         q.prompt_left -= chunk[i], q.prefilled += chunk[i];
-        if (q.prompt_left <= 0) q.context = q.prefilled + 1, first_tokens.push_back(q.arrived_s);
+        if (q.prompt_left <= 0) {
+          q.context = q.prefilled + 1, first_tokens.push_back(q.arrived_s);
+          if (q.decodes_left <= 0) {  // one output token (a prefill pool's): done with its first
+            finished += 1;
+            continue;
+          }
+        }
       }
       next.push_back(q);
     }
@@ -251,6 +257,37 @@ std::string at_rate(double rate) {
   return std::string(kLlama) + R"("request_rate_per_s":)" + std::to_string(rate) + R"(,"prompt_len":2048,"output_len":512}})";
 }
 
+// An open system: requests arriving at random (Poisson, `rate_per_s`), first come first served into
+// `slots`; the means over 8 seeds of 10^5 steps, the first 2·10^4 a warm-up, of TTFT (from arrival to
+// the end of the step that completes the prompt) and of the wait from arrival to admission (for a
+// slot, then for the step in progress). `prefilled`: a disaggregated decode pool's, each request
+// arriving with its KV (no TTFT).
+struct OpenWaits {
+  double ttft_s = 0, admission_wait_s = 0;
+};
+OpenWaits simulate_open_waits(const Resolved& r, std::size_t slots, double rate_per_s, bool prefilled = false) {
+  double ttft_s = 0, first_tokens = 0, wait_s = 0, admitted = 0;
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    Engine engine(r);
+    std::mt19937 rng(seed);
+    std::exponential_distribution<double> gap(rate_per_s);
+    std::deque<double> waiting;  // arrival times
+    double t = 0, next_arrival = 0;
+    for (long long step = 0; step < 100000; ++step) {
+      for (; next_arrival <= t; next_arrival += gap(rng)) waiting.push_back(next_arrival);
+      for (; engine.flight.size() < slots && !waiting.empty(); waiting.pop_front()) {
+        prefilled ? engine.admit_prefilled(0) : engine.admit(0);
+        engine.flight.back().arrived_s = waiting.front();
+        if (step >= 20000) wait_s += t - waiting.front(), admitted += 1;
+      }
+      t += engine.step().cost_s;
+      if (step >= 20000)
+        for (const double arrived : engine.first_tokens) ttft_s += t - arrived, first_tokens += 1;
+    }
+  }
+  return {first_tokens > 0 ? ttft_s / first_tokens : 0.0, wait_s / admitted};
+}
+
 }  // namespace
 
 TEST_CASE("at a request rate, TPOT is the steps' mean over the sequences in flight as they wander", "[inference][simulation]") {
@@ -259,7 +296,8 @@ TEST_CASE("at a request rate, TPOT is the steps' mean over the sequences in flig
   // count in flight reaches the 64 slots). Its TPOT had been 2.8%, 3.0% and 2.0% above cutlab's, whose
   // steps were those of the mean count in flight; with the count's spread (β·Var(n)/C,
   // core/serving_batching.h) 1.5%, 1.7% and 0.5%; with a prompt arriving beside the sequences in flight
-  // instead of in the slot of one that left (serving_batching.h), within 0.2%, 0.1% and 0.9%. At 1 and 2
+  // instead of in the slot of one that left (serving_batching.h), within 0.2%, 0.1% and 0.9% (0.2%, 0.1% and
+  // 0.5% since the queue for a slot, slot_queue, sets which prompts are open). At 1 and 2
   // requests/s the steps of the mean count, closed, are further off; at 4, with the slots nearly full,
   // the closed system is the better picture (0.3%), which the prompts that wait for a slot carry over.
   for (const double rate : {1.0, 2.0, 4.0}) {
@@ -307,37 +345,59 @@ TEST_CASE("at a request rate a request waits for the step in progress before its
   // simulated TTFT, from arrival to the end of the step that completes the prompt (8 seeds), against
   // cutlab's. Without the wait for the step in progress, the residual of a step at a random time
   // (E[τ²]/2E[τ]: the prompts' 101 ms steps are 1.2% of the steps but 9% of the time), TTFT had been
-  // 10.0% and 16.0% under the simulation's 113.7 and 125.2 ms; with it 0.9% and 3.3%. (At 4 requests/s,
-  // 56 of 64 slots in flight, requests queue for a slot about three times as long as Erlang C with the
-  // service at the mean count says: the steps slow as the slots fill, which it does not price.)
+  // 10.0% and 16.0% under the simulation's 113.7 and 125.2 ms; with it 0.9% and 3.3%. (Near the slots,
+  // the wait for one: the next test.)
   for (const double rate : {1.0, 2.0}) {
     const api::Answer<api::Evaluated> a = api::evaluate(at_rate(rate));
     REQUIRE(a.ok());
     const Resolved& r = a.result.value.resolved;
     const InferenceEstimate& e = std::get<ServingEstimate>(a.result.value.estimate).serving;
-    double ttft_s = 0, first_tokens = 0;
-    for (unsigned seed = 1; seed <= 8; ++seed) {
-      Engine engine(r);
-      std::mt19937 rng(seed);
-      std::exponential_distribution<double> gap(rate);
-      std::deque<double> waiting;  // arrival times
-      double t = 0, next_arrival = 0;
-      for (long long step = 0; step < 100000; ++step) {
-        for (; next_arrival <= t; next_arrival += gap(rng)) waiting.push_back(next_arrival);
-        for (; engine.flight.size() < 64 && !waiting.empty(); waiting.pop_front()) {
-          engine.admit(0);
-          engine.flight.back().arrived_s = waiting.front();
-        }
-        t += engine.step().cost_s;
-        if (step >= 20000)
-          for (const double arrived : engine.first_tokens) ttft_s += t - arrived, first_tokens += 1;
-      }
-    }
-    const double simulated = ttft_s / first_tokens;
+    const double simulated = simulate_open_waits(r, 64, rate).ttft_s;
     INFO(rate << " requests/s: simulated TTFT " << simulated << " s, cutlab " << e.ttft_s << " s, of which the step in progress "
               << e.prefill.step_wait_s << " s");
     REQUIRE(e.prefill.step_wait_s > 0);
     REQUIRE(std::abs(e.ttft_s - simulated) < std::abs(e.ttft_s - e.prefill.step_wait_s - simulated));
     REQUIRE_THAT(e.ttft_s, WithinRel(simulated, 0.05));
+  }
+}
+
+TEST_CASE("near its slots a request waits for one as the simulated schedule does", "[inference][simulation]") {
+  // The same replica at 3.75, 4 and 4.1 requests/s (its 64 slots serve about 4.23): 48 to 60 of them in
+  // flight, and an arrival finds all 64 taken 13–65% of the time. Erlang C with every count served at the
+  // mean count's speed had waited a fraction of the simulation's (TTFT 50%, 68% and 61% under its 308 ms,
+  // 1.21 s and 2.96 s): as the slots fill the steps slow, and the queue meets the slowest service.
+  // slot_queue (core/serving_batching.h) serves each count at its own speed: 15%, 12% and 9% under.
+  for (const double rate : {3.75, 4.0, 4.1}) {
+    const api::Answer<api::Evaluated> a = api::evaluate(at_rate(rate));
+    REQUIRE(a.ok());
+    const InferenceEstimate& e = std::get<ServingEstimate>(a.result.value.estimate).serving;
+    REQUIRE_FALSE(e.saturated);
+    const double simulated = simulate_open_waits(a.result.value.resolved, 64, rate).ttft_s;
+    // Erlang C: the count's chain with every count's service the mean's, C/λ.
+    const double erlang_c = e.ttft_s - e.prefill.queue_s + slot_queue(rate, 64, e.concurrency, e.concurrency / rate).wait_s;
+    INFO(rate << " requests/s: simulated TTFT " << simulated << " s, cutlab " << e.ttft_s << " s (" << e.prefill.queue_s
+              << " s for a slot), with Erlang C " << erlang_c << " s");
+    REQUIRE(std::abs(e.ttft_s - simulated) < 0.5 * std::abs(erlang_c - simulated));
+    REQUIRE_THAT(e.ttft_s, WithinRel(simulated, 0.2));
+  }
+}
+
+TEST_CASE("a disaggregated decode pool near its slots: the wait for one as the simulated schedule's", "[disaggregation][simulation]") {
+  // The decode pool above (64 slots, capacity about 6.9 requests/s) at 6, 6.5 and 6.7 requests/s,
+  // requests arriving prefilled at random: the simulated wait from arrival to admission (for a slot,
+  // then for the step in progress) 59 ms, 0.53 s and 1.72 s. Erlang C at the mean count's service had
+  // said 62%, 32% and 1% less (without the step in progress); slot_queue with it 32%, 13% and 6% more
+  // (19, 69 and 104 ms).
+  const api::Answer<Resolved> pool = api::resolve(R"({"model":"llama3-70b","cluster":{"preset":"dgx-h100","gpus":8},"plan":{"tp":8},
+    "workload":{"mode":"infer","prompt_len":2048,"output_len":512,"batch":64}})");
+  REQUIRE(pool.ok());
+  const Resolved& r = pool.result.value;
+  for (const double rate : {6.0, 6.5, 6.7}) {
+    const PoolLoad at = decode_at(r, rate, 64, true);
+    const double simulated = simulate_open_waits(r, 64, rate, true).admission_wait_s,
+                 erlang_c = slot_queue(rate, 64, at.in_flight, at.in_flight / rate).wait_s;
+    INFO(rate << " requests/s: simulated wait " << simulated << " s, cutlab " << at.queue_s << " s, Erlang C " << erlang_c << " s");
+    REQUIRE(std::abs(at.queue_s / simulated - 1.0) < 0.35);
+    if (rate < 6.7) REQUIRE(std::abs(at.queue_s - simulated) < std::abs(erlang_c - simulated));
   }
 }
