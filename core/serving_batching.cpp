@@ -210,6 +210,12 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
     cycle_mean += pn * cycle / mass, cycle_square += pn * cycle * cycle / mass;
   }
   out.residual_s = cycle_mean > 0 ? cycle_square / (2.0 * cycle_mean) : 0.0;
+  // A prompt that arrived at random shares its first step with the prompts that arrived during the
+  // step in progress, a length-biased step: E[τ²]/E[τ] long, E[τ²]/E[τ]² times the mean step, so its
+  // others' chunks are that many times a random step's (the same inspection paradox). Against the
+  // simulated schedule (Llama 3 70B TP 8, 2048/512 at 1–4 requests/s) a completing prompt's step held
+  // 0.026–0.252 other prompts, 2.1–2.6 times a random step's 0.012–0.108; E[τ²]/E[τ]² is 1.7–2.1.
+  const double arrived = cycle_mean > 0 ? cycle_square / (cycle_mean * cycle_mean) : 1.0;
   const std::size_t stages = priced[0].step.stage_s.size();
   out.decode_step.stage_s.assign(stages, 0.0);
   for (int n = 0; n <= kBins; ++n) {
@@ -234,8 +240,10 @@ LumpySteps lumpy_steps(const ServingSetup& S, const StepLoad& mean, double room,
       StepCost& own = out.own_step[std::size_t(i)];
       double unused = 0;
       for (int n = 0; n <= kBins; ++n) {
-        const double pn = p[std::size_t(n)];
-        if (pn > 1e-9) add_at(own, unused, out.own_cycle_s[std::size_t(i)], std::min(room, x[std::size_t(n)] + size), w * pn / mass);
+        const double pn = p[std::size_t(n)], xn = x[std::size_t(n)];
+        if (!(pn > 1e-9)) continue;
+        add_at(own, unused, out.own_cycle_s[std::size_t(i)], std::min(room, xn + size), (1.0 - open) * w * pn / mass);
+        if (open > 0) add_at(own, unused, out.own_cycle_s[std::size_t(i)], std::min(room, arrived * xn + size), open * w * pn / mass);
       }
       add_scaled(own, alone.step, w), add_scaled(own, curve, -w);
       out.own_cycle_s[std::size_t(i)] += w * (alone.cycle_s - curve_cycle);

@@ -28,7 +28,8 @@
 // decoding; the step's prompt tokens are the chunks of those prefilling (a compound binomial, on a
 // lattice of the room; what passes the room waits for a later step), and the step's cost is averaged
 // over that distribution: as the decoding sequences meet the steps for TPOT, as a prompt meets its own
-// step (its chunk beside the others') for TTFT. Every step full (token-bound) is the mean step.
+// step (its chunk beside the others'; arriving at random, beside those that arrived during the
+// length-biased step in progress) for TTFT. Every step full (token-bound) is the mean step.
 // Ignores: preemption, the spread of lengths within a class, the class mix of a step's prompts
 // (taken in proportion to its tokens). At a request rate (Poisson arrivals) the count in flight
 // wanders, and a decoding sequence meets more steps of many than of few: TPOT adds β·Var(n)/C

@@ -73,6 +73,9 @@ const r4co = r4.best[0], r4one = json(['evaluate', '--model', 'llama3-70b', '--c
   '--prompt-len', '2048', '--output-len', '512', '--request-rate', '4']).result.inference;
 quoted('co-located, ' + r20mesh(r4co) + ' (TTFT ' + fixed(r4co.ttft_s * 1e3, 1) + ' ms, TPOT ' + fixed(r4co.tpot_s * 1e3, 1) + ' ms; TP 8 on 8 GPUs keeps up at batch 64 with ' +
   fixed(r4one.concurrency, 1) + ' in flight, TPOT ' + fixed(r4one.tpot_s * 1e3, 1) + ' ms)', 'the co-located search at 4 requests/s');
+const r4d = r4.disaggregated.best[0];
+quoted(r4d.prefill_gpus + r4d.decode_gpus + ' GPUs (TTFT ' + fixed(r4d.ttft_s * 1e3, 1) + ' ms, TPOT ' + fixed(r4d.tpot_s * 1e3, 1) + ' ms;',
+  'the disaggregated search at 4 requests/s');
 
 const d = json(['evaluate', 'tests/fixtures/disaggregated.json']).result;
 const colocated = json(['evaluate', '--model', 'llama3-70b', '--cluster', 'dgx-h100', '--tp', '8', '--mode', 'infer', '--batch', '64', '--prompt-len', '2048',
