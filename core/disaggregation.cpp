@@ -212,10 +212,12 @@ PoolLoad prefill_at(const Resolved& resolved, double requests_per_s, bool random
   Resolved r = one_instance(resolved);
   prefill_only(r.config.workload);
   r.config.workload.request_rate_per_s = requests_per_s / copies(resolved, r);  // this instance's share
-  const InferenceEstimate s = evaluate_serving(r).serving;
-  // Offline, prompts reach the pool as the other pool frees room for them, not at random: no wait for
-  // a free slot. At a request rate, the serving model's wait (slot_queue) stays in its TTFT.
-  // (Nor for the step in progress: a prompt arrives as a step ends.) At a rate both waits are queue_s.
+  const InferenceEstimate s = estimate_inference(r, random ? Arrivals::Random : Arrivals::Paced);
+  // Offline, prompts reach the pool as the other pool frees room for them, not at random (paced): no
+  // wait for a free slot, nor for the step in progress (a prompt arrives as a step ends), and the steady
+  // state prices its step. At a request rate they arrive at random, and the instance is the
+  // bulk-service queue of core/serving_prompt_queue.h (the steady state's slot_queue for prompts of
+  // several chunks or lengths): its waits stay in its TTFT, both in queue_s.
   const double waits = s.prefill.queue_s + s.prefill.step_wait_s;
   if (random) return {s.concurrency, s.ttft_s, waits, s.length_classes};
   PoolLoad load{s.concurrency, s.ttft_s - waits, 0.0, s.length_classes};

@@ -24,11 +24,13 @@
 //     instance emits the first token once the KV has arrived; DistServe §3 counts the transfer in
 //     the second token's latency instead); TPOT = the decode pool's; each at the deployment's rate:
 //     a pool that does not bound it holds fewer sequences than its batch, C = λ · its time per
-//     request (Little 1961), and is faster there. At a request rate each pool's requests also wait
-//     for a free slot when all are taken (as the co-located model: serving_batching.h slot_queue,
-//     each count in flight served at its own speed) and for the step in progress: a prompt for a
-//     prefill slot, then its KV for a decode slot, both before the first token; offline the pools
-//     feed each other as slots free, and no request waits.
+//     request (Little 1961), and is faster there. At a request rate each pool's requests also wait:
+//     a prompt for a prefill step (a prefill instance is a bulk-service queue, each step taking the
+//     prompts waiting when it starts: core/serving_prompt_queue.h; prompts of several chunks or a
+//     mix of lengths: the co-located model's slot_queue), then its KV for a decode slot when all are
+//     taken (serving_batching.h slot_queue, each count in flight served at its own speed) and for
+//     the decode step in progress, both before the first token; offline the pools feed each other as
+//     slots free, and no request waits.
 //     output tokens/s per GPU = requests/s × OSL / (prefill + decode GPUs).
 //   placement: a pool's instances are placed whole, each within one node when it fits in one
 //     (instances_fit below), so each serves as one instance alone does: a pool of x instances is one
@@ -96,8 +98,8 @@ struct Disaggregated {
   // Sequences in flight per replica of each pool at the deployment's rate (below the pool's batch in
   // the pools that do not bound it), and the latencies there.
   double prefill_in_flight = 0, decode_in_flight = 0;
-  // At a request rate below the capacity: the waits for a free prefill slot (slot_queue) and the prefill
-  // step in progress, and then for a decode slot (slot_queue) and the decode step in progress, all in TTFT.
+  // At a request rate below the capacity: the wait for a prefill step (prompt_queue), and then for a
+  // decode slot (slot_queue) and the decode step in progress, all in TTFT.
   double prefill_queue_s = 0, decode_queue_s = 0;
   double ttft_s = 0, tpot_s = 0, e2e_latency_s = 0;
   // A mix of lengths (workload.length_mix): each class's own, class i of the mix at index i: its
@@ -168,8 +170,9 @@ PoolResult evaluate_decode_pool(const Resolved& r);   // its requests/s, TPOT an
 // A pool run at `requests_per_s` (at most what it serves): the sequences in flight per replica by
 // Little's law and its latency there (prefill: TTFT, the serving model at that request rate; decode:
 // TPOT, C = λ · decode steps · cycle(C), at most `most_in_flight`, its batch). With `random` arrivals
-// (a request rate) also the wait for a free slot (slot_queue) and for the step in progress,
-// `queue_s`, and the decode step as the
+// (a request rate) also the waits: prefill, for a step (prompt_queue, core/serving_prompt_queue.h;
+// its own step then holds the prompts that queued with it); decode, for a free slot (slot_queue) and
+// the step in progress; `queue_s`, and the decode step as the
 // wandering count in flight meets it (+ β·Var(n)/C, count_spread in core/serving_batching.h); fed as
 // slots free (offline), neither.
 struct PoolLoad {

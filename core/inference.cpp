@@ -7,6 +7,7 @@
 #include "core/memory.h"
 #include "core/serving_instances.h"
 #include "core/serving_offline_mix.h"
+#include "core/serving_prompt_queue.h"
 
 namespace cutlab {
 
@@ -207,7 +208,7 @@ void offline_run(const ServingSetup& S, const BatchingState& full, double reques
   r.run_one_more_wave_s = fewest > 1.0 ? offline_run_s(S, fewest - 1.0, requests) : 0.0;
 }
 
-void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& r) {
+void inflight_batch(const ServingSetup& S, long long kv_cap, Arrivals arrivals, InferenceEstimate& r) {
   const double run_requests = double(S.w.num_requests) / r.replicas;  // offline run, per replica (0: endless)
   const Concurrency conc = inflight_concurrency(S, kv_cap, S.w.request_rate_per_s / r.replicas, run_requests);
   r.concurrency = conc.value;
@@ -233,7 +234,19 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, InferenceEstimate& 
   // own speed, the slots full at full_e2e_s; uniform lengths: deterministic service; mixed lengths: the
   // service's spread over the classes). Not when saturated: the queue then grows without bound (the
   // `saturated` flag).
-  if (S.w.request_rate_per_s > 0 && !conc.saturated) {
+  // A replica that only prefills (one output token: a disaggregated prefill pool's instance) is a
+  // bulk-service queue: each step takes the prompts waiting when it starts (prompt_queue,
+  // core/serving_prompt_queue.h), which prices its wait and its own step.
+  const PromptQueue pq = arrivals == Arrivals::Random && S.w.request_rate_per_s > 0 && !conc.saturated
+                             ? prompt_queue(S, rate, conc.slots)
+                             : PromptQueue{};
+  if (pq.ok) {
+    r.prefill = step_parts(pq.step, 0.0, pq.service_s, 1.0);
+    r.prefill.queue_s = pq.queue_s;
+    r.prefill.step_wait_s = pq.step_wait_s;
+    r.ttft_s = r.e2e_latency_s = pq.ttft_s();
+    r.concurrency = rate * pq.service_s;  // in a step (Little's law); the others wait for one
+  } else if (S.w.request_rate_per_s > 0 && !conc.saturated) {
     const double wait = slot_queue(rate, conc.slots, conc.value, conc.full_e2e_s, b.e2e_cs2).wait_s;
     if (std::isfinite(wait)) {
       r.prefill.queue_s = wait;
@@ -287,7 +300,7 @@ void serving_comm(const ServingSetup& S, double tokens, double sampled, Inferenc
 }
 
 // The deployment's estimate with its TP, EP and PP groups as S lays them.
-InferenceEstimate estimate_with(const Resolved& resolved, const ServingSetup& S) {
+InferenceEstimate estimate_with(const Resolved& resolved, const ServingSetup& S, Arrivals arrivals) {
   const Workload& w = S.w;
   InferenceEstimate r;
   r.batching = w.batching;
@@ -299,7 +312,7 @@ InferenceEstimate estimate_with(const Resolved& resolved, const ServingSetup& S)
   r.kv_capacity_sequences = kv_capacity(rooms, r.kv_bound_stage);
   r.kv_pool_bytes = rooms[static_cast<std::size_t>(r.kv_bound_stage)].free_bytes;
   r.max_batch_that_fits = r.kv_capacity_sequences / r.micro_batches;
-  if (inflight) inflight_batch(S, r.kv_capacity_sequences, r);
+  if (inflight) inflight_batch(S, r.kv_capacity_sequences, arrivals, r);
   else static_batch(resolved, S, r);
   fill_memory(rooms, r.concurrency, r);
   // Throughput: OSL output tokens per request (the first, from the prefill, included; mixed lengths:
@@ -326,7 +339,7 @@ InferenceEstimate estimate_with(const Resolved& resolved, const ServingSetup& S)
 
 }  // namespace
 
-InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp) {
+InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp, Arrivals arrivals) {
   // Serving runs the model without its multi-token-prediction modules (a training objective;
   // DeepSeek-V3 §2.2 "we discard the MTP modules" at inference); speculative decoding adds its
   // draft head's cost (core/serving_step.h draft_pass_s), not its memory.
@@ -336,16 +349,16 @@ InferenceEstimate estimate_inference(const Resolved& resolved_with_mtp) {
   // instance alone on its node; the instances left over straddle a node boundary as the ranks lie,
   // priced on the deployment's own groups (their worst: the straddling one).
   const long long g = std::max(1LL, instance_gpus(resolved)), n = resolved.mesh.gpus / g;
-  if (n == 1) return estimate_with(resolved, ServingSetup(resolved));
+  if (n == 1) return estimate_with(resolved, ServingSetup(resolved), arrivals);
   const Resolved one = one_instance(resolved);
   const long long whole = std::min(n, whole_instances(resolved.mesh.gpus, resolved.config.cluster.gpus_per_node, g));
-  InferenceEstimate r = estimate_with(resolved, ServingSetup(resolved, one.placement));
+  InferenceEstimate r = estimate_with(resolved, ServingSetup(resolved, one.placement), arrivals);
   r.instances = static_cast<int>(n);
   r.instances_whole = static_cast<int>(whole);
   if (whole >= n) return r;
   // Some straddle: the latencies, step and communication are a straddling instance's (the slowest:
   // a limit holds for every instance), the throughputs the sum of both kinds.
-  InferenceEstimate s = estimate_with(resolved, ServingSetup(resolved));
+  InferenceEstimate s = estimate_with(resolved, ServingSetup(resolved), arrivals);
   s.instances = r.instances;
   s.instances_whole = r.instances_whole;
   const double a = double(whole) / double(n), b = 1.0 - a;

@@ -10,7 +10,7 @@
 // (GQA; KV heads replicated when TP > g), or L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA's
 // compressed latent (DeepSeek-V2 §2.1.2).
 // Mixed request lengths (workload.length_mix): core/serving_batching.h.
-// Ignores: prefill/decode disaggregation (core/disaggregation.h), queueing before admission.
+// Ignores: prefill/decode disaggregation (core/disaggregation.h).
 #pragma once
 #include <vector>
 
@@ -36,11 +36,14 @@ struct LatencyParts {
   double kv_s = 0;       // reading the KV cache
   double compute_s = 0;  // FLOPs beyond the reads (static prefill: all of its compute)
   double tp_s = 0, ep_s = 0;
-  double ep_wait_s = 0;    // the MoE layers' wait for the EP group's slowest rank (in-flight serving)
-  double pp_s = 0;         // hand-offs between stages, and (pp micro-batches) waiting for the slowest stage
-  double draft_s = 0;      // speculative decoding's draft head
-  double host_s = 0;       // the host's per-sequence work of each step (in-flight serving)
-  double queue_s = 0;      // TTFT: the wait for a free slot before admission (a request rate, serving_batching.h)
+  double ep_wait_s = 0;  // the MoE layers' wait for the EP group's slowest rank (in-flight serving)
+  double pp_s = 0;       // hand-offs between stages, and (pp micro-batches) waiting for the slowest stage
+  double draft_s = 0;    // speculative decoding's draft head
+  double host_s = 0;     // the host's per-sequence work of each step (in-flight serving)
+  // TTFT at a request rate: the wait for a free slot before admission (serving_batching.h slot_queue); a
+  // replica that only prefills, behind the prompts that filled the steps before its own
+  // (serving_prompt_queue.h)
+  double queue_s = 0;
   double step_wait_s = 0;  // TTFT: the wait for the step in progress, with a free slot (a request rate)
   double total_s() const {
     return weights_s + kv_s + compute_s + tp_s + ep_s + ep_wait_s + pp_s + draft_s + host_s + queue_s + step_wait_s;
@@ -115,6 +118,12 @@ struct InferenceEstimate {
   std::vector<CommOp> comm;   // per step, a GPU of the first stage
 };
 
-InferenceEstimate estimate_inference(const Resolved& r);
+// How requests reach a replica at a request rate: at random (Poisson: a user's workload), or paced by
+// another pool (a disaggregated prefill pool in an offline run: each prompt arrives as the decode pool
+// frees room for it, core/disaggregation.h), which a prefill-only replica prices at its steady state
+// rather than as the bulk-service queue of random arrivals (core/serving_prompt_queue.h).
+enum class Arrivals { Random, Paced };
+
+InferenceEstimate estimate_inference(const Resolved& r, Arrivals arrivals = Arrivals::Random);
 
 }  // namespace cutlab

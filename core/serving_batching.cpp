@@ -24,14 +24,6 @@ double pipeline_cycle_s(const StepCost& step, double draft_s) {
 
 namespace {
 
-// into += a · x, field by field (a step cost averaged over steps of several loads; into has x's stages).
-void add_scaled(StepCost& into, const StepCost& x, double a) {
-  for (std::size_t i = 0; i < x.stage_s.size(); ++i) into.stage_s[i] += a * x.stage_s[i];
-  into.weights_s += a * x.weights_s, into.kv_s += a * x.kv_s, into.compute_s += a * x.compute_s, into.tp_s += a * x.tp_s;
-  into.ep_s += a * x.ep_s, into.ep_wait_s += a * x.ep_wait_s, into.elementwise_s += a * x.elementwise_s, into.host_s += a * x.host_s;
-  into.pp_send_s += a * x.pp_send_s, into.local_experts_read += a * x.local_experts_read;
-}
-
 // A step's prompt chunks (serving_batching.h): each of the c sequences of a micro-batch is prefilling a
 // prompt of class i with probability π_i = held_i / c (its n_pf,i steps of a request's n_pf,i +
 // n_dec,i), else decoding; a prefilling one puts its chunk_i tokens in the step. So the step's prompt

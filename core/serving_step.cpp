@@ -129,6 +129,13 @@ double StepCost::walk_s() const {
   return s + (stage_s.empty() ? 0.0 : double(stage_s.size() - 1) * pp_send_s);
 }
 
+void add_scaled(StepCost& into, const StepCost& x, double a) {
+  for (std::size_t i = 0; i < x.stage_s.size(); ++i) into.stage_s[i] += a * x.stage_s[i];
+  into.weights_s += a * x.weights_s, into.kv_s += a * x.kv_s, into.compute_s += a * x.compute_s, into.tp_s += a * x.tp_s;
+  into.ep_s += a * x.ep_s, into.ep_wait_s += a * x.ep_wait_s, into.elementwise_s += a * x.elementwise_s, into.host_s += a * x.host_s;
+  into.pp_send_s += a * x.pp_send_s, into.local_experts_read += a * x.local_experts_read;
+}
+
 namespace {
 
 // One stage (or the draft head, posed as a stage of one block with the output layer) for `load`.

@@ -133,6 +133,9 @@ struct StepCost {
   double walk_s() const;          // Σ stage_s + (pp − 1) hand-offs
 };
 
+// into += a · x, field by field: a step cost averaged over steps of several loads (into has x's stages).
+void add_scaled(StepCost& into, const StepCost& x, double a);
+
 // One step: every stage's layers for `load`.
 StepCost step_cost(const ServingSetup& S, const StepLoad& load);
 

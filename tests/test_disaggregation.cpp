@@ -162,8 +162,12 @@ TEST_CASE("at a request rate the deployment serves what arrives, each request wa
   const api::Answer<Resolved> pool = api::resolve(R"({"model":"llama3-70b","cluster":{"preset":"dgx-h100","gpus":8},"plan":{"tp":8},
     "workload":{"mode":"infer","prompt_len":2048,"output_len":512,"batch":4}})");
   REQUIRE(pool.ok());
-  const PoolLoad unqueued = prefill_at(pool.result.value, 6.5);
-  REQUIRE_THAT(d.ttft_s, WithinRel(unqueued.latency_s + d.prefill_queue_s + d.kv_transfer_s + d.decode_queue_s, 1e-9));
+  const PoolLoad unqueued = prefill_at(pool.result.value, 6.5), queued = prefill_at(pool.result.value, 6.5, true);
+  REQUIRE_THAT(d.ttft_s, WithinRel(queued.latency_s + d.kv_transfer_s + d.decode_queue_s, 1e-9));
+  REQUIRE(d.prefill_queue_s == queued.queue_s);
+  // At random, the prompts that arrived during a step share the next one: a prompt's own step is
+  // longer than the paced steady state's (one prompt alone, as it arrives as a step ends).
+  REQUIRE(queued.latency_s - queued.queue_s > unqueued.latency_s);
   REQUIRE_THAT(d.e2e_latency_s, WithinRel(d.ttft_s + 511 * d.tpot_s, 1e-12));
   // At 100 requests/s it is saturated: it serves its capacity, at the offline latencies.
   const api::Answer<api::DisaggregationRun> at100 = api::disaggregate(llama_config(kPrefill, kDecode, R"(,"request_rate_per_s":100)"));

@@ -88,7 +88,7 @@
       : r.saturated ? '<span class="bad">saturated</span>: ' + F.sig(r.request_rate_per_s) + ' requests/s arrive, more than the ' + F.sig(r.capacity_requests_per_s) +
         ' it serves (' + bound + '); the queue grows without bound and the latencies are those at its capacity, before any wait'
       : F.sig(r.requests_per_s) + ' requests/s as they arrive, of a capacity of ' + F.sig(r.capacity_requests_per_s) + ' (' + bound + ')';
-    const waits = r.request_rate_per_s > 0 && !r.saturated ? ' (prefill with ' + F.seconds(r.prefill_queue_s) + ' waiting for a slot and a step + transfer + ' +
+    const waits = r.request_rate_per_s > 0 && !r.saturated ? ' (prefill with ' + F.seconds(r.prefill_queue_s) + ' waiting for a prefill step + transfer + ' +
       F.seconds(r.decode_queue_s) + ' waiting for a decode slot and step)' : ' (prefill + transfer)';
     h += '<p><b>Deployment</b> of ' + F.int(p.gpus) + ' + ' + F.int(d.gpus) + ' GPUs: ' + rate +
       ' · TTFT ' + F.seconds(r.ttft_s) + waits + ' · TPOT ' + F.seconds(r.tpot_s) + ' at this rate, with ' + F.fixed(r.prefill_in_flight, 1) +
