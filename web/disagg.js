@@ -54,7 +54,12 @@
     return '<span class="' + (q.fits ? 'ok' : 'bad') + '">' + F.gib(q.peak_memory_bytes, 1) + ' / ' + F.gib(q.capacity_bytes, 1) + ' GiB ' +
       (q.fits ? 'fits' : 'does not fit') + '</span>';
   }
-  const row = (cells) => '<tr>' + cells.map((c, i) => (i === 0 ? '<th>' + c + '</th>' : '<td' + (i >= 3 && i <= 5 ? ' class="num"' : '') + '>' + c + '</td>')).join('') + '</tr>';
+  // The pools' table: its columns, each cell labelled with its own (a narrow page stacks a row's cells, style.css).
+  const COLUMNS = ['part', 'GPUs', 'batch', 'in flight per copy', 'requests/s', 'per GPU', 'latency', 'memory per GPU'];
+  const row = (cells, labels = COLUMNS) => '<tr>' + cells.map((c, i) => (i === 0 ? '<th>' + c + '</th>'
+    : '<td data-label="' + labels[i] + '"' + (i >= 3 && i <= 5 ? ' class="num"' : '') + '>' + c + '</td>')).join('') + '</tr>';
+  // The KV transfer's cells under the pools' columns, stacked under their own names.
+  const KV_LABELS = ['part', 'link', 'KV', 'KV per GPU', 'requests/s', 'per GPU', 'time', 'links'];
 
   // A mix of lengths: each class's first token (its prompt on the prefill pool, its own KV transfer, the
   // wait for a decode slot) and end to end; class i of workload.length_mix at index i.
@@ -74,11 +79,11 @@
   function render(r, colocated, ps) {
     const p = r.prefill, d = r.decode, kv = r.kv_transfer, b = r.balance;
     const link = e(CL.state.linkLabel(colocated, kv.link));
-    let h = '<div class="disagg-scroll"><table class="t disagg-table"><thead><tr><th>part</th><th>GPUs</th><th>batch</th><th>in flight per copy</th><th>requests/s</th><th>per GPU</th><th>latency</th><th>memory per GPU</th></tr></thead><tbody>';
+    let h = '<div class="disagg-scroll"><table class="t disagg-table"><thead><tr>' + COLUMNS.map((c) => '<th>' + c + '</th>').join('') + '</tr></thead><tbody>';
     const system = (name) => (r.same_cluster ? '' : String(ps[name].cluster || colocated.config.cluster.name));
     h += row(['prefill pool', mesh(p, system('prefill')), F.int(p.batch), F.fixed(p.concurrency, 1), F.sig(p.requests_per_s), F.sig(p.requests_per_s_per_gpu), 'TTFT ' + F.seconds(p.ttft_s), memory(p)]);
     h += row(['KV transfer', link, F.bytes(kv.bytes_per_request) + ' a request', F.bytes(kv.bytes_per_gpu) + ' per GPU', F.sig(kv.requests_per_s), '', F.seconds(kv.time_s),
-      'links ' + F.pct(kv.link_utilization) + ' busy']);
+      'links ' + F.pct(kv.link_utilization) + ' busy'], KV_LABELS);
     h += row(['decode pool', mesh(d, system('decode')), F.int(d.batch), F.fixed(d.concurrency, 1), F.sig(d.requests_per_s), F.sig(d.requests_per_s_per_gpu), 'TPOT ' + F.seconds(d.tpot_s), memory(d)]);
     h += '</tbody></table></div>';
     const gpus = p.gpus + d.gpus;
