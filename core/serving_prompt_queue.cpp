@@ -83,7 +83,7 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
   const double keep = pipelined ? (stages - 2.0) / (stages - 1.0) : 0.0;
   PromptChain c;
   const int b = int(interval_s.size()) - 1;
-  if (b < 1 || !(rate_per_s > 0)) return c;
+  if (b < 1 || b > kMaxPromptQueueBatch || !(rate_per_s > 0)) return c;
   for (int a = 1; a <= b; ++a)
     if (!(interval_s[std::size_t(a)] > 0) || !std::isfinite(interval_s[std::size_t(a)])) return c;
   if (!(rate_per_s * interval_s[std::size_t(b)] < b)) return c;  // a full step takes fewer than arrive during it
@@ -94,12 +94,15 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
     poisson[std::size_t(a)] = poisson_terms(rate_per_s * interval_s[std::size_t(a)]);
     up = std::max(up, int(poisson[std::size_t(a)].size()) - 1);
   }
-  // Below b waiting, a step's interval depends on the step before; none: the smallest (no effect).
-  c.before.assign(std::size_t(b), std::vector<double>(std::size_t(b + 1), 0.0));
-  for (auto& d : c.before) d[1] = 1.0;
-  std::vector<std::vector<double>> mixed(static_cast<std::size_t>(b));  // the arrivals from q < b: over the step before
+  // Pipelined, below b waiting a step's interval depends on the steps before; to start, its own batch
+  // (no effect).
+  if (pipelined) {
+    c.before.assign(std::size_t(b), std::vector<double>(std::size_t(b + 1), 0.0));
+    for (int q = 0; q < b; ++q) c.before[std::size_t(q)][std::size_t(std::max(q, 1))] = 1.0;
+  }
+  std::vector<std::vector<double>> mixed(static_cast<std::size_t>(b));  // the arrivals from q < b: over the steps before
   auto mix = [&] {
-    for (int q = 1; q < b; ++q) {
+    for (int q = 1; q < b && pipelined; ++q) {
       std::vector<double>& m = mixed[std::size_t(q)];
       m.assign(poisson[std::size_t(b)].size(), 0.0);
       for (int a = 1; a <= b; ++a) {
@@ -111,7 +114,9 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
       }
     }
   };
-  auto arrivals = [&](int q) -> const std::vector<double>& { return q < b ? mixed[std::size_t(q)] : poisson[std::size_t(b)]; };
+  auto arrivals = [&](int q) -> const std::vector<double>& {
+    return q < b && pipelined ? mixed[std::size_t(q)] : poisson[std::size_t(std::min(q, b))];
+  };
   // States: from twice the band, doubled until the top band holds under 1e-12 of the mass; the
   // eliminations' work (Q · up · b each) bounded. Pipelined, a fixed point: the chain given the steps
   // before, then the steps before from its flows (Bayes: the states that lead to q, each with its
@@ -134,7 +139,8 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
         const double from = c.pi[std::size_t(q0)];
         if (q0 >= b) {
           const std::vector<double>& k = poisson[std::size_t(b)];
-          for (std::size_t n = 0; n < k.size() && q0 - a0 + int(n) < b; ++n) flow[std::size_t(q0 - a0 + int(n))][std::size_t(b)] += from * k[n];
+          for (std::size_t n = 0; n < k.size() && q0 - a0 + int(n) < b; ++n)
+            flow[std::size_t(q0 - a0 + int(n))][std::size_t(b)] += from * k[n];
           continue;
         }
         for (int prior = 1; prior <= b; ++prior) {
@@ -183,7 +189,7 @@ PromptQueue prompt_queue(const ServingSetup& S, double rate_per_s, double slots)
   const double pp = S.plan.pp, isl = k.prompt_len;
   if (!(isl > 0) || isl > w.max_num_tokens || !(rate_per_s > 0)) return out;  // a prompt in one step
   const int b = int(std::min(std::floor(slots / pp + 1e-9), std::floor(w.max_num_tokens / isl)));
-  if (b < 1) return out;
+  if (b < 1 || b > kMaxPromptQueueBatch) return out;
   // The step of a prompts, priced at most kPoints times (both ends kept), linear between.
   constexpr int kPoints = 12;
   std::vector<int> at;

@@ -37,7 +37,7 @@ namespace cutlab {
 //   pp stages, behind a longer step before it (I(a') > I(a)) (pp − 1)·(I(a') − I(a)) more, as a
 //   flow line of balanced stages blocks).
 // Not for prompts longer than the token budget (chunked over steps), mixed lengths, or outputs past
-// the first token, nor a chain past kMaxPromptQueueStates or its work bound: ok is false, and the
+// the first token, nor past the chain's bounds (kMaxPromptQueueBatch, …States, …Work): ok is false, and the
 // steady state prices them (slot_queue, core/serving_batching.h).
 struct PromptQueue {
   bool ok = false;
@@ -60,10 +60,11 @@ PromptQueue prompt_queue(const ServingSetup& S, double rate_per_s, double slots)
 // step before's batch, or with probability (stages − 2)/(stages − 1) the one it carried (a longest
 // step stays stages − 1 steps on average); its distribution (`before`) by Bayes from the chain's flows
 // into q, a fixed point of the two. π over the states 0..Q, empty when it does not
-// converge (λ·interval(b) ≥ b: the queue grows without bound) or needs more than kMaxPromptQueueStates
-// states or kMaxPromptQueueWork.
+// converge (λ·interval(b) ≥ b: the queue grows without bound), takes more than kMaxPromptQueueBatch
+// prompts a step, or needs more than kMaxPromptQueueStates states or kMaxPromptQueueWork.
 inline constexpr int kMaxPromptQueueStates = 1 << 14;
 inline constexpr double kMaxPromptQueueWork = 3e7;  // multiply-adds: tens of milliseconds at most
+inline constexpr int kMaxPromptQueueBatch = 256;    // prompts a step: more average out (the steady state)
 struct PromptChain {
   std::vector<double> pi;                   // q = 0..Q
   std::vector<std::vector<double>> before;  // [q][a'] for q < b (pipelined): the longest step within reach before
