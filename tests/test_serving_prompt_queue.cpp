@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/api.h"
 #include "core/serving_prompt_queue.h"
@@ -58,4 +59,19 @@ TEST_CASE("the bulk queue's chain: two prompts a step of one length", "[inferenc
   // Past capacity (λτ ≥ b) there is no steady state.
   REQUIRE(prompt_chain(20.0, {0.0, tau, tau}).pi.empty());
   REQUIRE(prompt_chain(25.0, {0.0, tau, tau}).pi.empty());
+}
+
+TEST_CASE("the bulk queue is bounded: past 256 prompts a step the steady state prices them", "[inference]") {
+  // The chain's states and work grow with the prompts a step (b² per state): at most
+  // kMaxPromptQueueBatch, past which prompts of a step average out and slot_queue prices them.
+  REQUIRE(prompt_chain(100.0, std::vector<double>(kMaxPromptQueueBatch + 1, 0.1)).pi.size() > 0);
+  REQUIRE(prompt_chain(100.0, std::vector<double>(kMaxPromptQueueBatch + 2, 0.1)).pi.empty());
+  // 6,777 one-token prompts a step (Llama 3 8B, a token budget of 65,536): the steady state's waits.
+  const api::Answer<api::Evaluated> a = api::evaluate(
+      R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":1},"workload":{"mode":"infer","batch":60000,"prompt_len":1,"output_len":1,"max_num_tokens":65536,"request_rate_per_s":1000}})");
+  REQUIRE(a.ok());
+  const InferenceEstimate& e = std::get<ServingEstimate>(a.result.value.estimate).serving;
+  REQUIRE(e.kv_capacity_sequences > kMaxPromptQueueBatch);
+  REQUIRE(std::isfinite(e.ttft_s));
+  REQUIRE(e.ttft_s > 0);
 }
