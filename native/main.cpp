@@ -983,7 +983,7 @@ int cmd_disaggregated(const Args& a, const std::string& text) {
   if (d.request_rate_per_s > 0 && !d.saturated)
     std::cout << " deployment: " << fixed(d.requests_per_s, 2) << " requests/s as they arrive, of a capacity of "
               << fixed(d.capacity_requests_per_s, 2) << " (bound by " << d.bound << ") · TTFT " << human_time(d.ttft_s)
-              << " (prefill with " << human_time(d.prefill_queue_s) << " waiting for a slot and a step + transfer + "
+              << " (prefill with " << human_time(d.prefill_queue_s) << " waiting for a prefill step + transfer + "
               << human_time(d.decode_queue_s) << " waiting for a decode slot and step) · TPOT " << human_time(d.tpot_s)
               << " · end to end " << human_time(d.e2e_latency_s) << "\n";
   else
