@@ -12,10 +12,11 @@
 // one by one) a step waits for the longer ones before it (prompt_chain's `before`): TP 4 × PP 2,
 // 0.5–6.3% over at 2–11 prompts/s (27% under with each step's interval its own alone; 66% under with
 // slot_queue); Llama 3 8B PP 2 with 16 prompts a step, 0.3–6.6% over; Llama 3 70B TP 2 × PP 4, −5.6%
-// to +8.5% at 30–95% of its capacity. Not priced: deep pipelines of cheap steps whose fixed cost (the
-// weights read) makes small micro-batches slow, where the simulated engine falls into a congested mode
-// of full micro-batches well below its capacity: Llama 3 8B PP 4 with 16 prompts of 512 tokens at 60%
-// of its capacity, 70% under (slot_queue 91% under); at 90%, 5% under.
+// to +8.5% at 30–95% of its capacity. Not priced: a convoy in a deep pipeline of short steps, where a
+// long micro-batch holds the short ones behind it at every stage and the prompts arriving meanwhile
+// make the next ones long again: Llama 3 8B PP 4 with 16 prompts of 512 tokens at 60% of its capacity
+// (balanced stages, 3.2 ms a prompt each) walks a prompt in 150 ms where its steps alone take 71 ms;
+// 70% under (slot_queue 91% under); at 90%, 5% under.
 #pragma once
 #include "core/serving_step.h"
 
