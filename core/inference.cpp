@@ -230,31 +230,31 @@ void inflight_batch(const ServingSetup& S, long long kv_cap, Arrivals arrivals, 
   r.e2e_latency_s = b.e2e_s;
   r.prefill = step_parts(b.prefill_step, b.draft_s, b.prefill_cycle_s, b.prefill_steps);
   if (!S.w.length_mix.empty()) r.length_classes = b.classes;
-  // A request that finds every slot taken waits for one (slot_queue: each count in flight served at its
-  // own speed, the slots full at full_e2e_s; uniform lengths: deterministic service; mixed lengths: the
-  // service's spread over the classes). Not when saturated: the queue then grows without bound (the
-  // `saturated` flag).
-  // A replica that only prefills (one output token: a disaggregated prefill pool's instance) is a
+  // At a request rate (not saturated: the queue then grows without bound, the `saturated` flag) a
+  // replica that only prefills (one output token: a disaggregated prefill pool's instance) is a
   // bulk-service queue: each step takes the prompts waiting when it starts (prompt_queue,
-  // core/serving_prompt_queue.h), which prices its wait and its own step.
-  const PromptQueue pq = arrivals == Arrivals::Random && S.w.request_rate_per_s > 0 && !conc.saturated
-                             ? prompt_queue(S, rate, conc.slots)
-                             : PromptQueue{};
-  if (pq.ok) {
-    r.prefill = step_parts(pq.step, 0.0, pq.service_s, 1.0);
-    r.prefill.queue_s = pq.queue_s;
-    r.prefill.step_wait_s = pq.step_wait_s;
-    r.ttft_s = r.e2e_latency_s = pq.ttft_s();
-    r.concurrency = rate * pq.service_s;  // in a step (Little's law); the others wait for one
-  } else if (S.w.request_rate_per_s > 0 && !conc.saturated) {
-    const double wait = slot_queue(rate, conc.slots, conc.value, conc.full_e2e_s, b.e2e_cs2).wait_s;
-    if (std::isfinite(wait)) {
-      r.prefill.queue_s = wait;
-      r.prefill.step_wait_s = b.step_wait_s;
-      const double before_admission = wait + b.step_wait_s;
-      r.ttft_s += before_admission;
-      r.e2e_latency_s += before_admission;
-      for (ClassLatency& k : r.length_classes) k.ttft_s += before_admission, k.e2e_latency_s += before_admission;
+  // core/serving_prompt_queue.h), which prices its wait and its own step. Otherwise a request that
+  // finds every slot taken waits for one (slot_queue: each count in flight served at its own speed,
+  // the slots full at full_e2e_s; uniform lengths: deterministic service; mixed lengths: the
+  // service's spread over the classes), then for the step in progress.
+  if (S.w.request_rate_per_s > 0 && !conc.saturated) {
+    const PromptQueue pq = arrivals == Arrivals::Random ? prompt_queue(S, rate, conc.slots) : PromptQueue{};
+    if (pq.ok) {
+      r.prefill = step_parts(pq.step, 0.0, pq.service_s, 1.0);
+      r.prefill.queue_s = pq.queue_s;
+      r.prefill.step_wait_s = pq.step_wait_s;
+      r.ttft_s = r.e2e_latency_s = pq.ttft_s();
+      r.concurrency = rate * pq.service_s;  // in a step (Little's law); the others wait for one
+    } else {
+      const double wait = slot_queue(rate, conc.slots, conc.value, conc.full_e2e_s, b.e2e_cs2).wait_s;
+      if (std::isfinite(wait)) {
+        r.prefill.queue_s = wait;
+        r.prefill.step_wait_s = b.step_wait_s;
+        const double before_admission = wait + b.step_wait_s;
+        r.ttft_s += before_admission;
+        r.e2e_latency_s += before_admission;
+        for (ClassLatency& k : r.length_classes) k.ttft_s += before_admission, k.e2e_latency_s += before_admission;
+      }
     }
   }
   r.decode = step_parts(b.step, b.draft_s, b.cycle_s, 1.0 / b.tokens_per_step);

@@ -34,8 +34,8 @@ std::vector<double> poisson_terms(double m) {
 // prompts arriving between the start of a step at q and the next; or empty when an elimination meets a
 // state that cannot go down (its arrivals' terms underflowed: far past the replica's capacity). GTH on
 // the band: a step lowers q by at most b and raises it by at most `up`.
-template <class Arrivals>
-std::vector<double> solve_states(const Arrivals& arrivals, int b, int up, int Q) {
+template <class ArrivalsAt>
+std::vector<double> solve_states(const ArrivalsAt& arrivals, int b, int up, int Q) {
   const int width = b + up + 1;  // row i holds columns i − b .. i + up
   std::vector<double> M(std::size_t(Q + 1) * std::size_t(width), 0.0);
   auto at = [&](int i, int j) -> double& { return M[std::size_t(i) * std::size_t(width) + std::size_t(j - i + b)]; };
@@ -221,8 +221,9 @@ PromptQueue prompt_queue(const ServingSetup& S, double rate_per_s, double slots)
   const PromptChain chain = prompt_chain(rate_per_s, interval, int(pp));
   const std::vector<double>& pi = chain.pi;
   if (pi.empty()) return out;
-  double time = pi[0] / rate_per_s, waiting = 0, residual = 0, prompts = 0, squares = 0, service = 0;  // idle: 1/λ
-  out.step.stage_s.assign(stages, 0.0);
+  double time = pi[0] / rate_per_s, waiting = 0, residual = 0, prompts = 0, service = 0;  // idle: 1/λ
+  std::vector<double> met(std::size_t(b + 1), 0.0);                                       // prompts that meet a step of a
+
   for (int q = 1; q < int(pi.size()); ++q) {
     const int a = std::min(q, b);
     const double u = pi[std::size_t(q)];
@@ -241,18 +242,16 @@ PromptQueue prompt_queue(const ServingSetup& S, double rate_per_s, double slots)
     time += u * I;
     waiting += u * I * (double(q) - a);
     residual += u * I2 / 2.0;
-    prompts += u * a, squares += u * a * a, service += u * a * (walk[std::size_t(a)] + behind);
-    add_scaled(out.step, step[std::size_t(a)], u * a);
+    prompts += u * a, service += u * a * (walk[std::size_t(a)] + behind);
+    met[std::size_t(a)] += u * a;
   }
   if (!(prompts > 0) || !(time > 0)) return out;
   out.queue_s = waiting / rate_per_s / time;
   out.step_wait_s = residual / time;
   out.service_s = service / prompts;
-  out.mean_batch = squares / prompts;
-  StepCost mean;
-  mean.stage_s.assign(stages, 0.0);
-  add_scaled(mean, out.step, 1.0 / prompts);
-  out.step = mean;
+  out.step.stage_s.assign(stages, 0.0);
+  for (int a = 1; a <= b; ++a)
+    if (met[std::size_t(a)] > 0) add_scaled(out.step, step[std::size_t(a)], met[std::size_t(a)] / prompts);
   out.ok = std::isfinite(out.ttft_s());
   return out;
 }

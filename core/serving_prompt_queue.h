@@ -45,7 +45,6 @@ struct PromptQueue {
   double queue_s = 0;      // waiting behind prompts that filled the steps before
   double step_wait_s = 0;  // the residual of the step in progress at arrival (0 when idle)
   double service_s = 0;    // the prompt's own step, through every stage
-  double mean_batch = 0;   // prompts in a prompt's step, Σ π·a² / Σ π·a
   StepCost step;           // the prompt's own step, its parts averaged as the prompts meet them
   double ttft_s() const { return queue_s + step_wait_s + service_s; }
 };
