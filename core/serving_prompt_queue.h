@@ -12,11 +12,13 @@
 // one by one) a step waits for the longer ones before it (prompt_chain's `before`): TP 4 × PP 2,
 // 0.5–6.3% over at 2–11 prompts/s (27% under with each step's interval its own alone; 66% under with
 // slot_queue); Llama 3 8B PP 2 with 16 prompts a step, 0.3–6.6% over; Llama 3 70B TP 2 × PP 4, −5.6%
-// to +8.5% at 30–95% of its capacity. Not priced: a convoy in a deep pipeline of short steps, where a
-// long micro-batch holds the short ones behind it at every stage and the prompts arriving meanwhile
-// make the next ones long again: Llama 3 8B PP 4 with 16 prompts of 512 tokens at 60% of its capacity
-// (balanced stages, 3.2 ms a prompt each) walks a prompt in 150 ms where its steps alone take 71 ms;
-// 70% under (slot_queue 91% under); at 90%, 5% under.
+// to +8.5% at 30–95% of its capacity. Many prompts a step near the capacity (short prompts under a
+// large token budget) cost the chain in prompts more work than it may take; it then counts in units
+// of 2 or more prompts: Llama 3 8B PP 2, 64 and 128 prompts of 512 tokens a step at 90% and 95% of
+// its capacity, +0.3% to +2.6% (the steady state, which had priced them, 96–98% under). Not priced: a convoy in a deep pipeline of
+// short steps, where a long micro-batch holds the short ones behind it at every stage and the prompts arriving meanwhile make the next
+// ones long again: Llama 3 8B PP 4 with 16 prompts of 512 tokens at 60% of its capacity (balanced stages, 3.2 ms a prompt each) walks
+// a prompt in 150 ms where its steps alone take 71 ms; 70% under (slot_queue 91% under); at 90%, 5% under.
 #pragma once
 #include "core/serving_step.h"
 
@@ -26,7 +28,7 @@ namespace cutlab {
 // them and runs τ(a); q' = q − a + K, K ~ Poisson(λ·I(a)) arriving during it, I(a) = τ(a)/pp the time
 // to the next step's start (pp micro-batches in flight: one starts per pp-th of a cycle). An empty
 // queue idles until the next arrival, whose step starts at once (q' = 1). The stationary π is solved
-// exactly on states 0..Q (Q grown until the last holds under 1e-12 of the mass) by the GTH
+// exactly on states 0..Q (Q grown until the flow that would pass Q, put on it, is under 1e-12) by the GTH
 // elimination (Grassmann, Taksar & Heyman 1985, Operations Research 33: no subtractions, so stable
 // however near its capacity the replica runs), banded: a step lowers q by at most b and raises it by
 // at most the arrivals' truncation. Then, by the time each state lasts (I(a); the idle 1/λ):
@@ -37,9 +39,13 @@ namespace cutlab {
 // - its own step: Σ π·a·walk(a) / Σ π·a (each step holds a prompts; walk: through every stage; with
 //   pp stages, behind a longer step before it (I(a') > I(a)) (pp − 1)·(I(a') − I(a)) more, as a
 //   flow line of balanced stages blocks).
-// Not for prompts longer than the token budget (chunked over steps), mixed lengths, or outputs past
-// the first token, nor past the chain's bounds (kMaxPromptQueueBatch, …States, …Work): ok is false, and the
-// steady state prices them (slot_queue, core/serving_batching.h).
+// Where the chain in prompts would pass its bound on work, the chain in units of g prompts (g the
+// least divisor of b that fits: the prompts waiting, taken and arriving counted in units, g³ less
+// work; near the capacity, where it is needed, within 3% of the chain in prompts at g = 2 and 9% at
+// g = 4). Not for prompts longer than the token budget (chunked over steps), mixed lengths, or
+// outputs past the first token, nor past the chain's bounds (kMaxPromptQueueBatch, …States, …Work,
+// with every unit): ok is false, and the steady state prices them (slot_queue,
+// core/serving_batching.h).
 struct PromptQueue {
   bool ok = false;
   double queue_s = 0;      // waiting behind prompts that filled the steps before
@@ -59,9 +65,11 @@ PromptQueue prompt_queue(const ServingSetup& S, double rate_per_s, double slots)
 // than b waiting its interval is max(I(a), I(a')), a' the longest step within reach before it: the
 // step before's batch, or with probability (stages − 2)/(stages − 1) the one it carried (a longest
 // step stays stages − 1 steps on average); its distribution (`before`) by Bayes from the chain's flows
-// into q, a fixed point of the two. π over the states 0..Q, empty when it does not
-// converge (λ·interval(b) ≥ b: the queue grows without bound), takes more than kMaxPromptQueueBatch
-// prompts a step, or needs more than kMaxPromptQueueStates states or kMaxPromptQueueWork.
+// into q, a fixed point of the two (the stationary law of the chain on (q, a'), solved by parts).
+// Where the bound on work (kMaxPromptQueueWork) stops that fixed point after a pass on enough states,
+// that pass stands, unsettled. π over the states 0..Q, empty when it does not converge
+// (λ·interval(b) ≥ b: the queue grows without bound), takes more than kMaxPromptQueueBatch prompts a
+// step, or needs more than kMaxPromptQueueStates states or kMaxPromptQueueWork for a first pass.
 inline constexpr int kMaxPromptQueueStates = 1 << 14;
 inline constexpr double kMaxPromptQueueWork = 3e7;  // multiply-adds: tens of milliseconds at most
 inline constexpr int kMaxPromptQueueBatch = 256;    // prompts a step: more average out (the steady state)
@@ -69,8 +77,14 @@ struct PromptChain {
   std::vector<double> pi;                   // q = 0..Q
   std::vector<std::vector<double>> before;  // [q][a'] for q < b (pipelined): the longest step within reach before
   std::vector<double> interval_s;
+  bool settled = false;                // the fixed point settled (to 1e-9); false where the bound on work stopped it
+  bool over_budget = false;            // π is empty because the work would pass `work_budget`
+  double work = 0;                     // the multiply-adds it took (eliminations, mixes, flows)
   int longer(int q, int prior) const;  // the batch, of q's step and the one before, whose interval is longer
 };
-PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_s, int stages = 1);
+// `unit`: prompts per state (q, the batches and the arrivals, as K/unit rounded to keep its mean); the
+// intervals are then those of a units' steps.
+PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_s, int stages = 1, int unit = 1,
+                         double work_budget = kMaxPromptQueueWork);
 
 }  // namespace cutlab

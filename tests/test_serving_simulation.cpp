@@ -505,3 +505,58 @@ TEST_CASE("a prefill-only replica with pipeline stages: each micro-batch's step 
       R"({"model":"llama3-70b","cluster":"dgx-h100","plan":{"tp":2,"pp":4},"workload":{"mode":"infer","batch":4,"prompt_len":2048,"output_len":1)";
   for (const double rate : {4.5, 9.1, 14.4}) check_pipelined(deep, rate, 0.08, 0.10);
 }
+
+TEST_CASE("a prefill-only replica of many prompts a step near its capacity: the chain in units where prompts cost too much",
+          "[inference][simulation]") {
+  // Llama 3 8B with a token budget of 65,536: 64 and 128 prompts of 512 tokens a step at PP 2, 256 of
+  // 256 at PP 1, at 90% and 95% of its capacity. The chain in prompts would pass its bound on work
+  // (kMaxPromptQueueWork), and the steady state (slot_queue) had priced them: 96% to 98% under the
+  // simulated TTFT at PP 2, 73% and 71% at PP 1. In units of 2 or 4 prompts (prompt_queue), against
+  // the simulation: PP 2 +0.3% to +2.7% (the chain in prompts, unbounded, +0.0% to +1.3%); PP 1 +1.5%
+  // and +8.7%.
+  auto check = [](int pp, int batch, int prompt, double load, double over) {
+    const std::string head = R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":)" + std::to_string(pp) +
+                             R"(},"plan":{"tp":1,"pp":)" + std::to_string(pp) + R"(},"workload":{"mode":"infer","batch":)" +
+                             std::to_string(batch) + R"(,"prompt_len":)" + std::to_string(prompt) +
+                             R"(,"output_len":1,"max_num_tokens":65536)";
+    const api::Answer<api::Evaluated> offline = api::evaluate(head + "}}");
+    REQUIRE(offline.ok());
+    const double rate = load * std::get<ServingEstimate>(offline.result.value.estimate).serving.requests_per_s;
+    const api::Answer<api::Evaluated> a = api::evaluate(head + R"(,"request_rate_per_s":)" + std::to_string(rate) + "}}");
+    REQUIRE(a.ok());
+    const InferenceEstimate& e = std::get<ServingEstimate>(a.result.value.estimate).serving;
+    REQUIRE_FALSE(e.saturated);
+    const double simulated = simulate_pipelined_prefill_ttft_s(a.result.value.resolved, batch, rate);
+    INFO("PP " << pp << ", " << batch << " prompts a step at " << load << " of its capacity: simulated TTFT " << simulated
+               << " s, cutlab " << e.ttft_s << " s");
+    REQUIRE(e.ttft_s > 0.99 * simulated);
+    REQUIRE(e.ttft_s < (1.0 + over) * simulated);
+  };
+  for (const double load : {0.9, 0.95}) {
+    check(2, 64, 512, load, 0.04);
+    check(2, 128, 512, load, 0.04);
+    check(1, 256, 256, load, 0.10);
+  }
+}
+
+TEST_CASE("a prefill-only replica's TTFT grows with its request rate, whatever prices it", "[inference]") {
+  // Llama 3 8B PP 2, 128 prompts of 512 tokens a step: from 30% to 99% of its capacity the chain in
+  // prompts, then in units as its work grows (18 ms at 30%, 437 ms at 90%, 2.07 s at 98%). Where the
+  // bound on work had handed it to the steady state, TTFT fell between neighbouring rates: with 32
+  // prompts a step from 200 ms at 85% of the capacity to 18 ms at 90%; with 128 the steady state had
+  // priced every rate from 30% up, 16 to 64 ms.
+  const std::string head =
+      R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":2},"plan":{"tp":1,"pp":2},"workload":{"mode":"infer","batch":128,"prompt_len":512,"output_len":1,"max_num_tokens":65536)";
+  const api::Answer<api::Evaluated> offline = api::evaluate(head + "}}");
+  REQUIRE(offline.ok());
+  const double capacity = std::get<ServingEstimate>(offline.result.value.estimate).serving.requests_per_s;
+  double last = 0;
+  for (double load = 0.3; load < 0.995; load += 0.01) {
+    const api::Answer<api::Evaluated> a = api::evaluate(head + R"(,"request_rate_per_s":)" + std::to_string(load * capacity) + "}}");
+    REQUIRE(a.ok());
+    const double ttft = std::get<ServingEstimate>(a.result.value.estimate).serving.ttft_s;
+    INFO(load << " of the capacity: TTFT " << ttft << " s, " << last << " s at the rate before");
+    REQUIRE(ttft >= last);
+    last = ttft;
+  }
+}
