@@ -242,7 +242,7 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
             total += x;
           }
           if (total > 0)
-            for (int a = 1; a <= b; ++a) row[std::size_t(a)] /= total;
+            for (int a = 1; a <= std::min(b, Q); ++a) row[std::size_t(a)] /= total;
         }
         since_jump = 0;
       } else {

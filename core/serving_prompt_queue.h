@@ -15,10 +15,12 @@
 // to +8.5% at 30–95% of its capacity. Many prompts a step near the capacity (short prompts under a
 // large token budget) cost the chain in prompts more work than it may take; it then counts in units
 // of 2 or more prompts: Llama 3 8B PP 2, 64 and 128 prompts of 512 tokens a step at 90% and 95% of
-// its capacity, +0.3% to +2.6% (the steady state, which had priced them, 96–98% under). Not priced: a convoy in a deep pipeline of
-// short steps, where a long micro-batch holds the short ones behind it at every stage and the prompts arriving meanwhile make the next
-// ones long again: Llama 3 8B PP 4 with 16 prompts of 512 tokens at 60% of its capacity (balanced stages, 3.2 ms a prompt each) walks
-// a prompt in 150 ms where its steps alone take 71 ms; 70% under (slot_queue 91% under); at 90%, 5% under.
+// its capacity, +0.3% to +2.7% (the steady state, which had priced them, 96–98% under). Not priced:
+// a convoy in a deep pipeline of short steps, where a long micro-batch holds the short ones behind it
+// at every stage and the prompts arriving meanwhile make the next ones long again: Llama 3 8B PP 4
+// with 16 prompts of 512 tokens at 60% of its capacity (balanced stages, 3.2 ms a prompt each) walks
+// a prompt in 150 ms where its steps alone take 71 ms; 70% under (slot_queue 91% under); at 90%, 5%
+// under (docs/validation.md §8, "Why the convoy is left out").
 #pragma once
 #include "core/serving_step.h"
 
