@@ -83,19 +83,20 @@ static void BM_EvaluateOfflineMixQwen3_30B(benchmark::State& state) {
 BENCHMARK(BM_EvaluateOfflineMixQwen3_30B)->Unit(benchmark::kMicrosecond);
 
 // A prefill-only replica at a request rate, the bulk-service queue's chain (core/serving_prompt_queue.h):
-// Llama 3 8B PP 2 and PP 4, 256 prompts of 256 tokens a step under a budget of 65,536, at 30%, 50%,
-// 90% and 99% of its capacity (the pipelined fixed point, in prompts or in units near the capacity;
-// its work bounded by kMaxPromptQueueWork). Arguments: pp, load in percent.
+// Llama 3 8B PP 2 and PP 4, 16 prompts of 512 tokens or 256 of 256 a step under a budget of 65,536,
+// at 30%, 50%, 90% and 99% of its capacity (the pipelined fixed point, in prompts or in units near the
+// capacity; its work bounded by kMaxPromptQueueWork). Arguments: pp, load in percent, prompts a step.
 static void BM_EvaluatePrefillQueue(benchmark::State& state) {
   Config c;
   c.model = *find_model_preset("llama3-8b");
   c.cluster = *find_cluster_preset("dgx-h100");
   c.cluster.gpus = int(state.range(0));
   c.plan.pp = int(state.range(0));
-  c.workload.mode = Mode::Infer, c.workload.batch = 256, c.workload.prompt_len = 256, c.workload.output_len = 1;
+  c.workload.mode = Mode::Infer, c.workload.batch = int(state.range(2)), c.workload.output_len = 1;
+  c.workload.prompt_len = c.workload.batch > 128 ? 256 : 512;
   c.workload.max_num_tokens = 65536;
   const Result<Estimate> offline = evaluate(c);
   c.workload.request_rate_per_s = double(state.range(1)) / 100.0 * std::get<ServingEstimate>(offline.value).serving.requests_per_s;
   for (auto _ : state) benchmark::DoNotOptimize(evaluate(c));
 }
-BENCHMARK(BM_EvaluatePrefillQueue)->ArgsProduct({{2, 4}, {30, 50, 90, 99}})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EvaluatePrefillQueue)->ArgsProduct({{2, 4}, {30, 50, 90, 99}, {16, 256}})->Unit(benchmark::kMillisecond);

@@ -79,9 +79,9 @@ struct PromptChain {
   std::vector<double> pi;                   // q = 0..Q
   std::vector<std::vector<double>> before;  // [q][a'] for q < b (pipelined): the longest step within reach before
   std::vector<double> interval_s;
-  bool settled = false;                // the fixed point settled (to 1e-9); false where the bound on work stopped it
-  bool over_budget = false;            // π is empty because the work would pass `work_budget`
-  double work = 0;                     // the multiply-adds it took (eliminations, mixes, flows)
+  bool settled = false;      // the fixed point settled (its π-weighted move under 1e-9); false where the bound on work stopped it
+  bool over_budget = false;  // π is empty because the work would pass `work_budget`
+  double work = 0;           // the multiply-adds it took (eliminations, mixes, flows)
   int longer(int q, int prior) const;  // the batch, of q's step and the one before, whose interval is longer
 };
 // `unit`: prompts per state (q, the batches and the arrivals, as K/unit rounded to keep its mean); the
