@@ -181,25 +181,26 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
     return q < b && pipelined ? mixed[std::size_t(q)] : poisson[std::size_t(std::min(q, b))];
   };
   // States 0..Q, the arrivals that would pass Q landing on it: from 64 (or twice the band, when less),
-  // doubled until the flow so moved is under 1e-12 of the steps. The eliminations' work, (Q + 1)·up·b a
-  // pass at most (a pipelined pass after the first on Q states: (b + up)·up·b, KeptElimination), within
-  // `work_budget`: a state space whose first passes (kFewPasses pipelined, then three a doubling; one
-  // otherwise) would pass it is not begun (over_budget). Pipelined, a fixed point: the chain given the
-  // steps before, then the steps before from its flows (Bayes: the states that lead to q, each with its
-  // batch and the longest it carried), until they settle (at most kPasses): until the pass moves them
-  // by under 1e-9 in all, each row's move weighted by how often the chain is in its state,
-  // Σ_q π_q·Σ_a' |Δ before[q][a']| (what the outputs, averages over π, can move by; the states the chain
-  // all but never reaches, 1e-40 and less at a light load, settle last and matter least: with the
-  // largest move of any row instead, Llama 3 8B PP 4, 256 prompts a step at 30% of its capacity took
-  // 36 passes against 21). The passes converge linearly (each step a near-constant ratio r of the one
-  // before, 0.6–0.9 with 4 stages), so once two ratios agree the sequence is carried to its limit
-  // geometrically, Aitken's δ² on the vector (Aitken 1926; Brezinski & Redivo Zaglia 1991,
-  // "Extrapolation Methods", §1.6): x + r/(1 − r)·(x − x_before), each row then put back on the simplex
-  // (negatives to 0, renormalised). That halves the passes (Llama 3 8B PP 4, 16 to 32 prompts a step at
-  // 20–95% of its capacity: 14–32 passes to settle to 1e-6 against 30 to more than 40). A pass that
-  // moves over 1e-10 past Q moves on to twice the states at once, the steps before carried over. At
-  // the bound on work, the last pass on enough states stands (`settled` false), with the steps before
-  // it was solved with, if it was within 1e-2 of the fixed point.
+  // doubled until the flow so moved is under 1e-12 of the steps. The eliminations' work, (Q + 1)·up·b a pass
+  // at most (a pipelined pass after the first on Q states: (b + up)·up·b, KeptElimination), within
+  // `work_budget`: a state space whose first passes (pipelined: kFewPasses, or three where the steps before
+  // it starts from moved under 1e-3 in their last pass; one otherwise) would pass it is not begun
+  // (over_budget), and passes near the fixed point (under 1e-3) that Q states would not keep move on to 2Q
+  // at once. Pipelined, a fixed point: the chain given the steps before, then the steps before from its
+  // flows (Bayes: the states that lead to q, each with its batch and the longest it carried), until they
+  // settle (at most kPasses): until the pass moves them by under 1e-9 in all, each row's move weighted by
+  // how often the chain is in its state, Σ_q π_q·Σ_a' |Δ before[q][a']| (what the outputs, averages over π,
+  // can move by; the states the chain all but never reaches, 1e-40 and less at a light load, settle last and
+  // matter least: with the largest move of any row instead, Llama 3 8B PP 4, 256 prompts a step at 30% of
+  // its capacity took 36 passes against 21). The passes converge linearly (each step a near-constant ratio r
+  // of the one before, 0.6–0.9 with 4 stages), so once two ratios agree the sequence is carried to its limit
+  // geometrically, Aitken's δ² on the vector (Aitken 1926; Brezinski & Redivo Zaglia 1991, "Extrapolation
+  // Methods", §1.6): x + r/(1 − r)·(x − x_before), each row then put back on the simplex (negatives to 0,
+  // renormalised). That halves the passes (Llama 3 8B PP 4, 16 to 32 prompts a step at 20–95% of its
+  // capacity: 14–32 passes to settle to 1e-6 against 30 to more than 40). A pass that moves over 1e-10 past
+  // Q moves on to twice the states at once, the steps before carried over. At the bound on work, the last
+  // pass on enough states stands (`settled` false), with the steps before it was solved with, if it was
+  // within 1e-2 of the fixed point.
   constexpr int kPasses = 40, kFewPasses = 8;
   std::vector<double> band;  // solve_states' room
   std::vector<double> flow;  // into the rows q < b the chain holds, by the step before: [a'·rows + q]
@@ -222,8 +223,9 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
     }
     return f;
   };
+  double carried_move = 1.0;  // the last pass's move, of the steps before carried to the next Q
   for (int Q = std::min(2 * (b + up) + 16, 64); Q <= kMaxPromptQueueStates; Q *= 2) {
-    const int passes = !pipelined ? 1 : work == 0 ? kFewPasses : 3;
+    const int passes = !pipelined ? 1 : carried_move > 1e-3 ? kFewPasses : 3;
     if (pass_work(Q) + (passes - 1) * later_pass_work(Q) > work_budget - work) {
       c.over_budget = true;
       return c;
@@ -302,10 +304,12 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
         }
         moved += c.pi[std::size_t(q)] * row_moved;
       }
+      carried_move = moved;
       if (moved < 1e-9) {
         c.settled = true;
         break;
       }
+      if (moved < 1e-3 && moved_past(Q) > 1e-12) break;  // near the fixed point but not kept on Q states: on to 2Q
       // Two passes' ratios that agree (to 0.03, under 0.97): carry the sequence to its limit.
       const double ratio = last_moved > 0 ? moved / last_moved : 0.0;
       if (since_jump >= 2 && ratio > 0 && ratio < 0.97 && std::abs(ratio - last_ratio) < 0.03) {
