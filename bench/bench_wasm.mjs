@@ -78,3 +78,28 @@ bench('servingSearch + disaggregated, same', () => core.servingSearch(serving, 1
 const servingAtRate = JSON.stringify(Object.assign(JSON.parse(serving), { workload: Object.assign(JSON.parse(serving).workload, { request_rate_per_s: 10 }) }));
 bench('servingSearch at 10 requests/s, same', () => core.servingSearch(servingAtRate, 10, 0, 20, 900, false), 2000);
 bench('servingSearch + disaggregated at 10 requests/s, same', () => core.servingSearch(servingAtRate, 10, 0, 20, 900, true), 2000);
+
+// A prefill-only replica at a request rate (bench_evaluate.cpp's BM_EvaluatePrefillQueue, and PP 1):
+// Llama 3 8B, 16 prompts of 512 tokens or 256 of 256 a step under a budget of 65,536, at 30–99% of its
+// capacity, the pipelined prompt chain's fixed point (core/serving_prompt_queue.h). Each rate in two
+// texts a hair apart, in turn, so that the core's one-entry cache never answers; ms per call.
+let slowest = ['', 0];
+for (const pp of [1, 2, 4]) {
+  const cells = [];
+  for (const b of [16, 256]) {
+    const workload = { mode: 'infer', batch: b, prompt_len: b > 128 ? 256 : 512, output_len: 1, max_num_tokens: 65536 };
+    const head = { model: 'llama3-8b', cluster: { preset: 'dgx-h100', gpus: pp }, plan: { tp: 1, pp }, workload };
+    const capacity = JSON.parse(core.evaluate(JSON.stringify(head))).result.inference.requests_per_s;
+    for (const load of [0.3, 0.5, 0.9, 0.99]) {
+      const texts = [0, 1].map((i) => JSON.stringify({ ...head, workload: { ...workload, request_rate_per_s: load * capacity * (1 + 1e-9 * i) } }));
+      let i = 0, n = 0;
+      const t0 = performance.now();
+      while (performance.now() - t0 < 300) { core.evaluate(texts[i++ & 1]); ++n; }
+      const ms = (performance.now() - t0) / n;
+      cells.push(`${b}@${load * 100}% ${ms.toFixed(1)}`);
+      if (ms > slowest[1]) slowest = [`PP ${pp}, ${b} a step at ${load * 100}%`, ms];
+    }
+  }
+  console.log(`evaluate: prefill queue, Llama 3 8B PP ${pp} (ms)`.padEnd(46), cells.join('  '));
+}
+console.log(`  slowest: ${slowest[0]}, ${slowest[1].toFixed(1)} ms`);
