@@ -10,6 +10,7 @@
 #include "core/serving_prompt_queue.h"
 
 using namespace cutlab;
+using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
 TEST_CASE("a replica that prefills one prompt a step is M/D/1", "[inference]") {
@@ -117,4 +118,24 @@ TEST_CASE("the pipelined chain's fixed point settles, and past its budget says s
       REQUIRE(small.pi.empty());
       REQUIRE(small.over_budget);
     }
+}
+
+TEST_CASE("the pipelined chain of steps of one length is the chain alone, its far states eliminated once", "[inference]") {
+  // Every step τ whatever it holds: the longer of a step and the one before is as long, so the
+  // pipelined chain's arrivals are the chain alone's and so is its π, whatever its steps before. Its
+  // passes after the first eliminate only the states below b + up (KeptElimination); near the
+  // capacity (97%: about 700 states, b + up about 40) the states above must come out as the whole
+  // elimination gives them.
+  const int b = 8;
+  const double tau = 0.01, lambda = 0.97 * b / tau;
+  const std::vector<double> interval(std::size_t(b + 1), tau);
+  const PromptChain alone = prompt_chain(lambda, interval);
+  const PromptChain pipelined = prompt_chain(lambda, interval, 2);
+  REQUIRE(pipelined.settled);
+  REQUIRE(alone.pi.size() > 256);
+  REQUIRE(pipelined.pi.size() == alone.pi.size());
+  for (std::size_t q = 0; q < alone.pi.size(); ++q) {
+    INFO("state " << q);
+    REQUIRE_THAT(pipelined.pi[q], WithinRel(alone.pi[q], 1e-12) || WithinAbs(alone.pi[q], 1e-300));
+  }
 }
