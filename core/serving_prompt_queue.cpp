@@ -40,6 +40,10 @@ struct KeptElimination {
   std::vector<double> S;     // S_n, n ≥ cut
 };
 
+// The first state a pass with a KeptElimination eliminates again: b + up, or Q + 1 (every state) where
+// no state of Q is past it.
+int kept_cut(int b, int up, int Q) { return b < Q ? std::min(Q + 1, b + up) : Q + 1; }
+
 // π on the states 0..Q (the last lumping everything above), `arrivals(q)` the distribution of the
 // prompts arriving between the start of a step at q and the next; or empty when an elimination meets a
 // state that cannot go down (its arrivals' terms underflowed: far past the replica's capacity). GTH on
@@ -69,7 +73,7 @@ std::vector<double> solve_states(const ArrivalsAt& arrivals, int b, int up, int 
     }
     return true;
   };
-  const int cut = kept != nullptr && b < Q ? std::min(Q + 1, b + up) : Q + 1;
+  const int cut = kept != nullptr ? kept_cut(b, up, Q) : Q + 1;
   const std::size_t low = std::size_t(std::min(b, cut)) * std::size_t(width);  // rows 0 .. b − 1
   const std::size_t mid = std::size_t(cut) * std::size_t(width);               // rows 0 .. cut − 1
   if (kept != nullptr && kept->Q == Q) {
@@ -212,8 +216,8 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
   KeptElimination kept;
   auto pass_work = [&](int Q) { return double(Q + 1) * double(std::min(up, Q) + 1) * double(std::min(b, Q)); };
   auto later_pass_work = [&](int Q) {
-    const int cut = b < Q ? std::min(Q + 1, b + up) : Q + 1;
-    return double(cut) * double(std::min(up, Q) + 1) * double(std::min(b, Q)) + double(Q + 1) * double(std::min(up, Q) + 1);
+    return double(kept_cut(b, up, Q)) * double(std::min(up, Q) + 1) * double(std::min(b, Q)) +
+           double(Q + 1) * double(std::min(up, Q) + 1);
   };
   auto moved_past = [&](int Q) {  // the flow of π that the truncation puts on Q
     double f = 0;
