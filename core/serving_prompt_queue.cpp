@@ -44,14 +44,33 @@ struct KeptElimination {
 // no state of Q is past it.
 int kept_cut(int b, int up, int Q) { return b < Q ? std::min(Q + 1, b + up) : Q + 1; }
 
-// π on the states 0..Q (the last lumping everything above), `arrivals(q)` the distribution of the
-// prompts arriving between the start of a step at q and the next; or empty when an elimination meets a
-// state that cannot go down (its arrivals' terms underflowed: far past the replica's capacity). GTH on
-// the band: a step lowers q by at most b and raises it by at most `up`. With `kept` (the rows from b
-// up the same from call to call), the states from b + up up are eliminated once.
+// The room solve_states works in: the band and S. Near the capacity the band of thousands of states
+// holds megabytes ((Q + 1)·(b + up + 1) doubles: 4.8 MB for 2^14 states of 16 prompts a step; the
+// bound on work, (Q + 1)·up·b under 3·10^7, keeps it to a few), which allocated afresh are fresh pages
+// each time (the allocator maps blocks that large anew and unmaps them when freed): natively most of an
+// evaluation near the capacity had gone to page faults. One room a thread, kept from evaluation to
+// evaluation (as core/schedule.cpp's Scratch); prompt_chain is not reentrant.
+struct EliminationRoom {
+  std::vector<double> M;  // the band
+  std::vector<double> S;  // S_n: what state n sends below itself in the reduced chain
+};
+
+EliminationRoom& thread_room() {
+  thread_local EliminationRoom room;
+  return room;
+}
+
+// π on the states 0..Q (the last lumping everything above) into `pi`, `arrivals(q)` the distribution of
+// the prompts arriving between the start of a step at q and the next; `pi` empty when an elimination
+// meets a state that cannot go down (its arrivals' terms underflowed: far past the replica's capacity).
+// GTH on the band: a step lowers q by at most b and raises it by at most `up`. With `kept` (the rows from
+// b up the same from call to call), the states from b + up up are eliminated once.
 template <class ArrivalsAt>
-std::vector<double> solve_states(const ArrivalsAt& arrivals, int b, int up, int Q, std::vector<double>& M,
-                                 KeptElimination* kept = nullptr) {
+void solve_states(const ArrivalsAt& arrivals, int b, int up, int Q, EliminationRoom& room, std::vector<double>& pi,
+                  KeptElimination* kept = nullptr) {
+  std::vector<double>& M = room.M;
+  std::vector<double>& S = room.S;
+  pi.clear();
   const int below = std::min(b, Q), width = below + std::min(up, Q) + 1;  // row i: columns i − b .. i + up, within 0..Q
   auto at = [&](int i, int j) -> double& { return M[std::size_t(i) * std::size_t(width) + std::size_t(j - i + below)]; };
   auto fill = [&](int q) {  // row q's transitions
@@ -60,7 +79,7 @@ std::vector<double> solve_states(const ArrivalsAt& arrivals, int b, int up, int 
     for (std::size_t n = 0; n < k.size(); ++n) at(q, std::min(Q, q - a + int(n))) += k[n];
   };
   // GTH: eliminate Q, Q − 1, …, 1; S_n is what state n sends below itself in the reduced chain.
-  std::vector<double> S(std::size_t(Q + 1), 0.0);
+  S.assign(std::size_t(Q + 1), 0.0);
   auto eliminate = [&](int n) {
     double s = 0;
     for (int j = std::max(0, n - b); j < n; ++j) s += at(n, j);
@@ -85,7 +104,7 @@ std::vector<double> solve_states(const ArrivalsAt& arrivals, int b, int up, int 
     M.assign(std::size_t(Q + 1) * std::size_t(width), 0.0);  // the band, its room kept from call to call
     for (int q = 1; q <= Q; ++q) fill(q);
     for (int n = Q; n >= cut; --n)
-      if (!eliminate(n)) return {};
+      if (!eliminate(n)) return;
     if (kept != nullptr) {
       kept->Q = Q;
       kept->rows.assign(M.begin() + std::ptrdiff_t(low), M.begin() + std::ptrdiff_t(mid));
@@ -94,8 +113,8 @@ std::vector<double> solve_states(const ArrivalsAt& arrivals, int b, int up, int 
   }
   at(0, 1) = 1.0;  // idle until the next arrival, whose step starts at once
   for (int n = cut - 1; n >= 1; --n)
-    if (!eliminate(n)) return {};
-  std::vector<double> pi(std::size_t(Q + 1), 0.0);
+    if (!eliminate(n)) return;
+  pi.assign(std::size_t(Q + 1), 0.0);
   pi[0] = 1.0;
   double total = 1.0;
   for (int n = 1; n <= Q; ++n) {
@@ -105,7 +124,6 @@ std::vector<double> solve_states(const ArrivalsAt& arrivals, int b, int up, int 
     total += pi[std::size_t(n)];
   }
   for (double& x : pi) x /= total;
-  return pi;
 }
 
 // Arrivals in units of g prompts: K ~ the terms `p` as K/g units, rounded down or up with the odds that
@@ -206,9 +224,9 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
   // pass on enough states stands (`settled` false), with the steps before it was solved with, if it was
   // within 1e-2 of the fixed point.
   constexpr int kPasses = 40, kFewPasses = 8;
-  std::vector<double> band;  // solve_states' room
-  std::vector<double> flow;  // into the rows q < b the chain holds, by the step before: [a'·rows + q]
-  std::size_t rows = 0;      // min(b, Q + 1)
+  EliminationRoom& room = thread_room();  // solve_states' room
+  std::vector<double> flow;               // into the rows q < b the chain holds, by the step before: [a'·rows + q]
+  std::size_t rows = 0;                   // min(b, Q + 1)
   auto flow_at = [&](int q, int a) -> double& { return flow[std::size_t(a) * rows + std::size_t(q)]; };
   double& work = c.work;  // the multiply-adds so far (eliminations, mixes, flows), at most work_budget
   // A pass's work: its elimination's, the first on Q states whole, later ones (pipelined) from b + up
@@ -249,7 +267,7 @@ PromptChain prompt_chain(double rate_per_s, const std::vector<double>& interval_
       const double at_start = work;
       work += pass == 0 ? pass_work(Q) : later_pass_work(Q);
       mix(Q);
-      c.pi = solve_states(arrivals, b, up, Q, band, pipelined ? &kept : nullptr);
+      solve_states(arrivals, b, up, Q, room, c.pi, pipelined ? &kept : nullptr);
       if (c.pi.empty() || !pipelined || moved_past(Q) > 1e-10) break;  // a state space too small: more first
       solved_with = c.before;
       // The flows into the rows the chain holds (q < b and q ≤ Q: rows past Q are never read), by the

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/api.h"
@@ -138,4 +139,32 @@ TEST_CASE("the pipelined chain of steps of one length is the chain alone, its fa
     INFO("state " << q);
     REQUIRE_THAT(pipelined.pi[q], WithinRel(alone.pi[q], 1e-12) || WithinAbs(alone.pi[q], 1e-300));
   }
+}
+
+TEST_CASE("the chain's room, kept from call to call, leaves nothing behind", "[inference]") {
+  // solve_states works in one room a thread (the band and S, EliminationRoom), kept from evaluation to
+  // evaluation so that its megabytes are not fresh pages each time. A chain solved after others of
+  // more and fewer states, pipelined or not, must come out as it does in a room of its own: each
+  // solved first in a thread of its own, then all in one thread, twice, in an order that leaves the
+  // room larger and then smaller than each needs. Equal to the last bit.
+  struct Chain {
+    int b, stages;
+    double load;
+  };
+  const std::vector<Chain> chains = {{16, 4, 0.99}, {8, 1, 0.3}, {16, 2, 0.9}, {4, 1, 0.97}, {32, 4, 0.5}};
+  auto solve = [](const Chain& k) {
+    std::vector<double> interval(std::size_t(k.b + 1), 0.0);
+    for (int a = 1; a <= k.b; ++a) interval[std::size_t(a)] = 0.0002 + 0.0032 * a;
+    return prompt_chain(k.load * k.b / interval[std::size_t(k.b)], interval, k.stages);
+  };
+  std::vector<PromptChain> fresh(chains.size());
+  for (std::size_t i = 0; i < chains.size(); ++i) std::thread([&, i] { fresh[i] = solve(chains[i]); }).join();
+  for (int round = 0; round < 2; ++round)
+    for (std::size_t i = 0; i < chains.size(); ++i) {
+      const PromptChain again = solve(chains[i]);
+      INFO("round " << round << ", chain " << i << ": " << fresh[i].pi.size() << " states");
+      REQUIRE(fresh[i].pi.size() > 1);
+      REQUIRE(again.pi == fresh[i].pi);
+      REQUIRE(again.before == fresh[i].before);
+    }
 }
