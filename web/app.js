@@ -539,7 +539,8 @@
       const box = $('disagg');
       if (box) {
         box.open = true;   // its 'toggle' shows the pools
-        box.scrollIntoView({ block: 'start' });
+        // after the frame that draws the plan (queued first): drawn, the panels above it change height
+        requestAnimationFrame(() => box.scrollIntoView({ block: 'start' }));
       }
       return;
     }

@@ -134,6 +134,26 @@ async function keyboard(k) {
     const open = await page.evaluate(() => ({ gpu: window.__cutlab.state.gpu, panel: !document.querySelector('#gpu-panel').hidden }));
     k.check(open.panel && Number.isInteger(open.gpu), 'Enter opens that GPU\'s panel (GPU ' + open.gpu + ')');
   });
+  await k.step('keyboard: a control reached with Shift+Tab from below is not under the sticky header', async () => {
+    // From the foot of the page back up through the main column: each control the focus scrolls to
+    // lands below the header (WCAG 2.2, 2.4.11 Focus Not Obscured; html's scroll-padding-top).
+    await page.focus('#terms summary');
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    let hidden = null, scrolled = 0;
+    for (let i = 0; i < 40 && !hidden; i++) {
+      const before = await page.evaluate(() => window.scrollY);
+      await page.keyboard.press('Shift+Tab');
+      const at = await page.evaluate(() => {
+        const e = document.activeElement, r = e ? e.getBoundingClientRect() : null;
+        return e && e.closest('#main') ? { what: e.tagName + (e.id ? '#' + e.id : ''), top: r.top, h: r.height, header: document.getElementById('top').getBoundingClientRect().bottom, y: window.scrollY } : null;
+      });
+      if (!at) break;
+      if (at.y !== before) scrolled += 1;
+      if (at.h > 0 && at.h < 300 && at.top < at.header - 1) hidden = at;
+    }
+    k.check(scrolled > 0, 'Shift+Tab from the foot scrolls the page up (' + scrolled + ' times)');
+    k.check(!hidden, 'no control reached that way is under the header' + (hidden ? ' (' + hidden.what + ' at ' + Math.round(hidden.top) + ' px, the header to ' + Math.round(hidden.header) + ')' : ''));
+  });
   await k.step('keyboard: every control of the form is reachable by Tab', async () => {
     // every visible, enabled control of the panel, by its index among the panel's elements
     const want = await page.evaluate(() => { const all = [...document.querySelectorAll('#controls *')];

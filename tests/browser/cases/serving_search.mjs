@@ -132,6 +132,11 @@ async function disaggregated(k, base) {
     await click(page, '#search-panel tr[data-set="dbest"][data-i="0"]');
     await page.waitForFunction(() => document.getElementById('disagg').open && /Deployment/.test(document.getElementById('disagg').textContent), null, { timeout: 30000 });
     await settle(page);
+    // brought into view below the sticky header, its title not under it
+    const seen = await page.evaluate(() => ({ top: document.getElementById('disagg').getBoundingClientRect().top,
+      header: document.getElementById('top').getBoundingClientRect().bottom, vh: window.innerHeight }));
+    k.check(seen.top >= seen.header - 1 && seen.top < seen.vh / 2,
+      'disaggregated search: the Disaggregate panel is brought into view below the header (its top at ' + Math.round(seen.top) + ' px, the header\'s bottom at ' + Math.round(seen.header) + ')');
     const url = new URL(page.url());
     const q = (k2) => Number(url.searchParams.get(k2));
     k.check(q('dis.p.gpus') === b.prefill_gpus && q('dis.p.tp') === b.prefill_plan.tp && q('dis.p.batch') === b.prefill_batch && q('dis.d.gpus') === b.decode_gpus &&
