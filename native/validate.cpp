@@ -55,6 +55,22 @@ std::string number(double v) {
 
 std::string signed_pct(double p) { return (p >= 0 ? "+" : "") + fixed(p, 1) + "%"; }
 
+// A fitted efficiency within 0.5% of its range from a bound: the fit pinned there (what the cases ask
+// lies past it, or the cost they show is one the step does not price).
+std::string on_bound(double v, const CalibrationParam& p) {
+  const double near = 0.005 * (p.hi - p.lo);
+  return v <= p.lo + near ? "lower" : v >= p.hi - near ? "upper" : "";
+}
+
+// A fitted value against its prior: how many prior spreads from it (a minus sign, U+2212), and a bound
+// it sits on: "−3.3 sd, at its lower bound".
+std::string against_prior(double v, const CalibrationParam& p) {
+  const double z = p.prior_sd > 0 ? (v - p.prior) / p.prior_sd : 0.0;
+  const std::string digits = fixed(std::fabs(z), 1);
+  const std::string bound = on_bound(v, p);
+  return (digits == "0.0" ? "" : z < 0 ? "−" : "+") + digits + " sd" + (bound.empty() ? "" : ", at its " + bound + " bound");
+}
+
 // [SVG] predicted against measured, one panel per family · dtype · metric.
 std::string group_of(const CaseResult& r) {
   std::string label = r.family;
@@ -658,10 +674,10 @@ int run_serving_calibrate(const std::string& path, std::vector<std::string> fami
               << (die_case != cases.end() ? ", the kernel rates of " + die + " (the same die), fit " + joined(o.fit) : "") << "\n";
     std::cout << "  mean |error| " << fixed(c.start_mape_percent, 2) << "% at the start → " << fixed(c.fitted_mape_percent, 2)
               << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
-    Table t{{"efficiency", "start", "fitted", "prior", "bounds", "prior from"}, {}};
+    Table t{{"efficiency", "start", "fitted", "prior", "fitted against it", "bounds", "prior from"}, {}};
     for (const CalibrationParam& p : serving_calibration_params(fam))
       t.rows.push_back({p.key, number(c.start.*(p.member) / p.unit), number(c.fitted.*(p.member) / p.unit),
-                        number(p.prior / p.unit) + " ± " + number(p.prior_sd / p.unit),
+                        number(p.prior / p.unit) + " ± " + number(p.prior_sd / p.unit), against_prior(c.fitted.*(p.member), p),
                         number(p.lo / p.unit) + " – " + number(p.hi / p.unit), serving_prior_source(fam, p.key)});
     std::cout << t.render() << "\n";
   }
@@ -761,10 +777,10 @@ int run_calibrate(const std::vector<std::string>& args) {
               << joined(family_opt.fit) << "\n";
     std::cout << "  mean |error| " << fixed(c.start_mape_percent, 2) << "% at the start → " << fixed(c.fitted_mape_percent, 2)
               << "% fitted (largest " << fixed(c.fitted_max_abs_percent, 2) << "%)\n";
-    Table t{{"efficiency", "start", "fitted", "bounds"}, {}};
+    Table t{{"efficiency", "start", "fitted", "bounds", "fitted on a bound"}, {}};
     for (const CalibrationParam& p : calibration_params())
       t.rows.push_back({p.key, number(c.start.*(p.member) / p.unit), number(c.fitted.*(p.member) / p.unit),
-                        number(p.lo / p.unit) + " – " + number(p.hi / p.unit)});
+                        number(p.lo / p.unit) + " – " + number(p.hi / p.unit), on_bound(c.fitted.*(p.member), p)});
     std::cout << t.render();
     std::cout << "  for core/presets.cpp:\n    Efficiencies e;\n";
     for (const CalibrationParam& p : calibration_params())
