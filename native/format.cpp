@@ -12,10 +12,12 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-std::string signed_percent(double percent) {
-  const std::string digits = fixed(std::fabs(percent), 1);
-  return (digits == "0.0" ? "" : percent < 0 ? "−" : "+") + digits + "%";
+std::string signed_fixed(double v, int digits) {
+  const std::string text = fixed(std::fabs(v), digits);
+  return (text.find_first_not_of("0.") == std::string::npos ? "" : v < 0 ? "−" : "+") + text;
 }
+
+std::string signed_percent(double percent) { return signed_fixed(percent, 1) + "%"; }
 
 std::string gib(double bytes) { return fixed(bytes / 1073741824.0, 2); }
 

@@ -66,9 +66,8 @@ std::string on_bound(double v, const CalibrationParam& p) {
 // it sits on: "−3.3 sd, at its lower bound".
 std::string against_prior(double v, const CalibrationParam& p) {
   const double z = p.prior_sd > 0 ? (v - p.prior) / p.prior_sd : 0.0;
-  const std::string digits = fixed(std::fabs(z), 1);
   const std::string bound = on_bound(v, p);
-  return (digits == "0.0" ? "" : z < 0 ? "−" : "+") + digits + " sd" + (bound.empty() ? "" : ", at its " + bound + " bound");
+  return signed_fixed(z, 1) + " sd" + (bound.empty() ? "" : ", at its " + bound + " bound");
 }
 
 // [SVG] predicted against measured, one panel per family · dtype · metric.
